@@ -1,0 +1,360 @@
+//! Presets and the high-level [`Fingerprinter`].
+
+use std::cell::RefCell;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::hash::{jenkins64, xxh3};
+use crate::shingle::{CyclicWindow, MAX_WINDOW, Window};
+use crate::tokenize::{AsciiLetters, Tokenizer, Words, normalize};
+use crate::{Accumulator, Fingerprint};
+
+/// A named, versioned definition of how text becomes a fingerprint.
+///
+/// The preset (with its window) defines the value: a fingerprint computed today with a given
+/// preset and window is the one every later release computes. New definitions arrive as new
+/// variants; old ones stay selectable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Preset {
+    /// `default-v1`, the default for new users: [`Words`] tokens, each normalised as
+    /// `lowercase(NFKC(token))` and hashed with xxh3-64 (fixed seed); shingles of `window`
+    /// tokens (default 3) combined by [`combine`](crate::combine); each distinct shingle
+    /// votes once with the sublinear weight `1 + ln(tf)` (in fixed point, 1/1024 units), where
+    /// `tf` counts its occurrences in the document. A text with fewer tokens than the window
+    /// has one shingle, all of its tokens. No tokens: no fingerprint.
+    #[default]
+    DefaultV1,
+    /// `moz`: `simhash-cpp`'s `hash_text`: [`AsciiLetters`] tokens (case kept), `jenkins64`,
+    /// the [cyclic window](crate::CyclicWindow) of `window` tokens (default 3), unweighted
+    /// strict majority, then the bits reversed.
+    Moz,
+    /// `fork`: the OpenMP fork's JSON mode: `jenkins64` of the byte `window`-grams (default 5)
+    /// starting at offsets `0 .. len - window` (the last gram is skipped, as in the fork),
+    /// unweighted strict majority. Texts of `window` bytes or fewer have no fingerprint.
+    Fork,
+}
+
+impl Preset {
+    /// Every preset, in a stable order.
+    pub const ALL: [Preset; 3] = [Preset::DefaultV1, Preset::Moz, Preset::Fork];
+
+    /// The preset's name: `default-v1`, `moz` or `fork`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Preset::DefaultV1 => "default-v1",
+            Preset::Moz => "moz",
+            Preset::Fork => "fork",
+        }
+    }
+
+    /// The window the preset uses unless told otherwise: 3 tokens, or 5 bytes for `fork`.
+    pub const fn default_window(self) -> usize {
+        match self {
+            Preset::DefaultV1 | Preset::Moz => 3,
+            Preset::Fork => 5,
+        }
+    }
+}
+
+impl fmt::Display for Preset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Preset {
+    type Err = UnknownPreset;
+
+    /// Accepts each preset's [name](Preset::name), and `default` for the current default.
+    fn from_str(s: &str) -> Result<Preset, UnknownPreset> {
+        match s {
+            "default" => Ok(Preset::default()),
+            _ => Preset::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| UnknownPreset(s.into())),
+        }
+    }
+}
+
+/// The error for a preset name that does not exist.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownPreset(Box<str>);
+
+impl fmt::Display for UnknownPreset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown preset {:?} (expected default, default-v1, moz or fork)", self.0)
+    }
+}
+
+impl std::error::Error for UnknownPreset {}
+
+/// The tokenizer a preset uses: [`Words`] for `default-v1`, [`AsciiLetters`] for `moz`
+/// (`fork` reads bytes and tokenizes nothing).
+#[derive(Clone, Copy, Debug)]
+pub enum PresetTokenizer {
+    /// Unicode words.
+    Words(Words),
+    /// ASCII letter runs.
+    AsciiLetters(AsciiLetters),
+}
+
+impl Tokenizer for PresetTokenizer {
+    #[inline]
+    fn tokenize<'t>(&self, text: &'t str, emit: &mut dyn FnMut(&'t str)) {
+        match self {
+            PresetTokenizer::Words(t) => t.tokenize(text, emit),
+            PresetTokenizer::AsciiLetters(t) => t.tokenize(text, emit),
+        }
+    }
+}
+
+/// Builds a [`Fingerprinter`] with settings other than the default.
+#[derive(Clone, Debug, Default)]
+pub struct FingerprinterBuilder {
+    preset: Preset,
+    window: Option<usize>,
+}
+
+impl FingerprinterBuilder {
+    /// A builder with the default settings.
+    pub fn new() -> FingerprinterBuilder {
+        FingerprinterBuilder::default()
+    }
+
+    /// Chooses the preset.
+    ///
+    /// By default, [`Preset::DefaultV1`].
+    pub fn preset(&mut self, preset: Preset) -> &mut FingerprinterBuilder {
+        self.preset = preset;
+        self
+    }
+
+    /// Sets the shingle window: tokens for `default-v1` and `moz`, bytes for `fork`. Clamped
+    /// to `1..=64`.
+    ///
+    /// By default, the preset's [`default_window`](Preset::default_window).
+    pub fn window(&mut self, window: usize) -> &mut FingerprinterBuilder {
+        self.window = Some(window);
+        self
+    }
+
+    /// Builds a fingerprinter with the preset's own tokenizer.
+    pub fn build(&self) -> Fingerprinter {
+        let tokenizer = match self.preset {
+            Preset::Moz => PresetTokenizer::AsciiLetters(AsciiLetters),
+            _ => PresetTokenizer::Words(Words),
+        };
+        self.build_with(tokenizer)
+    }
+
+    /// Builds a fingerprinter that uses `tokenizer` in place of the preset's own, with the
+    /// rest of the preset unchanged (`fork` reads bytes, so a tokenizer does not change it).
+    pub fn build_with<T: Tokenizer>(&self, tokenizer: T) -> Fingerprinter<T> {
+        let window = self.window.unwrap_or(self.preset.default_window()).clamp(1, MAX_WINDOW);
+        Fingerprinter { tokenizer, preset: self.preset, window }
+    }
+}
+
+/// Turns text into a [`Fingerprint`]: tokenize, hash each shingle of `window` tokens, add
+/// ±weight per bit, keep the sign.
+///
+/// `Fingerprinter::new()` is the default preset; [`Fingerprinter::builder`] chooses another
+/// preset, window or tokenizer. It is immutable, `Send + Sync`, and meant to be shared by all
+/// threads. It keeps its working buffers per thread, so fingerprinting does not allocate per
+/// document (only a token that is not ASCII, or one with capitals, is copied to normalise it).
+///
+/// ```
+/// use simhash_core::{Fingerprinter, Preset};
+///
+/// let fp = Fingerprinter::new();
+/// let a = fp.fingerprint("The quick brown fox jumps over the lazy dog, said the fox").unwrap();
+/// let b = fp.fingerprint("The quick brown fox jumped over the lazy dog, said the fox").unwrap();
+/// assert!(a.distance(b) < 20);
+/// assert_eq!(fp.fingerprint("... !!!"), None); // no tokens: no fingerprint
+///
+/// // The seeds' values, bit for bit.
+/// let moz = Fingerprinter::builder().preset(Preset::Moz).build();
+/// assert_eq!(moz.fingerprint("hello world").unwrap().get(), 0x1a40201a26358020);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Fingerprinter<T = PresetTokenizer> {
+    tokenizer: T,
+    preset: Preset,
+    window: usize,
+}
+
+impl Default for Fingerprinter {
+    fn default() -> Fingerprinter {
+        Fingerprinter::new()
+    }
+}
+
+impl Fingerprinter {
+    /// The default preset with its default window.
+    pub fn new() -> Fingerprinter {
+        FingerprinterBuilder::new().build()
+    }
+
+    /// A builder for other settings.
+    pub fn builder() -> FingerprinterBuilder {
+        FingerprinterBuilder::new()
+    }
+}
+
+/// Per-thread working memory, reused across documents.
+#[derive(Default)]
+struct Scratch {
+    features: Vec<u64>,
+    token: String,
+}
+
+/// Buffers above this are dropped after use, so one huge document does not pin its memory.
+const KEEP_FEATURES: usize = 1 << 20;
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+impl<T: Tokenizer> Fingerprinter<T> {
+    /// The preset.
+    pub fn preset(&self) -> Preset {
+        self.preset
+    }
+
+    /// The window after clamping.
+    pub fn window(&self) -> usize {
+        self.window
+    }
+
+    /// The fingerprint of `text`, or `None` when the text has no features (no tokens, or for
+    /// `fork` no more than `window` bytes). The seeds print 0 for such texts; `None` keeps
+    /// them from all matching each other.
+    ///
+    /// Invalid UTF-8 is the caller's choice to make: decode with
+    /// [`String::from_utf8_lossy`] or reject the input.
+    pub fn fingerprint(&self, text: &str) -> Option<Fingerprint> {
+        let mut acc = Accumulator::new();
+        self.for_each_feature(text, |hash, weight| acc.add(hash, weight));
+        let fp = acc.finish()?;
+        Some(if self.preset == Preset::Moz { Fingerprint(fp.0.reverse_bits()) } else { fp })
+    }
+
+    /// Calls `f(hash, weight)` for each feature of `text`: what [`fingerprint`] adds up.
+    ///
+    /// For `default-v1` each distinct shingle comes once with its fixed-point weight
+    /// (1024 = weight 1, see [`sublinear_weight`]), in ascending hash order; for `moz` and
+    /// `fork` every shingle comes in text order with weight 1. Use it to feed the same
+    /// features to another sketch (MinHash, TF-IDF weighting).
+    ///
+    /// [`fingerprint`]: Fingerprinter::fingerprint
+    pub fn for_each_feature(&self, text: &str, mut f: impl FnMut(u64, u32)) {
+        match self.preset {
+            Preset::Fork => {
+                let bytes = text.as_bytes();
+                let w = self.window;
+                // The fork's off-by-one: offsets 0 .. len - w, the gram at len - w skipped.
+                for offset in 0..bytes.len().saturating_sub(w) {
+                    f(jenkins64(&bytes[offset..offset + w], 0), 1);
+                }
+            }
+            Preset::Moz => {
+                let mut window = CyclicWindow::new(self.window);
+                self.tokenizer.tokenize(text, &mut |token| {
+                    f(window.push(jenkins64(token.as_bytes(), 0)), 1);
+                });
+            }
+            Preset::DefaultV1 => SCRATCH.with(|cell| match cell.try_borrow_mut() {
+                Ok(mut scratch) => self.default_features(text, &mut scratch, &mut f),
+                // Re-entered from inside a tokenizer: use fresh buffers.
+                Err(_) => self.default_features(text, &mut Scratch::default(), &mut f),
+            }),
+        }
+    }
+
+    fn default_features(&self, text: &str, scratch: &mut Scratch, f: &mut impl FnMut(u64, u32)) {
+        let Scratch { features, token: buf } = scratch;
+        features.clear();
+        let mut window = Window::new(self.window);
+        self.tokenizer.tokenize(text, &mut |token| {
+            if let Some(feature) = window.push(xxh3(normalize(token, buf))) {
+                features.push(feature);
+            }
+        });
+        if let Some(feature) = window.partial() {
+            features.push(feature);
+        }
+        features.sort_unstable();
+        let mut rest = &features[..];
+        while let Some(&first) = rest.first() {
+            let run = rest.iter().take_while(|&&h| h == first).count();
+            f(first, sublinear_weight(run as u64));
+            rest = &rest[run..];
+        }
+        if features.capacity() > KEEP_FEATURES {
+            *features = Vec::new();
+        }
+        if buf.capacity() > KEEP_FEATURES {
+            *buf = String::new();
+        }
+    }
+}
+
+/// `1 + ln(tf)` in fixed point with 1024 = 1.0, computed with integers only (so every machine
+/// gets the same value): `sublinear_weight(1) = 1024`, `sublinear_weight(2) = 1734`.
+///
+/// ```
+/// assert_eq!(simhash_core::sublinear_weight(1), 1024);
+/// assert_eq!(simhash_core::sublinear_weight(0), 0);
+/// ```
+pub fn sublinear_weight(tf: u64) -> u32 {
+    if tf == 0 {
+        return 0;
+    }
+    // log2(tf) in Q16 by repeated squaring of the mantissa.
+    let int = 63 - tf.leading_zeros();
+    // Mantissa tf / 2^int in [1, 2), as Q62.
+    let mut m: u128 = (u128::from(tf) << 62) >> int;
+    let mut log2 = u128::from(int) << 16;
+    for bit in (0..16).rev() {
+        m = (m * m) >> 62;
+        if m >= 1 << 63 {
+            m >>= 1;
+            log2 |= 1 << bit;
+        }
+    }
+    // ln 2 in Q32, rounded.
+    const LN2_Q32: u128 = 2_977_044_472;
+    // 1024 * ln(tf) = log2 (Q16) * ln2 (Q32) * 1024 / 2^48, rounded to nearest.
+    let ln_scaled = (log2 * LN2_Q32 * 1024 + (1 << 47)) >> 48;
+    1024 + ln_scaled as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sublinear_weight_tracks_ln() {
+        for tf in (1u64..2000).chain([1 << 20, 1 << 32, u64::MAX]) {
+            let want = 1024.0 * (1.0 + (tf as f64).ln());
+            let got = f64::from(sublinear_weight(tf));
+            assert!((got - want).abs() <= 1.0, "tf {tf}: {got} vs {want}");
+        }
+        assert_eq!(sublinear_weight(2), 1734);
+    }
+
+    #[test]
+    fn preset_names_round_trip() {
+        for p in Preset::ALL {
+            assert_eq!(p.name().parse::<Preset>(), Ok(p));
+        }
+        assert_eq!("default".parse::<Preset>(), Ok(Preset::DefaultV1));
+        assert!("simhash".parse::<Preset>().unwrap_err().to_string().contains("unknown preset"));
+    }
+
+    #[test]
+    fn window_is_clamped() {
+        assert_eq!(Fingerprinter::builder().window(0).build().window(), 1);
+        assert_eq!(Fingerprinter::builder().window(usize::MAX).build().window(), 64);
+        assert_eq!(Fingerprinter::builder().preset(Preset::Fork).build().window(), 5);
+    }
+}

@@ -1,0 +1,90 @@
+//! Text to 64-bit simhash fingerprints (Charikar's simhash), bit-compatible with the seeds.
+//!
+//! Similar texts get fingerprints that differ in few bits. This crate turns text into
+//! fingerprints and nothing else: it does no I/O and starts no threads. Matching
+//! fingerprints within `k` bits is the job of `simhash-index`.
+//!
+//! # Overview
+//!
+//! * [`Fingerprinter`] is the high-level entry point: `Fingerprinter::new()` for the default
+//!   preset, [`Fingerprinter::builder`] for another [`Preset`], window or [`Tokenizer`].
+//! * [`Fingerprint`] is the 64-bit value, with [`Fingerprint::distance`] (Hamming distance).
+//! * [`Accumulator`], [`compute`] and [`compute_weighted`] are the low-level vote over
+//!   feature hashes you bring yourself (TF-IDF weights, your own features).
+//! * The parts: [`Tokenizer`] ([`Words`], [`AsciiLetters`]), the feature hashes
+//!   ([`jenkins64`], [`unsigned_hash`]) and the rolling windows ([`Window`],
+//!   [`CyclicWindow`], [`shingle`]).
+//!
+//! # Example
+//!
+//! ```
+//! use simhash_core::Fingerprinter;
+//!
+//! let fp = Fingerprinter::new();
+//! let a = fp.fingerprint("It was the best of times, it was the worst of times.").unwrap();
+//! let b = fp.fingerprint("It was the best of times; it was the worst of times!").unwrap();
+//! let c = fp.fingerprint("Call me Ishmael. Some years ago, never mind how long.").unwrap();
+//! assert_eq!(a, b); // punctuation and case are not features
+//! assert!(a.distance(c) > 10);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Bring your own weighted features:
+//!
+//! ```
+//! use simhash_core::{compute_weighted, jenkins64};
+//!
+//! let features = [("rust", 2.5), ("simhash", 4.0), ("the", 0.1)];
+//! let fp = compute_weighted(features.iter().map(|&(w, idf)| (jenkins64(w.as_bytes(), 0), idf)));
+//! assert!(fp.is_some());
+//! ```
+//!
+//! # Stability contract
+//!
+//! A fingerprint is defined by the preset's name and version and the window. Each preset
+//! fixes its tokenizer, normalisation, feature hash (with its seed), shingle combination and
+//! weighting; none of these ever changes for an existing preset, on any machine or release.
+//! A better definition arrives as a new preset (`default-v2`), and `default` moves to it only
+//! in a release that says so; every version stays selectable. The tests pin golden values
+//! for every preset.
+//!
+//! The seeds' presets reproduce their programs' output bit for bit: `moz` is `simhash-cpp`'s
+//! `hash_text`, `fork` is the OpenMP fork's JSON mode, and [`compute`] and
+//! [`unsigned_hash`] are simhash-py's. Where the seeds print 0 for a text with no features,
+//! this crate returns `None`, so that short texts do not all look alike.
+//!
+//! The one input the contract cannot pin is a code point that a later Unicode version
+//! assigns: `default-v1` treats it as a letter only once Rust's tables know it.
+#![deny(missing_docs)]
+
+mod accumulate;
+mod fingerprint;
+mod fingerprinter;
+mod hash;
+mod shingle;
+mod tokenize;
+
+pub use crate::accumulate::{Accumulator, compute, compute_weighted};
+pub use crate::fingerprint::{Fingerprint, ParseFingerprintError};
+pub use crate::fingerprinter::{
+    Fingerprinter, FingerprinterBuilder, Preset, PresetTokenizer, UnknownPreset, sublinear_weight,
+};
+pub use crate::hash::{jenkins64, unsigned_hash};
+pub use crate::shingle::{CyclicWindow, MAX_WINDOW, Window, combine, shingle};
+pub use crate::tokenize::{AsciiLetters, Tokenizer, Words};
+
+#[cfg(test)]
+mod testoibits {
+    use super::*;
+
+    fn assert_all<T: Send + Sync + std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
+
+    #[test]
+    fn thread_safe() {
+        assert_all::<Fingerprinter>();
+        assert_all::<Fingerprinter<Words>>();
+        assert_all::<Fingerprint>();
+        assert_all::<Accumulator>();
+        assert_all::<Preset>();
+    }
+}

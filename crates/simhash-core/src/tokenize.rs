@@ -1,0 +1,250 @@
+//! Tokenizers: split text into token slices, without allocating.
+
+use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
+
+/// Splits text into tokens and hands each to a callback, in order.
+///
+/// Tokens are slices of the input, so tokenizing never allocates. Implement this to plug your
+/// own tokenizer into a [`Fingerprinter`](crate::Fingerprinter) with
+/// [`FingerprinterBuilder::build_with`](crate::FingerprinterBuilder::build_with).
+///
+/// ```
+/// use simhash_core::{Tokenizer, Words};
+///
+/// let mut tokens = Vec::new();
+/// Words.tokenize("Hello, wörld! 東京", &mut |t| tokens.push(t));
+/// assert_eq!(tokens, ["Hello", "wörld", "東", "京"]);
+/// ```
+pub trait Tokenizer {
+    /// Calls `emit` once for each token of `text`, in order.
+    fn tokenize<'t>(&self, text: &'t str, emit: &mut dyn FnMut(&'t str));
+}
+
+impl<T: Tokenizer + ?Sized> Tokenizer for &T {
+    fn tokenize<'t>(&self, text: &'t str, emit: &mut dyn FnMut(&'t str)) {
+        (**self).tokenize(text, emit);
+    }
+}
+
+impl<T: Tokenizer + ?Sized> Tokenizer for Box<T> {
+    fn tokenize<'t>(&self, text: &'t str, emit: &mut dyn FnMut(&'t str)) {
+        (**self).tokenize(text, emit);
+    }
+}
+
+/// Unicode-aware word tokens: the default preset's tokenizer.
+///
+/// A token is a maximal run of letters, digits and combining marks of any script
+/// (`char::is_alphanumeric` or a Unicode combining mark), except that each CJK ideograph,
+/// kana and hangul syllable is a token of its own, so Chinese and Japanese text without
+/// spaces still yields features. Everything else (white space, punctuation, symbols, emoji)
+/// separates tokens. Case and normalisation are left to the feature hash.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Words;
+
+/// Byte classes for the ASCII fast path of [`Words`].
+const SEP: u8 = 0;
+const WORD: u8 = 1;
+const NON_ASCII: u8 = 2;
+static CLASS: [u8; 256] = {
+    let mut t = [SEP; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if c >= 0x80 {
+            NON_ASCII
+        } else if c.is_ascii_alphanumeric() {
+            WORD
+        } else {
+            SEP
+        };
+        b += 1;
+    }
+    t
+};
+
+/// CJK ideographs, kana and hangul: scripts written without spaces between words, so each
+/// character is a token of its own.
+pub(crate) fn is_cjk_unit(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x11FF     // Hangul Jamo
+        | 0x3040..=0x309F   // Hiragana
+        | 0x30A0..=0x30FF   // Katakana
+        | 0x3130..=0x318F   // Hangul Compatibility Jamo
+        | 0x31F0..=0x31FF   // Katakana Phonetic Extensions
+        | 0x3400..=0x4DBF   // CJK Extension A
+        | 0x4E00..=0x9FFF   // CJK Unified Ideographs
+        | 0xA960..=0xA97F   // Hangul Jamo Extended-A
+        | 0xAC00..=0xD7AF   // Hangul Syllables
+        | 0xD7B0..=0xD7FF   // Hangul Jamo Extended-B
+        | 0xF900..=0xFAFF   // CJK Compatibility Ideographs
+        | 0xFF66..=0xFF9F   // Halfwidth Katakana
+        | 0xFFA0..=0xFFDC   // Halfwidth Hangul
+        | 0x1B000..=0x1B16F // Kana Supplement, Extended-A, Small Kana
+        | 0x20000..=0x323AF // CJK Extensions B to H, Compatibility Supplement
+    )
+}
+
+impl Tokenizer for Words {
+    fn tokenize<'t>(&self, text: &'t str, emit: &mut dyn FnMut(&'t str)) {
+        let bytes = text.as_bytes();
+        let mut start: Option<usize> = None;
+        let mut i = 0;
+        while i < bytes.len() {
+            match CLASS[bytes[i] as usize] {
+                WORD => {
+                    start.get_or_insert(i);
+                    i += 1;
+                }
+                SEP => {
+                    if let Some(s) = start.take() {
+                        emit(&text[s..i]);
+                    }
+                    i += 1;
+                }
+                _ => {
+                    // `i` is at a char boundary: every earlier step moved by whole chars.
+                    let c = text[i..].chars().next().unwrap_or('\u{FFFD}');
+                    let len = c.len_utf8();
+                    if is_cjk_unit(c) {
+                        if let Some(s) = start.take() {
+                            emit(&text[s..i]);
+                        }
+                        emit(&text[i..i + len]);
+                    } else if c.is_alphanumeric() || is_combining_mark(c) {
+                        start.get_or_insert(i);
+                    } else if let Some(s) = start.take() {
+                        emit(&text[s..i]);
+                    }
+                    i += len;
+                }
+            }
+        }
+        if let Some(s) = start {
+            emit(&text[s..]);
+        }
+    }
+}
+
+/// `simhash-cpp`'s tokens: maximal runs of ASCII letters `[A-Za-z]`; every other byte
+/// (digits, `_`, apostrophes, all non-ASCII bytes) separates tokens. Case is kept.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AsciiLetters;
+
+impl Tokenizer for AsciiLetters {
+    fn tokenize<'t>(&self, text: &'t str, emit: &mut dyn FnMut(&'t str)) {
+        let bytes = text.as_bytes();
+        let mut start: Option<usize> = None;
+        for (i, b) in bytes.iter().enumerate() {
+            if b.is_ascii_alphabetic() {
+                start.get_or_insert(i);
+            } else if let Some(s) = start.take() {
+                // Both ends are next to ASCII bytes, hence char boundaries.
+                emit(&text[s..i]);
+            }
+        }
+        if let Some(s) = start {
+            emit(&text[s..]);
+        }
+    }
+}
+
+/// The default preset's token normalisation: `lowercase(NFKC(token))`, where lowercase is
+/// Unicode's per-character lowercase mapping. Returns the bytes to hash, which borrow either
+/// the token itself (when it is already normal, the common case) or `buf`.
+pub(crate) fn normalize<'a>(token: &'a str, buf: &'a mut String) -> &'a [u8] {
+    if token.is_ascii() {
+        if !token.bytes().any(|b| b.is_ascii_uppercase()) {
+            return token.as_bytes();
+        }
+        buf.clear();
+        buf.push_str(token);
+        buf.make_ascii_lowercase();
+        return buf.as_bytes();
+    }
+    buf.clear();
+    if is_nfkc_quick(token.chars()) == IsNormalized::Yes {
+        buf.extend(token.chars().flat_map(char::to_lowercase));
+    } else {
+        buf.extend(token.nfkc().flat_map(char::to_lowercase));
+    }
+    buf.as_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        Words.tokenize(text, &mut |t| out.push(t));
+        out
+    }
+
+    fn moz(text: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        AsciiLetters.tokenize(text, &mut |t| out.push(t));
+        out
+    }
+
+    fn norm(token: &str) -> String {
+        let mut buf = String::new();
+        String::from_utf8(normalize(token, &mut buf).to_vec()).unwrap()
+    }
+
+    macro_rules! t {
+        ($name:ident, $f:ident, $text:expr, $want:expr) => {
+            #[test]
+            fn $name() {
+                let want: &[&str] = &$want;
+                assert_eq!($f($text), want);
+            }
+        };
+    }
+
+    t!(words_empty, words, "", []);
+    t!(words_punct, words, "!!! ... ??? --- ,,, ;;;", []);
+    t!(words_basic, words, "The quick, brown fox.", ["The", "quick", "brown", "fox"]);
+    t!(words_digits, words, "v1.2 and 2024-01", ["v1", "2", "and", "2024", "01"]);
+    t!(words_crlf, words, "one\r\ntwo\r\n", ["one", "two"]);
+    t!(words_apostrophe, words, "don't", ["don", "t"]);
+    t!(words_accents, words, "naïve café", ["naïve", "café"]);
+    // "e" + COMBINING ACUTE stays one token.
+    t!(words_combining, words, "cafe\u{301} au lait", ["cafe\u{301}", "au", "lait"]);
+    t!(words_cjk, words, "東京タワー에서", ["東", "京", "タ", "ワ", "ー", "에", "서"]);
+    t!(words_cjk_mixed, words, "abc中文def", ["abc", "中", "文", "def"]);
+    t!(words_emoji, words, "hi 👋🏽 there", ["hi", "there"]);
+    t!(words_cyrillic_greek, words, "Привет, κόσμε", ["Привет", "κόσμε"]);
+    t!(words_fullwidth, words, "ＡＢＣ１２３", ["ＡＢＣ１２３"]);
+    t!(words_no_final_sep, words, "end", ["end"]);
+
+    t!(moz_basic, moz, "Don't stop_me now1x", ["Don", "t", "stop", "me", "now", "x"]);
+    t!(moz_non_ascii, moz, "naïve", ["na", "ve"]);
+    t!(moz_empty, moz, "", []);
+
+    #[test]
+    fn ascii_dash_is_katakana_long_vowel_only_in_cjk() {
+        // U+30FC is katakana; ASCII '-' is punctuation.
+        assert_eq!(words("a-b"), ["a", "b"]);
+    }
+
+    #[test]
+    fn normalization() {
+        assert_eq!(norm("hello"), "hello");
+        assert_eq!(norm("HeLLo"), "hello");
+        assert_eq!(norm("ＡＢＣ１２３"), "abc123");
+        assert_eq!(norm("ﬁne"), "fine");
+        // Composed and decomposed forms hash alike.
+        assert_eq!(norm("cafe\u{301}"), norm("café"));
+        assert_eq!(norm("ÉCOLE"), "école");
+        assert_eq!(norm("ΣΊΣΥΦΟΣ"), "σίσυφοσ");
+    }
+
+    #[test]
+    fn long_tokens() {
+        let long = "a".repeat(1 << 20);
+        assert_eq!(words(&long), [long.as_str()]);
+        assert_eq!(moz(&long), [long.as_str()]);
+    }
+}

@@ -1,0 +1,317 @@
+use crate::clusters::{Clusters, NONE};
+use crate::error::{ClusterError, MAX_DOCUMENTS, check_documents};
+use crate::policy::Representative;
+
+/// Disjoint sets over documents `0..n`: union-find with path halving and union by size.
+///
+/// Feed it the pairs of near-duplicate documents with [`union`](UnionFind::union) or
+/// [`union_all`](UnionFind::union_all), then turn it into [`Clusters`] with
+/// [`into_clusters`](UnionFind::into_clusters). Each operation takes amortised
+/// near-constant time (inverse Ackermann), and [`find`](UnionFind::find) never recurses,
+/// so one chain of millions of documents is fine. Memory: 8 bytes per document.
+///
+/// # Several threads
+///
+/// Give each thread its own `UnionFind::new(n)` and a share of the pairs, then combine the
+/// partial results with [`merge`](UnionFind::merge). Merging is associative and
+/// commutative: the sets depend only on which pairs were seen, never on how they were split
+/// or in which order the parts were merged, and [`Clusters`] lists them in a canonical
+/// order. So the output is identical for any thread count. A merge costs one union per
+/// document of `other`, so splitting pays off when there are many more pairs than documents.
+///
+/// # Example
+///
+/// ```
+/// use simhash_cluster::UnionFind;
+///
+/// let pairs = [(0, 1), (2, 3), (1, 4), (5, 5)];
+/// let (left, right) = pairs.split_at(2);
+/// let (a, b) = std::thread::scope(|s| {
+///     let a = s.spawn(|| {
+///         let mut uf = UnionFind::new(6);
+///         uf.union_all(left.iter().copied()).map(|()| uf)
+///     });
+///     let b = s.spawn(|| {
+///         let mut uf = UnionFind::new(6);
+///         uf.union_all(right.iter().copied()).map(|()| uf)
+///     });
+///     (a.join().unwrap(), b.join().unwrap())
+/// });
+/// let mut uf = a?;
+/// uf.merge(&b?)?;
+/// assert_eq!(uf.sets(), 3);
+///
+/// let clusters = uf.into_clusters();
+/// let all: Vec<&[u32]> = clusters.iter().collect();
+/// assert_eq!(all, [&[0, 1, 4][..], &[2, 3], &[5]]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct UnionFind {
+    /// The parent of each document; a root is its own parent.
+    parent: Vec<u32>,
+    /// The size of the set, valid at roots only.
+    size: Vec<u32>,
+    /// The number of disjoint sets.
+    sets: usize,
+}
+
+impl UnionFind {
+    /// Every document in its own set.
+    ///
+    /// # Panics
+    ///
+    /// If `documents` exceeds [`MAX_DOCUMENTS`]; [`try_new`](UnionFind::try_new) returns an
+    /// error instead.
+    pub fn new(documents: usize) -> UnionFind {
+        match UnionFind::try_new(documents) {
+            Ok(uf) => uf,
+            Err(err) => panic!("{err}"),
+        }
+    }
+
+    /// Every document in its own set, or an error if `documents` exceeds
+    /// [`MAX_DOCUMENTS`].
+    pub fn try_new(documents: usize) -> Result<UnionFind, ClusterError> {
+        check_documents(documents)?;
+        debug_assert!(documents <= MAX_DOCUMENTS);
+        Ok(UnionFind {
+            parent: (0..documents as u32).collect(),
+            size: vec![1; documents],
+            sets: documents,
+        })
+    }
+
+    /// The number of documents.
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// Whether there are no documents.
+    pub fn is_empty(&self) -> bool {
+        self.parent.is_empty()
+    }
+
+    /// The number of disjoint sets, singletons included.
+    pub fn sets(&self) -> usize {
+        self.sets
+    }
+
+    fn check(&self, doc: u32) -> Result<(), ClusterError> {
+        if (doc as usize) < self.parent.len() {
+            Ok(())
+        } else {
+            Err(ClusterError::out_of_range(doc, self.parent.len()))
+        }
+    }
+
+    /// The root of `doc`'s set, halving the path on the way. `doc` must be in range.
+    #[inline]
+    fn root(&mut self, mut doc: u32) -> u32 {
+        loop {
+            let parent = self.parent[doc as usize];
+            if parent == doc {
+                return doc;
+            }
+            let grandparent = self.parent[parent as usize];
+            self.parent[doc as usize] = grandparent;
+            doc = grandparent;
+        }
+    }
+
+    /// Joins the sets of two in-range documents; returns whether they were apart.
+    #[inline]
+    fn join(&mut self, a: u32, b: u32) -> bool {
+        let (ra, rb) = (self.root(a), self.root(b));
+        if ra == rb {
+            return false;
+        }
+        let (big, small) =
+            if self.size[ra as usize] < self.size[rb as usize] { (rb, ra) } else { (ra, rb) };
+        self.parent[small as usize] = big;
+        self.size[big as usize] += self.size[small as usize];
+        self.sets -= 1;
+        true
+    }
+
+    /// A representative of `doc`'s set: two documents are in the same set exactly when
+    /// their `find` is equal. Which member it is depends on the order of the unions, so
+    /// use it only to compare; [`Clusters`] gives stable ids.
+    pub fn find(&mut self, doc: u32) -> Result<u32, ClusterError> {
+        self.check(doc)?;
+        Ok(self.root(doc))
+    }
+
+    /// Whether `a` and `b` are in the same set.
+    pub fn same(&mut self, a: u32, b: u32) -> Result<bool, ClusterError> {
+        self.check(a)?;
+        self.check(b)?;
+        Ok(self.root(a) == self.root(b))
+    }
+
+    /// Puts `a` and `b` in the same set. Returns whether they were in different sets (a
+    /// self-loop or a repeated pair returns `false`), or an error, with nothing changed, if
+    /// either is out of range.
+    pub fn union(&mut self, a: u32, b: u32) -> Result<bool, ClusterError> {
+        self.check(a)?;
+        self.check(b)?;
+        Ok(self.join(a, b))
+    }
+
+    /// [`union`](UnionFind::union) for each pair. Stops at the first pair out of range and
+    /// returns its error; the pairs before it have been applied.
+    pub fn union_all<I>(&mut self, pairs: I) -> Result<(), ClusterError>
+    where
+        I: IntoIterator<Item = (u32, u32)>,
+    {
+        for (a, b) in pairs {
+            self.union(a, b)?;
+        }
+        Ok(())
+    }
+
+    /// Adds every pair `other` has seen: afterwards two documents are in the same set when
+    /// they were in the same set of `self` or of `other` (or are linked through both).
+    /// Associative and commutative, so partial results built on several threads can be
+    /// merged in any order. Fails, with nothing changed, if the document counts differ.
+    pub fn merge(&mut self, other: &UnionFind) -> Result<(), ClusterError> {
+        if self.len() != other.len() {
+            return Err(ClusterError::size_mismatch(self.len(), other.len()));
+        }
+        // Each link doc -> parent of `other` joins two documents of one of its sets, and
+        // together the links span all its sets: replaying them reproduces its partition.
+        for (doc, &parent) in other.parent.iter().enumerate() {
+            if parent != doc as u32 {
+                self.join(doc as u32, parent);
+            }
+        }
+        Ok(())
+    }
+
+    /// The sets as [`Clusters`]: clusters ordered by their first member, members in input
+    /// order, and the first member as the representative.
+    pub fn into_clusters(self) -> Clusters {
+        self.into_clusters_unchecked(&Representative::First)
+    }
+
+    /// The sets as [`Clusters`] with representatives chosen by `policy`. Fails if the
+    /// policy's keys do not match the number of documents.
+    pub fn into_clusters_with(self, policy: &Representative<'_>) -> Result<Clusters, ClusterError> {
+        policy.check(self.len())?;
+        Ok(self.into_clusters_unchecked(policy))
+    }
+
+    fn into_clusters_unchecked(mut self, policy: &Representative<'_>) -> Clusters {
+        let n = self.len();
+        // Point every document straight at its root, so that the labelling pass below can
+        // overwrite `parent[doc]` with the cluster id: it then never walks a path again.
+        for doc in 0..n as u32 {
+            let root = self.root(doc);
+            self.parent[doc as usize] = root;
+        }
+        // Reuse `size` as the cluster id of each root. Numbering roots as their first
+        // member is met gives ids in order of first member.
+        let mut label = self.size;
+        label.fill(NONE);
+        let mut cluster_of = self.parent;
+        let mut count = 0u32;
+        for slot in &mut cluster_of {
+            let root = *slot as usize;
+            if label[root] == NONE {
+                label[root] = count;
+                count += 1;
+            }
+            *slot = label[root];
+        }
+        drop(label);
+        Clusters::from_cluster_ids(cluster_of, count as usize, policy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty() {
+        let uf = UnionFind::new(0);
+        assert!(uf.is_empty());
+        assert_eq!(uf.sets(), 0);
+        let clusters = uf.into_clusters();
+        assert!(clusters.is_empty());
+        assert_eq!(clusters.iter().count(), 0);
+    }
+
+    #[test]
+    fn union_and_find() {
+        let mut uf = UnionFind::new(5);
+        assert_eq!(uf.union(0, 1), Ok(true));
+        assert_eq!(uf.union(1, 0), Ok(false));
+        assert_eq!(uf.union(3, 3), Ok(false));
+        assert_eq!(uf.union(3, 4), Ok(true));
+        assert_eq!(uf.sets(), 3);
+        assert_eq!(uf.same(0, 1), Ok(true));
+        assert_eq!(uf.same(1, 3), Ok(false));
+        assert_eq!(uf.find(4), uf.find(3));
+        assert_eq!(uf.len(), 5);
+    }
+
+    #[test]
+    fn out_of_range_changes_nothing() {
+        let mut uf = UnionFind::new(3);
+        let err = uf.union(0, 3).unwrap_err();
+        assert_eq!(err.out_of_range_document(), Some(3));
+        assert_eq!(err.to_string(), "document 3 out of range for 3 documents");
+        assert_eq!(uf.sets(), 3);
+        assert!(uf.union(u32::MAX, 0).is_err());
+        assert!(uf.find(3).is_err());
+        assert!(uf.same(1, 9).is_err());
+        // union_all applies the prefix before the bad pair.
+        assert!(uf.union_all([(0, 1), (1, 7), (1, 2)]).is_err());
+        assert_eq!(uf.sets(), 2);
+    }
+
+    #[test]
+    fn merge_sizes_must_match() {
+        let mut a = UnionFind::new(3);
+        let b = UnionFind::new(4);
+        assert_eq!(
+            a.merge(&b).unwrap_err().to_string(),
+            "cannot merge partial results over 3 and 4 documents"
+        );
+    }
+
+    #[test]
+    fn merge_links_across_parts() {
+        let mut a = UnionFind::new(6);
+        let mut b = UnionFind::new(6);
+        a.union_all([(0, 1), (2, 3)]).unwrap();
+        b.union_all([(1, 2), (4, 5)]).unwrap();
+        let mut ab = a.clone();
+        ab.merge(&b).unwrap();
+        let mut ba = b.clone();
+        ba.merge(&a).unwrap();
+        assert_eq!(ab.sets(), 2);
+        assert_eq!(ab.into_clusters(), ba.into_clusters());
+    }
+
+    #[test]
+    fn giant_chain_does_not_recurse() {
+        let n = 200_000u32;
+        let mut uf = UnionFind::new(n as usize);
+        // Link in an order that builds tall trees without path compression.
+        uf.union_all((1..n).rev().map(|i| (i - 1, i))).unwrap();
+        assert_eq!(uf.sets(), 1);
+        let clusters = uf.into_clusters();
+        assert_eq!(clusters.len(), 1);
+        assert_eq!(clusters.members(0).len(), n as usize);
+        assert!(clusters.members(0).windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn try_new_limit() {
+        assert!(UnionFind::try_new(10).is_ok());
+        #[cfg(target_pointer_width = "64")]
+        assert!(UnionFind::try_new(MAX_DOCUMENTS + 1).is_err());
+    }
+}

@@ -7,7 +7,8 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use simhash_core::{Fingerprinter, Preset};
 
 fn presets(c: &mut Criterion) {
-    for (corpus, text) in [("english", benches::english()), ("multilingual", benches::multilingual())]
+    for (corpus, text) in
+        [("english", benches::english()), ("multilingual", benches::multilingual())]
     {
         let mut group = c.benchmark_group(format!("fingerprint/{corpus}"));
         group.throughput(Throughput::Bytes(text.len() as u64));

@@ -70,7 +70,10 @@ impl FromStr for Preset {
     fn from_str(s: &str) -> Result<Preset, UnknownPreset> {
         match s {
             "default" => Ok(Preset::default()),
-            _ => Preset::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| UnknownPreset(s.into())),
+            _ => Preset::ALL
+                .into_iter()
+                .find(|p| p.name() == s)
+                .ok_or_else(|| UnknownPreset(s.into())),
         }
     }
 }
@@ -205,6 +208,60 @@ impl Fingerprinter {
 struct Scratch {
     features: Vec<u64>,
     token: String,
+    /// Open-addressing table `(feature, count)` for counting term frequencies; key 0 is
+    /// the empty slot (a zero feature is counted apart).
+    slots: Vec<(u64, u32)>,
+}
+
+/// Documents with more features than this count them by sorting instead of hashing, which
+/// needs no memory beyond the feature list.
+const HASH_COUNT_MAX: usize = 1 << 16;
+
+/// Calls `f(feature, tf)` once for each distinct value in `features`, in an order that
+/// depends only on the values.
+fn count_distinct(features: &mut [u64], slots: &mut Vec<(u64, u32)>, mut f: impl FnMut(u64, u64)) {
+    if features.len() > HASH_COUNT_MAX {
+        features.sort_unstable();
+        let mut rest = &features[..];
+        while let Some(&first) = rest.first() {
+            let run = rest.iter().take_while(|&&h| h == first).count();
+            f(first, run as u64);
+            rest = &rest[run..];
+        }
+        return;
+    }
+    let size = (features.len() * 2).next_power_of_two().max(16);
+    let mask = size - 1;
+    slots.clear();
+    slots.resize(size, (0, 0));
+    let mut zeros = 0u64;
+    for &h in features.iter() {
+        if h == 0 {
+            zeros += 1;
+            continue;
+        }
+        let mut i = (h >> 40) as usize & mask;
+        loop {
+            let slot = &mut slots[i];
+            if slot.0 == h {
+                slot.1 += 1;
+                break;
+            }
+            if slot.0 == 0 {
+                *slot = (h, 1);
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+    for &(h, count) in slots.iter() {
+        if count > 0 {
+            f(h, u64::from(count));
+        }
+    }
+    if zeros > 0 {
+        f(0, zeros);
+    }
 }
 
 /// Buffers above this are dropped after use, so one huge document does not pin its memory.
@@ -241,7 +298,8 @@ impl<T: Tokenizer> Fingerprinter<T> {
     /// Calls `f(hash, weight)` for each feature of `text`: what [`fingerprint`] adds up.
     ///
     /// For `default-v1` each distinct shingle comes once with its fixed-point weight
-    /// (1024 = weight 1, see [`sublinear_weight`]), in ascending hash order; for `moz` and
+    /// (1024 = weight 1, see [`sublinear_weight`]), in an order that depends only on the
+    /// shingles (not on the text order); for `moz` and
     /// `fork` every shingle comes in text order with weight 1. Use it to feed the same
     /// features to another sketch (MinHash, TF-IDF weighting).
     ///
@@ -271,7 +329,7 @@ impl<T: Tokenizer> Fingerprinter<T> {
     }
 
     fn default_features(&self, text: &str, scratch: &mut Scratch, f: &mut impl FnMut(u64, u32)) {
-        let Scratch { features, token: buf } = scratch;
+        let Scratch { features, token: buf, slots } = scratch;
         features.clear();
         let mut window = Window::new(self.window);
         self.tokenizer.tokenize(text, &mut |token| {
@@ -282,13 +340,7 @@ impl<T: Tokenizer> Fingerprinter<T> {
         if let Some(feature) = window.partial() {
             features.push(feature);
         }
-        features.sort_unstable();
-        let mut rest = &features[..];
-        while let Some(&first) = rest.first() {
-            let run = rest.iter().take_while(|&&h| h == first).count();
-            f(first, sublinear_weight(run as u64));
-            rest = &rest[run..];
-        }
+        count_distinct(features, slots, |h, tf| f(h, sublinear_weight(tf)));
         if features.capacity() > KEEP_FEATURES {
             *features = Vec::new();
         }
@@ -306,23 +358,41 @@ impl<T: Tokenizer> Fingerprinter<T> {
 /// assert_eq!(simhash_core::sublinear_weight(0), 0);
 /// ```
 pub fn sublinear_weight(tf: u64) -> u32 {
+    if tf < WEIGHTS.len() as u64 { WEIGHTS[tf as usize] } else { sublinear_weight_slow(tf) }
+}
+
+/// `sublinear_weight` for the counts that almost all shingles have.
+static WEIGHTS: [u32; 1024] = {
+    let mut t = [0u32; 1024];
+    let mut tf = 0;
+    while tf < 1024 {
+        t[tf] = sublinear_weight_slow(tf as u64);
+        tf += 1;
+    }
+    t
+};
+
+/// ln 2 in Q32, rounded.
+const LN2_Q32: u128 = 2_977_044_472;
+
+const fn sublinear_weight_slow(tf: u64) -> u32 {
     if tf == 0 {
         return 0;
     }
     // log2(tf) in Q16 by repeated squaring of the mantissa.
-    let int = 63 - tf.leading_zeros();
+    let int = tf.ilog2();
     // Mantissa tf / 2^int in [1, 2), as Q62.
-    let mut m: u128 = (u128::from(tf) << 62) >> int;
-    let mut log2 = u128::from(int) << 16;
-    for bit in (0..16).rev() {
+    let mut m: u128 = ((tf as u128) << 62) >> int;
+    let mut log2 = (int as u128) << 16;
+    let mut bit = 16;
+    while bit > 0 {
+        bit -= 1;
         m = (m * m) >> 62;
         if m >= 1 << 63 {
             m >>= 1;
             log2 |= 1 << bit;
         }
     }
-    // ln 2 in Q32, rounded.
-    const LN2_Q32: u128 = 2_977_044_472;
     // 1024 * ln(tf) = log2 (Q16) * ln2 (Q32) * 1024 / 2^48, rounded to nearest.
     let ln_scaled = (log2 * LN2_Q32 * 1024 + (1 << 47)) >> 48;
     1024 + ln_scaled as u32

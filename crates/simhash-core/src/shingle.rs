@@ -45,12 +45,14 @@ pub struct Window {
     size: usize,
     /// Tokens pushed since the last reset.
     seen: usize,
+    /// The slot the next token goes to; once the window is full, also the oldest token's.
+    next: usize,
 }
 
 impl Window {
     /// A window of `size` tokens, clamped to `1..=MAX_WINDOW`.
     pub fn new(size: usize) -> Window {
-        Window { ring: [0; MAX_WINDOW], size: size.clamp(1, MAX_WINDOW), seen: 0 }
+        Window { ring: [0; MAX_WINDOW], size: size.clamp(1, MAX_WINDOW), seen: 0, next: 0 }
     }
 
     /// The window size after clamping.
@@ -61,25 +63,30 @@ impl Window {
     /// Forgets all tokens.
     pub fn reset(&mut self) {
         self.seen = 0;
+        self.next = 0;
     }
 
     /// Adds a token hash; returns the feature of the newest `size` tokens once there are that
     /// many.
     #[inline]
     pub fn push(&mut self, token: u64) -> Option<u64> {
-        self.ring[self.seen % self.size] = token;
+        let size = self.size;
+        self.ring[self.next] = token;
+        self.next = if self.next + 1 == size { 0 } else { self.next + 1 };
         self.seen += 1;
-        if self.seen < self.size {
+        if self.seen < size {
             return None;
         }
-        let start = self.seen % self.size; // the oldest slot
-        Some(combine((0..self.size).map(|k| self.ring[(start + k) % self.size])))
+        // Oldest first: slots next..size, then 0..next (no division on this hot path).
+        let (newer, older) = self.ring[..size].split_at(self.next);
+        Some(combine(older.iter().chain(newer).copied()))
     }
 
     /// When fewer than `size` (but at least one) tokens were pushed: the feature of all of
     /// them. `None` otherwise.
     pub fn partial(&self) -> Option<u64> {
-        (self.seen > 0 && self.seen < self.size).then(|| combine(self.ring[..self.seen].iter().copied()))
+        (self.seen > 0 && self.seen < self.size)
+            .then(|| combine(self.ring[..self.seen].iter().copied()))
     }
 }
 
@@ -166,7 +173,8 @@ mod tests {
 
     #[test]
     fn cyclic_window_matches_definition() {
-        let h: Vec<u64> = (0..12).map(|i: u64| i.wrapping_mul(0x0123_4567_89ab_cdef) ^ 0xff).collect();
+        let h: Vec<u64> =
+            (0..12).map(|i: u64| i.wrapping_mul(0x0123_4567_89ab_cdef) ^ 0xff).collect();
         for size in 1..=5 {
             let mut w = CyclicWindow::new(size);
             for i in 0..h.len() {

@@ -154,8 +154,14 @@ impl Tokenizer for AsciiLetters {
 /// Unicode's per-character lowercase mapping. Returns the bytes to hash, which borrow either
 /// the token itself (when it is already normal, the common case) or `buf`.
 pub(crate) fn normalize<'a>(token: &'a str, buf: &'a mut String) -> &'a [u8] {
-    if token.is_ascii() {
-        if !token.bytes().any(|b| b.is_ascii_uppercase()) {
+    // One pass tells ASCII-lowercase (hash as is) from ASCII with capitals from the rest.
+    let (mut upper, mut high) = (false, false);
+    for &b in token.as_bytes() {
+        upper |= b.is_ascii_uppercase();
+        high |= b >= 0x80;
+    }
+    if !high {
+        if !upper {
             return token.as_bytes();
         }
         buf.clear();

@@ -177,7 +177,7 @@ mod properties {
 
         #[test]
         fn featureless_exactly_when_no_tokens(text in "[ .,!?\\-a-zé東]{0,12}") {
-            let has_token = text.chars().any(|c| c.is_alphanumeric());
+            let has_token = text.chars().any(char::is_alphanumeric);
             prop_assert_eq!(Fingerprinter::new().fingerprint(&text).is_some(), has_token);
         }
     }

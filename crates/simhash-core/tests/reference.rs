@@ -16,8 +16,8 @@ fn fingerprints_tsv() {
         let cols: Vec<&str> = line.split('\t').collect();
         assert_eq!(cols.len(), 4, "{line}");
         let text: String = serde_json_lite(cols[1]);
-        let got_moz = moz.fingerprint(&text).map_or(0, |f| f.get());
-        let got_fork = fork.fingerprint(&text).map_or(0, |f| f.get());
+        let got_moz = moz.fingerprint(&text).map_or(0, simhash_core::Fingerprint::get);
+        let got_fork = fork.fingerprint(&text).map_or(0, simhash_core::Fingerprint::get);
         assert_eq!(got_moz, hex(cols[2]), "moz {}", cols[0]);
         assert_eq!(got_fork, hex(cols[3]), "fork {}", cols[0]);
         rows += 1;

@@ -1,0 +1,2 @@
+//! Index benchmarks (placeholder, filled in below).
+fn main() {}

@@ -1,0 +1,404 @@
+//! Batch matching: all pairs among one set, and all (query, corpus) pairs between two sets.
+//!
+//! One table at a time: permute every fingerprint and scatter it (parallel, stable
+//! counting sort) into buckets by the top bits of its prefix, then sort each bucket by the
+//! rest of the prefix (LSD radix in a per-thread scratch buffer) and hand each run of equal
+//! prefixes to the pairing kernel. Buckets are processed in parallel in a fixed order, and
+//! each bucket's pairs are handed to the sink in that order, so the output (even its order)
+//! does not depend on the number of threads.
+
+use rayon::prelude::*;
+use simhash_core::Fingerprint;
+
+use crate::kernel::{Entry, cross_run, pair_run};
+use crate::tables::{Table, Tables};
+
+/// A pair of positions in the input slice whose fingerprints are within the maximum
+/// distance: `a < b`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pair {
+    /// The smaller position.
+    pub a: u32,
+    /// The larger position.
+    pub b: u32,
+    /// The Hamming distance between the two fingerprints.
+    pub distance: u32,
+}
+
+/// A query position and a corpus position whose fingerprints are within the maximum
+/// distance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CrossPair {
+    /// The position in the query slice.
+    pub query: u32,
+    /// The position in the corpus slice.
+    pub corpus: u32,
+    /// The Hamming distance between the two fingerprints.
+    pub distance: u32,
+}
+
+/// Calls `sink` with batches of every pair of positions `(a, b)`, `a < b`, whose
+/// fingerprints are at most [`Tables::max_distance`] bits apart, each pair exactly once.
+///
+/// Identical fingerprints at two positions are a pair at distance 0. `sink` runs on the
+/// calling thread; the work runs on rayon's current thread pool (use
+/// [`rayon::ThreadPool::install`] to choose the threads). The batches and their order are
+/// the same for any number of threads. Memory: the input, 16 bytes per fingerprint for the
+/// table being processed, and the pairs of the groups in flight (a few million
+/// fingerprints' worth, or one whole group of equal prefixes if it is larger).
+///
+/// # Panics
+///
+/// If `fps` has more than `u32::MAX` fingerprints.
+///
+/// ```
+/// use simhash_core::Fingerprint;
+/// use simhash_index::{Tables, all_pairs_with};
+///
+/// let fps = [Fingerprint(0), Fingerprint(0b111), Fingerprint(u64::MAX), Fingerprint(0)];
+/// let mut count = 0;
+/// all_pairs_with(&fps, &Tables::new(6, 3)?, |pairs| count += pairs.len());
+/// assert_eq!(count, 3); // (0, 1), (0, 3) and (1, 3)
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn all_pairs_with(fps: &[Fingerprint], tables: &Tables, mut sink: impl FnMut(&[Pair])) {
+    assert!(u32::try_from(fps.len()).is_ok(), "more than u32::MAX fingerprints");
+    run(&[fps], tables, &mut sink, pair_run);
+}
+
+/// Every pair within the maximum distance, sorted by `(a, b)`; see [`all_pairs_with`].
+///
+/// ```
+/// use simhash_core::Fingerprint;
+/// use simhash_index::{Pair, Tables, all_pairs};
+///
+/// let fps = [Fingerprint(0), Fingerprint(0b111), Fingerprint(0b1111)];
+/// let pairs = all_pairs(&fps, &Tables::new(4, 3)?);
+/// assert_eq!(pairs, [Pair { a: 0, b: 1, distance: 3 }, Pair { a: 1, b: 2, distance: 1 }]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn all_pairs(fps: &[Fingerprint], tables: &Tables) -> Vec<Pair> {
+    let mut out = Vec::new();
+    all_pairs_with(fps, tables, |p| out.extend_from_slice(p));
+    out.par_sort_unstable();
+    out
+}
+
+/// Calls `sink` with batches of every `(query, corpus)` pair of positions whose
+/// fingerprints are at most [`Tables::max_distance`] bits apart, each pair exactly once
+/// (the paper's batch query mode). Threads and determinism as in [`all_pairs_with`].
+///
+/// # Panics
+///
+/// If either slice has more than `u32::MAX` fingerprints.
+///
+/// ```
+/// use simhash_core::Fingerprint;
+/// use simhash_index::{CrossPair, Tables, cross_pairs_with};
+///
+/// let corpus = [Fingerprint(0), Fingerprint(0xff00), Fingerprint(0b1)];
+/// let queries = [Fingerprint(0b11)];
+/// let mut pairs = Vec::new();
+/// cross_pairs_with(&queries, &corpus, &Tables::new(5, 2)?, |p| pairs.extend_from_slice(p));
+/// pairs.sort();
+/// assert_eq!(pairs, [
+///     CrossPair { query: 0, corpus: 0, distance: 2 },
+///     CrossPair { query: 0, corpus: 2, distance: 1 },
+/// ]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn cross_pairs_with(
+    queries: &[Fingerprint],
+    corpus: &[Fingerprint],
+    tables: &Tables,
+    mut sink: impl FnMut(&[CrossPair]),
+) {
+    assert!(u32::try_from(queries.len()).is_ok(), "more than u32::MAX queries");
+    assert!(u32::try_from(corpus.len()).is_ok(), "more than u32::MAX corpus fingerprints");
+    if queries.is_empty() || corpus.is_empty() {
+        return;
+    }
+    run(&[queries, corpus], tables, &mut sink, cross_run);
+}
+
+/// Every `(query, corpus)` pair within the maximum distance, sorted by `(query, corpus)`;
+/// see [`cross_pairs_with`].
+pub fn cross_pairs(
+    queries: &[Fingerprint],
+    corpus: &[Fingerprint],
+    tables: &Tables,
+) -> Vec<CrossPair> {
+    let mut out = Vec::new();
+    cross_pairs_with(queries, corpus, tables, |p| out.extend_from_slice(p));
+    out.par_sort_unstable();
+    out
+}
+
+/// Buckets smaller than this are sorted by insertion sort.
+const SMALL_BUCKET: usize = 48;
+/// Buckets larger than this are sorted in place (no scratch buffer of their size).
+const HUGE_BUCKET: usize = 1 << 22;
+/// A parallel task covers whole buckets and at least this many fingerprints.
+const TASK_ELEMS: usize = 1 << 15;
+/// Tasks run in waves of about this many fingerprints; each wave's pairs are then sunk.
+const WAVE_ELEMS: usize = 1 << 22;
+/// The average bucket size the first (scatter) pass aims for.
+const BUCKET_TARGET: usize = 1 << 10;
+/// The most bits the scatter pass splits on.
+const MAX_SCATTER_BITS: u32 = 10;
+
+/// The one thing that differs between all-pairs and cross-pairs: what a run of equal
+/// prefixes emits.
+trait RunFn<O>: Fn(&Table, u32, &[Entry], &mut Vec<O>) + Sync {}
+impl<O, F: Fn(&Table, u32, &[Entry], &mut Vec<O>) + Sync> RunFn<O> for F {}
+
+fn run<O: Send>(
+    inputs: &[&[Fingerprint]],
+    tables: &Tables,
+    sink: &mut dyn FnMut(&[O]),
+    run_fn: impl RunFn<O>,
+) {
+    let n: usize = inputs.iter().map(|s| s.len()).sum();
+    if n < 2 {
+        return;
+    }
+    let k = tables.max_distance();
+    let mut dest = vec![Entry::default(); n];
+    let chunks = chunk_inputs(inputs);
+    for table in tables {
+        let scatter_bits = scatter_bits(n, table.prefix_bits());
+        let starts = scatter(inputs, &chunks, table, scatter_bits, &mut dest);
+        let tasks = tasks(&starts);
+        let mut rest: &mut [Entry] = &mut dest;
+        let mut done = 0;
+        let mut t = 0;
+        while t < tasks.len() {
+            // One wave: consecutive tasks, split into disjoint slices of `dest`.
+            let mut wave: Vec<(&mut [Entry], &[usize])> = Vec::new();
+            let mut elems = 0;
+            while t < tasks.len() && (wave.is_empty() || elems < WAVE_ELEMS) {
+                let (b_lo, b_hi) = tasks[t];
+                let (lo, hi) = (starts[b_lo], starts[b_hi]);
+                let (_, tail) = std::mem::take(&mut rest).split_at_mut(lo - done);
+                let (mine, tail) = tail.split_at_mut(hi - lo);
+                rest = tail;
+                done = hi;
+                wave.push((mine, &starts[b_lo..=b_hi]));
+                elems += hi - lo;
+                t += 1;
+            }
+            let outs: Vec<Vec<O>> = wave
+                .into_par_iter()
+                .map_init(Vec::new, |scratch, (slice, bounds)| {
+                    let mut out = Vec::new();
+                    let base = bounds[0];
+                    for w in bounds.windows(2) {
+                        let bucket = &mut slice[w[0] - base..w[1] - base];
+                        if bucket.len() >= 2 {
+                            let sorted = sort_bucket(bucket, scratch, table, scatter_bits);
+                            scan_runs(sorted, table, k, &run_fn, &mut out);
+                        }
+                    }
+                    out
+                })
+                .collect();
+            for out in &outs {
+                if !out.is_empty() {
+                    sink(out);
+                }
+            }
+        }
+    }
+}
+
+/// `(input, start, end)` pieces of the inputs for the parallel passes.
+fn chunk_inputs(inputs: &[&[Fingerprint]]) -> Vec<(usize, usize, usize)> {
+    let n: usize = inputs.iter().map(|s| s.len()).sum();
+    let pieces = (rayon::current_num_threads() * 4).max(1);
+    let size = n.div_ceil(pieces).max(1 << 14);
+    let mut chunks = Vec::new();
+    for (i, s) in inputs.iter().enumerate() {
+        let mut lo = 0;
+        while lo < s.len() {
+            let hi = (lo + size).min(s.len());
+            chunks.push((i, lo, hi));
+            lo = hi;
+        }
+    }
+    chunks
+}
+
+fn scatter_bits(n: usize, prefix_bits: u32) -> u32 {
+    let want = (n / BUCKET_TARGET).max(1).ilog2() + 1;
+    want.min(MAX_SCATTER_BITS).min(prefix_bits)
+}
+
+#[inline]
+fn top_bits(key: u64, bits: u32) -> usize {
+    key.checked_shr(64 - bits).unwrap_or(0) as usize
+}
+
+/// A pointer to the destination of the scatter, shared by the tasks that write to disjoint
+/// positions of it.
+#[derive(Clone, Copy)]
+struct SharedDest(*mut Entry);
+// SAFETY: the tasks write to disjoint ranges of the buffer (see `scatter`).
+unsafe impl Send for SharedDest {}
+// SAFETY: as above.
+unsafe impl Sync for SharedDest {}
+
+impl SharedDest {
+    fn get(self) -> *mut Entry {
+        self.0
+    }
+}
+
+/// A stable, parallel counting sort of every input fingerprint (permuted by `table`) by
+/// the top `bits` bits into `dest`. Returns the bucket boundaries (`2^bits + 1` of them).
+fn scatter(
+    inputs: &[&[Fingerprint]],
+    chunks: &[(usize, usize, usize)],
+    table: &Table,
+    bits: u32,
+    dest: &mut [Entry],
+) -> Vec<usize> {
+    let buckets = 1usize << bits;
+    let hists: Vec<Vec<usize>> = chunks
+        .par_iter()
+        .map(|&(i, lo, hi)| {
+            let mut h = vec![0usize; buckets];
+            for &fp in &inputs[i][lo..hi] {
+                h[top_bits(table.permute(fp), bits)] += 1;
+            }
+            h
+        })
+        .collect();
+    let mut starts = vec![0usize; buckets + 1];
+    let mut offsets: Vec<Vec<usize>> = vec![vec![0; buckets]; chunks.len()];
+    let mut at = 0;
+    for b in 0..buckets {
+        starts[b] = at;
+        for (c, h) in hists.iter().enumerate() {
+            offsets[c][b] = at;
+            at += h[b];
+        }
+    }
+    starts[buckets] = at;
+    assert_eq!(at, dest.len(), "scatter covers the destination");
+    let ptr = SharedDest(dest.as_mut_ptr());
+    chunks.par_iter().zip(offsets.par_iter_mut()).for_each(|(&(i, lo, hi), offs)| {
+        let side = i as u32;
+        for (pos, &fp) in (lo..hi).zip(&inputs[i][lo..hi]) {
+            let key = table.permute(fp);
+            let o = &mut offs[top_bits(key, bits)];
+            // SAFETY: chunk `c` writes bucket `b` at `offsets[c][b]..` for `hists[c][b]`
+            // entries: ranges that are disjoint between chunks and buckets, and that tile
+            // `0..dest.len()` (asserted above). `dest` outlives this loop.
+            unsafe { ptr.get().add(*o).write(Entry { key, id: pos as u32, side }) };
+            *o += 1;
+        }
+    });
+    starts
+}
+
+/// Groups consecutive buckets into tasks of at least `TASK_ELEMS` fingerprints.
+fn tasks(starts: &[usize]) -> Vec<(usize, usize)> {
+    let buckets = starts.len() - 1;
+    let mut tasks = Vec::new();
+    let mut lo = 0;
+    for b in 1..=buckets {
+        if starts[b] - starts[lo] >= TASK_ELEMS || b == buckets {
+            tasks.push((lo, b));
+            lo = b;
+        }
+    }
+    tasks
+}
+
+/// Sorts a bucket (whose entries share the top `done` bits) by the rest of the prefix,
+/// stably; returns the sorted entries (in `bucket` or in `scratch`).
+fn sort_bucket<'a>(
+    bucket: &'a mut [Entry],
+    scratch: &'a mut Vec<Entry>,
+    table: &Table,
+    done: u32,
+) -> &'a [Entry] {
+    let p = table.prefix_bits();
+    let shift = 64 - p;
+    let rest = p - done;
+    if rest == 0 {
+        return bucket;
+    }
+    if bucket.len() <= SMALL_BUCKET {
+        // Stable insertion sort by prefix.
+        for i in 1..bucket.len() {
+            let e = bucket[i];
+            let k = e.key >> shift;
+            let mut j = i;
+            while j > 0 && bucket[j - 1].key >> shift > k {
+                bucket[j] = bucket[j - 1];
+                j -= 1;
+            }
+            bucket[j] = e;
+        }
+        return bucket;
+    }
+    if bucket.len() > HUGE_BUCKET {
+        // In place; (side, id) breaks ties, so the order is the stable one.
+        bucket.sort_unstable_by_key(|e| (e.key >> shift, e.side, e.id));
+        return bucket;
+    }
+    let passes = rest.div_ceil(8);
+    let digit = rest.div_ceil(passes);
+    scratch.clear();
+    scratch.resize(bucket.len(), Entry::default());
+    let mut src: &'a mut [Entry] = bucket;
+    let mut dst: &'a mut [Entry] = scratch.as_mut_slice();
+    let mut lo = shift;
+    let mut counts = [0usize; 256];
+    for _ in 0..passes {
+        let width = digit.min(64 - done - lo);
+        let mask = (1u64 << width) - 1;
+        counts[..=mask as usize].fill(0);
+        for e in src.iter() {
+            counts[((e.key >> lo) & mask) as usize] += 1;
+        }
+        let mut at = 0;
+        for c in &mut counts[..=mask as usize] {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+        for e in src.iter() {
+            let c = &mut counts[((e.key >> lo) & mask) as usize];
+            dst[*c] = *e;
+            *c += 1;
+        }
+        std::mem::swap(&mut src, &mut dst);
+        lo += width;
+    }
+    src
+}
+
+/// Calls `run_fn` on every run of at least two entries with equal prefixes.
+fn scan_runs<O>(
+    sorted: &[Entry],
+    table: &Table,
+    max_distance: u32,
+    run_fn: &impl RunFn<O>,
+    out: &mut Vec<O>,
+) {
+    let shift = 64 - table.prefix_bits();
+    let mut i = 0;
+    while i < sorted.len() {
+        let p = sorted[i].key >> shift;
+        let mut j = i + 1;
+        while j < sorted.len() && sorted[j].key >> shift == p {
+            j += 1;
+        }
+        if j - i >= 2 {
+            run_fn(table, max_distance, &sorted[i..j], out);
+        }
+        i = j;
+    }
+}

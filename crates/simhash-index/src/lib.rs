@@ -1,0 +1,109 @@
+//! Exact matching of 64-bit simhash fingerprints within `k` bits: all pairs among millions
+//! to billions of fingerprints, (query, corpus) pairs between two sets, and an online index.
+//!
+//! Matching is exact: every pair within `k` bits is found, each exactly once, with its
+//! distance; pairs at exactly `k` bits are included, and identical fingerprints at two
+//! positions (or under two ids) are a pair at distance 0. The method is Manku, Jain and Das
+//! Sarma (2007): split the 64 bits into `m > k` blocks; two fingerprints within `k` bits
+//! agree on at least `m - k` whole blocks, so for each of the `C(m, m - k)` choices of
+//! blocks (a [`Table`]) only fingerprints sharing those blocks (the *prefix*) are compared.
+//! More blocks mean longer prefixes and fewer comparisons, but more tables; [`plan`] picks
+//! `m` for a workload. `docs/index.md` has the math, the cost model and measurements.
+//!
+//! # Overview
+//!
+//! * [`Tables`] is a validated `(blocks, max_distance)` configuration and its tables
+//!   ([`Tables::new`] returns a [`ConfigError`] rather than panicking).
+//! * [`all_pairs_with`] streams every pair among a slice of fingerprints to a callback, as
+//!   [`Pair`]s of positions; [`all_pairs`] collects them sorted. [`cross_pairs_with`] and
+//!   [`cross_pairs`] do the same for (query, corpus) [`CrossPair`]s. They run on rayon's
+//!   current thread pool, and their output does not depend on the number of threads.
+//! * [`Index`] is the online index: [`insert`](Index::insert), [`remove`](Index::remove),
+//!   [`find_first`](Index::find_first), [`find_all`](Index::find_all) (a [`Hits`] iterator
+//!   of [`Hit`]s) and [`find_all_into`](Index::find_all_into), and parallel bulk versions.
+//! * [`pair_group`] and [`cross_group`] are the pairing kernel the batch functions are built
+//!   on: given the fingerprints that share one table's prefix, emit the pairs that table
+//!   owns. A distributed engine that groups records by `(table, prefix)` calls them directly.
+//! * [`plan`] recommends `m` for `n` fingerprints and reports the expected work ([`Plan`]).
+//!
+//! # Example: all pairs
+//!
+//! ```
+//! use simhash_core::Fingerprint;
+//! use simhash_index::{Pair, Tables, all_pairs_with, plan};
+//!
+//! let fps: Vec<Fingerprint> =
+//!     [0x0000_0000_0000_00ff, 0x0000_0000_0000_00fe, 0xffff_0000_0000_0000, 0x0000_0000_0000_00ff]
+//!         .into_iter()
+//!         .map(Fingerprint)
+//!         .collect();
+//! let plan = plan(fps.len() as u64, 3)?;
+//! let tables = Tables::new(plan.blocks, 3)?;
+//! let mut pairs: Vec<Pair> = Vec::new();
+//! all_pairs_with(&fps, &tables, |batch| pairs.extend_from_slice(batch));
+//! pairs.sort();
+//! assert_eq!(pairs, [
+//!     Pair { a: 0, b: 1, distance: 1 },
+//!     Pair { a: 0, b: 3, distance: 0 },
+//!     Pair { a: 1, b: 3, distance: 1 },
+//! ]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Example: an online index
+//!
+//! ```
+//! use simhash_core::Fingerprint;
+//! use simhash_index::{Hit, Index, Tables};
+//!
+//! let mut seen: Index<&str> = Index::new(Tables::new(4, 3)?);
+//! seen.insert("a.html", Fingerprint(0x0123_4567_89ab_cdef));
+//! seen.insert_many([("b.html", Fingerprint(0x0123_4567_89ab_cdee)), ("c.html", Fingerprint(7))]);
+//! let mut hits = Vec::new();
+//! seen.find_all_into(Fingerprint(0x0123_4567_89ab_cdef), &mut hits);
+//! assert_eq!(hits, [Hit { id: "a.html", distance: 0 }, Hit { id: "b.html", distance: 1 }]);
+//! assert!(seen.find_first(Fingerprint(0xffff_ffff_0000_0000)).is_none());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Guarantees and costs
+//!
+//! * Exact for every valid configuration: the choice of blocks changes the speed, never the
+//!   result. Property tests check every entry point against brute force.
+//! * Batch memory: the input, 16 bytes per fingerprint for the table being processed (one
+//!   table at a time), and the pairs of the groups in flight.
+//! * Positions in [`Pair`] and [`CrossPair`] are `u32`: a batch holds at most `u32::MAX`
+//!   fingerprints per slice.
+#![deny(missing_docs)]
+
+mod batch;
+mod kernel;
+mod online;
+mod plan;
+mod tables;
+
+pub use crate::batch::{CrossPair, Pair, all_pairs, all_pairs_with, cross_pairs, cross_pairs_with};
+pub use crate::kernel::{cross_group, pair_group};
+pub use crate::online::{Hit, Hits, Index};
+pub use crate::plan::{Plan, plan};
+pub use crate::tables::{ConfigError, MAX_TABLES, Table, Tables};
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+mod testoibits {
+    use super::*;
+
+    fn assert_all<T: Send + Sync + std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
+
+    #[test]
+    fn oibits() {
+        assert_all::<Tables>();
+        assert_all::<Table>();
+        assert_all::<ConfigError>();
+        assert_all::<Index>();
+        assert_all::<Hits>();
+        assert_all::<Plan>();
+    }
+}

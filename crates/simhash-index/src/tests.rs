@@ -1,0 +1,379 @@
+//! Exactness against brute force, for many `(blocks, max_distance)`, on random and
+//! adversarial fingerprints.
+
+use proptest::prelude::*;
+use simhash_core::Fingerprint;
+
+use crate::{CrossPair, Pair, Tables, all_pairs, all_pairs_with, cross_pairs, pair_group};
+
+/// The configurations the issue names, and more.
+const CONFIGS: &[(usize, u32)] = &[
+    (1, 0),
+    (2, 1),
+    (4, 3),
+    (5, 3),
+    (6, 3),
+    (7, 4),
+    (8, 5),
+    (10, 6),
+    (16, 8),
+    (4, 1),
+    (5, 2),
+    (9, 3),
+    (12, 10),
+    (20, 4),
+    (64, 62),
+    (64, 63),
+];
+
+fn brute_pairs(fps: &[Fingerprint], k: u32) -> Vec<Pair> {
+    let mut out = Vec::new();
+    for (i, a) in fps.iter().enumerate() {
+        for (j, b) in fps.iter().enumerate().skip(i + 1) {
+            let d = a.distance(*b);
+            if d <= k {
+                out.push(Pair { a: i as u32, b: j as u32, distance: d });
+            }
+        }
+    }
+    out
+}
+
+fn brute_cross(q: &[Fingerprint], c: &[Fingerprint], k: u32) -> Vec<CrossPair> {
+    let mut out = Vec::new();
+    for (i, a) in q.iter().enumerate() {
+        for (j, b) in c.iter().enumerate() {
+            let d = a.distance(*b);
+            if d <= k {
+                out.push(CrossPair { query: i as u32, corpus: j as u32, distance: d });
+            }
+        }
+    }
+    out
+}
+
+/// Flips `bits` distinct bits of `fp`, chosen by `seed`; `packed` puts them next to each other
+/// (so mostly within one block) instead of spreading them.
+pub(crate) fn flip(fp: Fingerprint, bits: u32, seed: u64, packed: bool) -> Fingerprint {
+    let mut x = fp.0;
+    if packed {
+        let start = (seed % 64) as u32;
+        for i in 0..bits {
+            x ^= 1u64 << ((start + i) % 64);
+        }
+    } else {
+        let mut s = seed | 1;
+        let mut done = 0u64;
+        while done.count_ones() < bits {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            done |= 1 << (s % 64);
+        }
+        x ^= done;
+    }
+    Fingerprint(x)
+}
+
+/// Random fingerprints plus near copies at exactly k and k + 1 bits, packed and spread, and
+/// identical copies.
+pub(crate) fn adversarial(seeds: &[u64], k: u32, salt: u64) -> Vec<Fingerprint> {
+    let mut fps = Vec::new();
+    for (i, &s) in seeds.iter().enumerate() {
+        let fp = Fingerprint(s);
+        fps.push(fp);
+        let salt = salt.wrapping_add(i as u64 * 0x9e37_79b9);
+        match s % 7 {
+            0 => fps.push(flip(fp, k, salt, false)),
+            1 => fps.push(flip(fp, (k + 1).min(64), salt, false)),
+            2 => fps.push(flip(fp, k, salt, true)),
+            3 => fps.push(flip(fp, (k + 1).min(64), salt, true)),
+            4 => fps.extend([fp, fp]),
+            5 => fps.push(flip(fp, k.saturating_sub(1), salt, false)),
+            _ => {}
+        }
+    }
+    fps
+}
+
+fn check_all_pairs(fps: &[Fingerprint], m: usize, k: u32) {
+    let tables = Tables::new(m, k).unwrap();
+    let expect = brute_pairs(fps, k);
+    let got = all_pairs(fps, &tables);
+    assert_eq!(got, expect, "m = {m}, k = {k}");
+    // The public kernel, over groups of (table, prefix), finds the same pairs.
+    let mut via_kernel = Vec::new();
+    for table in &tables {
+        let mut keyed: Vec<(u64, u32, Fingerprint)> =
+            fps.iter().enumerate().map(|(i, &f)| (table.prefix(f), i as u32, f)).collect();
+        keyed.sort_unstable();
+        for group in keyed.chunk_by(|x, y| x.0 == y.0) {
+            let group: Vec<(u32, Fingerprint)> = group.iter().map(|&(_, i, f)| (i, f)).collect();
+            pair_group(table, k, &group, |a, b, distance| via_kernel.push(Pair { a, b, distance }));
+        }
+    }
+    via_kernel.sort_unstable();
+    assert_eq!(via_kernel, expect, "kernel, m = {m}, k = {k}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn all_pairs_match_brute_force(
+        seeds in proptest::collection::vec(any::<u64>(), 0..120),
+        salt in any::<u64>(),
+        config in 0..CONFIGS.len(),
+    ) {
+        let (m, k) = CONFIGS[config];
+        check_all_pairs(&adversarial(&seeds, k, salt), m, k);
+    }
+
+    #[test]
+    fn clustered_fingerprints_match_brute_force(
+        base in any::<u64>(),
+        flips in proptest::collection::vec((0u32..9, any::<u64>(), any::<bool>()), 0..150),
+        config in 0..CONFIGS.len(),
+    ) {
+        // Everything within a few bits of one point: many candidates in every table.
+        let (m, k) = CONFIGS[config];
+        let fps: Vec<Fingerprint> =
+            flips.iter().map(|&(b, s, p)| flip(Fingerprint(base), b, s, p)).collect();
+        check_all_pairs(&fps, m, k);
+    }
+
+    #[test]
+    fn cross_pairs_match_brute_force(
+        q in proptest::collection::vec(any::<u64>(), 0..60),
+        c in proptest::collection::vec(any::<u64>(), 0..60),
+        salt in any::<u64>(),
+        config in 0..CONFIGS.len(),
+    ) {
+        let (m, k) = CONFIGS[config];
+        let tables = Tables::new(m, k).unwrap();
+        let queries = adversarial(&q, k, salt);
+        // The corpus holds near copies of the queries too.
+        let mut corpus = adversarial(&c, k, !salt);
+        corpus.extend(queries.iter().enumerate().map(|(i, &f)| flip(f, k + (i as u32 % 2), salt ^ i as u64, i % 3 == 0)));
+        prop_assert_eq!(cross_pairs(&queries, &corpus, &tables), brute_cross(&queries, &corpus, k));
+    }
+}
+
+#[test]
+fn small_inputs() {
+    let tables = Tables::new(6, 3).unwrap();
+    assert!(all_pairs(&[], &tables).is_empty());
+    assert!(all_pairs(&[Fingerprint(7)], &tables).is_empty());
+    assert!(cross_pairs(&[], &[Fingerprint(7)], &tables).is_empty());
+    assert!(cross_pairs(&[Fingerprint(7)], &[], &tables).is_empty());
+    assert_eq!(
+        cross_pairs(&[Fingerprint(7)], &[Fingerprint(7)], &tables),
+        [CrossPair { query: 0, corpus: 0, distance: 0 }]
+    );
+}
+
+#[test]
+fn many_identical() {
+    // One huge group of equal prefixes in every table.
+    let fps = vec![Fingerprint(0x5555_5555_5555_5555); 300];
+    let pairs = all_pairs(&fps, &Tables::new(6, 3).unwrap());
+    assert_eq!(pairs.len(), 300 * 299 / 2);
+    assert!(pairs.iter().all(|p| p.distance == 0 && p.a < p.b));
+}
+
+/// Enough fingerprints to use every path of the engine: several scatter bits, buckets
+/// larger than the insertion-sort limit, radix passes, and several tasks and waves.
+fn large_input(n: usize, k: u32) -> Vec<Fingerprint> {
+    let mut s = 0x1234_5678_9abc_def1_u64;
+    let mut fps = Vec::with_capacity(n);
+    while fps.len() < n {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let fp = Fingerprint(s ^ (s >> 29));
+        fps.push(fp);
+        if s.is_multiple_of(5) {
+            fps.push(flip(fp, 1 + (s >> 60) as u32 % (k + 1), s >> 7, s.is_multiple_of(2)));
+        }
+    }
+    fps
+}
+
+#[test]
+fn large_input_matches_sorted_brute_force() {
+    // Brute force is quadratic, so check it on a slice, and check that three table sets
+    // (different prefixes, scatter bits and radix passes) agree on the whole input.
+    let k = 3;
+    let fps = large_input(60_000, k);
+    let a = all_pairs(&fps, &Tables::new(4, k).unwrap());
+    let b = all_pairs(&fps, &Tables::new(6, k).unwrap());
+    let c = all_pairs(&fps, &Tables::new(9, k).unwrap());
+    assert_eq!(a, b);
+    assert_eq!(a, c);
+    assert!(a.len() > 5_000, "planted pairs: {}", a.len());
+    let head = &fps[..3000];
+    assert_eq!(all_pairs(head, &Tables::new(5, k).unwrap()), brute_pairs(head, k));
+}
+
+#[test]
+fn same_batches_for_any_thread_count() {
+    let fps = large_input(200_000, 3);
+    let tables = Tables::new(5, 3).unwrap();
+    let collect = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut batches: Vec<Vec<Pair>> = Vec::new();
+        pool.install(|| all_pairs_with(&fps, &tables, |p| batches.push(p.to_vec())));
+        batches
+    };
+    let one = collect(1);
+    assert!(one.len() > 1);
+    assert_eq!(one, collect(3));
+}
+
+mod online {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+    use simhash_core::Fingerprint;
+
+    use super::{CONFIGS, flip};
+    use crate::{Hit, Index, Tables};
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u8, u64),
+        /// Insert a near copy of the fingerprint of an id (or of a constant), at `bits` bits.
+        InsertNear(u8, u8, u32, u64, bool),
+        InsertMany(Vec<(u8, u64)>),
+        Remove(u8),
+        Query(u64),
+        QueryNear(u8, u32, u64, bool),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0u8..40, any::<u64>()).prop_map(|(i, f)| Op::Insert(i, f)),
+            (0u8..40, 0u8..40, 0u32..10, any::<u64>(), any::<bool>())
+                .prop_map(|(i, of, b, s, p)| Op::InsertNear(i, of, b, s, p)),
+            proptest::collection::vec((0u8..40, any::<u64>()), 0..30).prop_map(Op::InsertMany),
+            (0u8..40).prop_map(Op::Remove),
+            any::<u64>().prop_map(Op::Query),
+            (0u8..40, 0u32..10, any::<u64>(), any::<bool>())
+                .prop_map(|(i, b, s, p)| Op::QueryNear(i, b, s, p)),
+        ]
+    }
+
+    fn brute(model: &BTreeMap<u8, Fingerprint>, q: Fingerprint, k: u32) -> Vec<Hit<u8>> {
+        let mut hits: Vec<Hit<u8>> = model
+            .iter()
+            .filter(|(_, f)| q.distance(**f) <= k)
+            .map(|(&id, f)| Hit { id, distance: q.distance(*f) })
+            .collect();
+        hits.sort();
+        hits
+    }
+
+    fn check(index: &Index<u8>, model: &BTreeMap<u8, Fingerprint>, q: Fingerprint, k: u32) {
+        let expect = brute(model, q, k);
+        assert_eq!(index.find_all(q).collect::<Vec<_>>(), expect, "query {q}");
+        let mut buf = vec![Hit { id: 0, distance: 99 }];
+        index.find_all_into(q, &mut buf);
+        assert_eq!(buf, expect);
+        match index.find_first(q) {
+            None => assert!(expect.is_empty()),
+            Some(hit) => assert!(expect.contains(&hit), "find_first {hit:?} for {q}"),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn index_matches_a_model(
+            ops in proptest::collection::vec(op(), 0..200),
+            config in 0..CONFIGS.len() - 2,
+            base in any::<u64>(),
+        ) {
+            let (m, k) = CONFIGS[config];
+            let mut index: Index<u8> = Index::new(Tables::new(m, k).unwrap());
+            let mut model: BTreeMap<u8, Fingerprint> = BTreeMap::new();
+            let near = |model: &BTreeMap<u8, Fingerprint>, of: u8| {
+                model.get(&of).copied().unwrap_or(Fingerprint(base))
+            };
+            for op in ops {
+                match op {
+                    Op::Insert(id, f) => {
+                        prop_assert_eq!(index.insert(id, Fingerprint(f)), model.insert(id, Fingerprint(f)));
+                    }
+                    Op::InsertNear(id, of, bits, s, p) => {
+                        let f = flip(near(&model, of), bits.min(k + 1), s, p);
+                        prop_assert_eq!(index.insert(id, f), model.insert(id, f));
+                    }
+                    Op::InsertMany(items) => {
+                        let items: Vec<(u8, Fingerprint)> =
+                            items.iter().map(|&(i, f)| (i, flip(Fingerprint(base), (f % 6) as u32, f, f % 2 == 0))).collect();
+                        index.insert_many(items.iter().copied());
+                        model.extend(items);
+                    }
+                    Op::Remove(id) => prop_assert_eq!(index.remove(id), model.remove(&id)),
+                    Op::Query(q) => check(&index, &model, Fingerprint(q), k),
+                    Op::QueryNear(of, bits, s, p) => {
+                        check(&index, &model, flip(near(&model, of), bits.min(k + 1), s, p), k);
+                    }
+                }
+                prop_assert_eq!(index.len(), model.len());
+            }
+            for (&id, &f) in &model {
+                prop_assert!(index.contains(id));
+                prop_assert_eq!(index.get(id), Some(f));
+                check(&index, &model, f, k);
+            }
+            let stored: BTreeMap<u8, Fingerprint> = index.iter().collect();
+            prop_assert_eq!(&stored, &model);
+            let queries: Vec<Fingerprint> = model.values().copied().chain([Fingerprint(base)]).collect();
+            let all = index.find_all_many(&queries);
+            let first = index.find_first_many(&queries);
+            for ((q, hits), first) in queries.iter().zip(all).zip(first) {
+                prop_assert_eq!(&hits, &brute(&model, *q, k));
+                prop_assert_eq!(first.is_some(), !hits.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn duplicate_ids_replace_and_remove_then_query() {
+        let mut index: Index = Index::new(Tables::new(6, 3).unwrap());
+        let a = Fingerprint(0xaaaa_bbbb_cccc_dddd);
+        assert_eq!(index.insert(7, a), None);
+        assert_eq!(index.insert(7, a), Some(a));
+        assert_eq!(index.find_all(a).collect::<Vec<_>>(), [Hit { id: 7, distance: 0 }]);
+        let b = flip(a, 3, 1, false);
+        assert_eq!(index.insert(7, b), Some(a));
+        assert_eq!(index.len(), 1);
+        assert_eq!(index.find_all(a).collect::<Vec<_>>(), [Hit { id: 7, distance: 3 }]);
+        assert_eq!(index.remove(7), Some(b));
+        assert_eq!(index.remove(7), None);
+        assert!(index.find_all(a).next().is_none());
+        assert!(index.find_first(b).is_none());
+        assert!(index.is_empty());
+    }
+
+    #[test]
+    fn many_inserts_and_removes_merge_and_rebuild() {
+        let mut index: Index<u32> = Index::new(Tables::new(5, 3).unwrap());
+        let fp = |i: u32| Fingerprint(u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        for i in 0..3000 {
+            index.insert(i, fp(i));
+            index.insert(100_000 + i, flip(fp(i), 3, u64::from(i), i % 2 == 0));
+        }
+        for i in (0..3000).step_by(2) {
+            index.remove(i);
+        }
+        for i in 0..3000 {
+            let hits: Vec<Hit<u32>> = index.find_all(fp(i)).collect();
+            let mut expect = vec![Hit { id: 100_000 + i, distance: 3 }];
+            if i % 2 == 1 {
+                expect.insert(0, Hit { id: i, distance: 0 });
+            }
+            assert_eq!(hits, expect, "i = {i}");
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! Command-line flags (clap derive), converted once into validated settings.
+
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success (also when the reader of the output goes away, as in `| head`)
+  1  some records were skipped; each was reported as FILE:LINE: what was wrong
+  2  error: nothing or not all was written";
+
+/// Near-duplicate detection with simhash fingerprints.
+///
+/// Without a subcommand, `simhash` runs the OpenMP fork's job with its flags: cluster the
+/// records of --input and write `id<TAB>hash<TAB>cluster` (only records in a cluster of two
+/// or more, unless --singletons). That mode uses the fork's fingerprints (--preset fork)
+/// unless told otherwise; the subcommands default to --preset default.
+#[derive(Debug, Parser)]
+#[command(
+    name = "simhash",
+    version,
+    after_help = EXIT_CODES,
+    args_conflicts_with_subcommands = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Fingerprint each record: JSONL in, TSV `id<TAB>hash` out (what --format hash reads).
+    #[command(after_help = EXIT_CODES)]
+    Fingerprint(FingerprintArgs),
+    /// Every near-duplicate pair: TSV `id_a<TAB>id_b<TAB>distance`.
+    #[command(after_help = EXIT_CODES)]
+    Pairs(PairsArgs),
+    /// Write the input without its near-duplicates, each kept record byte for byte.
+    #[command(after_help = EXIT_CODES)]
+    Dedup(DedupArgs),
+    /// Near-duplicate clusters: TSV `id<TAB>hash<TAB>cluster` (the default job).
+    #[command(after_help = EXIT_CODES)]
+    Cluster(ClusterArgs),
+    /// simhash-cpp's find-all: decimal hashes in, one JSON pair `[a,b]` per line out.
+    #[command(name = "find-all", after_help = EXIT_CODES)]
+    FindAll(SeedArgs),
+    /// simhash-cpp's find-clusters: decimal hashes in, one JSON array per cluster out.
+    #[command(name = "find-clusters", after_help = EXIT_CODES)]
+    FindClusters(SeedArgs),
+}
+
+/// Where records come from and how to read them.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// Input file; `-` reads standard input. `.gz` and `.zst` files are decompressed.
+    #[arg(value_name = "INPUT", conflicts_with = "input")]
+    pub path: Option<PathBuf>,
+
+    /// Input file (the same as the positional INPUT).
+    ///
+    /// `-` (the default) reads standard input. Files ending in `.gz` or `.zst` are
+    /// decompressed.
+    #[arg(short = 'i', long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+
+    /// Input format: json (JSONL records) or hash (TSV `id<TAB>hash`).
+    ///
+    /// json: one JSON object per line; the text is at --text-column and the id at
+    /// --id-column. hash: TSV with the header `id<TAB>hash`, hashes in decimal or 0x hex
+    /// (an empty hash is a featureless record). By default, hash for files ending in
+    /// `.tsv` (before any `.gz`/`.zst`), json otherwise.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<Format>,
+
+    /// JSON field holding the text (dotted path for nested fields, e.g. `meta.body`).
+    #[arg(
+        long = "text-column",
+        visible_alias = "text_column",
+        value_name = "FIELD",
+        default_value = "text"
+    )]
+    pub text_column: String,
+
+    /// JSON field holding the id; records without it get their 0-based line number.
+    #[arg(
+        long = "id-column",
+        visible_alias = "id_column",
+        value_name = "FIELD",
+        default_value = "id"
+    )]
+    pub id_column: String,
+
+    /// Stop at the first bad record (exit 2) instead of reporting it and going on.
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Longest record accepted, in bytes; a longer line is reported and skipped.
+    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20, hide_short_help = true)]
+    pub max_record_bytes: u64,
+
+    /// Use a uniform random sample of N records (one pass, memory for N records).
+    ///
+    /// Records are sampled after they are read and checked, so every bad record is still
+    /// reported. The sample depends only on --seed and the input, never on the thread count.
+    #[arg(long, value_name = "N")]
+    pub sample: Option<u64>,
+
+    /// Seed for --sample: the same seed and input give the same sample.
+    #[arg(long, value_name = "SEED", default_value_t = 0)]
+    pub seed: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// JSON Lines records (`jsonl` is accepted too).
+    #[value(alias = "jsonl")]
+    Json,
+    /// TSV `id<TAB>hash` with a header line (`tsv` is accepted too).
+    #[value(alias = "tsv")]
+    Hash,
+}
+
+impl InputArgs {
+    /// The input path, `-` for standard input.
+    pub fn path(&self) -> &Path {
+        self.path.as_deref().or(self.input.as_deref()).unwrap_or(Path::new("-"))
+    }
+
+    /// The format, inferred from the file name when not given.
+    pub fn format(&self) -> Format {
+        self.format.unwrap_or_else(|| {
+            let name = self.path().to_string_lossy().to_ascii_lowercase();
+            let name = name.trim_end_matches(".gz").trim_end_matches(".zst");
+            if Path::new(name).extension().is_some_and(|e| e == "tsv") {
+                Format::Hash
+            } else {
+                Format::Json
+            }
+        })
+    }
+}
+
+/// How text becomes fingerprints.
+#[derive(Debug, Args)]
+pub struct FingerprintOpts {
+    /// Fingerprint definition: default, default-v1, moz (simhash-cpp) or fork (the OpenMP fork).
+    ///
+    /// `default` is the current default for new users (now default-v1: Unicode words,
+    /// NFKC and case folding, 3-token shingles, sublinear tf weights). moz and fork
+    /// reproduce the seeds' fingerprints bit for bit. By default, fork for the top-level
+    /// (fork-compatible) command, default for the subcommands.
+    #[arg(long, value_name = "PRESET")]
+    pub preset: Option<simhash_core::Preset>,
+
+    /// Shingle window: tokens for default and moz, bytes for fork [default: 3, fork: 5].
+    #[arg(long, value_name = "N")]
+    pub window: Option<usize>,
+}
+
+/// How fingerprints are matched.
+#[derive(Debug, Args)]
+pub struct MatchOpts {
+    /// Maximum Hamming distance (bits) for two records to be near-duplicates.
+    #[arg(short = 'k', long, value_name = "K", default_value_t = 3)]
+    pub distance: u32,
+
+    /// Number of blocks the 64 bits are split into, or `auto` to let the planner choose.
+    ///
+    /// More blocks mean more tables (C(blocks, distance)) but fewer candidates per table.
+    /// Must be more than --distance.
+    #[arg(long, value_name = "N|auto", default_value = "auto")]
+    pub blocks: Blocks,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocks {
+    Auto,
+    Fixed(usize),
+}
+
+impl std::str::FromStr for Blocks {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Blocks, String> {
+        if s == "auto" {
+            return Ok(Blocks::Auto);
+        }
+        s.parse::<usize>()
+            .map(Blocks::Fixed)
+            .map_err(|_| format!("expected a number of blocks or `auto`, got {s:?}"))
+    }
+}
+
+/// How clusters are formed and which record of each is kept.
+#[derive(Debug, Args)]
+pub struct ClusterOpts {
+    /// components: a record joins a cluster when it matches any member (chains merge);
+    /// star: only when it matches the cluster's kept record.
+    #[arg(long, value_enum, value_name = "MODE", default_value = "components")]
+    pub mode: ClusterMode,
+
+    /// Which record of a cluster is kept: first (in input order), longest text, lowest id.
+    #[arg(long, value_enum, value_name = "POLICY", default_value = "first")]
+    pub keep: KeepPolicy,
+
+    /// Count the clusters larger than N in the summary (a sign of chained over-merging).
+    #[arg(long, value_name = "N", default_value_t = 1000, hide_short_help = true)]
+    pub big_cluster: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ClusterMode {
+    /// Connected components of the near-duplicate graph (the seeds' find-clusters).
+    Components,
+    /// Center clustering: members are within --distance of the kept record.
+    Star,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum KeepPolicy {
+    /// The first member in input order.
+    First,
+    /// The member with the longest text (the first of equals).
+    Longest,
+    /// The member with the lowest id (numeric if both are numbers, else bytewise).
+    LowestId,
+}
+
+/// Threads, progress and the summary.
+#[derive(Debug, Args)]
+pub struct RunOpts {
+    /// Number of threads [default: all cores]. The output does not depend on it.
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<NonZeroUsize>,
+
+    /// No progress bars and no summary on stderr (errors are still reported).
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Write a JSON summary of the run (counts, skipped records by reason, seconds per phase).
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct OutputOpts {
+    /// Output file; `-` (the default) writes standard output. Written whole or not at all.
+    #[arg(short, long, value_name = "FILE", default_value = "-")]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct FingerprintArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub fingerprint: FingerprintOpts,
+    #[command(flatten)]
+    pub output: OutputOpts,
+    #[command(flatten)]
+    pub run: RunOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct PairsArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub fingerprint: FingerprintOpts,
+    #[command(flatten)]
+    pub matching: MatchOpts,
+    #[command(flatten)]
+    pub output: OutputOpts,
+    #[command(flatten)]
+    pub run: RunOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct DedupArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub fingerprint: FingerprintOpts,
+    #[command(flatten)]
+    pub matching: MatchOpts,
+    #[command(flatten)]
+    pub cluster: ClusterOpts,
+    #[command(flatten)]
+    pub output: OutputOpts,
+
+    /// Also write one JSON line per dropped record: {"id", "duplicate_of", "distance"}.
+    #[arg(long, value_name = "FILE")]
+    pub removed: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub run: RunOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub fingerprint: FingerprintOpts,
+    #[command(flatten)]
+    pub matching: MatchOpts,
+    #[command(flatten)]
+    pub cluster: ClusterOpts,
+    #[command(flatten)]
+    pub output: OutputOpts,
+
+    /// Also print records that are in no cluster (each is a cluster of its own).
+    #[arg(long)]
+    pub singletons: bool,
+
+    #[command(flatten)]
+    pub run: RunOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct SeedArgs {
+    /// Input: one decimal (or 0x hex) 64-bit hash per line; `-` is standard input.
+    #[arg(short = 'i', long, value_name = "FILE", default_value = "-")]
+    pub input: PathBuf,
+
+    #[command(flatten)]
+    pub output: OutputOpts,
+
+    #[command(flatten)]
+    pub matching: MatchOpts,
+
+    /// Stop at the first bad line (exit 2) instead of reporting it and going on.
+    #[arg(long)]
+    pub strict: bool,
+
+    #[command(flatten)]
+    pub run: RunOpts,
+}

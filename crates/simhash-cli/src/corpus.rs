@@ -1,0 +1,399 @@
+//! The documents of one run, read by a parallel pipeline: one reader thread, a bounded
+//! channel of numbered batches, fingerprint workers, and this thread putting the results
+//! back in input order.
+
+use std::collections::{BTreeMap, BinaryHeap, HashSet};
+use std::hash::Hasher;
+use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context;
+use crossbeam_channel::{Receiver, Sender, bounded};
+use simhash_core::{Fingerprint, Fingerprinter};
+
+use crate::input::{LineReader, LineStatus, Source};
+use crate::record::{self, Columns, Problem, Reason};
+use crate::report::Reporter;
+
+/// How the records of a line are read.
+#[derive(Clone, Debug)]
+pub enum Parser {
+    /// JSONL records, fingerprinted.
+    Json { columns: Columns, fingerprinter: Fingerprinter },
+    /// TSV `id<TAB>hash` with a header line.
+    Hash,
+    /// simhash-cpp's input: one hash per line; the id is the hash itself.
+    SeedHash,
+}
+
+pub struct ReadOptions {
+    pub parser: Parser,
+    pub threads: usize,
+    pub max_record_bytes: u64,
+    pub sample: Option<(u64, u64)>,
+    /// Keep standard input in a temporary file for a second pass.
+    pub spool: bool,
+}
+
+/// The documents: for each, its id, fingerprint (none when featureless), line and length.
+/// Memory grows with the number of documents, never with their text.
+#[derive(Default)]
+pub struct Corpus {
+    ids: String,
+    id_ends: Vec<usize>,
+    fps: Vec<Fingerprint>,
+    featureless: Vec<bool>,
+    lines: Vec<u64>,
+    lens: Vec<u64>,
+    /// Records read (lines, bar the TSV header), including skipped and not sampled ones.
+    pub records: u64,
+    /// Valid records left out by --sample.
+    pub not_sampled: u64,
+    pub bytes: u64,
+}
+
+impl Corpus {
+    pub fn len(&self) -> usize {
+        self.fps.len()
+    }
+
+    pub fn id(&self, doc: usize) -> &str {
+        let start = if doc == 0 { 0 } else { self.id_ends[doc - 1] };
+        &self.ids[start..self.id_ends[doc]]
+    }
+
+    pub fn fingerprint(&self, doc: usize) -> Option<Fingerprint> {
+        (!self.featureless[doc]).then(|| self.fps[doc])
+    }
+
+    pub fn line(&self, doc: usize) -> u64 {
+        self.lines[doc]
+    }
+
+    pub fn lens(&self) -> &[u64] {
+        &self.lens
+    }
+
+    pub fn featureless(&self) -> usize {
+        self.featureless.iter().filter(|&&f| f).count()
+    }
+
+    fn push(&mut self, id: &str, fp: Option<Fingerprint>, line: u64, len: u64) {
+        self.ids.push_str(id);
+        self.id_ends.push(self.ids.len());
+        self.fps.push(fp.unwrap_or_default());
+        self.featureless.push(fp.is_none());
+        self.lines.push(line);
+        self.lens.push(len);
+    }
+}
+
+/// A run of lines as read.
+struct RawBatch {
+    seq: u64,
+    data: Vec<u8>,
+    /// Per line: its number, end offset in `data`, and status.
+    lines: Vec<(u64, usize, LineStatus)>,
+}
+
+/// A batch after parsing, in the same order.
+struct ParsedBatch {
+    seq: u64,
+    bytes: u64,
+    ids: String,
+    /// Per line: its number and either (id end in `ids` or none, fingerprint, text length)
+    /// or a problem.
+    items: Vec<(u64, Parsed)>,
+}
+
+const BATCH_LINES: usize = 2048;
+const BATCH_BYTES: usize = 4 << 20;
+
+/// Reads all records of `source` into a corpus, reporting bad ones through `reporter`.
+pub fn read(
+    source: &mut Source,
+    options: &ReadOptions,
+    reporter: &mut Reporter,
+) -> anyhow::Result<Corpus> {
+    let reader = source.open(options.spool)?;
+    let threads = options.threads.max(1);
+    let stop = AtomicBool::new(false);
+    let (raw_tx, raw_rx) = bounded::<RawBatch>(2 * threads);
+    let (done_tx, done_rx) = bounded::<ParsedBatch>(2 * threads);
+    let name = source.name.clone();
+
+    std::thread::scope(|scope| {
+        let reader_thread = scope.spawn(|| {
+            read_batches(reader, options.max_record_bytes, &options.parser, &raw_tx, &stop)
+        });
+        for _ in 0..threads {
+            let (rx, tx) = (raw_rx.clone(), done_tx.clone());
+            let parser = &options.parser;
+            let max = options.max_record_bytes;
+            scope.spawn(move || parse_batches(&rx, &tx, parser, max));
+        }
+        drop(raw_rx);
+        drop(done_tx);
+
+        let result = collect(&done_rx, options, reporter, &name);
+        if result.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        // Let the workers finish: drain what is left so that no sender blocks.
+        for _ in &done_rx {}
+        let read_result =
+            reader_thread.join().map_err(|_| anyhow::anyhow!("reader thread panicked"))?;
+        let corpus = result?;
+        read_result.with_context(|| format!("{name}: read error"))?;
+        Ok(corpus)
+    })
+}
+
+fn read_batches(
+    reader: Box<dyn Read + Send>,
+    max: u64,
+    parser: &Parser,
+    tx: &Sender<RawBatch>,
+    stop: &AtomicBool,
+) -> std::io::Result<()> {
+    let mut lines = LineReader::new(reader, max);
+    let mut seq = 0;
+    let skip_header = matches!(parser, Parser::Hash);
+    let mut batch = RawBatch { seq, data: Vec::new(), lines: Vec::new() };
+    while let Some(status) = lines.next_line(&mut batch.data, None)? {
+        if skip_header && lines.line == 1 && is_hash_header(&batch.data) {
+            batch.data.clear();
+            continue;
+        }
+        batch.lines.push((lines.line, batch.data.len(), status));
+        if batch.lines.len() >= BATCH_LINES || batch.data.len() >= BATCH_BYTES {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            seq += 1;
+            let next =
+                RawBatch { seq, data: Vec::with_capacity(batch.data.len()), lines: Vec::new() };
+            if tx.send(std::mem::replace(&mut batch, next)).is_err() {
+                return Ok(());
+            }
+        }
+    }
+    if !batch.lines.is_empty() {
+        let _ = tx.send(batch);
+    }
+    Ok(())
+}
+
+fn is_hash_header(line: &[u8]) -> bool {
+    line.split(|&b| b == b'\t').nth(1).is_some_and(|c| c.trim_ascii() == b"hash")
+}
+
+fn parse_batches(rx: &Receiver<RawBatch>, tx: &Sender<ParsedBatch>, parser: &Parser, max: u64) {
+    for raw in rx {
+        let mut out = ParsedBatch {
+            seq: raw.seq,
+            bytes: raw.data.len() as u64,
+            ids: String::new(),
+            items: Vec::with_capacity(raw.lines.len()),
+        };
+        let mut start = 0;
+        for (line, end, status) in raw.lines {
+            let bytes = &raw.data[start..end];
+            start = end;
+            let item = match status {
+                LineStatus::TooLong(n) => {
+                    out.bytes += n;
+                    Err(Problem::too_long(n, max))
+                }
+                LineStatus::Ok => parse_line(bytes, parser, &mut out.ids),
+            };
+            out.items.push((line, item));
+        }
+        if tx.send(out).is_err() {
+            return;
+        }
+    }
+}
+
+/// A parsed line: (the end of its id in the batch's `ids`, or none for no id; its
+/// fingerprint, none when featureless; its text length), or why it was skipped.
+type Parsed = Result<(Option<usize>, Option<Fingerprint>, u64), Problem>;
+
+fn parse_line(bytes: &[u8], parser: &Parser, ids: &mut String) -> Parsed {
+    let mut push_id = |id: Option<&str>| {
+        id.map(|id| {
+            ids.push_str(id);
+            ids.len()
+        })
+    };
+    match parser {
+        Parser::Json { columns, fingerprinter } => {
+            let (id, text) = record::parse_json(bytes, columns)?;
+            let fp = fingerprinter.fingerprint(&text);
+            Ok((push_id(id.as_deref()), fp, text.len() as u64))
+        }
+        Parser::Hash => {
+            let (id, fp) = record::parse_hash(bytes)?;
+            Ok((push_id(id.as_deref()), fp, 0))
+        }
+        Parser::SeedHash => {
+            let fp = record::parse_seed_hash(bytes)?;
+            let end = push_id(Some(&fp.get().to_string()));
+            Ok((end, Some(fp), 0))
+        }
+    }
+}
+
+/// Puts batches back in order and builds the corpus.
+fn collect(
+    rx: &Receiver<ParsedBatch>,
+    options: &ReadOptions,
+    reporter: &mut Reporter,
+    name: &str,
+) -> anyhow::Result<Corpus> {
+    let mut corpus = Corpus::default();
+    let mut ids = IdSet::default();
+    let mut sampler = options.sample.map(|(n, seed)| Sampler::new(n, seed));
+    let mut pending: BTreeMap<u64, ParsedBatch> = BTreeMap::new();
+    let mut next = 0;
+    let mut line_id = String::new();
+    for batch in rx {
+        pending.insert(batch.seq, batch);
+        while let Some(batch) = pending.remove(&next) {
+            next += 1;
+            corpus.bytes += batch.bytes;
+            let mut id_start = 0;
+            for (line, item) in batch.items {
+                corpus.records += 1;
+                let (id_end, fp, len) = match item {
+                    Ok(ok) => ok,
+                    Err(problem) => {
+                        reporter.problem(name, line, &problem)?;
+                        continue;
+                    }
+                };
+                let id = if let Some(end) = id_end {
+                    let id = &batch.ids[id_start..end];
+                    id_start = end;
+                    id
+                } else {
+                    line_id.clear();
+                    line_id.push_str(&(line - 1).to_string());
+                    &line_id
+                };
+                if !ids.insert(id) {
+                    let problem = Problem {
+                        reason: Reason::DuplicateId,
+                        message: format!("duplicate id {id:?} (an earlier record has it)"),
+                    };
+                    reporter.problem(name, line, &problem)?;
+                    continue;
+                }
+                match &mut sampler {
+                    Some(s) => s.offer(line, id, fp, len),
+                    None => corpus.push(id, fp, line, len),
+                }
+            }
+            reporter.progress(corpus.bytes, corpus.records);
+        }
+    }
+    if let Some(sampler) = sampler {
+        corpus.not_sampled = sampler.offered - sampler.heap.len() as u64;
+        for doc in sampler.into_sorted() {
+            corpus.push(&doc.id, doc.fp, doc.line, doc.len);
+        }
+    }
+    Ok(corpus)
+}
+
+/// Ids seen so far, to report duplicates: a 128-bit hash per id (16 bytes, where keeping
+/// the ids again would cost their length), so two different ids are taken for one with a
+/// probability of about n² / 2¹²⁹: never, in practice.
+#[derive(Default)]
+struct IdSet {
+    seen: HashSet<u128>,
+}
+
+impl IdSet {
+    /// Returns false when `id` was seen before.
+    fn insert(&mut self, id: &str) -> bool {
+        let hash = |salt: u8| {
+            let mut h = std::hash::DefaultHasher::new();
+            h.write_u8(salt);
+            h.write(id.as_bytes());
+            h.finish()
+        };
+        self.seen.insert((u128::from(hash(1)) << 64) | u128::from(hash(2)))
+    }
+}
+
+/// Bottom-k sampling: each record gets a pseudo-random key from (seed, line); the n records
+/// with the smallest keys are the sample. One pass, memory for n records, and the sample
+/// depends only on the seed and the input.
+struct Sampler {
+    n: u64,
+    seed: u64,
+    heap: BinaryHeap<Sampled>,
+    offered: u64,
+}
+
+struct Sampled {
+    key: u64,
+    line: u64,
+    id: Box<str>,
+    fp: Option<Fingerprint>,
+    len: u64,
+}
+
+impl PartialEq for Sampled {
+    fn eq(&self, other: &Sampled) -> bool {
+        (self.key, self.line) == (other.key, other.line)
+    }
+}
+impl Eq for Sampled {}
+impl PartialOrd for Sampled {
+    fn partial_cmp(&self, other: &Sampled) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Sampled {
+    fn cmp(&self, other: &Sampled) -> std::cmp::Ordering {
+        (self.key, self.line).cmp(&(other.key, other.line))
+    }
+}
+
+impl Sampler {
+    fn new(n: u64, seed: u64) -> Sampler {
+        Sampler { n, seed, heap: BinaryHeap::new(), offered: 0 }
+    }
+
+    fn offer(&mut self, line: u64, id: &str, fp: Option<Fingerprint>, len: u64) {
+        self.offered += 1;
+        if self.n == 0 {
+            return;
+        }
+        let key = splitmix(self.seed ^ splitmix(line));
+        if self.heap.len() as u64 >= self.n {
+            match self.heap.peek() {
+                Some(top) if (key, line) < (top.key, top.line) => {
+                    self.heap.pop();
+                }
+                _ => return,
+            }
+        }
+        self.heap.push(Sampled { key, line, id: id.into(), fp, len });
+    }
+
+    fn into_sorted(self) -> Vec<Sampled> {
+        let mut docs = self.heap.into_vec();
+        docs.sort_unstable_by_key(|d| d.line);
+        docs
+    }
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}

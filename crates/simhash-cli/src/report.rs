@@ -1,0 +1,204 @@
+//! Messages about bad records, progress bars, and the end-of-run summary.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use crate::record::{Problem, Reason};
+
+/// Reports bad records as `FILE:LINE: message` on stderr, counts them by reason, shows
+/// progress, and times the phases of the run.
+pub struct Reporter {
+    strict: bool,
+    show_progress: bool,
+    bar: Option<ProgressBar>,
+    skipped: BTreeMap<Reason, u64>,
+    empty: u64,
+    phases: Vec<(&'static str, f64)>,
+    phase_start: Option<(&'static str, Instant)>,
+}
+
+impl Reporter {
+    pub fn new(strict: bool, quiet: bool) -> Reporter {
+        Reporter {
+            strict,
+            show_progress: !quiet && std::io::stderr().is_terminal(),
+            bar: None,
+            skipped: BTreeMap::new(),
+            empty: 0,
+            phases: Vec::new(),
+            phase_start: None,
+        }
+    }
+
+    /// Reports a bad record. With --strict it is an error that ends the run.
+    pub fn problem(&mut self, file: &str, line: u64, problem: &Problem) -> anyhow::Result<()> {
+        let message = format!("{file}:{line}: {}", problem.message);
+        if self.strict {
+            anyhow::bail!("{message} (stopped by --strict)");
+        }
+        *self.skipped.entry(problem.reason).or_default() += 1;
+        let print = || {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "simhash: {message}");
+        };
+        match &self.bar {
+            Some(bar) => bar.suspend(print),
+            None => print(),
+        }
+        Ok(())
+    }
+
+    /// Reports an input with no records at all (likely the wrong file): exit code 1, or an
+    /// error with --strict.
+    pub fn empty_input(&mut self, file: &str) -> anyhow::Result<()> {
+        let message = format!("{file}: empty input, no records");
+        if self.strict {
+            anyhow::bail!("{message} (stopped by --strict)");
+        }
+        self.empty += 1;
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "simhash: {message}");
+        Ok(())
+    }
+
+    pub fn empty_inputs(&self) -> u64 {
+        self.empty
+    }
+
+    pub fn skipped_total(&self) -> u64 {
+        self.skipped.values().sum()
+    }
+
+    /// Starts a phase: ends the previous one, and shows a spinner (or a byte bar when the
+    /// total is known) while it runs.
+    pub fn phase(&mut self, name: &'static str, total_bytes: Option<u64>) {
+        self.end_phase();
+        self.phase_start = Some((name, Instant::now()));
+        if !self.show_progress {
+            return;
+        }
+        let bar = match total_bytes {
+            Some(total) => ProgressBar::new(total).with_style(
+                ProgressStyle::with_template(
+                    "{prefix:>9} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {msg} ({eta})",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            ),
+            None => ProgressBar::new_spinner().with_style(
+                ProgressStyle::with_template(
+                    "{prefix:>9} {spinner} {bytes} {bytes_per_sec} {msg} [{elapsed}]",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ),
+        };
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+        bar.set_prefix(name);
+        bar.enable_steady_tick(Duration::from_millis(120));
+        self.bar = Some(bar);
+    }
+
+    /// Progress while reading: bytes and records so far.
+    pub fn progress(&self, bytes: u64, records: u64) {
+        if let (Some(bar), Some((_, start))) = (&self.bar, &self.phase_start) {
+            bar.set_position(bytes);
+            let secs = start.elapsed().as_secs_f64().max(1e-3);
+            bar.set_message(format!("{records} records, {:.0} docs/s", records as f64 / secs));
+        }
+    }
+
+    /// A message on the current phase's spinner.
+    pub fn message(&self, msg: String) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(msg);
+        }
+    }
+
+    pub fn end_phase(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        if let Some((name, start)) = self.phase_start.take() {
+            self.phases.push((name, start.elapsed().as_secs_f64()));
+        }
+    }
+
+    /// Ends the run: the summary on stderr (unless quiet) and in the --stats file.
+    pub fn finish(&mut self, mut summary: Summary, quiet: bool) -> Summary {
+        self.end_phase();
+        summary.skipped = self.skipped.iter().map(|(r, n)| (r.key().to_string(), *n)).collect();
+        summary.records_skipped = self.skipped_total();
+        summary.seconds = self.phases.iter().map(|(n, s)| ((*n).to_string(), round3(*s))).collect();
+        summary.seconds_total = round3(self.phases.iter().map(|(_, s)| s).sum());
+        if !quiet {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "simhash: {}", summary.one_line());
+        }
+        summary
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// The run's counts: printed on stderr at the end and written by --stats as JSON.
+#[derive(Debug, Default, Serialize)]
+pub struct Summary {
+    pub command: &'static str,
+    pub input: String,
+    pub bytes_read: u64,
+    pub records_read: u64,
+    pub records_skipped: u64,
+    pub skipped: BTreeMap<String, u64>,
+    pub records_not_sampled: u64,
+    pub documents: u64,
+    pub featureless: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tables: Option<usize>,
+    pub pairs: u64,
+    pub clusters: u64,
+    pub documents_in_clusters: u64,
+    pub largest_cluster: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub big_cluster_size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub big_clusters: Option<u64>,
+    pub removed: u64,
+    pub written: u64,
+    pub seconds: BTreeMap<String, f64>,
+    pub seconds_total: f64,
+}
+
+impl Summary {
+    fn one_line(&self) -> String {
+        let mut s = format!(
+            "{} records read ({} skipped), {} documents ({} featureless)",
+            self.records_read, self.records_skipped, self.documents, self.featureless
+        );
+        if self.records_not_sampled > 0 {
+            let _ = write!(s, ", {} not sampled", self.records_not_sampled);
+        }
+        if self.command != "fingerprint" {
+            let _ = write!(s, ", {} pairs", self.pairs);
+        }
+        if !matches!(self.command, "fingerprint" | "pairs" | "find-all") {
+            let _ = write!(s, ", {} clusters (largest {})", self.clusters, self.largest_cluster);
+        }
+        if self.command == "dedup" {
+            let _ = write!(s, ", {} removed, {} kept", self.removed, self.written);
+        }
+        s + &format!(" in {:.2}s", self.seconds_total)
+    }
+}

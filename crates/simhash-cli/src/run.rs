@@ -1,0 +1,460 @@
+//! The commands: read, match, cluster, write.
+
+use std::io::Write;
+use std::num::NonZeroUsize;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use simhash_cluster::{Clusters, Representative, UnionFind};
+use simhash_core::{Fingerprint, Fingerprinter, Preset};
+use simhash_index::Tables;
+
+use crate::args::{
+    Blocks, ClusterArgs, ClusterMode, ClusterOpts, Command, DedupArgs, FingerprintArgs,
+    FingerprintOpts, InputArgs, KeepPolicy, MatchOpts, PairsArgs, RunOpts, SeedArgs,
+};
+use crate::corpus::{self, Corpus, Parser, ReadOptions};
+use crate::input::{LineReader, LineStatus, Source};
+use crate::output::Output;
+use crate::report::{Reporter, Summary};
+
+pub fn run(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Fingerprint(args) => fingerprint(&args),
+        Command::Pairs(args) => pairs(&args),
+        Command::Dedup(args) => dedup(&args),
+        Command::Cluster(args) => cluster(&args, "cluster", Preset::default()),
+        Command::FindAll(args) => seed(&args, false),
+        Command::FindClusters(args) => seed(&args, true),
+    }
+}
+
+/// The top-level command: the fork's job, with the fork's fingerprints by default.
+pub fn run_fork_style(args: &ClusterArgs) -> anyhow::Result<ExitCode> {
+    cluster(args, "cluster", Preset::Fork)
+}
+
+/// What every command shares: the thread count, reporter and summary.
+struct Session {
+    threads: usize,
+    pool: rayon::ThreadPool,
+    reporter: Reporter,
+    summary: Summary,
+    quiet: bool,
+    stats: Option<std::path::PathBuf>,
+}
+
+impl Session {
+    fn new(command: &'static str, run: &RunOpts, strict: bool) -> anyhow::Result<Session> {
+        let threads = run
+            .threads
+            .or_else(|| std::thread::available_parallelism().ok())
+            .map_or(1, NonZeroUsize::get);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .context("cannot start the thread pool")?;
+        Ok(Session {
+            threads,
+            pool,
+            reporter: Reporter::new(strict, run.quiet),
+            summary: Summary { command, ..Summary::default() },
+            quiet: run.quiet,
+            stats: run.stats.clone(),
+        })
+    }
+
+    fn read(
+        &mut self,
+        source: &mut Source,
+        parser: Parser,
+        input: Option<&InputArgs>,
+        spool: bool,
+    ) -> anyhow::Result<Corpus> {
+        self.summary.input.clone_from(&source.name);
+        self.reporter.phase("reading", source.size);
+        let options = ReadOptions {
+            parser,
+            threads: self.threads,
+            max_record_bytes: input.map_or(u64::MAX, |i| i.max_record_bytes),
+            sample: input.and_then(|i| i.sample.map(|n| (n, i.seed))),
+            spool,
+        };
+        let corpus = corpus::read(source, &options, &mut self.reporter)?;
+        self.summary.bytes_read = corpus.bytes;
+        self.summary.records_read = corpus.records;
+        self.summary.records_not_sampled = corpus.not_sampled;
+        self.summary.documents = corpus.len() as u64;
+        self.summary.featureless = corpus.featureless() as u64;
+        if corpus.records == 0 {
+            self.reporter.empty_input(&source.name)?;
+        }
+        Ok(corpus)
+    }
+
+    /// Ends the run: summary, --stats file, exit code.
+    fn finish(mut self) -> anyhow::Result<ExitCode> {
+        let skipped = self.reporter.skipped_total() + self.reporter.empty_inputs();
+        let summary = self.reporter.finish(std::mem::take(&mut self.summary), self.quiet);
+        if let Some(path) = &self.stats {
+            let mut out = Output::create(path)?;
+            serde_json::to_writer_pretty(&mut out, &summary)
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            out.write_all(b"\n")?;
+            out.commit()?;
+        }
+        Ok(if skipped > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    }
+}
+
+fn json_parser(input: &InputArgs, opts: &FingerprintOpts, default: Preset) -> Parser {
+    match input.format() {
+        crate::args::Format::Hash => Parser::Hash,
+        crate::args::Format::Json => {
+            let mut builder = Fingerprinter::builder();
+            builder.preset(opts.preset.unwrap_or(default));
+            if let Some(w) = opts.window {
+                builder.window(w);
+            }
+            Parser::Json {
+                columns: crate::record::Columns::new(&input.text_column, &input.id_column),
+                fingerprinter: builder.build(),
+            }
+        }
+    }
+}
+
+fn note_preset(summary: &mut Summary, parser: &Parser) {
+    if let Parser::Json { fingerprinter, .. } = parser {
+        summary.preset =
+            Some(format!("{} (window {})", fingerprinter.preset(), fingerprinter.window()));
+    }
+}
+
+fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<ExitCode> {
+    let mut session = Session::new("fingerprint", &args.run, args.input.strict)?;
+    let parser = json_parser(&args.input, &args.fingerprint, Preset::default());
+    note_preset(&mut session.summary, &parser);
+    let mut source = Source::new(args.input.path());
+    let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
+    session.reporter.phase("writing", None);
+    let mut out = Output::create(&args.output.output)?;
+    out.write_all(b"id\thash\n")?;
+    for doc in 0..corpus.len() {
+        out.write_all(corpus.id(doc).as_bytes())?;
+        match corpus.fingerprint(doc) {
+            Some(fp) => writeln!(out, "\t{}", fp.get())?,
+            None => out.write_all(b"\t\n")?,
+        }
+    }
+    out.commit()?;
+    session.summary.written = corpus.len() as u64;
+    session.finish()
+}
+
+/// The tables for `n` fingerprints: the planner's choice for `--blocks auto`.
+fn tables(matching: &MatchOpts, n: usize, summary: &mut Summary) -> anyhow::Result<Tables> {
+    let k = matching.distance;
+    let blocks = match matching.blocks {
+        Blocks::Fixed(m) => m,
+        Blocks::Auto => simhash_index::plan(n as u64, k).context("invalid --distance")?.blocks,
+    };
+    let tables = Tables::new(blocks, k).context("invalid --blocks/--distance")?;
+    summary.blocks = Some(blocks);
+    summary.distance = Some(k);
+    summary.tables = Some(tables.len());
+    Ok(tables)
+}
+
+/// Runs the index over the documents that have a fingerprint and calls `sink` with each
+/// pair of document positions `(a, b, distance)`, `a < b`, each pair once.
+fn match_docs(
+    session: &mut Session,
+    corpus: &Corpus,
+    matching: &MatchOpts,
+    mut sink: impl FnMut(u32, u32, u32) + Send,
+) -> anyhow::Result<()> {
+    let docs: Vec<u32> =
+        (0..corpus.len()).filter(|&d| corpus.fingerprint(d).is_some()).map(|d| d as u32).collect();
+    let fps: Vec<Fingerprint> =
+        docs.iter().map(|&d| corpus.fingerprint(d as usize).unwrap_or_default()).collect();
+    let tables = tables(matching, fps.len(), &mut session.summary)?;
+    session.reporter.phase("matching", None);
+    session.reporter.message(format!(
+        "{} fingerprints, {} tables of {} blocks",
+        fps.len(),
+        tables.len(),
+        tables.blocks()
+    ));
+    let mut count = 0u64;
+    session.pool.install(|| {
+        simhash_index::all_pairs_with(&fps, &tables, |batch| {
+            count += batch.len() as u64;
+            for p in batch {
+                sink(docs[p.a as usize], docs[p.b as usize], p.distance);
+            }
+        });
+    });
+    session.summary.pairs = count;
+    Ok(())
+}
+
+/// Near-duplicate clusters of the corpus, in the mode and with the representatives asked.
+fn clusters(
+    session: &mut Session,
+    corpus: &Corpus,
+    matching: &MatchOpts,
+    opts: &ClusterOpts,
+) -> anyhow::Result<Clusters> {
+    let keys;
+    let policy = match opts.keep {
+        KeepPolicy::First => Representative::First,
+        KeepPolicy::Longest => Representative::Longest(corpus.lens()),
+        KeepPolicy::LowestId => {
+            keys = id_ranks(corpus);
+            Representative::Lowest(&keys)
+        }
+    };
+    let clusters = match opts.mode {
+        ClusterMode::Components => {
+            let mut uf = UnionFind::try_new(corpus.len()).context("too many documents")?;
+            let mut error = None;
+            match_docs(session, corpus, matching, |a, b, _| {
+                if let Err(e) = uf.union(a, b) {
+                    error.get_or_insert(e);
+                }
+            })?;
+            if let Some(e) = error {
+                return Err(e).context("clustering failed");
+            }
+            session.reporter.phase("clustering", None);
+            uf.into_clusters_with(&policy).context("clustering failed")?
+        }
+        ClusterMode::Star => {
+            let mut pairs = Vec::new();
+            match_docs(session, corpus, matching, |a, b, _| pairs.push((a, b)))?;
+            session.reporter.phase("clustering", None);
+            Clusters::star(corpus.len(), pairs, &policy).context("clustering failed")?
+        }
+    };
+    let stats = clusters.stats(opts.big_cluster);
+    let s = &mut session.summary;
+    s.clusters = stats.clusters as u64;
+    s.documents_in_clusters = stats.clustered as u64;
+    s.largest_cluster = stats.largest as u64;
+    s.big_cluster_size = Some(opts.big_cluster as u64);
+    s.big_clusters = Some(stats.oversized as u64);
+    Ok(clusters)
+}
+
+/// Each document's rank when ids are sorted: numerically when both ids are integers,
+/// bytewise otherwise (numbers before other ids).
+fn id_ranks(corpus: &Corpus) -> Vec<u64> {
+    let mut order: Vec<u32> = (0..corpus.len() as u32).collect();
+    let key = |d: u32| {
+        let id = corpus.id(d as usize);
+        match id.parse::<i128>() {
+            Ok(n) => (0, n, id),
+            Err(_) => (1, 0, id),
+        }
+    };
+    order.sort_by(|&a, &b| key(a).cmp(&key(b)).then(a.cmp(&b)));
+    let mut ranks = vec![0u64; corpus.len()];
+    for (rank, &doc) in order.iter().enumerate() {
+        ranks[doc as usize] = rank as u64;
+    }
+    ranks
+}
+
+fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
+    let mut session = Session::new("pairs", &args.run, args.input.strict)?;
+    let parser = json_parser(&args.input, &args.fingerprint, Preset::default());
+    note_preset(&mut session.summary, &parser);
+    let mut source = Source::new(args.input.path());
+    let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
+    let mut pairs = Vec::new();
+    match_docs(&mut session, &corpus, &args.matching, |a, b, d| pairs.push((a, b, d)))?;
+    session.reporter.phase("writing", None);
+    session.pool.install(|| rayon::slice::ParallelSliceMut::par_sort_unstable(&mut pairs[..]));
+    let mut out = Output::create(&args.output.output)?;
+    out.write_all(b"id_a\tid_b\tdistance\n")?;
+    for &(a, b, d) in &pairs {
+        writeln!(out, "{}\t{}\t{d}", corpus.id(a as usize), corpus.id(b as usize))?;
+    }
+    out.commit()?;
+    session.summary.written = pairs.len() as u64;
+    session.finish()
+}
+
+fn cluster(args: &ClusterArgs, command: &'static str, default: Preset) -> anyhow::Result<ExitCode> {
+    let mut session = Session::new(command, &args.run, args.input.strict)?;
+    let parser = json_parser(&args.input, &args.fingerprint, default);
+    note_preset(&mut session.summary, &parser);
+    let mut source = Source::new(args.input.path());
+    let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
+    let clusters = clusters(&mut session, &corpus, &args.matching, &args.cluster)?;
+    session.reporter.phase("writing", None);
+    let mut out = Output::create(&args.output.output)?;
+    out.write_all(b"id\thash\tcluster\n")?;
+    let mut next_id = 0u64;
+    let mut written = 0u64;
+    for members in &clusters {
+        if members.len() < 2 && !args.singletons {
+            continue;
+        }
+        for &doc in members {
+            let doc = doc as usize;
+            out.write_all(corpus.id(doc).as_bytes())?;
+            match corpus.fingerprint(doc) {
+                Some(fp) => write!(out, "\t{}", fp.get())?,
+                None => out.write_all(b"\t")?,
+            }
+            writeln!(out, "\t{next_id}")?;
+            written += 1;
+        }
+        next_id += 1;
+    }
+    out.commit()?;
+    session.summary.written = written;
+    session.finish()
+}
+
+fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
+    let mut session = Session::new("dedup", &args.run, args.input.strict)?;
+    let parser = json_parser(&args.input, &args.fingerprint, Preset::default());
+    note_preset(&mut session.summary, &parser);
+    let is_hash = matches!(parser, Parser::Hash);
+    let mut source = Source::new(args.input.path());
+    let corpus = session.read(&mut source, parser, Some(&args.input), true)?;
+    let clusters = clusters(&mut session, &corpus, &args.matching, &args.cluster)?;
+
+    session.reporter.phase("writing", source.size);
+    // The lines to keep, in order: every document that is its cluster's representative.
+    let mut keep: Vec<u64> = (0..corpus.len())
+        .filter(|&d| clusters.is_representative(d as u32))
+        .map(|d| corpus.line(d))
+        .collect();
+    keep.sort_unstable();
+
+    let mut removed = match &args.removed {
+        Some(path) => Some(Output::create(path)?),
+        None => None,
+    };
+    let mut removed_count = 0u64;
+    for doc in 0..corpus.len() {
+        let rep = clusters.representative(clusters.cluster_of(doc as u32)) as usize;
+        if rep == doc {
+            continue;
+        }
+        removed_count += 1;
+        if let Some(out) = &mut removed {
+            let distance = match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
+                (Some(a), Some(b)) => a.distance(b),
+                _ => 0,
+            };
+            write_removed(out, corpus.id(doc), corpus.id(rep), distance)?;
+        }
+    }
+
+    let mut out = Output::create(&args.output.output)?;
+    let reader = source.reopen()?;
+    let max = args.input.max_record_bytes;
+    let mut lines = LineReader::new(reader, max);
+    let (mut buf, mut raw) = (Vec::new(), Vec::new());
+    let mut wanted = keep.iter().peekable();
+    let mut written = 0u64;
+    while let Some(status) = lines
+        .next_line(&mut buf, Some(&mut raw))
+        .with_context(|| format!("{}: read error", source.name))?
+    {
+        let header = is_hash && lines.line == 1 && status == LineStatus::Ok && is_header(&buf);
+        if header || wanted.peek() == Some(&&lines.line) {
+            if !header {
+                wanted.next();
+                written += 1;
+            }
+            out.write_all(&raw)?;
+            if raw.last() != Some(&b'\n') {
+                out.write_all(b"\n")?;
+            }
+        }
+        if wanted.peek().is_none() {
+            break;
+        }
+        buf.clear();
+        raw.clear();
+    }
+    anyhow::ensure!(
+        wanted.peek().is_none(),
+        "{}: the input changed while it was read (line {} is gone)",
+        source.name,
+        wanted.peek().map_or(0, |l| **l)
+    );
+    if let Some(out) = removed {
+        out.commit()?;
+    }
+    out.commit()?;
+    session.summary.removed = removed_count;
+    session.summary.written = written;
+    session.finish()
+}
+
+fn is_header(line: &[u8]) -> bool {
+    line.split(|&b| b == b'\t').nth(1).is_some_and(|c| c.trim_ascii() == b"hash")
+}
+
+/// `{"id": .., "duplicate_of": .., "distance": ..}`, ids as JSON numbers when they are
+/// integers, strings otherwise.
+fn write_removed(out: &mut Output, id: &str, of: &str, distance: u32) -> anyhow::Result<()> {
+    out.write_all(b"{\"id\":")?;
+    write_id(out, id)?;
+    out.write_all(b",\"duplicate_of\":")?;
+    write_id(out, of)?;
+    writeln!(out, ",\"distance\":{distance}}}")?;
+    Ok(())
+}
+
+fn write_id(out: &mut Output, id: &str) -> anyhow::Result<()> {
+    let integer = id.parse::<i128>().is_ok_and(|n| n.to_string() == id);
+    if integer {
+        out.write_all(id.as_bytes())?;
+    } else {
+        serde_json::to_writer(&mut *out, id)?;
+    }
+    Ok(())
+}
+
+/// simhash-cpp's `find-all` and `find-clusters`.
+fn seed(args: &SeedArgs, clusters_out: bool) -> anyhow::Result<ExitCode> {
+    let command = if clusters_out { "find-clusters" } else { "find-all" };
+    let mut session = Session::new(command, &args.run, args.strict)?;
+    let mut source = Source::new(&args.input);
+    let corpus = session.read(&mut source, Parser::SeedHash, None, false)?;
+    let hash = |d: u32| corpus.fingerprint(d as usize).unwrap_or_default().get();
+    let mut out = Output::create(&args.output.output)?;
+    if clusters_out {
+        let opts = ClusterOpts {
+            mode: ClusterMode::Components,
+            keep: KeepPolicy::First,
+            big_cluster: 1000,
+        };
+        let clusters = clusters(&mut session, &corpus, &args.matching, &opts)?;
+        session.reporter.phase("writing", None);
+        for members in clusters.iter().filter(|m| m.len() > 1) {
+            let items: Vec<String> = members.iter().map(|&d| hash(d).to_string()).collect();
+            writeln!(out, "[{}]", items.join(","))?;
+            session.summary.written += 1;
+        }
+    } else {
+        let mut pairs = Vec::new();
+        match_docs(&mut session, &corpus, &args.matching, |a, b, _| pairs.push((a, b)))?;
+        session.reporter.phase("writing", None);
+        pairs.sort_unstable();
+        for &(a, b) in &pairs {
+            writeln!(out, "[{},{}]", hash(a), hash(b))?;
+        }
+        session.summary.written = pairs.len() as u64;
+    }
+    out.commit()?;
+    session.finish()
+}

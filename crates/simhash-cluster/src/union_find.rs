@@ -48,12 +48,19 @@ use crate::policy::Representative;
 /// ```
 #[derive(Clone, Debug)]
 pub struct UnionFind {
-    /// The parent of each document; a root is its own parent.
-    parent: Vec<u32>,
-    /// The size of the set, valid at roots only.
-    size: Vec<u32>,
+    /// One node per document: parent and size side by side, so that a union touches one
+    /// cache line per node.
+    nodes: Vec<Node>,
     /// The number of disjoint sets.
     sets: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    /// A root is its own parent.
+    parent: u32,
+    /// The size of the set, valid at roots only.
+    size: u32,
 }
 
 impl UnionFind {
@@ -76,20 +83,19 @@ impl UnionFind {
         check_documents(documents)?;
         debug_assert!(documents <= MAX_DOCUMENTS);
         Ok(UnionFind {
-            parent: (0..documents as u32).collect(),
-            size: vec![1; documents],
+            nodes: (0..documents as u32).map(|parent| Node { parent, size: 1 }).collect(),
             sets: documents,
         })
     }
 
     /// The number of documents.
     pub fn len(&self) -> usize {
-        self.parent.len()
+        self.nodes.len()
     }
 
     /// Whether there are no documents.
     pub fn is_empty(&self) -> bool {
-        self.parent.is_empty()
+        self.nodes.is_empty()
     }
 
     /// The number of disjoint sets, singletons included.
@@ -98,10 +104,10 @@ impl UnionFind {
     }
 
     fn check(&self, doc: u32) -> Result<(), ClusterError> {
-        if (doc as usize) < self.parent.len() {
+        if (doc as usize) < self.nodes.len() {
             Ok(())
         } else {
-            Err(ClusterError::out_of_range(doc, self.parent.len()))
+            Err(ClusterError::out_of_range(doc, self.nodes.len()))
         }
     }
 
@@ -109,12 +115,15 @@ impl UnionFind {
     #[inline]
     fn root(&mut self, mut doc: u32) -> u32 {
         loop {
-            let parent = self.parent[doc as usize];
+            let parent = self.nodes[doc as usize].parent;
             if parent == doc {
                 return doc;
             }
-            let grandparent = self.parent[parent as usize];
-            self.parent[doc as usize] = grandparent;
+            let grandparent = self.nodes[parent as usize].parent;
+            if grandparent == parent {
+                return parent;
+            }
+            self.nodes[doc as usize].parent = grandparent;
             doc = grandparent;
         }
     }
@@ -126,10 +135,10 @@ impl UnionFind {
         if ra == rb {
             return false;
         }
-        let (big, small) =
-            if self.size[ra as usize] < self.size[rb as usize] { (rb, ra) } else { (ra, rb) };
-        self.parent[small as usize] = big;
-        self.size[big as usize] += self.size[small as usize];
+        let (sa, sb) = (self.nodes[ra as usize].size, self.nodes[rb as usize].size);
+        let (big, small) = if sa < sb { (rb, ra) } else { (ra, rb) };
+        self.nodes[small as usize].parent = big;
+        self.nodes[big as usize].size = sa + sb;
         self.sets -= 1;
         true
     }
@@ -180,7 +189,8 @@ impl UnionFind {
         }
         // Each link doc -> parent of `other` joins two documents of one of its sets, and
         // together the links span all its sets: replaying them reproduces its partition.
-        for (doc, &parent) in other.parent.iter().enumerate() {
+        for (doc, node) in other.nodes.iter().enumerate() {
+            let parent = node.parent;
             if parent != doc as u32 {
                 self.join(doc as u32, parent);
             }
@@ -203,27 +213,24 @@ impl UnionFind {
 
     fn into_clusters_unchecked(mut self, policy: &Representative<'_>) -> Clusters {
         let n = self.len();
-        // Point every document straight at its root, so that the labelling pass below can
-        // overwrite `parent[doc]` with the cluster id: it then never walks a path again.
-        for doc in 0..n as u32 {
-            let root = self.root(doc);
-            self.parent[doc as usize] = root;
+        // A root's size is no longer needed: it becomes the root's cluster id, numbered
+        // when the root's first member is met, so ids follow the order of first members.
+        for (doc, node) in self.nodes.iter_mut().enumerate() {
+            if node.parent == doc as u32 {
+                node.size = NONE;
+            }
         }
-        // Reuse `size` as the cluster id of each root. Numbering roots as their first
-        // member is met gives ids in order of first member.
-        let mut label = self.size;
-        label.fill(NONE);
-        let mut cluster_of = self.parent;
+        let mut cluster_of = Vec::with_capacity(n);
         let mut count = 0u32;
-        for slot in &mut cluster_of {
-            let root = *slot as usize;
-            if label[root] == NONE {
-                label[root] = count;
+        for doc in 0..n as u32 {
+            let root = self.root(doc) as usize;
+            if self.nodes[root].size == NONE {
+                self.nodes[root].size = count;
                 count += 1;
             }
-            *slot = label[root];
+            cluster_of.push(self.nodes[root].size);
         }
-        drop(label);
+        drop(self);
         Clusters::from_cluster_ids(cluster_of, count as usize, policy)
     }
 }

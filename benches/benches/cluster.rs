@@ -2,6 +2,11 @@
 //! two-thread split, next to two baselines measured in the same run (breadth-first search
 //! over an adjacency array, and union-find without path compression).
 //!
+//! What each computes: `components`, `components-2-threads` and `star` build the full
+//! `Clusters` (cluster ids, member lists, representatives); `union-find-only` is the
+//! unions alone; `union-find-labels` and both baselines end at the dense cluster id of
+//! each document.
+//!
 //! Two deterministic graphs: `random` (both ends uniform: one giant component, the worst
 //! case for caches) and `groups8` (pairs inside scattered groups of 8 documents, like
 //! near-duplicates in a crawl).
@@ -137,6 +142,25 @@ fn no_compression_labels(n: usize, pairs: &[(u32, u32)]) -> Vec<u32> {
         .collect()
 }
 
+/// [`UnionFind`], then the same labelling as `no_compression_labels`: the like-for-like
+/// comparison (`components` also builds member lists and representatives).
+fn union_find_labels(n: usize, pairs: &[(u32, u32)]) -> Vec<u32> {
+    let mut uf = UnionFind::new(n);
+    uf.union_all(pairs.iter().copied()).unwrap();
+    let mut label = vec![u32::MAX; n];
+    let mut next = 0;
+    (0..n as u32)
+        .map(|d| {
+            let r = uf.find(d).unwrap() as usize;
+            if label[r] == u32::MAX {
+                label[r] = next;
+                next += 1;
+            }
+            label[r]
+        })
+        .collect()
+}
+
 /// Components on two threads: each half of the pairs into its own `UnionFind`, then merged.
 fn two_threads(n: usize, pairs: &[(u32, u32)]) -> Clusters {
     let (left, right) = pairs.split_at(pairs.len() / 2);
@@ -161,6 +185,7 @@ fn cluster(c: &mut Criterion) {
         let expected = Clusters::components(n, pairs.iter().copied()).unwrap();
         assert_eq!(bfs_labels(n, &pairs), expected.cluster_ids());
         assert_eq!(no_compression_labels(n, &pairs), expected.cluster_ids());
+        assert_eq!(union_find_labels(n, &pairs), expected.cluster_ids());
         assert_eq!(two_threads(n, &pairs), expected);
 
         let mut group = c.benchmark_group(format!("cluster/{name}"));
@@ -175,6 +200,9 @@ fn cluster(c: &mut Criterion) {
                 uf.union_all(black_box(&pairs).iter().copied()).unwrap();
                 uf.sets()
             });
+        });
+        group.bench_function("union-find-labels", |b| {
+            b.iter(|| union_find_labels(n, black_box(&pairs)));
         });
         group.bench_function("components-2-threads", |b| {
             b.iter(|| two_threads(n, black_box(&pairs)));

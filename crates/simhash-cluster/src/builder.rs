@@ -14,11 +14,14 @@ pub enum Mode {
     /// Connected components: two documents share a cluster when a chain of pairs links
     /// them (single-linkage clustering; the seeds' `find_clusters`).
     ///
-    /// Every near-duplicate pair ends up in one cluster, but chains merge too much:
-    /// A ~ B ~ C puts A and C together even when they are far apart, and on a large
-    /// corpus a few such chains can grow one giant component of unrelated documents.
-    /// [`Stats::largest`](crate::Stats::largest) and
+    /// Every near-duplicate pair ends up in one cluster, and no two representatives are
+    /// paired. But chains merge too much: A ~ B ~ C puts A and C together even when they
+    /// are far apart, so a dropped document can be many times `k` bits from the one kept
+    /// for it, and on a large corpus a few chains can grow one giant component of
+    /// unrelated documents. [`Stats::largest`](crate::Stats::largest) and
     /// [`Stats::oversized`](crate::Stats::oversized) show when that happens.
+    ///
+    /// Pairs are not stored: memory is 8 bytes per document while pairs stream in.
     #[default]
     Components,
     /// Center (star) clustering: documents are taken in the policy's priority order (input
@@ -32,12 +35,13 @@ pub enum Mode {
     /// member, and no chain can grow a cluster. Exactly: the centers are the greedy maximal
     /// independent set of the graph in priority order, and every other document joins the
     /// first center, in priority order, it is paired with. The center is also the member
-    /// the policy prefers.
+    /// the policy prefers. When each cluster keeps its center, no two kept documents are
+    /// paired, and every dropped document is paired with the one kept for it.
     ///
     /// The price: a pair of near-duplicates can land in two clusters (when neither is the
     /// other's center), so there are more clusters and fewer documents dropped than with
-    /// components, and the result depends on the priority order. It also needs the pairs in
-    /// memory (about 16 bytes per pair) where components need none.
+    /// components, and the result depends on the priority order. It also needs all pairs
+    /// in memory (about 16 bytes per pair, plus 16 bytes per document) before it starts.
     Star,
 }
 

@@ -22,7 +22,7 @@ pub enum Parser {
     Json { columns: Columns, fingerprinter: Fingerprinter },
     /// TSV `id<TAB>hash` with a header line.
     Hash,
-    /// simhash-cpp's input: one hash per line; the id is the hash itself.
+    /// simhash-cpp's input: one hash per line; the id is the line number.
     SeedHash,
 }
 
@@ -123,8 +123,10 @@ pub fn read(
     let name = source.name.clone();
 
     std::thread::scope(|scope| {
-        let reader_thread = scope.spawn(|| {
-            read_batches(reader, options.max_record_bytes, &options.parser, &raw_tx, &stop)
+        let stop = &stop;
+        // The reader owns the only sender: when it returns, the workers see the end.
+        let reader_thread = scope.spawn(move || {
+            read_batches(reader, options.max_record_bytes, &options.parser, &raw_tx, stop)
         });
         for _ in 0..threads {
             let (rx, tx) = (raw_rx.clone(), done_tx.clone());
@@ -236,11 +238,8 @@ fn parse_line(bytes: &[u8], parser: &Parser, ids: &mut String) -> Parsed {
             let (id, fp) = record::parse_hash(bytes)?;
             Ok((push_id(id.as_deref()), fp, 0))
         }
-        Parser::SeedHash => {
-            let fp = record::parse_seed_hash(bytes)?;
-            let end = push_id(Some(&fp.get().to_string()));
-            Ok((end, Some(fp), 0))
-        }
+        // Repeated hashes are repeated documents here: the id is the line number.
+        Parser::SeedHash => Ok((None, Some(record::parse_seed_hash(bytes)?), 0)),
     }
 }
 

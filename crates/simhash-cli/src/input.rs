@@ -156,7 +156,7 @@ impl<R: Read> LineReader<R> {
             };
             let len = piece.len();
             total += len as u64;
-            if !too_long && total > self.max + 2 {
+            if !too_long && total > self.max.saturating_add(2) {
                 // Over the limit even allowing for "\r\n": stop keeping bytes.
                 too_long = true;
                 buf.truncate(start);

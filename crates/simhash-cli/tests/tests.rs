@@ -1,1 +1,547 @@
-//! Integration tests of the `simhash` binaries.
+//! Integration tests of the `simhash` binaries: every command, input format and bad input.
+
+mod util;
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::io::{Read, Write};
+
+use simhash_core::{Fingerprint, Fingerprinter, Preset};
+use util::{Dir, corpus, rows};
+
+const NEWS: &str = include_str!("../../../examples/news.jsonl");
+
+// ---------------------------------------------------------------------------------------
+// The fork's and simhash-cpp's command lines
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn fork_command_line_json_both_spellings() {
+    let dir = Dir::new();
+    dir.write("records.jsonl", corpus(60, 1));
+    let base = [
+        "--input",
+        "records.jsonl",
+        "--blocks",
+        "5",
+        "--distance",
+        "3",
+        "--output",
+        "out.tsv",
+        "--format",
+        "json",
+        "--sample=100000",
+    ];
+    let mut underscore = base.to_vec();
+    underscore.extend(["--text_column=text", "--id_column=id", "--window=5"]);
+    dir.run(&underscore).code(0);
+    let first = dir.read("out.tsv");
+    let mut dash = base.to_vec();
+    dash.extend(["--text-column=text", "--id-column=id", "--window=5"]);
+    dir.run(&dash).code(0);
+    assert_eq!(first, dir.read("out.tsv"));
+
+    assert!(first.starts_with("id\thash\tcluster\n"));
+    let rows = rows(&first);
+    assert!(rows.len() >= 10, "expected clusters in the planted corpus:\n{first}");
+    // Hashes are the fork preset's, in decimal.
+    let text_of: HashMap<String, String> = dir
+        .read("records.jsonl")
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["id"].as_str().unwrap().to_string(), v["text"].as_str().unwrap().to_string())
+        })
+        .collect();
+    let fork = Fingerprinter::builder().preset(Preset::Fork).window(5).build();
+    let mut sizes: HashMap<&str, usize> = HashMap::new();
+    let mut last_cluster = -1i64;
+    for row in &rows {
+        let want = fork.fingerprint(&text_of[&row[0]]).unwrap().get().to_string();
+        assert_eq!(row[1], want, "hash of {}", row[0]);
+        *sizes.entry(&row[2]).or_default() += 1;
+        let c: i64 = row[2].parse().unwrap();
+        assert!(c == last_cluster || c == last_cluster + 1, "cluster ids dense and in order");
+        last_cluster = c;
+    }
+    assert!(sizes.values().all(|&n| n >= 2), "only clusters of two or more by default");
+}
+
+#[test]
+fn fork_command_line_hash_format() {
+    let dir = Dir::new();
+    let a = 0x0123_4567_89ab_cdefu64;
+    let tsv = format!(
+        "id\thash\nx\t{a}\ny\t{}\nz\t{}\nw\t0x{:x}\nv\t{}\n",
+        a ^ 0b111,        // 3 bits from x
+        a ^ 0b1111 << 20, // 4 bits from x
+        a,                // identical to x
+        !a
+    );
+    dir.write("hashes.tsv", tsv);
+    let args = [
+        "--input",
+        "hashes.tsv",
+        "--blocks",
+        "5",
+        "--distance",
+        "3",
+        "--output",
+        "out.tsv",
+        "--format",
+        "hash",
+    ];
+    dir.run(&args).code(0);
+    assert_eq!(
+        dir.read("out.tsv"),
+        format!("id\thash\tcluster\nx\t{a}\t0\ny\t{}\t0\nw\t{a}\t0\n", a ^ 0b111)
+    );
+    let mut with_singletons = args.to_vec();
+    with_singletons.push("--singletons");
+    dir.run(&with_singletons).code(0);
+    let out = dir.read("out.tsv");
+    assert_eq!(rows(&out).len(), 5);
+    assert!(out.ends_with(&format!("z\t{}\t1\nv\t{}\t2\n", a ^ 0b1111 << 20, !a)), "{out}");
+}
+
+#[test]
+fn find_all_and_find_clusters_match_simhash_cpp_io() {
+    let dir = Dir::new();
+    let a = 1u64 << 40 | 0x3039;
+    let input = format!("{a}\n{}\n{}\n{a}\n99\n", a ^ 1, a ^ 0xff);
+    for (bin, args) in [
+        ("simhash", vec!["find-all", "--blocks", "6", "--distance", "3"]),
+        ("simhash-find-all", vec!["--blocks", "6", "--distance", "3"]),
+    ] {
+        let run = dir.run_bin(bin, &args, Some(input.as_bytes()));
+        run.code(0);
+        assert_eq!(run.stdout, format!("[{a},{}]\n[{a},{a}]\n[{},{a}]\n", a ^ 1, a ^ 1), "{bin}");
+    }
+    for (bin, args) in [
+        ("simhash", vec!["find-clusters", "--input", "-", "--output", "-", "--distance", "3"]),
+        ("simhash-find-clusters", vec!["--distance", "3"]),
+    ] {
+        let run = dir.run_bin(bin, &args, Some(input.as_bytes()));
+        run.code(0);
+        assert_eq!(run.stdout, format!("[{a},{},{a}]\n", a ^ 1), "{bin}");
+    }
+    let bad = dir.run_bin("simhash-find-all", &[], Some(b"12\nnot a hash\n18446744073709551616\n"));
+    bad.code(1);
+    assert!(bad.stderr.contains("<stdin>:2: bad hash"), "{}", bad.stderr);
+    assert!(bad.stderr.contains("<stdin>:3: bad hash: fingerprint out of range"), "{}", bad.stderr);
+}
+
+// ---------------------------------------------------------------------------------------
+// fingerprint, pairs, cluster
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn fingerprint_output_reads_back_as_hash_format() {
+    let dir = Dir::new();
+    dir.write("news.jsonl", NEWS);
+    dir.run(&["fingerprint", "news.jsonl", "-o", "fps.tsv"]).code(0);
+    let fps = dir.read("fps.tsv");
+    assert!(fps.starts_with("id\thash\n"));
+    let f = Fingerprinter::new();
+    for (line, row) in NEWS.lines().zip(rows(&fps)) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(row[0], v["id"].as_str().unwrap());
+        let want = f.fingerprint(v["text"].as_str().unwrap()).map(|x| x.get().to_string());
+        assert_eq!(row[1], want.unwrap_or_default(), "{}", row[0]);
+    }
+    // Reading the fingerprints back gives the same pairs as reading the text.
+    let from_text = dir.run(&["pairs", "news.jsonl", "-k", "8"]);
+    let from_hashes = dir.run(&["pairs", "fps.tsv", "-k", "8"]);
+    from_text.code(0);
+    from_hashes.code(0);
+    assert_eq!(from_text.stdout, from_hashes.stdout);
+    assert!(rows(&from_text.stdout).len() >= 4, "{}", from_text.stdout);
+}
+
+/// The pairs command agrees with a brute-force comparison of the fingerprints.
+#[test]
+fn pairs_agree_with_brute_force() {
+    let dir = Dir::new();
+    dir.write("c.jsonl", corpus(150, 7));
+    let fps = dir.run(&["fingerprint", "c.jsonl"]);
+    fps.code(0);
+    let docs: Vec<(String, Option<Fingerprint>)> =
+        rows(&fps.stdout).into_iter().map(|r| (r[0].clone(), r[1].parse().ok())).collect();
+    for (k, blocks) in [("0", "auto"), ("3", "auto"), ("3", "4"), ("6", "8"), ("10", "auto")] {
+        let run = dir.run(&["pairs", "c.jsonl", "-k", k, "--blocks", blocks]);
+        run.code(0);
+        let got: Vec<Vec<String>> = rows(&run.stdout);
+        let k: u32 = k.parse().unwrap();
+        let mut want = Vec::new();
+        for i in 0..docs.len() {
+            for j in i + 1..docs.len() {
+                if let (Some(a), Some(b)) = (docs[i].1, docs[j].1)
+                    && a.distance(b) <= k
+                {
+                    want.push(vec![
+                        docs[i].0.clone(),
+                        docs[j].0.clone(),
+                        a.distance(b).to_string(),
+                    ]);
+                }
+            }
+        }
+        assert_eq!(got, want, "k = {k}, blocks = {blocks}");
+    }
+}
+
+#[test]
+fn cluster_subcommand_modes_and_policies() {
+    let dir = Dir::new();
+    // a~b (2 bits), b~c (2 bits), a and c 4 bits apart: components chain them, star does not.
+    let a = 0u64;
+    let tsv = format!("id\thash\n30\t{a}\n10\t{}\n20\t{}\n", a ^ 0b11, a ^ 0b1111);
+    dir.write("h.tsv", tsv);
+    let comp = dir.run(&["cluster", "h.tsv", "-k", "2", "--blocks", "3"]);
+    comp.code(0);
+    assert_eq!(rows(&comp.stdout).len(), 3);
+    let star = dir.run(&["cluster", "h.tsv", "-k", "2", "--blocks", "3", "--mode", "star"]);
+    star.code(0);
+    assert_eq!(star.stdout, format!("id\thash\tcluster\n30\t0\t0\n10\t3\t0\n"));
+    // dedup keeps the lowest id with --keep lowest-id.
+    let run = dir.run(&["dedup", "h.tsv", "-k", "2", "--blocks", "3", "--keep", "lowest-id"]);
+    run.code(0);
+    assert_eq!(run.stdout, "id\thash\n10\t3\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// dedup
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn dedup_keeps_records_byte_for_byte_and_explains_removals() {
+    let dir = Dir::new();
+    // CRLF line endings, odd spacing and an unknown field must survive unchanged.
+    let input = concat!(
+        "{\"id\": 1, \"text\": \"the cat sat on the mat and looked at the dog\"}\r\n",
+        "{\"id\":2,\"text\":\"The cat sat on the mat, and looked at the dog!\",\"x\":[1,2]}\n",
+        "{\"id\":\"three\",\"text\":\"something else entirely, about ships and the sea\"}\n",
+        "{\"id\":4,\"text\":\"...\"}\n",
+        "{\"id\":5,\"text\":\"!!!\"}\n",
+        "{\"id\":6,\"text\":\"THE CAT SAT ON THE MAT AND LOOKED AT THE DOG\"}",
+    );
+    dir.write("in.jsonl", input);
+    let run = dir.run(&["dedup", "in.jsonl", "-o", "kept.jsonl", "--removed", "removed.jsonl"]);
+    run.code(0);
+    let lines: Vec<&str> = input.split_inclusive('\n').collect();
+    assert_eq!(dir.read("kept.jsonl"), [lines[0], lines[2], lines[3], lines[4]].concat());
+    assert_eq!(
+        dir.read("removed.jsonl"),
+        "{\"id\":2,\"duplicate_of\":1,\"distance\":0}\n{\"id\":6,\"duplicate_of\":1,\"distance\":0}\n"
+    );
+    // Featureless records (4, 5) are kept and never clustered with each other.
+    assert!(
+        run.stderr.contains("6 records read (0 skipped), 6 documents (2 featureless)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn dedup_from_stdin_reads_the_spooled_input_again() {
+    let dir = Dir::new();
+    let input = corpus(80, 3);
+    let from_file = {
+        dir.write("c.jsonl", &input);
+        dir.run(&["dedup", "c.jsonl", "--removed", "r1.jsonl"])
+    };
+    from_file.code(0);
+    let from_stdin = dir.run_stdin(&["dedup", "-", "--removed", "r2.jsonl"], input.as_bytes());
+    from_stdin.code(0);
+    assert_eq!(from_file.stdout, from_stdin.stdout);
+    assert_eq!(dir.read("r1.jsonl"), dir.read("r2.jsonl"));
+    let kept = from_file.stdout.lines().count();
+    let removed = dir.read("r1.jsonl").lines().count();
+    assert!(removed > 10, "the corpus has planted copies");
+    assert_eq!(kept + removed, input.lines().count(), "read = kept + removed");
+}
+
+#[test]
+fn compressed_inputs() {
+    let dir = Dir::new();
+    let input = corpus(40, 5);
+    dir.write("c.jsonl", &input);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(input.as_bytes()).unwrap();
+    dir.write("c.jsonl.gz", gz.finish().unwrap());
+    dir.write("c.jsonl.zst", zstd::encode_all(input.as_bytes(), 3).unwrap());
+    let plain = dir.run(&["dedup", "c.jsonl"]);
+    plain.code(0);
+    for name in ["c.jsonl.gz", "c.jsonl.zst"] {
+        let run = dir.run(&["dedup", name]);
+        run.code(0);
+        assert_eq!(run.stdout, plain.stdout, "{name}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Bad input: a clear message, nothing lost
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn bad_records_are_reported_with_file_and_line_and_skipped() {
+    let dir = Dir::new();
+    let mut input = Vec::new();
+    input.extend_from_slice(b"{\"id\":\"ok1\",\"text\":\"a perfectly fine record\"}\n"); // 1
+    input.extend_from_slice(b"{\"id\":\"bad-json\",\"text\":\"unterminated}\n"); // 2
+    input.extend_from_slice(b"{\"id\":\"no-text\"}\n"); // 3
+    input.extend_from_slice(b"{\"id\":\"num-text\",\"text\":42}\n"); // 4
+    input.extend_from_slice(b"{\"id\":\"bad-utf8\",\"text\":\"caf\xe9\"}\n"); // 5
+    input.extend_from_slice(b"\n"); // 6
+    input.extend_from_slice(b"{\"id\":\"ok1\",\"text\":\"a duplicate id\"}\n"); // 7
+    input.extend_from_slice(b"{\"id\":\"long\",\"text\":\""); // 8
+    input.extend_from_slice("word ".repeat(400).as_bytes());
+    input.extend_from_slice(b"\"}\n");
+    input.extend_from_slice(b"{\"id\":[1],\"text\":\"array id\"}\r\n"); // 9
+    input.extend_from_slice(b"{\"id\":\"ok2\",\"text\":\"no final newline\"}"); // 10
+    dir.write("bad.jsonl", &input);
+    let run = dir.run(&[
+        "fingerprint",
+        "bad.jsonl",
+        "-o",
+        "out.tsv",
+        "--max-record-bytes",
+        "1000",
+        "--stats",
+        "stats.json",
+    ]);
+    run.code(1);
+    for want in [
+        "bad.jsonl:2: invalid JSON",
+        "bad.jsonl:3: missing text field \"text\"",
+        "bad.jsonl:4: text field \"text\" is a number, not a string",
+        "bad.jsonl:5: invalid UTF-8 at byte 29",
+        "bad.jsonl:6: blank line",
+        "bad.jsonl:7: duplicate id \"ok1\"",
+        "bad.jsonl:8: record of 2024 bytes is longer than --max-record-bytes 1000",
+        "bad.jsonl:9: id field \"id\" is an array",
+    ] {
+        assert!(run.stderr.contains(want), "missing {want:?} in:\n{}", run.stderr);
+    }
+    let out = dir.read("out.tsv");
+    assert_eq!(rows(&out).iter().map(|r| r[0].as_str()).collect::<Vec<_>>(), ["ok1", "ok2"]);
+    let stats: serde_json::Value = serde_json::from_str(&dir.read("stats.json")).unwrap();
+    assert_eq!(stats["records_read"], 10);
+    assert_eq!(stats["records_skipped"], 8);
+    assert_eq!(stats["written"], 2, "read = written + reported");
+    assert_eq!(stats["skipped"]["duplicate_id"], 1);
+    assert_eq!(stats["skipped"]["too_long"], 1);
+}
+
+#[test]
+fn strict_stops_at_the_first_bad_record_and_writes_nothing() {
+    let dir = Dir::new();
+    dir.write("out.tsv", "previous contents\n");
+    dir.write("bad.jsonl", "{\"text\":\"fine\"}\n{\"text\":\n{\"text\":\"fine too\"}\n");
+    let run = dir.run(&["fingerprint", "bad.jsonl", "-o", "out.tsv", "--strict"]);
+    run.code(2);
+    assert!(run.stderr.contains("bad.jsonl:2: invalid JSON"), "{}", run.stderr);
+    assert!(run.stderr.contains("--strict"), "{}", run.stderr);
+    assert_eq!(dir.read("out.tsv"), "previous contents\n", "the old output is untouched");
+    assert_eq!(dir.files(), ["bad.jsonl", "out.tsv"], "no temporary file left behind");
+}
+
+#[test]
+fn bad_hashes_in_tsv() {
+    let dir = Dir::new();
+    dir.write(
+        "h.tsv",
+        "id\thash\na\t12\nb\tnope\nc\t18446744073709551616\nd\nd2\t1\t2\ne\t0x1f\nf\t\n",
+    );
+    let run = dir.run(&["fingerprint", "h.tsv", "--format", "hash"]);
+    run.code(1);
+    for want in [
+        "h.tsv:3: bad hash: invalid fingerprint",
+        "h.tsv:4: bad hash: fingerprint out of range",
+        "h.tsv:5: expected 2 TAB-separated columns (id, hash), found 1",
+        "h.tsv:6: expected 2 TAB-separated columns (id, hash), found 3",
+    ] {
+        assert!(run.stderr.contains(want), "missing {want:?} in:\n{}", run.stderr);
+    }
+    assert_eq!(run.stdout, "id\thash\na\t12\ne\t31\nf\t\n");
+}
+
+#[test]
+fn empty_input_is_reported() {
+    let dir = Dir::new();
+    dir.write("empty.jsonl", "");
+    let run = dir.run(&["dedup", "empty.jsonl", "-o", "out.jsonl"]);
+    run.code(1);
+    assert!(run.stderr.contains("empty.jsonl: empty input, no records"), "{}", run.stderr);
+    assert_eq!(dir.read("out.jsonl"), "");
+    dir.run(&["dedup", "empty.jsonl", "--strict"]).code(2);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = Dir::new();
+    dir.write("c.jsonl", "{\"text\":\"x\"}\n");
+    let cases: [&[&str]; 5] = [
+        &["pairs", "c.jsonl", "--blocks", "3", "-k", "3"],
+        &["pairs", "c.jsonl", "-k", "64"],
+        &["pairs", "c.jsonl", "--blocks", "lots"],
+        &["pairs", "missing.jsonl"],
+        &["fingerprint", "c.jsonl", "--preset", "nope"],
+    ];
+    for args in cases {
+        let run = dir.run(args);
+        run.code(2);
+        assert!(run.stderr.contains("simhash") || run.stderr.contains("error"), "{}", run.stderr);
+    }
+    let missing = dir.run(&["pairs", "missing.jsonl"]);
+    assert!(missing.stderr.contains("missing.jsonl: cannot open"), "{}", missing.stderr);
+    dir.run(&["--help"]).code(0);
+    dir.run(&["dedup", "--help"]).code(0);
+    dir.run(&["--version"]).code(0);
+}
+
+// ---------------------------------------------------------------------------------------
+// Behaviour users rely on
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn output_does_not_depend_on_thread_count() {
+    let dir = Dir::new();
+    dir.write("c.jsonl", corpus(400, 11));
+    for command in ["fingerprint", "pairs", "dedup", "cluster"] {
+        let k: &[&str] = if command == "fingerprint" { &[] } else { &["-k", "6"] };
+        let one = dir.run(&[&[command, "c.jsonl", "-j1"], k].concat());
+        let four = dir.run(&[&[command, "c.jsonl", "-j4"], k].concat());
+        one.code(0);
+        four.code(0);
+        assert_eq!(one.stdout, four.stdout, "{command}");
+    }
+}
+
+#[test]
+fn sample_is_reproducible_with_seed() {
+    let dir = Dir::new();
+    dir.write("c.jsonl", corpus(200, 2));
+    let sample = |seed: &str| {
+        let run = dir.run(&["fingerprint", "c.jsonl", "--sample", "50", "--seed", seed]);
+        run.code(0);
+        rows(&run.stdout).into_iter().map(|r| r[0].clone()).collect::<Vec<_>>()
+    };
+    let a = sample("1");
+    assert_eq!(a.len(), 50);
+    assert_eq!(a, sample("1"));
+    assert_ne!(a, sample("2"));
+    // In input order.
+    let all: Vec<String> = rows(&dir.run(&["fingerprint", "c.jsonl"]).stdout)
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    let positions: Vec<usize> =
+        a.iter().map(|id| all.iter().position(|x| x == id).unwrap()).collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]));
+    let threads = dir.run(&["fingerprint", "c.jsonl", "--sample", "50", "--seed", "1", "-j3"]);
+    assert_eq!(rows(&threads.stdout).into_iter().map(|r| r[0].clone()).collect::<Vec<_>>(), a);
+}
+
+#[test]
+fn missing_ids_become_line_numbers_and_nested_fields_work() {
+    let dir = Dir::new();
+    dir.write(
+        "n.jsonl",
+        "{\"doc\":{\"body\":\"alpha beta gamma\"}}\n{\"doc\":{\"body\":\"delta\"},\"meta\":{\"key\":\"k2\"}}\n",
+    );
+    let run = dir.run(&[
+        "fingerprint",
+        "n.jsonl",
+        "--text-column",
+        "doc.body",
+        "--id-column",
+        "meta.key",
+    ]);
+    run.code(0);
+    let ids: Vec<String> = rows(&run.stdout).into_iter().map(|r| r[0].clone()).collect();
+    assert_eq!(ids, ["0", "k2"]);
+}
+
+#[test]
+fn broken_pipe_exits_quietly() {
+    let dir = Dir::new();
+    dir.write("c.jsonl", corpus(3000, 4));
+    let mut child = dir
+        .cmd("simhash")
+        .args(["fingerprint", "c.jsonl"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("Broken pipe"));
+}
+
+#[test]
+fn stats_file_summarises_the_run() {
+    let dir = Dir::new();
+    dir.write("news.jsonl", NEWS);
+    dir.run(&["dedup", "news.jsonl", "-o", "kept.jsonl", "--stats", "s.json", "-q"]).code(0);
+    let s: serde_json::Value = serde_json::from_str(&dir.read("s.json")).unwrap();
+    assert_eq!(s["command"], "dedup");
+    assert_eq!(s["records_read"], NEWS.lines().count());
+    assert_eq!(s["featureless"], 1);
+    let removed = s["removed"].as_u64().unwrap();
+    assert!(removed >= 3);
+    assert_eq!(s["written"].as_u64().unwrap() + removed, NEWS.lines().count() as u64);
+    for phase in ["reading", "matching", "clustering", "writing"] {
+        assert!(s["seconds"][phase].is_number(), "{phase}: {s}");
+    }
+}
+
+#[test]
+fn featureless_records_never_match_each_other() {
+    let dir = Dir::new();
+    let mut input = String::new();
+    for i in 0..50 {
+        writeln!(input, "{{\"id\":{i},\"text\":\"{}\"}}", ".".repeat(i % 6)).unwrap();
+    }
+    dir.write("f.jsonl", input);
+    for preset in ["default", "moz", "fork"] {
+        let run = dir.run(&["pairs", "f.jsonl", "--preset", preset]);
+        run.code(0);
+        assert_eq!(run.stdout, "id_a\tid_b\tdistance\n", "{preset}");
+    }
+}
+
+#[test]
+fn presets_on_the_command_line_match_the_library() {
+    let dir = Dir::new();
+    dir.write("news.jsonl", NEWS);
+    for (preset, window) in
+        [(Preset::Moz, 3), (Preset::Fork, 5), (Preset::Fork, 8), (Preset::DefaultV1, 2)]
+    {
+        let run = dir.run(&[
+            "fingerprint",
+            "news.jsonl",
+            "--preset",
+            preset.name(),
+            "--window",
+            &window.to_string(),
+        ]);
+        run.code(0);
+        let f = Fingerprinter::builder().preset(preset).window(window).build();
+        let got: BTreeSet<String> = rows(&run.stdout).into_iter().map(|r| r[1].clone()).collect();
+        let want: BTreeSet<String> = NEWS
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                f.fingerprint(v["text"].as_str().unwrap())
+                    .map(|x| x.get().to_string())
+                    .unwrap_or_default()
+            })
+            .collect();
+        assert_eq!(got, want, "{preset} window {window}");
+    }
+}

@@ -1,7 +1,7 @@
 //! All pairs within k bits among N random fingerprints with planted near-duplicates.
 //!
 //! ```text
-//! cargo run --release -p benches --bin bench_all_pairs -- --n 10000000 --k 3 [--blocks 5] [--seed 1]
+//! cargo run --release -p benches --bin bench_all_pairs -- --n 10000000 --k 3 [--blocks 5] [--seed 1] [--threads 2]
 //! ```
 //!
 //! Prints the plan, wall time, CPU time, pairs found and peak resident memory (`VmHWM`).
@@ -28,6 +28,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut k: u32 = 3;
     let mut blocks: Option<usize> = None;
     let mut seed: u64 = 1;
+    let mut threads: usize = 0;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -36,11 +37,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             "--k" => k = value.parse()?,
             "--blocks" => blocks = Some(value.parse()?),
             "--seed" => seed = value.parse()?,
+            "--threads" => threads = value.parse()?,
             _ => return Err(format!("unknown flag {flag}").into()),
         }
     }
     let plan = simhash_index::plan(n, k)?;
     let blocks = blocks.unwrap_or(plan.blocks);
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build_global()?;
     let tables = Tables::new(blocks, k)?;
     println!("plan: {plan:?}");
 
@@ -63,14 +66,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         "n={n} k={k} blocks={blocks} tables={} threads={} wall={wall:.3}s cpu={cpu:.2}s \
          pairs={pairs} by_distance={by_distance:?} peak_rss={}MiB",
         tables.len(),
-        rayon_threads(),
+        rayon::current_num_threads(),
         peak_rss_kib() / 1024,
     );
     Ok(())
-}
-
-fn rayon_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
 /// `n` fingerprints: uniform random ones, and for one in eight a near copy of an earlier one

@@ -190,16 +190,8 @@ fn run<O: Send>(
             let outs: Vec<Vec<O>> = wave
                 .into_par_iter()
                 .map_init(Vec::new, |scratch, (slice, bounds)| {
-                    let mut out = Vec::new();
-                    let base = bounds[0];
-                    for w in bounds.windows(2) {
-                        let bucket = &mut slice[w[0] - base..w[1] - base];
-                        if bucket.len() >= 2 {
-                            let sorted = sort_bucket(bucket, scratch, table, scatter_bits);
-                            scan_runs(sorted, table, k, &run_fn, &mut out);
-                        }
-                    }
-                    out
+                    let task = Task { table, max_distance: k, scatter_bits, run_fn: &run_fn };
+                    task.run(slice, bounds, scratch)
                 })
                 .collect();
             for out in &outs {
@@ -211,8 +203,63 @@ fn run<O: Send>(
     }
 }
 
+/// One table's work on a range of buckets.
+struct Task<'a, R> {
+    table: &'a Table,
+    max_distance: u32,
+    scatter_bits: u32,
+    run_fn: &'a R,
+}
+
+impl<R> Task<'_, R> {
+    /// Sorts each bucket of `slice` (bounded by `bounds`, offsets into the whole table) and
+    /// returns the pairs of its runs, using the popcnt instruction where the CPU has it.
+    fn run<O>(&self, slice: &mut [Entry], bounds: &[usize], scratch: &mut Vec<Entry>) -> Vec<O>
+    where
+        R: RunFn<O>,
+    {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has the popcnt instruction.
+            return unsafe { self.run_popcnt(slice, bounds, scratch) };
+        }
+        self.run_impl(slice, bounds, scratch)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn run_popcnt<O>(
+        &self,
+        slice: &mut [Entry],
+        bounds: &[usize],
+        scratch: &mut Vec<Entry>,
+    ) -> Vec<O>
+    where
+        R: RunFn<O>,
+    {
+        self.run_impl(slice, bounds, scratch)
+    }
+
+    #[inline(always)]
+    fn run_impl<O>(&self, slice: &mut [Entry], bounds: &[usize], scratch: &mut Vec<Entry>) -> Vec<O>
+    where
+        R: RunFn<O>,
+    {
+        let mut out = Vec::new();
+        let base = bounds[0];
+        for w in bounds.windows(2) {
+            let bucket = &mut slice[w[0] - base..w[1] - base];
+            if bucket.len() >= 2 {
+                let sorted = sort_bucket(bucket, scratch, self.table, self.scatter_bits);
+                scan_runs(sorted, self.table, self.max_distance, self.run_fn, &mut out);
+            }
+        }
+        out
+    }
+}
+
 /// `(input, start, end)` pieces of the inputs for the parallel passes.
-fn chunk_inputs(inputs: &[&[Fingerprint]]) -> Vec<(usize, usize, usize)> {
+pub(crate) fn chunk_inputs(inputs: &[&[Fingerprint]]) -> Vec<(usize, usize, usize)> {
     let n: usize = inputs.iter().map(|s| s.len()).sum();
     let pieces = (rayon::current_num_threads() * 4).max(1);
     let size = n.div_ceil(pieces).max(1 << 14);
@@ -255,7 +302,7 @@ impl SharedDest {
 
 /// A stable, parallel counting sort of every input fingerprint (permuted by `table`) by
 /// the top `bits` bits into `dest`. Returns the bucket boundaries (`2^bits + 1` of them).
-fn scatter(
+pub(crate) fn scatter(
     inputs: &[&[Fingerprint]],
     chunks: &[(usize, usize, usize)],
     table: &Table,
@@ -381,6 +428,7 @@ fn sort_bucket<'a>(
 }
 
 /// Calls `run_fn` on every run of at least two entries with equal prefixes.
+#[inline(always)]
 fn scan_runs<O>(
     sorted: &[Entry],
     table: &Table,

@@ -96,7 +96,7 @@ pub(crate) struct Entry {
 
 /// The fast form of [`pair_group`] for entries of one table that share the prefix and sit in
 /// ascending id order.
-#[inline]
+#[inline(always)]
 pub(crate) fn pair_run(
     table: &Table,
     max_distance: u32,
@@ -116,7 +116,7 @@ pub(crate) fn pair_run(
 
 /// The fast form of [`cross_group`]: `run` holds the queries (side 0) first, then the
 /// corpus (side 1), all sharing the prefix.
-#[inline]
+#[inline(always)]
 pub(crate) fn cross_run(
     table: &Table,
     max_distance: u32,

@@ -44,21 +44,27 @@ struct Slot<I> {
     live: bool,
 }
 
-/// One table's entries: `(permuted fingerprint, slot)`.
+/// One table's entries: permuted fingerprints and their slots, sorted, plus recent inserts.
 #[derive(Clone, Debug, Default)]
 struct Part {
-    /// Sorted by key, then slot.
-    base: Vec<(u64, u32)>,
-    /// `dir[t]..dir[t + 1]` is the range of `base` whose keys' top `dir_bits` bits are `t`.
+    /// Permuted fingerprints, sorted (ties by slot).
+    keys: Vec<u64>,
+    /// `slots[i]` is the slot of `keys[i]`.
+    slots: Vec<u32>,
+    /// `dir[t]..dir[t + 1]` is the range of `keys` whose top `dir_bits` bits are `t`.
     dir: Vec<u32>,
     dir_bits: u32,
-    /// Recent inserts, merged into `base` when it grows past `delta_limit(base.len())`.
+    /// Recent inserts `(key, slot)`, merged into `keys` when there are more than
+    /// `delta_limit(keys.len())`.
     delta: BTreeSet<(u64, u32)>,
 }
 
-/// Merge the delta into the base when it holds more than this share of the base (or more
-/// than the minimum): inserts then cost `O(log delta + tables * base / delta)` amortized,
-/// about 32 entry moves per table, and a query's delta lookup stays a short B-tree descent.
+/// Merge the delta into the sorted arrays when it holds more than this share of them (or
+/// more than the minimum): inserts then cost `O(log delta + base / delta)` per table
+/// amortized, about 32 entry moves, and a query's delta lookup stays a short B-tree descent.
+/// How many `(query, table)` probes are in flight at once: their cache misses overlap.
+const LANES: usize = 16;
+
 fn delta_limit(base: usize) -> usize {
     (base / 32).max(MIN_BATCH)
 }
@@ -69,9 +75,9 @@ const MIN_BATCH: usize = if cfg!(test) { 8 } else { 4096 };
 
 impl Part {
     fn rebuild_dir(&mut self, table: &Table) {
-        let bits = (self.base.len().max(2).ilog2()).min(table.prefix_bits()).min(26);
+        let bits = (self.keys.len().max(2).ilog2()).min(table.prefix_bits()).min(26);
         let mut dir = vec![0u32; (1 << bits) + 1];
-        for &(key, _) in &self.base {
+        for &key in &self.keys {
             dir[(key >> (64 - bits)) as usize + 1] += 1;
         }
         for t in 1..dir.len() {
@@ -81,21 +87,17 @@ impl Part {
         self.dir_bits = bits;
     }
 
-    /// The base entries sharing the prefix of the permuted query `q`.
-    #[inline]
-    fn base_group(&self, table: &Table, q: u64) -> &[(u64, u32)] {
-        if self.base.is_empty() {
-            return &[];
-        }
-        let top = (q >> (64 - self.dir_bits)) as usize;
-        let range = &self.base[self.dir[top] as usize..self.dir[top + 1] as usize];
-        let p = table.prefix_of_permuted(q);
-        if self.dir_bits == table.prefix_bits() {
-            return range;
-        }
-        let lo = range.partition_point(|e| table.prefix_of_permuted(e.0) < p);
-        let hi = lo + range[lo..].partition_point(|e| table.prefix_of_permuted(e.0) == p);
-        &range[lo..hi]
+    #[inline(always)]
+    fn dir_index(&self, q: u64) -> usize {
+        (q >> (64 - self.dir_bits)) as usize
+    }
+
+    /// The range of `keys` that holds the keys sharing the prefix of the permuted query `q`
+    /// (and possibly other keys with the same top `dir_bits` bits: check the prefix).
+    #[inline(always)]
+    fn base_range(&self, q: u64) -> (usize, usize) {
+        let top = self.dir_index(q);
+        (self.dir[top] as usize, self.dir[top + 1] as usize)
     }
 
     fn delta_group(&self, table: &Table, q: u64) -> impl Iterator<Item = &(u64, u32)> {
@@ -105,33 +107,40 @@ impl Part {
         self.delta.range((lo, 0)..=(hi, u32::MAX))
     }
 
-    /// Merges the delta and `extra` (sorted) into the base, dropping dead slots.
-    fn merge(&mut self, table: &Table, extra: &[(u64, u32)], live: impl Fn(u32) -> bool) {
+    /// Merges the delta and `extra` (sorted) into the sorted arrays, dropping dead slots
+    /// (`live` is `None` if there are none).
+    fn merge(&mut self, table: &Table, extra: &[(u64, u32)], live: Option<&dyn Fn(u32) -> bool>) {
         let delta = std::mem::take(&mut self.delta);
-        let old = std::mem::take(&mut self.base);
-        let mut base = Vec::with_capacity(old.len() + delta.len() + extra.len());
-        let mut a = old.into_iter().filter(|e| live(e.1)).peekable();
-        let mut b = merge_sorted(delta.into_iter(), extra.iter().copied()).peekable();
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) => {
-                    if x <= y {
-                        a.next()
-                    } else {
-                        b.next()
-                    }
-                }
-                (Some(_), None) => a.next(),
-                (None, Some(_)) => b.next(),
-                (None, None) => break,
-            };
-            if let Some(e) = next.filter(|e| live(e.1)) {
-                base.push(e);
+        let keys = std::mem::take(&mut self.keys);
+        let slots = std::mem::take(&mut self.slots);
+        let len = keys.len() + delta.len() + extra.len();
+        let (mut new_keys, mut new_slots) = (Vec::with_capacity(len), Vec::with_capacity(len));
+        let old = keys.into_iter().zip(slots);
+        let new = merge_sorted(delta.into_iter(), extra.iter().copied());
+        for (key, slot) in merge_sorted(old, new) {
+            if live.is_none_or(|live| live(slot)) {
+                new_keys.push(key);
+                new_slots.push(slot);
             }
         }
-        self.base = base;
+        self.keys = new_keys;
+        self.slots = new_slots;
         self.rebuild_dir(table);
     }
+}
+
+/// Brings the cache line holding `p` towards the core; a hint with no effect on results.
+#[inline(always)]
+fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint that never faults, and SSE is part of x86-64.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            std::ptr::from_ref(p).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 fn merge_sorted<T: Ord + Copy>(
@@ -248,11 +257,13 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     /// replaced).
     pub fn insert(&mut self, id: I, fp: Fingerprint) -> Option<Fingerprint> {
         let (slot, old) = self.new_slot(id, fp);
+        let any_dead = self.dead > 0;
         for (table, part) in self.tables.iter().zip(&mut self.parts) {
             part.delta.insert((table.permute(fp), slot));
-            if part.delta.len() > delta_limit(part.base.len()) {
+            if part.delta.len() > delta_limit(part.keys.len()) {
                 let slots = &self.slots;
-                part.merge(table, &[], |s| slots[s as usize].live);
+                let live = |s: u32| slots[s as usize].live;
+                part.merge(table, &[], any_dead.then_some(&live));
             }
         }
         self.maybe_rebuild();
@@ -269,6 +280,7 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
         }
         let slots = &self.slots[..];
         let new = &slots[first..];
+        let any_dead = self.dead > 0;
         self.parts.par_iter_mut().zip(self.tables.iter().collect::<Vec<_>>()).for_each(
             |(part, table)| {
                 let mut extra: Vec<(u64, u32)> = new
@@ -278,7 +290,8 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
                     .map(|(i, s)| (table.permute(s.fp), (first + i) as u32))
                     .collect();
                 extra.sort_unstable();
-                part.merge(table, &extra, |s| slots[s as usize].live);
+                let live = |s: u32| slots[s as usize].live;
+                part.merge(table, &extra, any_dead.then_some(&live));
             },
         );
         self.maybe_rebuild();
@@ -314,9 +327,10 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
                     .map(|(i, s)| (table.permute(s.fp), i as u32))
                     .collect();
                 all.sort_unstable();
-                part.base = Vec::new();
+                part.keys = Vec::new();
+                part.slots = Vec::new();
                 part.delta.clear();
-                part.merge(table, &all, |_| true);
+                part.merge(table, &all, None);
             },
         );
     }
@@ -333,24 +347,10 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     /// queries need not allocate.
     pub fn find_all_into(&self, fp: Fingerprint, hits: &mut Vec<Hit<I>>) {
         hits.clear();
-        let k = self.tables.max_distance();
-        for (table, part) in self.tables.iter().zip(&self.parts) {
-            let q = table.permute(fp);
-            let mut check = |&(key, slot): &(u64, u32)| {
-                let x = key ^ q;
-                let d = x.count_ones();
-                if d <= k && table.owns_permuted_xor(x) {
-                    let s = &self.slots[slot as usize];
-                    if s.live {
-                        hits.push(Hit { id: s.id, distance: d });
-                    }
-                }
-            };
-            part.base_group(table, q).iter().for_each(&mut check);
-            if !part.delta.is_empty() {
-                part.delta_group(table, q).for_each(&mut check);
-            }
-        }
+        self.probe(&[fp], true, &mut |_, hit| {
+            hits.push(hit);
+            true
+        });
         hits.sort_unstable();
     }
 
@@ -358,42 +358,289 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     /// first found (tables in order, each table's entries in key order), not necessarily the
     /// nearest. Stops at the first match, so it is the cheapest "have I seen this?".
     pub fn find_first(&self, fp: Fingerprint) -> Option<Hit<I>> {
-        let k = self.tables.max_distance();
-        for (table, part) in self.tables.iter().zip(&self.parts) {
-            let q = table.permute(fp);
-            let check = |&(key, slot): &(u64, u32)| {
-                let d = (key ^ q).count_ones();
-                let s = &self.slots[slot as usize];
-                (d <= k && s.live).then_some(Hit { id: s.id, distance: d })
-            };
-            if let Some(hit) = part.base_group(table, q).iter().find_map(check) {
-                return Some(hit);
-            }
-            if !part.delta.is_empty()
-                && let Some(hit) = part.delta_group(table, q).find_map(check)
-            {
-                return Some(hit);
-            }
-        }
-        None
+        let mut first = None;
+        self.probe(&[fp], false, &mut |_, hit| {
+            first = Some(hit);
+            false
+        });
+        first
     }
 
     /// [`find_all`](Index::find_all) for each query, in parallel; the result has one entry
     /// per query, in order.
     pub fn find_all_many(&self, queries: &[Fingerprint]) -> Vec<Vec<Hit<I>>> {
+        self.find_all_many_by(queries, self.sorted_pays(queries.len()))
+    }
+
+    /// [`find_all_many`](Index::find_all_many) by the sorted or the independent path.
+    pub(crate) fn find_all_many_by(
+        &self,
+        queries: &[Fingerprint],
+        sorted: bool,
+    ) -> Vec<Vec<Hit<I>>> {
+        if sorted {
+            let mut out = vec![Vec::new(); queries.len()];
+            for (q, hit) in self.probe_sorted(queries, true) {
+                out[q as usize].push(hit);
+            }
+            out.par_iter_mut().for_each(|hits| hits.sort_unstable());
+            return out;
+        }
         queries
-            .par_iter()
-            .map(|&q| {
-                let mut hits = Vec::new();
-                self.find_all_into(q, &mut hits);
-                hits
+            .par_chunks(LANES)
+            .flat_map_iter(|block| {
+                let mut out = vec![Vec::new(); block.len()];
+                self.probe(block, true, &mut |q, hit| {
+                    out[q].push(hit);
+                    true
+                });
+                for hits in &mut out {
+                    hits.sort_unstable();
+                }
+                out
             })
             .collect()
     }
 
+    /// Whether a batch of `queries` is large enough, next to the index, for the sorted
+    /// bulk path (a pass over the queries per table) to beat independent lookups.
+    fn sorted_pays(&self, queries: usize) -> bool {
+        queries >= 1 << 15 && queries.saturating_mul(64) >= self.slots.len()
+    }
+
     /// [`find_first`](Index::find_first) for each query, in parallel, in order.
     pub fn find_first_many(&self, queries: &[Fingerprint]) -> Vec<Option<Hit<I>>> {
-        queries.par_iter().map(|&q| self.find_first(q)).collect()
+        self.find_first_many_by(queries, self.sorted_pays(queries.len()))
+    }
+
+    /// [`find_first_many`](Index::find_first_many) by the sorted or the independent path.
+    pub(crate) fn find_first_many_by(
+        &self,
+        queries: &[Fingerprint],
+        sorted: bool,
+    ) -> Vec<Option<Hit<I>>> {
+        if sorted {
+            // At most one hit per query and table, tables in order: the first is the one
+            // `find_first` finds.
+            let mut out = vec![None; queries.len()];
+            for (q, hit) in self.probe_sorted(queries, false) {
+                out[q as usize].get_or_insert(hit);
+            }
+            return out;
+        }
+        queries
+            .par_chunks(LANES)
+            .flat_map_iter(|block| {
+                let mut out = vec![None; block.len()];
+                self.probe(block, false, &mut |q, hit| {
+                    out[q] = Some(hit);
+                    false
+                });
+                out
+            })
+            .collect()
+    }
+
+    /// Looks up at most [`LANES`] queries in every table and calls `emit(query, hit)` for
+    /// each live stored fingerprint within the maximum distance (with `owned_only`, only
+    /// where the table owns the pair, so each is reported once); `emit` returns false to
+    /// stop looking for that query.
+    #[inline]
+    fn probe<F: FnMut(usize, Hit<I>) -> bool>(
+        &self,
+        queries: &[Fingerprint],
+        owned_only: bool,
+        emit: &mut F,
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has the popcnt instruction.
+            unsafe { self.probe_popcnt(queries, owned_only, emit) };
+            return;
+        }
+        self.probe_impl(queries, owned_only, emit);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn probe_popcnt<F: FnMut(usize, Hit<I>) -> bool>(
+        &self,
+        queries: &[Fingerprint],
+        owned_only: bool,
+        emit: &mut F,
+    ) {
+        self.probe_impl(queries, owned_only, emit);
+    }
+
+    /// The probes run in groups of [`LANES`] `(query, table)` pairs, in three stages
+    /// (permute and prefetch the directory; read the range and prefetch the keys; scan), so
+    /// that the cache misses of a group overlap instead of following one another.
+    #[inline(always)]
+    fn probe_impl<F: FnMut(usize, Hit<I>) -> bool>(
+        &self,
+        queries: &[Fingerprint],
+        owned_only: bool,
+        emit: &mut F,
+    ) {
+        debug_assert!(queries.len() <= LANES);
+        let tables = self.tables.as_slice();
+        let n_tables = tables.len();
+        let total = queries.len() * n_tables;
+        let mut done = [false; LANES];
+        let mut undone = queries.len();
+        let mut jobs = [(0u64, 0usize, 0usize); LANES];
+        let mut start = 0;
+        while start < total && undone > 0 {
+            let end = (start + LANES).min(total);
+            for (j, job) in (start..end).zip(&mut jobs) {
+                let (q, t) = (j / n_tables, j % n_tables);
+                let key = tables[t].permute(queries[q]);
+                let part = &self.parts[t];
+                job.0 = key;
+                if !part.keys.is_empty() {
+                    prefetch(&part.dir[part.dir_index(key)]);
+                }
+            }
+            for (j, job) in (start..end).zip(&mut jobs) {
+                let part = &self.parts[j % n_tables];
+                (job.1, job.2) = if part.keys.is_empty() { (0, 0) } else { part.base_range(job.0) };
+                if job.1 < job.2 {
+                    prefetch(&part.keys[job.1]);
+                }
+            }
+            for (j, &(key, lo, hi)) in (start..end).zip(&jobs) {
+                let (q, t) = (j / n_tables, j % n_tables);
+                if done[q] {
+                    continue;
+                }
+                let go = self.scan(t, key, lo, hi, owned_only, &mut |hit| emit(q, hit));
+                if !go {
+                    done[q] = true;
+                    undone -= 1;
+                }
+            }
+            start = end;
+        }
+    }
+
+    /// Scans table `t` for the permuted query `key`: `keys[lo..hi]` (the directory range)
+    /// and the delta. Returns false if `emit` asked to stop.
+    #[inline(always)]
+    fn scan(
+        &self,
+        t: usize,
+        key: u64,
+        lo: usize,
+        hi: usize,
+        owned_only: bool,
+        emit: &mut impl FnMut(Hit<I>) -> bool,
+    ) -> bool {
+        let k = self.tables.max_distance();
+        let (table, part) = (&self.tables.as_slice()[t], &self.parts[t]);
+        let shift = 64 - table.prefix_bits();
+        let mut check = |stored: u64, slot: u32| {
+            let x = stored ^ key;
+            if x >> shift != 0 {
+                return true;
+            }
+            let d = x.count_ones();
+            if d <= k && (!owned_only || table.owns_permuted_xor(x)) {
+                let s = &self.slots[slot as usize];
+                if s.live {
+                    return emit(Hit { id: s.id, distance: d });
+                }
+            }
+            true
+        };
+        // Plain loops, not iterator adapters: these must inline into the popcnt versions.
+        let keys = &part.keys[lo..hi];
+        let slots = &part.slots[lo..hi];
+        for (&stored, &slot) in keys.iter().zip(slots) {
+            if !check(stored, slot) {
+                return false;
+            }
+        }
+        if !part.delta.is_empty() {
+            for &(stored, slot) in part.delta_group(table, key) {
+                if !check(stored, slot) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// The bulk path for many queries: table by table, the queries are bucketed by the top
+    /// bits of their permuted value (one parallel counting-sort pass), so that they walk the
+    /// table's arrays in order instead of at random. Returns `(query, hit)` pairs, table by table.
+    fn probe_sorted(&self, queries: &[Fingerprint], owned_only: bool) -> Vec<(u32, Hit<I>)> {
+        let mut dest = vec![crate::kernel::Entry::default(); queries.len()];
+        let chunks = crate::batch::chunk_inputs(&[queries]);
+        let mut all = Vec::new();
+        for (t, table) in self.tables.iter().enumerate() {
+            let part = &self.parts[t];
+            let bits = part.dir_bits.min(12);
+            crate::batch::scatter(&[queries], &chunks, table, bits, &mut dest);
+            let found: Vec<Vec<(u32, Hit<I>)>> = dest
+                .par_chunks(1 << 14)
+                .map(|entries| {
+                    let mut out = Vec::new();
+                    self.scan_entries(t, entries, owned_only, &mut out);
+                    out
+                })
+                .collect();
+            all.extend(found.into_iter().flatten());
+        }
+        all
+    }
+
+    fn scan_entries(
+        &self,
+        t: usize,
+        entries: &[crate::kernel::Entry],
+        owned_only: bool,
+        out: &mut Vec<(u32, Hit<I>)>,
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has the popcnt instruction.
+            unsafe { self.scan_entries_popcnt(t, entries, owned_only, out) };
+            return;
+        }
+        self.scan_entries_impl(t, entries, owned_only, out);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn scan_entries_popcnt(
+        &self,
+        t: usize,
+        entries: &[crate::kernel::Entry],
+        owned_only: bool,
+        out: &mut Vec<(u32, Hit<I>)>,
+    ) {
+        self.scan_entries_impl(t, entries, owned_only, out);
+    }
+
+    #[inline(always)]
+    fn scan_entries_impl(
+        &self,
+        t: usize,
+        entries: &[crate::kernel::Entry],
+        owned_only: bool,
+        out: &mut Vec<(u32, Hit<I>)>,
+    ) {
+        let part = &self.parts[t];
+        if part.keys.is_empty() && part.delta.is_empty() {
+            return;
+        }
+        for e in entries {
+            let (lo, hi) = if part.keys.is_empty() { (0, 0) } else { part.base_range(e.key) };
+            self.scan(t, e.key, lo, hi, owned_only, &mut |hit| {
+                out.push((e.id, hit));
+                owned_only
+            });
+        }
     }
 
     /// The stored `(id, fingerprint)` pairs, in insertion order (of the current values).

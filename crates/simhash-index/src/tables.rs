@@ -316,6 +316,10 @@ impl Tables {
         self.list.iter()
     }
 
+    pub(crate) fn as_slice(&self) -> &[Table] {
+        &self.list
+    }
+
     /// The table at `index`, if any.
     pub fn get(&self, index: usize) -> Option<&Table> {
         self.list.get(index)

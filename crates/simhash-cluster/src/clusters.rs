@@ -23,7 +23,8 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// pairs or the number of threads, so two builds of the same pairs compare equal and
 /// print byte-identical output.
 ///
-/// Memory: three `u32` per document plus one `u32` per cluster.
+/// Memory: two `u32` per document (its cluster id, its place in a member list) plus two per
+/// cluster (where its members start, its representative).
 ///
 /// # Example
 ///

@@ -17,7 +17,6 @@ pub struct ClusterError {
 
 /// What went wrong. Private, so new kinds can be added; ask the error with its methods.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 enum ErrorKind {
     OutOfRange { doc: u32, documents: usize },
     TooManyDocuments { documents: usize },
@@ -78,6 +77,16 @@ pub(crate) fn check_documents(documents: usize) -> Result<(), ClusterError> {
         Err(ClusterError::too_many_documents(documents))
     } else {
         Ok(())
+    }
+}
+
+/// Checks a document position against the number of documents.
+#[inline]
+pub(crate) fn check_document(doc: u32, documents: usize) -> Result<(), ClusterError> {
+    if (doc as usize) < documents {
+        Ok(())
+    } else {
+        Err(ClusterError::out_of_range(doc, documents))
     }
 }
 

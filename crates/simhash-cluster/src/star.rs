@@ -1,7 +1,7 @@
 //! Center (star) clustering; the rule is documented on [`Mode::Star`](crate::Mode::Star).
 
 use crate::clusters::{Clusters, NONE};
-use crate::error::ClusterError;
+use crate::error::{ClusterError, check_document};
 use crate::policy::Representative;
 
 /// The undirected graph in compressed sparse rows, self-loops dropped.
@@ -16,18 +16,11 @@ impl Adjacency {
     where
         I: IntoIterator<Item = (u32, u32)>,
     {
-        let in_range = |doc: u32| {
-            if (doc as usize) < documents {
-                Ok(())
-            } else {
-                Err(ClusterError::out_of_range(doc, documents))
-            }
-        };
         let mut edges = Vec::new();
         let mut starts = vec![0usize; documents + 1];
         for (a, b) in pairs {
-            in_range(a)?;
-            in_range(b)?;
+            check_document(a, documents)?;
+            check_document(b, documents)?;
             if a != b {
                 edges.push((a, b));
                 starts[a as usize] += 1;

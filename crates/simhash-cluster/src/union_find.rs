@@ -1,5 +1,5 @@
 use crate::clusters::{Clusters, NONE};
-use crate::error::{ClusterError, MAX_DOCUMENTS, check_documents};
+use crate::error::{ClusterError, MAX_DOCUMENTS, check_document, check_documents};
 use crate::policy::Representative;
 
 /// Disjoint sets over documents `0..n`: union-find with path halving and union by size.
@@ -104,11 +104,7 @@ impl UnionFind {
     }
 
     fn check(&self, doc: u32) -> Result<(), ClusterError> {
-        if (doc as usize) < self.nodes.len() {
-            Ok(())
-        } else {
-            Err(ClusterError::out_of_range(doc, self.nodes.len()))
-        }
+        check_document(doc, self.nodes.len())
     }
 
     /// The root of `doc`'s set, halving the path on the way. `doc` must be in range.

@@ -4,9 +4,9 @@ use std::cell::RefCell;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::hash::{jenkins64, xxh3};
+use crate::hash::jenkins64;
 use crate::shingle::{CyclicWindow, MAX_WINDOW, Window};
-use crate::tokenize::{AsciiLetters, Tokenizer, Words, normalize};
+use crate::tokenize::{AsciiLetters, Tokenizer, Words, hash_normalized};
 use crate::{Accumulator, Fingerprint};
 
 /// A named, versioned definition of how text becomes a fingerprint.
@@ -333,7 +333,7 @@ impl<T: Tokenizer> Fingerprinter<T> {
         features.clear();
         let mut window = Window::new(self.window);
         self.tokenizer.tokenize(text, &mut |token| {
-            if let Some(feature) = window.push(xxh3(normalize(token, buf))) {
+            if let Some(feature) = window.push(hash_normalized(token, buf)) {
                 features.push(feature);
             }
         });

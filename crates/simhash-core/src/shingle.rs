@@ -78,8 +78,13 @@ impl Window {
             return None;
         }
         // Oldest first: slots next..size, then 0..next (no division on this hot path).
-        let (newer, older) = self.ring[..size].split_at(self.next);
-        Some(combine(older.iter().chain(newer).copied()))
+        let mut slot = self.next;
+        let mut f = self.ring[slot];
+        for _ in 1..size {
+            slot = if slot + 1 == size { 0 } else { slot + 1 };
+            f = folded_multiply(f ^ P1, self.ring[slot] ^ P2);
+        }
+        Some(f)
     }
 
     /// When fewer than `size` (but at least one) tokens were pushed: the feature of all of

@@ -3,6 +3,8 @@
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 
+use crate::hash::xxh3;
+
 /// Splits text into tokens and hands each to a callback, in order.
 ///
 /// Tokens are slices of the input, so tokenizing never allocates. Implement this to plug your
@@ -89,39 +91,54 @@ pub(crate) fn is_cjk_unit(c: char) -> bool {
 impl Tokenizer for Words {
     fn tokenize<'t>(&self, text: &'t str, emit: &mut dyn FnMut(&'t str)) {
         let bytes = text.as_bytes();
-        let mut start: Option<usize> = None;
+        let n = bytes.len();
         let mut i = 0;
-        while i < bytes.len() {
-            match CLASS[bytes[i] as usize] {
-                WORD => {
-                    start.get_or_insert(i);
+        // A token being built: its start, when it continues past a non-ASCII letter.
+        let mut start: Option<usize> = None;
+        while i < n {
+            // Fast path: runs of ASCII separators, then of ASCII word bytes.
+            if start.is_none() {
+                while i < n && CLASS[bytes[i] as usize] == SEP {
                     i += 1;
                 }
-                SEP => {
-                    if let Some(s) = start.take() {
-                        emit(&text[s..i]);
-                    }
-                    i += 1;
-                }
-                _ => {
-                    // `i` is at a char boundary: every earlier step moved by whole chars.
-                    let c = text[i..].chars().next().unwrap_or('\u{FFFD}');
-                    let len = c.len_utf8();
-                    if is_cjk_unit(c) {
-                        if let Some(s) = start.take() {
-                            emit(&text[s..i]);
-                        }
-                        emit(&text[i..i + len]);
-                    } else if c.is_alphanumeric() || is_combining_mark(c) {
-                        start.get_or_insert(i);
-                    } else if let Some(s) = start.take() {
-                        emit(&text[s..i]);
-                    }
-                    i += len;
+                if i == n {
+                    break;
                 }
             }
+            let s = *start.get_or_insert(i);
+            while i < n && CLASS[bytes[i] as usize] == WORD {
+                i += 1;
+            }
+            if i == n || CLASS[bytes[i] as usize] == SEP {
+                if i > s {
+                    emit(&text[s..i]);
+                }
+                start = None;
+                continue;
+            }
+            // A non-ASCII character; `i` is at a char boundary, as every step before it
+            // moved over whole ASCII bytes or whole chars.
+            let c = text[i..].chars().next().unwrap_or('\u{FFFD}');
+            let len = c.len_utf8();
+            if is_cjk_unit(c) {
+                if i > s {
+                    emit(&text[s..i]);
+                }
+                emit(&text[i..i + len]);
+                start = None;
+            } else if c.is_alphanumeric() || is_combining_mark(c) {
+                // Part of the token: keep `start`.
+            } else {
+                if i > s {
+                    emit(&text[s..i]);
+                }
+                start = None;
+            }
+            i += len;
         }
-        if let Some(s) = start {
+        if let Some(s) = start
+            && s < n
+        {
             emit(&text[s..]);
         }
     }
@@ -150,18 +167,31 @@ impl Tokenizer for AsciiLetters {
     }
 }
 
-/// The default preset's token normalisation: `lowercase(NFKC(token))`, where lowercase is
-/// Unicode's per-character lowercase mapping. Returns the bytes to hash, which borrow either
-/// the token itself (when it is already normal, the common case) or `buf`.
-pub(crate) fn normalize<'a>(token: &'a str, buf: &'a mut String) -> &'a [u8] {
-    // One pass tells ASCII-lowercase (hash as is) from ASCII with capitals from the rest.
-    let (mut upper, mut high) = (false, false);
-    for &b in token.as_bytes() {
-        upper |= b.is_ascii_uppercase();
-        high |= b >= 0x80;
+/// The default preset's token hash: xxh3 of `lowercase(NFKC(token))`, where lowercase is
+/// Unicode's per-character lowercase mapping. Short ASCII tokens (nearly all of them) are
+/// lowercased on the stack in one pass; others go through `buf`.
+#[inline]
+pub(crate) fn hash_normalized(token: &str, buf: &mut String) -> u64 {
+    const SHORT: usize = 32;
+    let bytes = token.as_bytes();
+    if bytes.len() <= SHORT {
+        let mut lower = [0u8; SHORT];
+        let mut high = 0u8;
+        for (d, &b) in lower.iter_mut().zip(bytes) {
+            high |= b;
+            *d = b | (u8::from(b.is_ascii_uppercase()) << 5);
+        }
+        if high < 0x80 {
+            return xxh3(&lower[..bytes.len()]);
+        }
     }
-    if !high {
-        if !upper {
+    xxh3(normalize(token, buf))
+}
+
+/// `lowercase(NFKC(token))`, borrowing the token itself when it is already normal.
+pub(crate) fn normalize<'a>(token: &'a str, buf: &'a mut String) -> &'a [u8] {
+    if token.is_ascii() {
+        if !token.bytes().any(|b| b.is_ascii_uppercase()) {
             return token.as_bytes();
         }
         buf.clear();
@@ -245,6 +275,48 @@ mod tests {
         assert_eq!(norm("cafe\u{301}"), norm("café"));
         assert_eq!(norm("ÉCOLE"), "école");
         assert_eq!(norm("ΣΊΣΥΦΟΣ"), "σίσυφοσ");
+    }
+
+    /// The definition, one char at a time: what the fast tokenizer must agree with.
+    fn reference_words(text: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut start = None;
+        for (i, c) in text.char_indices() {
+            if is_cjk_unit(c) {
+                if let Some(s) = start.take() {
+                    out.push(&text[s..i]);
+                }
+                out.push(&text[i..i + c.len_utf8()]);
+            } else if c.is_alphanumeric() || is_combining_mark(c) {
+                start.get_or_insert(i);
+            } else if let Some(s) = start.take() {
+                out.push(&text[s..i]);
+            }
+        }
+        if let Some(s) = start {
+            out.push(&text[s..]);
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn words_match_the_definition(text in "[a-zA-Z0-9 .,'\\-\\né\\u{301}東タ한😀Ωß\\t]{0,40}") {
+            proptest::prop_assert_eq!(words(&text), reference_words(&text));
+        }
+
+        #[test]
+        fn words_match_the_definition_any_text(text in "\\PC{0,60}") {
+            proptest::prop_assert_eq!(words(&text), reference_words(&text));
+        }
+
+        #[test]
+        fn hash_normalized_is_xxh3_of_normalize(token in "[a-zA-ZÉé0-9]{1,40}") {
+            let mut buf = String::new();
+            let fast = hash_normalized(&token, &mut buf);
+            let mut buf2 = String::new();
+            proptest::prop_assert_eq!(fast, xxh3(normalize(&token, &mut buf2)));
+        }
     }
 
     #[test]

@@ -275,7 +275,7 @@ pub(crate) fn chunk_inputs(inputs: &[&[Fingerprint]]) -> Vec<(usize, usize, usiz
     chunks
 }
 
-fn scatter_bits(n: usize, prefix_bits: u32) -> u32 {
+pub(crate) fn scatter_bits(n: usize, prefix_bits: u32) -> u32 {
     let want = (n / BUCKET_TARGET).max(1).ilog2() + 1;
     want.min(MAX_SCATTER_BITS).min(prefix_bits)
 }
@@ -315,7 +315,7 @@ pub(crate) fn scatter(
         .map(|&(i, lo, hi)| {
             let mut h = vec![0usize; buckets];
             for &fp in &inputs[i][lo..hi] {
-                h[top_bits(table.permute(fp), bits)] += 1;
+                h[table.top_bits(fp, bits)] += 1;
             }
             h
         })

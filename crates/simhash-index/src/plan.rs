@@ -3,12 +3,14 @@
 use crate::tables::{ConfigError, MAX_TABLES, binomial, block_widths};
 
 /// CPU nanoseconds per fingerprint per table for the scatter pass, the scan and the
-/// bookkeeping (measured on the reference machine, see `docs/index.md`).
-const NS_PER_ELEMENT: f64 = 4.0;
-/// CPU nanoseconds per fingerprint per table per in-bucket radix pass.
-const NS_PER_RADIX_PASS: f64 = 1.5;
+/// bookkeeping. The three constants are fitted to `bench_all_pairs` runs on the reference
+/// machine (a 2-core AMD EPYC VM) at 10M fingerprints and k = 3 with 4, 5 and 6 blocks
+/// (2.2, 1.7 and 5.0 CPU seconds); see `docs/index.md`.
+const NS_PER_ELEMENT: f64 = 3.0;
+/// CPU nanoseconds per fingerprint per table per in-bucket radix pass (8 bits each).
+const NS_PER_RADIX_PASS: f64 = 7.5;
 /// CPU nanoseconds per candidate pair (a popcount in a run of equal prefixes).
-const NS_PER_CANDIDATE: f64 = 1.0;
+const NS_PER_CANDIDATE: f64 = 0.6;
 
 /// A recommended configuration for a batch job; see [`plan`].
 #[derive(Clone, Debug, PartialEq)]
@@ -28,7 +30,7 @@ pub struct Plan {
     /// The expected peak memory of [`all_pairs_with`](crate::all_pairs_with) in bytes,
     /// input included: 24 bytes per fingerprint, plus the pairs in flight.
     pub peak_bytes: u64,
-    /// The model's cost in CPU seconds on the reference machine (2019-era x86-64 core).
+    /// The model's cost in CPU seconds on the reference machine (see `docs/index.md`).
     pub estimated_cpu_seconds: f64,
 }
 
@@ -85,7 +87,6 @@ fn evaluate(n: u64, m: usize, k: u32) -> Plan {
     let keep = m as u64 - u64::from(k);
     let n_f = n as f64;
     let pairs = n_f * (n_f - 1.0).max(0.0) / 2.0;
-    let scatter_bits = ((n / 1024).max(1).ilog2() + 1).min(12);
     let (mut tables, mut candidates, mut passes, mut min_prefix) = (0.0, 0.0, 0.0, u32::MAX);
     // A table with j wide blocks among its `keep` has a prefix of keep * narrow + j bits.
     for j in 0..=keep.min(wide) {
@@ -97,7 +98,9 @@ fn evaluate(n: u64, m: usize, k: u32) -> Plan {
         min_prefix = min_prefix.min(bits);
         tables += count;
         candidates += count * pairs / 2f64.powi(bits as i32);
-        passes += count * f64::from(bits.saturating_sub(scatter_bits).div_ceil(8));
+        let scatter_bits =
+            crate::batch::scatter_bits(usize::try_from(n).unwrap_or(usize::MAX), bits);
+        passes += count * f64::from((bits - scatter_bits).div_ceil(8));
     }
     let cost_ns = tables * n_f * NS_PER_ELEMENT
         + passes * n_f * NS_PER_RADIX_PASS

@@ -101,6 +101,8 @@ pub struct Table {
     must_differ_original: Box<[u64]>,
     /// The prefix blocks' bits in the original bit order.
     prefix_mask: u64,
+    /// The first prefix block: its offset from the most significant bit, and its width.
+    first_block: (u32, u32),
 }
 
 impl Table {
@@ -148,6 +150,7 @@ impl Table {
             must_differ: must_differ.into(),
             must_differ_original: must_differ_original.into(),
             prefix_mask,
+            first_block: (starts[chosen[0]], widths[chosen[0]]),
         }
     }
 
@@ -189,6 +192,20 @@ impl Table {
     #[inline]
     pub fn prefix_of_permuted(&self, permuted: u64) -> u64 {
         permuted >> (64 - self.prefix_bits)
+    }
+
+    /// The top `bits` bits of the permuted value, `bits <= prefix_bits`: with a shift and a
+    /// mask when they all come from the first prefix block (the common case).
+    #[inline(always)]
+    pub(crate) fn top_bits(&self, fp: Fingerprint, bits: u32) -> usize {
+        let (start, width) = self.first_block;
+        if bits == 0 {
+            0
+        } else if bits <= width {
+            ((fp.0 << start) >> (64 - bits)) as usize
+        } else {
+            (self.permute(fp) >> (64 - bits)) as usize
+        }
     }
 
     /// The bits of this table's prefix blocks, in the original (unpermuted) bit order.
@@ -429,6 +446,11 @@ mod tests {
                     start += w;
                 }
                 assert_eq!(t.prefix(Fingerprint(0x0123_4567_89ab_cdef)), expect);
+                for bits in 0..=t.prefix_bits() {
+                    let fp = Fingerprint(0xfedc_ba98_7654_3210);
+                    let top = t.permute(fp).checked_shr(64 - bits).unwrap_or(0);
+                    assert_eq!(t.top_bits(fp, bits), top as usize, "bits = {bits}");
+                }
             }
         }
     }

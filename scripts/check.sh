@@ -2,6 +2,7 @@
 # The project's whole test suite: what CI runs and what to run before each commit.
 # Formatting, lints (warnings are errors), docs, tests, and a smoke run of every benchmark.
 set -euo pipefail
+shopt -s inherit_errexit 2>/dev/null || true
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*" >&2; }
@@ -13,6 +14,11 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo doc --workspace --no-deps (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 step "cargo test --workspace"
-cargo test --workspace --locked
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --workspace --locked 2>&1 | tee "$log"
 step "cargo bench -p benches -- --test (smoke run)"
 cargo bench -p benches --locked -- --test
+
+# One closing line for the whole suite: the sum of cargo test's result lines.
+awk '/^test result:/ { p += $4; f += $6 } END { printf "\ntests: %d passed, %d failed\n", p, f }' "$log"

@@ -135,12 +135,21 @@ impl Reporter {
         summary.records_skipped = self.skipped_total();
         summary.seconds = self.phases.iter().map(|(n, s)| ((*n).to_string(), round3(*s))).collect();
         summary.seconds_total = round3(self.phases.iter().map(|(_, s)| s).sum());
+        summary.peak_memory_bytes = peak_memory();
         if !quiet {
             let mut err = std::io::stderr().lock();
             let _ = writeln!(err, "simhash: {}", summary.one_line());
         }
         summary
     }
+}
+
+/// `VmHWM` from `/proc/self/status`: the peak resident set size.
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 fn round3(x: f64) -> f64 {
@@ -179,6 +188,9 @@ pub struct Summary {
     pub written: u64,
     pub seconds: BTreeMap<String, f64>,
     pub seconds_total: f64,
+    /// Peak resident memory of the process (Linux only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_memory_bytes: Option<u64>,
 }
 
 impl Summary {

@@ -538,31 +538,26 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
         let k = self.tables.max_distance();
         let (table, part) = (&self.tables.as_slice()[t], &self.parts[t]);
         let shift = 64 - table.prefix_bits();
-        let mut check = |stored: u64, slot: u32| {
-            let x = stored ^ key;
-            if x >> shift != 0 {
+        // The rare path: a stored fingerprint with the query's prefix within k bits.
+        let mut hit = |x: u64, slot: u32| {
+            if owned_only && !table.owns_permuted_xor(x) {
                 return true;
             }
-            let d = x.count_ones();
-            if d <= k && (!owned_only || table.owns_permuted_xor(x)) {
-                let s = &self.slots[slot as usize];
-                if s.live {
-                    return emit(Hit { id: s.id, distance: d });
-                }
-            }
-            true
+            let s = &self.slots[slot as usize];
+            !s.live || emit(Hit { id: s.id, distance: x.count_ones() })
         };
-        // Plain loops, not iterator adapters: these must inline into the popcnt versions.
-        let keys = &part.keys[lo..hi];
-        let slots = &part.slots[lo..hi];
-        for (&stored, &slot) in keys.iter().zip(slots) {
-            if !check(stored, slot) {
+        // Plain loops, not iterator adapters, so that they inline into the popcnt versions;
+        // `&` rather than `&&` keeps the common case free of a second branch.
+        for (i, &stored) in part.keys[lo..hi].iter().enumerate() {
+            let x = stored ^ key;
+            if (x >> shift == 0) & (x.count_ones() <= k) && !hit(x, part.slots[lo + i]) {
                 return false;
             }
         }
         if !part.delta.is_empty() {
             for &(stored, slot) in part.delta_group(table, key) {
-                if !check(stored, slot) {
+                let x = stored ^ key;
+                if (x >> shift == 0) & (x.count_ones() <= k) && !hit(x, slot) {
                     return false;
                 }
             }

@@ -100,15 +100,21 @@ pub fn parse_json<'a>(
         .and_then(|()| de.end())
         .map_err(|e| Problem::new(Reason::InvalidJson, format!("invalid JSON: {e}")))?;
 
-    let text_raw = found.text.ok_or_else(|| {
-        Problem::new(Reason::MissingText, format!("missing text field {:?}", columns.text_name))
-    })?;
-    let text = string_value(text_raw).ok_or_else(|| {
-        Problem::new(
-            Reason::TextNotString,
-            format!("text field {:?} is {}, not a string", columns.text_name, kind(text_raw.get())),
-        )
-    })?;
+    let text = match found.text {
+        None => {
+            return Err(Problem::new(
+                Reason::MissingText,
+                format!("missing text field {:?}", columns.text_name),
+            ));
+        }
+        Some(Text::Str(text)) => text,
+        Some(Text::Other(kind)) => {
+            return Err(Problem::new(
+                Reason::TextNotString,
+                format!("text field {:?} is {kind}, not a string", columns.text_name),
+            ));
+        }
+    };
     let id = match found.id {
         None => None,
         Some(raw) if raw.get() == "null" => None,
@@ -223,8 +229,72 @@ fn string_value(raw: &RawValue) -> Option<Cow<'_, str>> {
 
 #[derive(Default)]
 struct Found<'a> {
-    text: Option<&'a RawValue>,
+    text: Option<Text<'a>>,
     id: Option<&'a RawValue>,
+}
+
+/// The value at the text path: a string (borrowed when it has no escapes), or what it was
+/// instead.
+enum Text<'a> {
+    Str(Cow<'a, str>),
+    Other(&'static str),
+}
+
+impl<'a> Text<'a> {
+    fn from_raw(raw: &'a RawValue) -> Text<'a> {
+        string_value(raw).map_or_else(|| Text::Other(kind(raw.get())), Text::Str)
+    }
+}
+
+/// Reads the text value in one pass, whatever its type (a non-string is consumed and named).
+struct TextSeed;
+
+impl<'de> DeserializeSeed<'de> for TextSeed {
+    type Value = Text<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Text<'de>, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TextSeed {
+    type Value = Text<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
+        Ok(Text::Str(Cow::Borrowed(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Text<'de>, E> {
+        Ok(Text::Str(Cow::Owned(v.to_string())))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Text<'de>, E> {
+        Ok(Text::Str(Cow::Owned(v)))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Text<'de>, E> {
+        Ok(Text::Other("a boolean"))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Text<'de>, E> {
+        Ok(Text::Other("a number"))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Text<'de>, E> {
+        Ok(Text::Other("a number"))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Text<'de>, E> {
+        Ok(Text::Other("a number"))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Text<'de>, E> {
+        Ok(Text::Other("null"))
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Text<'de>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Text::Other("an array"))
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Text<'de>, M::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Text::Other("an object"))
+    }
 }
 
 /// Walks one JSON object, keeping the raw values at the wanted paths and skipping the rest.
@@ -256,10 +326,12 @@ impl<'de: 'a, 'a> Visitor<'de> for Walk<'_, '_, 'a> {
                 (None, None) => {
                     map.next_value::<IgnoredAny>()?;
                 }
+                // The common case: the text, read in one pass.
+                (Some([]), None) => self.found.text = Some(map.next_value_seed(TextSeed)?),
                 (Some([]), _) | (_, Some([])) => {
                     let raw: &'de RawValue = map.next_value()?;
                     if text_rest == Some(&[]) {
-                        self.found.text = Some(raw);
+                        self.found.text = Some(Text::from_raw(raw));
                     }
                     if id_rest == Some(&[]) {
                         self.found.id = Some(raw);

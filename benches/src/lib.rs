@@ -1,5 +1,11 @@
 //! Shared corpora and baselines for the simhash benchmarks.
 
+// The README's examples compile and pass as doctests of this crate, which depends on every
+// library of the workspace.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
 /// English prose: the Apache License 2.0, repeated to about 64 KiB.
 pub fn english() -> String {
     let text = include_str!("../../LICENSE-APACHE");

@@ -159,8 +159,8 @@ pub struct FingerprintOpts {
     pub preset: Option<simhash_core::Preset>,
 
     /// Shingle window: tokens for default and moz, bytes for fork [default: 3, fork: 5].
-    #[arg(long, value_name = "N")]
-    pub window: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub window: Option<u16>,
 }
 
 /// How fingerprints are matched.
@@ -323,6 +323,14 @@ pub struct ClusterArgs {
     pub run: RunOpts,
 }
 
+/// simhash-cpp's `simhash-find-all` / `simhash-find-clusters`, with its flags.
+#[derive(Debug, Parser)]
+#[command(version, after_help = EXIT_CODES, max_term_width = 100)]
+pub struct SeedCli {
+    #[command(flatten)]
+    pub args: SeedArgs,
+}
+
 #[derive(Debug, Args)]
 pub struct SeedArgs {
     /// Input: one decimal (or 0x hex) 64-bit hash per line; `-` is standard input.
@@ -332,8 +340,13 @@ pub struct SeedArgs {
     #[command(flatten)]
     pub output: OutputOpts,
 
-    #[command(flatten)]
-    pub matching: MatchOpts,
+    /// Maximum Hamming distance (bits) of a pair (`-k` works too).
+    #[arg(short = 'd', short_alias = 'k', long, value_name = "K", default_value_t = 3)]
+    pub distance: u32,
+
+    /// Number of blocks the 64 bits are split into (more than --distance), or `auto`.
+    #[arg(short = 'b', long, value_name = "N|auto", default_value = "auto")]
+    pub blocks: Blocks,
 
     /// Stop at the first bad line (exit 2) instead of reporting it and going on.
     #[arg(long)]

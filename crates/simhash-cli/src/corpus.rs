@@ -43,10 +43,15 @@ pub struct Corpus {
     id_ends: Vec<usize>,
     fps: Vec<Fingerprint>,
     featureless: Vec<bool>,
+    /// The id was a JSON number (or a line number), not a string.
+    numeric: Vec<bool>,
     lines: Vec<u64>,
     lens: Vec<u64>,
-    /// Records read (lines, bar the TSV header), including skipped and not sampled ones.
+    /// Records read (lines, bar the TSV header and blank lines), including skipped and not
+    /// sampled ones.
     pub records: u64,
+    /// Blank lines: not records, so neither read nor skipped, but counted.
+    pub blank_lines: u64,
     /// Valid records left out by --sample.
     pub not_sampled: u64,
     pub bytes: u64,
@@ -66,6 +71,10 @@ impl Corpus {
         (!self.featureless[doc]).then(|| self.fps[doc])
     }
 
+    pub fn id_is_number(&self, doc: usize) -> bool {
+        self.numeric[doc]
+    }
+
     pub fn line(&self, doc: usize) -> u64 {
         self.lines[doc]
     }
@@ -78,9 +87,10 @@ impl Corpus {
         self.featureless.iter().filter(|&&f| f).count()
     }
 
-    fn push(&mut self, id: &str, fp: Option<Fingerprint>, line: u64, len: u64) {
+    fn push(&mut self, id: &str, numeric: bool, fp: Option<Fingerprint>, line: u64, len: u64) {
         self.ids.push_str(id);
         self.id_ends.push(self.ids.len());
+        self.numeric.push(numeric);
         self.fps.push(fp.unwrap_or_default());
         self.featureless.push(fp.is_none());
         self.lines.push(line);
@@ -91,6 +101,8 @@ impl Corpus {
 /// A run of lines as read.
 struct RawBatch {
     seq: u64,
+    /// Input bytes the batch covers, line endings and skipped lines included.
+    bytes: u64,
     data: Vec<u8>,
     /// Per line: its number, end offset in `data`, and status.
     lines: Vec<(u64, usize, LineStatus)>,
@@ -101,8 +113,7 @@ struct ParsedBatch {
     seq: u64,
     bytes: u64,
     ids: String,
-    /// Per line: its number and either (id end in `ids` or none, fingerprint, text length)
-    /// or a problem.
+    /// Per line: its number, and the record or the problem.
     items: Vec<(u64, Parsed)>,
 }
 
@@ -146,7 +157,9 @@ pub fn read(
         let read_result =
             reader_thread.join().map_err(|_| anyhow::anyhow!("reader thread panicked"))?;
         let corpus = result?;
-        read_result.with_context(|| format!("{name}: read error"))?;
+        if let Err((line, e)) = read_result {
+            return Err(e).with_context(|| format!("{name}:{line}: read error"));
+        }
         Ok(corpus)
     })
 }
@@ -157,12 +170,18 @@ fn read_batches(
     parser: &Parser,
     tx: &Sender<RawBatch>,
     stop: &AtomicBool,
-) -> std::io::Result<()> {
+) -> Result<(), (u64, std::io::Error)> {
     let mut lines = LineReader::new(reader, max);
     let mut seq = 0;
     let skip_header = matches!(parser, Parser::Hash);
-    let mut batch = RawBatch { seq, data: Vec::new(), lines: Vec::new() };
-    while let Some(status) = lines.next_line(&mut batch.data, None)? {
+    let mut batch = RawBatch { seq, bytes: 0, data: Vec::new(), lines: Vec::new() };
+    let mut sent_bytes = 0;
+    loop {
+        let status = match lines.next_line(&mut batch.data, None) {
+            Ok(Some(status)) => status,
+            Ok(None) => break,
+            Err(e) => return Err((lines.line + 1, e)),
+        };
         if skip_header && lines.line == 1 && is_hash_header(&batch.data) {
             batch.data.clear();
             continue;
@@ -173,14 +192,19 @@ fn read_batches(
                 return Ok(());
             }
             seq += 1;
+            batch.bytes = lines.bytes - sent_bytes;
+            sent_bytes = lines.bytes;
+            // A huge line made this batch big: do not keep reserving that much.
+            let capacity = batch.data.len().min(BATCH_BYTES + BATCH_BYTES / 4);
             let next =
-                RawBatch { seq, data: Vec::with_capacity(batch.data.len()), lines: Vec::new() };
+                RawBatch { seq, bytes: 0, data: Vec::with_capacity(capacity), lines: Vec::new() };
             if tx.send(std::mem::replace(&mut batch, next)).is_err() {
                 return Ok(());
             }
         }
     }
-    if !batch.lines.is_empty() {
+    batch.bytes = lines.bytes - sent_bytes;
+    if !batch.lines.is_empty() || batch.bytes > 0 {
         let _ = tx.send(batch);
     }
     Ok(())
@@ -194,7 +218,7 @@ fn parse_batches(rx: &Receiver<RawBatch>, tx: &Sender<ParsedBatch>, parser: &Par
     for raw in rx {
         let mut out = ParsedBatch {
             seq: raw.seq,
-            bytes: raw.data.len() as u64,
+            bytes: raw.bytes,
             ids: String::new(),
             items: Vec::with_capacity(raw.lines.len()),
         };
@@ -203,10 +227,7 @@ fn parse_batches(rx: &Receiver<RawBatch>, tx: &Sender<ParsedBatch>, parser: &Par
             let bytes = &raw.data[start..end];
             start = end;
             let item = match status {
-                LineStatus::TooLong(n) => {
-                    out.bytes += n;
-                    Err(Problem::too_long(n, max))
-                }
+                LineStatus::TooLong(n) => Err(Problem::too_long(n, max)),
                 LineStatus::Ok => parse_line(bytes, parser, &mut out.ids),
             };
             out.items.push((line, item));
@@ -217,30 +238,39 @@ fn parse_batches(rx: &Receiver<RawBatch>, tx: &Sender<ParsedBatch>, parser: &Par
     }
 }
 
-/// A parsed line: (the end of its id in the batch's `ids`, or none for no id; its
-/// fingerprint, none when featureless; its text length), or why it was skipped.
-type Parsed = Result<(Option<usize>, Option<Fingerprint>, u64), Problem>;
+/// A parsed line, or why it was skipped.
+type Parsed = Result<ParsedDoc, Problem>;
+
+struct ParsedDoc {
+    /// The end of its id in the batch's `ids`, or none when it has no id.
+    id_end: Option<usize>,
+    /// The id is a JSON number.
+    number: bool,
+    /// None when featureless.
+    fp: Option<Fingerprint>,
+    /// Bytes of text.
+    len: u64,
+}
 
 fn parse_line(bytes: &[u8], parser: &Parser, ids: &mut String) -> Parsed {
-    let mut push_id = |id: Option<&str>| {
-        id.map(|id| {
-            ids.push_str(id);
-            ids.len()
-        })
-    };
-    match parser {
+    let (id, fp, len) = match parser {
         Parser::Json { columns, fingerprinter } => {
             let (id, text) = record::parse_json(bytes, columns)?;
-            let fp = fingerprinter.fingerprint(&text);
-            Ok((push_id(id.as_deref()), fp, text.len() as u64))
+            (id, fingerprinter.fingerprint(&text), text.len() as u64)
         }
         Parser::Hash => {
             let (id, fp) = record::parse_hash(bytes)?;
-            Ok((push_id(id.as_deref()), fp, 0))
+            (id, fp, 0)
         }
         // Repeated hashes are repeated documents here: the id is the line number.
-        Parser::SeedHash => Ok((None, Some(record::parse_seed_hash(bytes)?), 0)),
-    }
+        Parser::SeedHash => (None, Some(record::parse_seed_hash(bytes)?), 0),
+    };
+    let number = id.as_ref().is_some_and(|id| id.number);
+    let id_end = id.map(|id| {
+        ids.push_str(&id.text);
+        ids.len()
+    });
+    Ok(ParsedDoc { id_end, number, fp, len })
 }
 
 /// Puts batches back in order and builds the corpus.
@@ -263,24 +293,30 @@ fn collect(
             corpus.bytes += batch.bytes;
             let mut id_start = 0;
             for (line, item) in batch.items {
-                corpus.records += 1;
-                let (id_end, fp, len) = match item {
-                    Ok(ok) => ok,
+                let doc = match item {
+                    Ok(doc) => doc,
+                    Err(problem) if problem.reason == Reason::BlankLine => {
+                        corpus.blank_lines += 1;
+                        continue;
+                    }
                     Err(problem) => {
+                        corpus.records += 1;
                         reporter.problem(name, line, &problem)?;
                         continue;
                     }
                 };
-                let id = if let Some(end) = id_end {
+                corpus.records += 1;
+                let ParsedDoc { id_end, number, fp, len } = doc;
+                let (id, numeric, generated) = if let Some(end) = id_end {
                     let id = &batch.ids[id_start..end];
                     id_start = end;
-                    id
+                    (id, number, false)
                 } else {
                     line_id.clear();
                     line_id.push_str(&(line - 1).to_string());
-                    &line_id
+                    (line_id.as_str(), true, true)
                 };
-                if !ids.insert(id) {
+                if !ids.insert(id, generated) {
                     let problem = Problem {
                         reason: Reason::DuplicateId,
                         message: format!("duplicate id {id:?} (an earlier record has it)"),
@@ -289,8 +325,8 @@ fn collect(
                     continue;
                 }
                 match &mut sampler {
-                    Some(s) => s.offer(line, id, fp, len),
-                    None => corpus.push(id, fp, line, len),
+                    Some(s) => s.offer(line, id, numeric, fp, len),
+                    None => corpus.push(id, numeric, fp, line, len),
                 }
             }
             reporter.progress(corpus.bytes, corpus.records);
@@ -299,7 +335,7 @@ fn collect(
     if let Some(sampler) = sampler {
         corpus.not_sampled = sampler.offered - sampler.heap.len() as u64;
         for doc in sampler.into_sorted() {
-            corpus.push(&doc.id, doc.fp, doc.line, doc.len);
+            corpus.push(&doc.id, doc.numeric, doc.fp, doc.line, doc.len);
         }
     }
     Ok(corpus)
@@ -314,11 +350,12 @@ struct IdSet {
 }
 
 impl IdSet {
-    /// Returns false when `id` was seen before.
-    fn insert(&mut self, id: &str) -> bool {
+    /// Returns false when `id` was seen before. Line-number ids given to records without
+    /// one are `generated`: they never clash with ids from the input.
+    fn insert(&mut self, id: &str, generated: bool) -> bool {
         let hash = |salt: u8| {
             let mut h = std::hash::DefaultHasher::new();
-            h.write_u8(salt);
+            h.write_u8(salt + 2 * u8::from(generated));
             h.write(id.as_bytes());
             h.finish()
         };
@@ -340,6 +377,7 @@ struct Sampled {
     key: u64,
     line: u64,
     id: Box<str>,
+    numeric: bool,
     fp: Option<Fingerprint>,
     len: u64,
 }
@@ -366,7 +404,7 @@ impl Sampler {
         Sampler { n, seed, heap: BinaryHeap::new(), offered: 0 }
     }
 
-    fn offer(&mut self, line: u64, id: &str, fp: Option<Fingerprint>, len: u64) {
+    fn offer(&mut self, line: u64, id: &str, numeric: bool, fp: Option<Fingerprint>, len: u64) {
         self.offered += 1;
         if self.n == 0 {
             return;
@@ -380,7 +418,7 @@ impl Sampler {
                 _ => return,
             }
         }
-        self.heap.push(Sampled { key, line, id: id.into(), fp, len });
+        self.heap.push(Sampled { key, line, id: id.into(), numeric, fp, len });
     }
 
     fn into_sorted(self) -> Vec<Sampled> {

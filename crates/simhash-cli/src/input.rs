@@ -1,7 +1,7 @@
 //! Opening inputs (files, stdin, `.gz`, `.zst`) and splitting them into numbered lines.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -11,54 +11,70 @@ use anyhow::Context;
 pub struct Source {
     /// Shown in messages: the path, or `<stdin>`.
     pub name: String,
+    /// `None` for standard input.
     path: Option<PathBuf>,
-    /// Bytes to read, when known (for the progress bar): uncompressed files only.
+    /// A regular file can be read twice; stdin, pipes and devices must be spooled.
+    regular: bool,
+    /// Bytes to read, when known (for the progress bar): uncompressed regular files only.
     pub size: Option<u64>,
-    /// Standard input copied to a temporary file, for a second pass.
-    spool: Option<tempfile::NamedTempFile>,
+    /// What was read from a non-regular input, in an unnamed temporary file (the system
+    /// removes it however the process ends), for a second pass.
+    spool: Option<File>,
 }
 
 impl Source {
     pub fn new(path: &Path) -> Source {
         if path == Path::new("-") {
-            return Source { name: "<stdin>".into(), path: None, size: None, spool: None };
+            return Source {
+                name: "<stdin>".into(),
+                path: None,
+                regular: false,
+                size: None,
+                spool: None,
+            };
         }
-        let compressed = compression(path).is_some();
-        let size = if compressed { None } else { std::fs::metadata(path).ok().map(|m| m.len()) };
+        let meta = std::fs::metadata(path).ok();
+        let regular = meta.as_ref().is_some_and(std::fs::Metadata::is_file);
+        let size = meta.filter(|m| m.is_file() && compression(path).is_none()).map(|m| m.len());
         Source {
             name: path.display().to_string(),
             path: Some(path.to_path_buf()),
+            regular,
             size,
             spool: None,
         }
     }
 
-    /// Opens the input for reading, decompressing by extension. For standard input with
-    /// `spool`, everything read is also copied to a temporary file that [`Source::reopen`]
-    /// reads back.
+    /// Opens the input for reading, decompressing by extension. With `spool`, an input that
+    /// cannot be read twice (stdin, a pipe) is also copied to a temporary file that
+    /// [`Source::reopen`] reads back.
     pub fn open(&mut self, spool: bool) -> anyhow::Result<Box<dyn Read + Send>> {
-        let Some(path) = &self.path else {
-            let stdin: Box<dyn Read + Send> = Box::new(io::stdin());
-            if !spool {
-                return Ok(stdin);
-            }
-            let file = tempfile::NamedTempFile::new()
-                .context("cannot create a temporary file to hold standard input")?;
-            let copy = file.reopen().context("cannot open the standard input spool file")?;
-            self.spool = Some(file);
-            return Ok(Box::new(Tee { inner: stdin, copy: io::BufWriter::new(copy) }));
+        let reader: Box<dyn Read + Send> = match &self.path {
+            None => Box::new(io::stdin()),
+            Some(path) => open_path(path)?,
         };
-        open_path(path)
+        if !spool || self.regular {
+            return Ok(reader);
+        }
+        let file = tempfile::tempfile().with_context(|| {
+            format!("{}: cannot create a temporary file to read it twice", self.name)
+        })?;
+        let copy = file.try_clone().context("cannot open the input's temporary copy")?;
+        self.spool = Some(file);
+        Ok(Box::new(Tee { inner: reader, copy: io::BufWriter::with_capacity(1 << 16, copy) }))
     }
 
-    /// Opens the input again for a second pass.
+    /// Opens the input again for a second pass (already decompressed when spooled).
     pub fn reopen(&self) -> anyhow::Result<Box<dyn Read + Send>> {
-        match (&self.path, &self.spool) {
-            (Some(path), _) => open_path(path),
-            (None, Some(spool)) => {
-                Ok(Box::new(spool.reopen().context("cannot reopen the standard input spool file")?))
-            }
-            (None, None) => anyhow::bail!("standard input cannot be read twice"),
+        if let Some(spool) = &self.spool {
+            let mut file = spool.try_clone().context("cannot reopen the input's temporary copy")?;
+            file.seek(io::SeekFrom::Start(0))
+                .context("cannot rewind the input's temporary copy")?;
+            return Ok(Box::new(file));
+        }
+        match &self.path {
+            Some(path) if self.regular => open_path(path),
+            _ => anyhow::bail!("{}: cannot be read twice", self.name),
         }
     }
 }
@@ -70,10 +86,13 @@ enum Compression {
 }
 
 fn compression(path: &Path) -> Option<Compression> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("gz") => Some(Compression::Gzip),
-        Some("zst") => Some(Compression::Zstd),
-        _ => None,
+    let ext = path.extension()?.to_str()?;
+    if ext.eq_ignore_ascii_case("gz") {
+        Some(Compression::Gzip)
+    } else if ext.eq_ignore_ascii_case("zst") {
+        Some(Compression::Zstd)
+    } else {
+        None
     }
 }
 

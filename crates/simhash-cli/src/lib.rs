@@ -13,7 +13,9 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
+use std::io::IsTerminal;
+
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 /// Runs the `simhash` command line with `args` (the first is the program name) and returns
 /// its exit code: 0 success, 1 records skipped, 2 error. A closed output pipe counts as
@@ -23,18 +25,40 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    // A bare `simhash` at a terminal would wait for standard input: show the help instead.
+    if args.len() <= 1 && std::io::stdin().is_terminal() {
+        let _ = args::Cli::command().print_help();
+        return ExitCode::from(2);
+    }
     let cli = match args::Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(err) => {
-            let code = if err.use_stderr() { 2 } else { 0 };
-            let _ = err.print();
-            return ExitCode::from(code);
-        }
+        Err(err) => return usage_error(&err),
     };
+    install_interrupt_handler();
     let result = match cli.command {
         Some(command) => run::run(command),
         None => run::run_fork_style(&cli.cluster),
     };
+    exit_code(result)
+}
+
+fn usage_error(err: &clap::Error) -> ExitCode {
+    let code = if err.use_stderr() { 2 } else { 0 };
+    let _ = err.print();
+    ExitCode::from(code)
+}
+
+fn install_interrupt_handler() {
+    // Ctrl-C: remove the temporary files of unfinished outputs (targets are never touched
+    // before they are complete), then exit as interrupted.
+    let _ = ctrlc::set_handler(|| {
+        output::remove_pending();
+        std::process::exit(130);
+    });
+}
+
+fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
@@ -53,11 +77,23 @@ where
     }
 }
 
-/// Runs a seed-compatible binary (`simhash-find-all`) as the `simhash` subcommand of that
-/// name.
-pub fn main_as(subcommand: &str) -> ExitCode {
-    let mut args: Vec<OsString> = std::env::args_os().collect();
-    let program = args.first().cloned().unwrap_or_else(|| "simhash".into());
-    args.splice(0..args.len().min(1), [program, subcommand.into()]);
-    main_with(args)
+/// Runs simhash-cpp's `simhash-find-all` (`clusters` false) or `simhash-find-clusters`,
+/// with simhash-cpp's flags (`-i`, `-o`, `-b`, `-d`).
+pub fn main_seed(clusters: bool) -> ExitCode {
+    let name = if clusters { "simhash-find-clusters" } else { "simhash-find-all" };
+    let about = if clusters {
+        "simhash-cpp's find-clusters: decimal hashes in, one JSON array per cluster out"
+    } else {
+        "simhash-cpp's find-all: decimal hashes in, one JSON pair [a,b] per line out"
+    };
+    let command = args::SeedCli::command().name(name).bin_name(name).about(about);
+    let cli = match command
+        .try_get_matches_from(std::env::args_os())
+        .and_then(|m| args::SeedCli::from_arg_matches(&m))
+    {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(&err),
+    };
+    install_interrupt_handler();
+    exit_code(run::run_seed(&cli.args, clusters))
 }

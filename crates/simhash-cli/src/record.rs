@@ -61,7 +61,14 @@ impl Problem {
 
 /// A record's id as it appeared: a JSON string (unescaped) or the text of a JSON number.
 /// `None` means the record has no id; it then gets its 0-based line number.
-pub type Id<'a> = Option<Cow<'a, str>>;
+pub type Id<'a> = Option<IdValue<'a>>;
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct IdValue<'a> {
+    pub text: Cow<'a, str>,
+    /// A JSON number (written back as a number).
+    pub number: bool,
+}
 
 /// What the fields of a JSONL record are called.
 #[derive(Clone, Debug)]
@@ -91,14 +98,14 @@ pub fn parse_json<'a>(
 ) -> Result<(Id<'a>, Cow<'a, str>), Problem> {
     let line = utf8(line)?;
     if line.trim().is_empty() {
-        return Err(Problem::new(Reason::BlankLine, "blank line (expected a JSON object)"));
+        return Err(Problem::new(Reason::BlankLine, "blank line"));
     }
     let mut found = Found::default();
     let mut de = serde_json::Deserializer::from_str(line);
     Walk { text: Some(&columns.text), id: Some(&columns.id), found: &mut found }
         .deserialize(&mut de)
         .and_then(|()| de.end())
-        .map_err(|e| Problem::new(Reason::InvalidJson, format!("invalid JSON: {e}")))?;
+        .map_err(|e| Problem::new(Reason::InvalidJson, invalid_json(&e)))?;
 
     let text = match found.text {
         None => {
@@ -108,6 +115,7 @@ pub fn parse_json<'a>(
             ));
         }
         Some(Text::Str(text)) => text,
+        Some(Text::Invalid(e)) => return Err(Problem::new(Reason::InvalidJson, e)),
         Some(Text::Other(kind)) => {
             return Err(Problem::new(
                 Reason::TextNotString,
@@ -121,9 +129,12 @@ pub fn parse_json<'a>(
         Some(raw) => {
             let s = raw.get();
             if s.starts_with('"') {
-                string_value(raw)
+                let text = string_value(raw).map_err(|e| {
+                    Problem::new(Reason::BadId, format!("id field {:?}: {e}", columns.id_name))
+                })?;
+                Some(IdValue { text, number: false })
             } else if s.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
-                Some(Cow::Borrowed(s))
+                Some(IdValue { text: Cow::Borrowed(s), number: true })
             } else {
                 return Err(Problem::new(
                     Reason::BadId,
@@ -137,7 +148,7 @@ pub fn parse_json<'a>(
         }
     };
     if let Some(id) = &id {
-        check_id(id)?;
+        check_id(&id.text)?;
     }
     Ok((id, text))
 }
@@ -146,7 +157,7 @@ pub fn parse_json<'a>(
 pub fn parse_hash(line: &[u8]) -> Result<(Id<'_>, Option<Fingerprint>), Problem> {
     let line = utf8(line)?;
     if line.is_empty() {
-        return Err(Problem::new(Reason::BlankLine, "blank line (expected id<TAB>hash)"));
+        return Err(Problem::new(Reason::BlankLine, "blank line"));
     }
     let mut cols = line.split('\t');
     let (Some(id), Some(hash), None) = (cols.next(), cols.next(), cols.next()) else {
@@ -157,13 +168,14 @@ pub fn parse_hash(line: &[u8]) -> Result<(Id<'_>, Option<Fingerprint>), Problem>
         ));
     };
     check_id(id)?;
+    let id = Some(IdValue { text: Cow::Borrowed(id), number: false });
     if hash.is_empty() {
-        return Ok((Some(Cow::Borrowed(id)), None));
+        return Ok((id, None));
     }
     let fp = hash
         .parse::<Fingerprint>()
         .map_err(|e| Problem::new(Reason::BadHash, format!("bad hash: {e}")))?;
-    Ok((Some(Cow::Borrowed(id)), Some(fp)))
+    Ok((id, Some(fp)))
 }
 
 /// Reads a line of simhash-cpp's input: one decimal (or 0x hex) hash.
@@ -174,10 +186,23 @@ pub fn parse_seed_hash(line: &[u8]) -> Result<Fingerprint, Problem> {
         .map_err(|e| Problem::new(Reason::BadHash, format!("bad hash: {e}")))
 }
 
+/// The line as text, without a byte-order mark (which editors put on the first line).
 fn utf8(line: &[u8]) -> Result<&str, Problem> {
+    let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
     std::str::from_utf8(line).map_err(|e| {
         Problem::new(Reason::InvalidUtf8, format!("invalid UTF-8 at byte {}", e.valid_up_to() + 1))
     })
+}
+
+/// serde_json's message, with its position as a column (the line is always 1 here).
+fn invalid_json(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let message = message.rfind(" at line ").map_or(message.as_str(), |at| &message[..at]);
+    if e.column() > 0 {
+        format!("invalid JSON at column {}: {message}", e.column())
+    } else {
+        format!("invalid JSON: {message}")
+    }
 }
 
 /// Ids are printed in TSV, so they may not hold TABs or line breaks.
@@ -202,8 +227,9 @@ fn kind(raw: &str) -> &'static str {
     }
 }
 
-/// The string a raw JSON string value holds, borrowed when it has no escapes.
-fn string_value(raw: &RawValue) -> Option<Cow<'_, str>> {
+/// The string a raw JSON string value holds, borrowed when it has no escapes; an error for
+/// an escape that is not a character (a lone surrogate such as `\ud800`).
+fn string_value(raw: &RawValue) -> Result<Cow<'_, str>, String> {
     struct Str;
     impl<'de> Visitor<'de> for Str {
         type Value = Cow<'de, str>;
@@ -220,11 +246,8 @@ fn string_value(raw: &RawValue) -> Option<Cow<'_, str>> {
             Ok(Cow::Owned(v))
         }
     }
-    if !raw.get().starts_with('"') {
-        return None;
-    }
     let mut de = serde_json::Deserializer::from_str(raw.get());
-    de.deserialize_str(Str).ok()
+    de.deserialize_str(Str).map_err(|e| invalid_json(&e))
 }
 
 #[derive(Default)]
@@ -238,11 +261,15 @@ struct Found<'a> {
 enum Text<'a> {
     Str(Cow<'a, str>),
     Other(&'static str),
+    Invalid(String),
 }
 
 impl<'a> Text<'a> {
     fn from_raw(raw: &'a RawValue) -> Text<'a> {
-        string_value(raw).map_or_else(|| Text::Other(kind(raw.get())), Text::Str)
+        if !raw.get().starts_with('"') {
+            return Text::Other(kind(raw.get()));
+        }
+        string_value(raw).map_or_else(Text::Invalid, Text::Str)
     }
 }
 
@@ -320,7 +347,7 @@ impl<'de: 'a, 'a> Visitor<'de> for Walk<'_, '_, 'a> {
     }
 
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(key) = map.next_key_seed(KeySeed)? {
             let (text_rest, id_rest) = (step(self.text, &key), step(self.id, &key));
             match (text_rest, id_rest) {
                 (None, None) => {
@@ -351,6 +378,31 @@ impl<'de: 'a, 'a> Visitor<'de> for Walk<'_, '_, 'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// An object key, borrowed from the line unless it has escapes.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Cow<'de, str>, D::Error> {
+        de.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string key")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Borrowed(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(v.to_string()))
     }
 }
 
@@ -392,7 +444,7 @@ mod tests {
 
     fn json_with(line: &str, text: &str, id: &str) -> Result<(Option<String>, String), String> {
         parse_json(line.as_bytes(), &Columns::new(text, id))
-            .map(|(id, text)| (id.map(std::borrow::Cow::into_owned), text.into_owned()))
+            .map(|(id, text)| (id.map(|id| id.text.into_owned()), text.into_owned()))
             .map_err(|p| format!("{}: {}", p.reason.key(), p.message))
     }
 
@@ -437,6 +489,8 @@ mod tests {
             (r#"{"text":"x","id":""}"#, "bad_id"),
             ("", "blank_line"),
             ("  ", "blank_line"),
+            (r#"{"text":"x","id":"\ud800"}"#, "bad_id"),
+            (r#"{"doc":{"text":"\ud800","id":1}}"#, "missing_text"),
         ];
         for (line, want) in cases {
             let got = json(line).unwrap_err();
@@ -451,7 +505,7 @@ mod tests {
     fn hash_lines() {
         assert_eq!(
             parse_hash(b"a\t255").unwrap(),
-            (Some(Cow::Borrowed("a")), Some(Fingerprint(255)))
+            (Some(IdValue { text: Cow::Borrowed("a"), number: false }), Some(Fingerprint(255)))
         );
         assert_eq!(parse_hash(b"a\t0xff").unwrap().1, Some(Fingerprint(255)));
         assert_eq!(parse_hash(b"a\t").unwrap().1, None);

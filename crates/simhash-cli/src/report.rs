@@ -166,6 +166,8 @@ pub struct Summary {
     pub records_skipped: u64,
     pub skipped: BTreeMap<String, u64>,
     pub records_not_sampled: u64,
+    /// Blank lines (not records).
+    pub blank_lines: u64,
     pub documents: u64,
     pub featureless: u64,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -18,6 +18,11 @@ use crate::input::{LineReader, LineStatus, Source};
 use crate::output::Output;
 use crate::report::{Reporter, Summary};
 
+/// simhash-cpp's `find-all` (`clusters` false) or `find-clusters`.
+pub fn run_seed(args: &SeedArgs, clusters: bool) -> anyhow::Result<ExitCode> {
+    seed(args, clusters)
+}
+
 pub fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Fingerprint(args) => fingerprint(&args),
@@ -41,7 +46,8 @@ struct Session {
     reporter: Reporter,
     summary: Summary,
     quiet: bool,
-    stats: Option<std::path::PathBuf>,
+    /// The --stats file, created up front so that a bad path fails before any work.
+    stats: Option<Output>,
 }
 
 impl Session {
@@ -60,7 +66,7 @@ impl Session {
             reporter: Reporter::new(strict, run.quiet),
             summary: Summary { command, ..Summary::default() },
             quiet: run.quiet,
-            stats: run.stats.clone(),
+            stats: run.stats.as_deref().map(Output::create).transpose()?,
         })
     }
 
@@ -84,6 +90,7 @@ impl Session {
         self.summary.bytes_read = corpus.bytes;
         self.summary.records_read = corpus.records;
         self.summary.records_not_sampled = corpus.not_sampled;
+        self.summary.blank_lines = corpus.blank_lines;
         self.summary.documents = corpus.len() as u64;
         self.summary.featureless = corpus.featureless() as u64;
         if corpus.records == 0 {
@@ -96,10 +103,8 @@ impl Session {
     fn finish(mut self) -> anyhow::Result<ExitCode> {
         let skipped = self.reporter.skipped_total() + self.reporter.empty_inputs();
         let summary = self.reporter.finish(std::mem::take(&mut self.summary), self.quiet);
-        if let Some(path) = &self.stats {
-            let mut out = Output::create(path)?;
-            serde_json::to_writer_pretty(&mut out, &summary)
-                .with_context(|| format!("{}: cannot write", path.display()))?;
+        if let Some(mut out) = self.stats.take() {
+            serde_json::to_writer_pretty(&mut out, &summary).context("cannot write --stats")?;
             out.write_all(b"\n")?;
             out.commit()?;
         }
@@ -114,7 +119,7 @@ fn json_parser(input: &InputArgs, opts: &FingerprintOpts, default: Preset) -> Pa
             let mut builder = Fingerprinter::builder();
             builder.preset(opts.preset.unwrap_or(default));
             if let Some(w) = opts.window {
-                builder.window(w);
+                builder.window(usize::from(w));
             }
             Parser::Json {
                 columns: crate::record::Columns::new(&input.text_column, &input.id_column),
@@ -135,10 +140,10 @@ fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<ExitCode> {
     let mut session = Session::new("fingerprint", &args.run, args.input.strict)?;
     let parser = json_parser(&args.input, &args.fingerprint, Preset::default());
     note_preset(&mut session.summary, &parser);
+    let mut out = Output::create(&args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
     session.reporter.phase("writing", None);
-    let mut out = Output::create(&args.output.output)?;
     out.write_all(b"id\thash\n")?;
     for doc in 0..corpus.len() {
         out.write_all(corpus.id(doc).as_bytes())?;
@@ -150,6 +155,18 @@ fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<ExitCode> {
     out.commit()?;
     session.summary.written = corpus.len() as u64;
     session.finish()
+}
+
+/// Fails early, before any input is read, on settings the index would refuse.
+fn check_matching(matching: &MatchOpts) -> anyhow::Result<()> {
+    match matching.blocks {
+        Blocks::Fixed(m) => {
+            Tables::new(m, matching.distance).map(drop).context("invalid --blocks/--distance")
+        }
+        Blocks::Auto => {
+            simhash_index::plan(1, matching.distance).map(drop).context("invalid --distance")
+        }
+    }
 }
 
 /// The tables for `n` fingerprints: the planner's choice for `--blocks auto`.
@@ -270,13 +287,14 @@ fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
     let mut session = Session::new("pairs", &args.run, args.input.strict)?;
     let parser = json_parser(&args.input, &args.fingerprint, Preset::default());
     note_preset(&mut session.summary, &parser);
+    check_matching(&args.matching)?;
+    let mut out = Output::create(&args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
     let mut pairs = Vec::new();
     match_docs(&mut session, &corpus, &args.matching, |a, b, d| pairs.push((a, b, d)))?;
     session.reporter.phase("writing", None);
     session.pool.install(|| rayon::slice::ParallelSliceMut::par_sort_unstable(&mut pairs[..]));
-    let mut out = Output::create(&args.output.output)?;
     out.write_all(b"id_a\tid_b\tdistance\n")?;
     for &(a, b, d) in &pairs {
         writeln!(out, "{}\t{}\t{d}", corpus.id(a as usize), corpus.id(b as usize))?;
@@ -290,11 +308,12 @@ fn cluster(args: &ClusterArgs, command: &'static str, default: Preset) -> anyhow
     let mut session = Session::new(command, &args.run, args.input.strict)?;
     let parser = json_parser(&args.input, &args.fingerprint, default);
     note_preset(&mut session.summary, &parser);
+    check_matching(&args.matching)?;
+    let mut out = Output::create(&args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
     let clusters = clusters(&mut session, &corpus, &args.matching, &args.cluster)?;
     session.reporter.phase("writing", None);
-    let mut out = Output::create(&args.output.output)?;
     out.write_all(b"id\thash\tcluster\n")?;
     let mut next_id = 0u64;
     let mut written = 0u64;
@@ -324,6 +343,9 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
     let parser = json_parser(&args.input, &args.fingerprint, Preset::default());
     note_preset(&mut session.summary, &parser);
     let is_hash = matches!(parser, Parser::Hash);
+    check_matching(&args.matching)?;
+    let mut out = Output::create(&args.output.output)?;
+    let mut removed = args.removed.as_deref().map(Output::create).transpose()?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), true)?;
     let clusters = clusters(&mut session, &corpus, &args.matching, &args.cluster)?;
@@ -336,10 +358,6 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
         .collect();
     keep.sort_unstable();
 
-    let mut removed = match &args.removed {
-        Some(path) => Some(Output::create(path)?),
-        None => None,
-    };
     let mut removed_count = 0u64;
     for doc in 0..corpus.len() {
         let rep = clusters.representative(clusters.cluster_of(doc as u32)) as usize;
@@ -352,11 +370,10 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
                 (Some(a), Some(b)) => a.distance(b),
                 _ => 0,
             };
-            write_removed(out, corpus.id(doc), corpus.id(rep), distance)?;
+            write_removed(out, &corpus, doc, rep, distance)?;
         }
     }
 
-    let mut out = Output::create(&args.output.output)?;
     let reader = source.reopen()?;
     let max = args.input.max_record_bytes;
     let mut lines = LineReader::new(reader, max);
@@ -378,6 +395,9 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
                 out.write_all(b"\n")?;
             }
         }
+        if lines.line % 4096 == 0 {
+            session.reporter.progress(lines.bytes, lines.line);
+        }
         if wanted.peek().is_none() {
             break;
         }
@@ -390,10 +410,11 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
         source.name,
         wanted.peek().map_or(0, |l| **l)
     );
-    if let Some(out) = removed {
-        out.commit()?;
-    }
+    // The kept records first: if they cannot be put in place, neither is --removed.
     out.commit()?;
+    if let Some(removed) = removed {
+        removed.commit()?;
+    }
     session.summary.removed = removed_count;
     session.summary.written = written;
     session.finish()
@@ -403,24 +424,28 @@ fn is_header(line: &[u8]) -> bool {
     line.split(|&b| b == b'\t').nth(1).is_some_and(|c| c.trim_ascii() == b"hash")
 }
 
-/// `{"id": .., "duplicate_of": .., "distance": ..}`, ids as JSON numbers when they are
-/// integers, strings otherwise.
-fn write_removed(out: &mut Output, id: &str, of: &str, distance: u32) -> anyhow::Result<()> {
+/// `{"id": .., "duplicate_of": .., "distance": ..}`, each id as it appeared in the input:
+/// a JSON number or a string.
+fn write_removed(
+    out: &mut Output,
+    corpus: &Corpus,
+    doc: usize,
+    kept: usize,
+    distance: u32,
+) -> anyhow::Result<()> {
+    let id = |out: &mut Output, doc: usize| -> anyhow::Result<()> {
+        if corpus.id_is_number(doc) {
+            out.write_all(corpus.id(doc).as_bytes())?;
+        } else {
+            serde_json::to_writer(&mut *out, corpus.id(doc))?;
+        }
+        Ok(())
+    };
     out.write_all(b"{\"id\":")?;
-    write_id(out, id)?;
+    id(out, doc)?;
     out.write_all(b",\"duplicate_of\":")?;
-    write_id(out, of)?;
+    id(out, kept)?;
     writeln!(out, ",\"distance\":{distance}}}")?;
-    Ok(())
-}
-
-fn write_id(out: &mut Output, id: &str) -> anyhow::Result<()> {
-    let integer = id.parse::<i128>().is_ok_and(|n| n.to_string() == id);
-    if integer {
-        out.write_all(id.as_bytes())?;
-    } else {
-        serde_json::to_writer(&mut *out, id)?;
-    }
     Ok(())
 }
 
@@ -428,17 +453,19 @@ fn write_id(out: &mut Output, id: &str) -> anyhow::Result<()> {
 fn seed(args: &SeedArgs, clusters_out: bool) -> anyhow::Result<ExitCode> {
     let command = if clusters_out { "find-clusters" } else { "find-all" };
     let mut session = Session::new(command, &args.run, args.strict)?;
+    let matching = MatchOpts { distance: args.distance, blocks: args.blocks };
+    check_matching(&matching)?;
+    let mut out = Output::create(&args.output.output)?;
     let mut source = Source::new(&args.input);
     let corpus = session.read(&mut source, Parser::SeedHash, None, false)?;
     let hash = |d: u32| corpus.fingerprint(d as usize).unwrap_or_default().get();
-    let mut out = Output::create(&args.output.output)?;
     if clusters_out {
         let opts = ClusterOpts {
             mode: ClusterMode::Components,
             keep: KeepPolicy::First,
             big_cluster: 1000,
         };
-        let clusters = clusters(&mut session, &corpus, &args.matching, &opts)?;
+        let clusters = clusters(&mut session, &corpus, &matching, &opts)?;
         session.reporter.phase("writing", None);
         for members in clusters.iter().filter(|m| m.len() > 1) {
             let items: Vec<String> = members.iter().map(|&d| hash(d).to_string()).collect();
@@ -447,7 +474,7 @@ fn seed(args: &SeedArgs, clusters_out: bool) -> anyhow::Result<ExitCode> {
         }
     } else {
         let mut pairs = Vec::new();
-        match_docs(&mut session, &corpus, &args.matching, |a, b, _| pairs.push((a, b)))?;
+        match_docs(&mut session, &corpus, &matching, |a, b, _| pairs.push((a, b)))?;
         session.reporter.phase("writing", None);
         pairs.sort_unstable();
         for &(a, b) in &pairs {

@@ -316,7 +316,6 @@ fn bad_records_are_reported_with_file_and_line_and_skipped() {
         "bad.jsonl:3: missing text field \"text\"",
         "bad.jsonl:4: text field \"text\" is a number, not a string",
         "bad.jsonl:5: invalid UTF-8 at byte 29",
-        "bad.jsonl:6: blank line",
         "bad.jsonl:7: duplicate id \"ok1\"",
         "bad.jsonl:8: record of 2024 bytes is longer than --max-record-bytes 1000",
         "bad.jsonl:9: id field \"id\" is an array",
@@ -326,8 +325,10 @@ fn bad_records_are_reported_with_file_and_line_and_skipped() {
     let out = dir.read("out.tsv");
     assert_eq!(rows(&out).iter().map(|r| r[0].as_str()).collect::<Vec<_>>(), ["ok1", "ok2"]);
     let stats: serde_json::Value = serde_json::from_str(&dir.read("stats.json")).unwrap();
-    assert_eq!(stats["records_read"], 10);
-    assert_eq!(stats["records_skipped"], 8);
+    assert!(!run.stderr.contains("bad.jsonl:6"), "a blank line is not a record:\n{}", run.stderr);
+    assert_eq!(stats["blank_lines"], 1);
+    assert_eq!(stats["records_read"], 9);
+    assert_eq!(stats["records_skipped"], 7);
     assert_eq!(stats["written"], 2, "read = written + reported");
     assert_eq!(stats["skipped"]["duplicate_id"], 1);
     assert_eq!(stats["skipped"]["too_long"], 1);
@@ -407,7 +408,8 @@ fn usage_errors_exit_2() {
 #[test]
 fn output_does_not_depend_on_thread_count() {
     let dir = Dir::new();
-    dir.write("c.jsonl", corpus(400, 11));
+    // More lines than one batch holds, so batches finish out of order.
+    dir.write("c.jsonl", corpus(1500, 11));
     for command in ["fingerprint", "pairs", "dedup", "cluster"] {
         let k: &[&str] = if command == "fingerprint" { &[] } else { &["-k", "6"] };
         let one = dir.run(&[&[command, "c.jsonl", "-j1"], k].concat());
@@ -544,4 +546,112 @@ fn presets_on_the_command_line_match_the_library() {
             .collect();
         assert_eq!(got, want, "{preset} window {window}");
     }
+}
+
+#[test]
+fn find_all_binaries_take_simhash_cpp_short_flags() {
+    let dir = Dir::new();
+    dir.write("h.txt", "7\n6\n1000000\n4\n");
+    for bin in ["simhash-find-all", "simhash-find-clusters"] {
+        let run = dir.run_bin(bin, &["-b", "6", "-d", "3", "-i", "h.txt", "-o", "out.txt"], None);
+        run.code(0);
+        let want = if bin == "simhash-find-all" { "[7,6]\n[7,4]\n[6,4]\n" } else { "[7,6,4]\n" };
+        assert_eq!(dir.read("out.txt"), want, "{bin}");
+        let help = dir.run_bin(bin, &["--help"], None);
+        help.code(0);
+        assert!(help.stdout.starts_with("simhash-cpp's"), "{}", help.stdout);
+        assert!(help.stdout.contains(&format!("Usage: {bin} [OPTIONS]")), "{}", help.stdout);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_to_devices_and_inputs_from_pipes() {
+    let dir = Dir::new();
+    let input = corpus(60, 9);
+    dir.write("c.jsonl", &input);
+    // A device is written, never replaced by a file.
+    dir.run(&["dedup", "c.jsonl", "-o", "/dev/null", "--removed", "/dev/null"]).code(0);
+    let meta = std::fs::metadata("/dev/null").unwrap();
+    assert!(!meta.is_file(), "/dev/null must stay a device");
+    // dedup reads its input twice: a named pipe is copied on the first pass.
+    let fifo = dir.path("fifo.jsonl");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let writer = {
+            let fifo = fifo.clone();
+            let input = input.clone();
+            std::thread::spawn(move || std::fs::write(fifo, input).unwrap())
+        };
+        let from_pipe = dir.run(&["dedup", "fifo.jsonl"]);
+        writer.join().unwrap();
+        from_pipe.code(0);
+        assert_eq!(from_pipe.stdout, dir.run(&["dedup", "c.jsonl"]).stdout);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn replaced_outputs_keep_their_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Dir::new();
+    dir.write("news.jsonl", NEWS);
+    let out = dir.write("out.tsv", "old\n");
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+    dir.run(&["fingerprint", "news.jsonl", "-o", "out.tsv"]).code(0);
+    assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, 0o640);
+    // A new file is not private to its owner (the umask decides, as for any new file).
+    dir.run(&["fingerprint", "news.jsonl", "-o", "new.tsv"]).code(0);
+    let mode = std::fs::metadata(dir.path("new.tsv")).unwrap().permissions().mode();
+    assert_ne!(mode & 0o777, 0o600, "mode {mode:o}");
+}
+
+#[test]
+fn ids_keep_their_type_and_generated_ids_do_not_clash() {
+    let dir = Dir::new();
+    let text = "the same words in the same order make the same fingerprint";
+    let input = format!(
+        "\u{feff}{{\"text\":\"{text}\"}}\n{{\"id\":0,\"text\":\"{text}\"}}\n{{\"id\":\"42\",\"text\":\"{text}\"}}\n"
+    );
+    dir.write("ids.jsonl", input);
+    let run = dir.run(&["dedup", "ids.jsonl", "--removed", "removed.jsonl"]);
+    run.code(0);
+    assert_eq!(
+        dir.read("removed.jsonl"),
+        "{\"id\":0,\"duplicate_of\":0,\"distance\":0}\n{\"id\":\"42\",\"duplicate_of\":0,\"distance\":0}\n"
+    );
+}
+
+#[test]
+fn keep_longest_and_uppercase_extensions() {
+    let dir = Dir::new();
+    let short = "one two three four five six seven eight nine ten";
+    let input = format!(
+        "{{\"id\":\"a\",\"text\":\"{short}\"}}\n{{\"id\":\"b\",\"text\":\"{short}!!!!!!\"}}\n"
+    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(input.as_bytes()).unwrap();
+    dir.write("IN.JSONL.GZ", gz.finish().unwrap());
+    let run = dir.run(&["dedup", "IN.JSONL.GZ", "--keep", "longest"]);
+    run.code(0);
+    assert_eq!(run.stdout, input.lines().nth(1).unwrap().to_string() + "\n");
+}
+
+#[test]
+fn bad_settings_fail_before_reading() {
+    let dir = Dir::new();
+    dir.write("c.jsonl", "{\"text\":\"x\"}\n");
+    let run = dir.run(&["pairs", "c.jsonl", "--blocks", "2", "-k", "3", "-o", "out.tsv"]);
+    run.code(2);
+    assert!(run.stderr.contains("invalid --blocks/--distance"), "{}", run.stderr);
+    assert!(!run.stderr.contains("records read"), "nothing was read: {}", run.stderr);
+    let run = dir.run(&["dedup", "c.jsonl", "-o", "no/such/dir/out.jsonl"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("no/such/dir/out.jsonl: cannot create output file"),
+        "{}",
+        run.stderr
+    );
+    dir.run(&["fingerprint", "c.jsonl", "--window", "0"]).code(2);
+    dir.run(&["fingerprint", "c.jsonl", "--window", "65"]).code(2);
 }

@@ -349,7 +349,7 @@ pub(crate) fn scatter(
 }
 
 /// Groups consecutive buckets into tasks of at least `TASK_ELEMS` fingerprints.
-fn tasks(starts: &[usize]) -> Vec<(usize, usize)> {
+pub(crate) fn tasks(starts: &[usize]) -> Vec<(usize, usize)> {
     let buckets = starts.len() - 1;
     let mut tasks = Vec::new();
     let mut lo = 0;
@@ -364,7 +364,7 @@ fn tasks(starts: &[usize]) -> Vec<(usize, usize)> {
 
 /// Sorts a bucket (whose entries share the top `done` bits) by the rest of the prefix,
 /// stably; returns the sorted entries (in `bucket` or in `scratch`).
-fn sort_bucket<'a>(
+pub(crate) fn sort_bucket<'a>(
     bucket: &'a mut [Entry],
     scratch: &'a mut Vec<Entry>,
     table: &Table,

@@ -179,6 +179,9 @@ fn merge_sorted<T: Ord + Copy>(
 /// ([`insert_many`](Index::insert_many), [`find_all_many`](Index::find_all_many),
 /// [`find_first_many`](Index::find_first_many)) run in parallel on rayon's current pool.
 ///
+/// An index holds fewer than 2^32 slots: stored fingerprints plus removed or replaced ones
+/// not yet dropped by a rebuild (inserting past that panics).
+///
 /// Fewer tables favour queries: for 10 million fingerprints at distance 3, 4 blocks (4
 /// tables) answer single queries fastest (see `docs/index.md`).
 ///
@@ -355,8 +358,8 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     }
 
     /// A stored fingerprint within the maximum distance of `fp`, if there is one: the
-    /// first found (tables in order, each table's entries in key order), not necessarily the
-    /// nearest. Stops at the first match, so it is the cheapest "have I seen this?".
+    /// first found (tables in order; in each, the merged entries in key order, then the
+    /// recent inserts), not necessarily the nearest. The same state gives the same answer. Stops at the first match, so it is the cheapest "have I seen this?".
     pub fn find_first(&self, fp: Fingerprint) -> Option<Hit<I>> {
         let mut first = None;
         self.probe(&[fp], false, &mut |_, hit| {
@@ -569,18 +572,33 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     /// bits of their permuted value (one parallel counting-sort pass), so that they walk the
     /// table's arrays in order instead of at random. Returns `(query, hit)` pairs, table by table.
     fn probe_sorted(&self, queries: &[Fingerprint], owned_only: bool) -> Vec<(u32, Hit<I>)> {
+        use crate::batch::{chunk_inputs, scatter, sort_bucket, tasks};
         let mut dest = vec![crate::kernel::Entry::default(); queries.len()];
-        let chunks = crate::batch::chunk_inputs(&[queries]);
+        let chunks = chunk_inputs(&[queries]);
         let mut all = Vec::new();
         for (t, table) in self.tables.iter().enumerate() {
-            let part = &self.parts[t];
-            let bits = part.dir_bits.min(12);
-            crate::batch::scatter(&[queries], &chunks, table, bits, &mut dest);
-            let found: Vec<Vec<(u32, Hit<I>)>> = dest
-                .par_chunks(1 << 14)
-                .map(|entries| {
+            let bits = self.parts[t].dir_bits.min(12).min(table.prefix_bits());
+            let starts = scatter(&[queries], &chunks, table, bits, &mut dest);
+            // Split the buckets into tasks over disjoint slices; each bucket is then sorted
+            // by the rest of the prefix, so that its queries walk the arrays in order.
+            let mut slices = Vec::new();
+            let mut rest: &mut [crate::kernel::Entry] = &mut dest;
+            for (b_lo, b_hi) in tasks(&starts) {
+                let (mine, tail) =
+                    std::mem::take(&mut rest).split_at_mut(starts[b_hi] - starts[b_lo]);
+                rest = tail;
+                slices.push((mine, &starts[b_lo..=b_hi]));
+            }
+            let found: Vec<Vec<(u32, Hit<I>)>> = slices
+                .into_par_iter()
+                .map_init(Vec::new, |scratch, (slice, bounds)| {
                     let mut out = Vec::new();
-                    self.scan_entries(t, entries, owned_only, &mut out);
+                    let base = bounds[0];
+                    for w in bounds.windows(2) {
+                        let bucket = &mut slice[w[0] - base..w[1] - base];
+                        let sorted = sort_bucket(bucket, scratch, table, bits);
+                        self.scan_entries(t, sorted, owned_only, &mut out);
+                    }
                     out
                 })
                 .collect();

@@ -182,8 +182,9 @@ fn merge_sorted<T: Ord + Copy>(
 /// An index holds fewer than 2^32 slots: stored fingerprints plus removed or replaced ones
 /// not yet dropped by a rebuild (inserting past that panics).
 ///
-/// Fewer tables favour queries: for 10 million fingerprints at distance 3, 4 blocks (4
-/// tables) answer single queries fastest (see `docs/index.md`).
+/// Memory is about 12 bytes per fingerprint per table plus about 60 per fingerprint. For
+/// 10 million fingerprints at distance 3, 5 blocks (10 tables, 2.2 GB) answer queries about
+/// twice as fast as 4 blocks (4 tables, 1.2 GB); see `docs/index.md`.
 ///
 /// ```
 /// use simhash_core::Fingerprint;

@@ -185,7 +185,23 @@ pub(crate) fn hash_normalized(token: &str, buf: &mut String) -> u64 {
             return xxh3(&lower[..bytes.len()]);
         }
     }
+    if is_stable_cjk(token) {
+        return xxh3(bytes);
+    }
     xxh3(normalize(token, buf))
+}
+
+/// A one-character token that NFKC and lowercasing leave as it is, checked without the
+/// Unicode tables: a CJK unified ideograph, a hangul syllable, or a hiragana or katakana
+/// letter (not the voiced sound marks, the digraphs or the half-width forms, which NFKC
+/// changes). Chinese, Japanese and Korean text is made mostly of these.
+fn is_stable_cjk(token: &str) -> bool {
+    let mut chars = token.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => matches!(c as u32,
+            0x3041..=0x3096 | 0x30A1..=0x30FA | 0x4E00..=0x9FFF | 0xAC00..=0xD7A3),
+        _ => false,
+    }
 }
 
 /// `lowercase(NFKC(token))`, borrowing the token itself when it is already normal.
@@ -311,11 +327,35 @@ mod tests {
         }
 
         #[test]
+        fn cjk_fast_path_is_xxh3_of_normalize(c in proptest::char::ranges(vec![
+            '\u{3000}'..='\u{9FFF}', '\u{AC00}'..='\u{D7FF}', '\u{F900}'..='\u{FFEF}',
+        ].into())) {
+            let token = c.to_string();
+            let mut buf = String::new();
+            let fast = hash_normalized(&token, &mut buf);
+            let mut buf2 = String::new();
+            proptest::prop_assert_eq!(fast, xxh3(normalize(&token, &mut buf2)));
+        }
+
+        #[test]
         fn hash_normalized_is_xxh3_of_normalize(token in "[a-zA-ZÉé0-9]{1,40}") {
             let mut buf = String::new();
             let fast = hash_normalized(&token, &mut buf);
             let mut buf2 = String::new();
             proptest::prop_assert_eq!(fast, xxh3(normalize(&token, &mut buf2)));
+        }
+    }
+
+    #[test]
+    fn cjk_fast_path_agrees_with_the_tables_everywhere() {
+        // Every code point of the fast path's ranges and around them.
+        let mut buf = String::new();
+        for cp in (0x3000..=0xA000).chain(0xAB00..=0xD800) {
+            let Some(c) = char::from_u32(cp) else { continue };
+            let token = c.to_string();
+            if is_stable_cjk(&token) {
+                assert_eq!(normalize(&token, &mut buf), token.as_bytes(), "U+{cp:04X}");
+            }
         }
     }
 

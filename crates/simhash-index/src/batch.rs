@@ -136,8 +136,9 @@ pub fn cross_pairs(
 
 /// Buckets smaller than this are sorted by insertion sort.
 const SMALL_BUCKET: usize = 48;
-/// Buckets larger than this are sorted in place (no scratch buffer of their size).
-const HUGE_BUCKET: usize = 1 << 22;
+/// Buckets larger than this are sorted in place (no scratch buffer of their size). Small in
+/// tests, so that they exercise all three ways of sorting a bucket.
+const HUGE_BUCKET: usize = if cfg!(test) { 200 } else { 1 << 22 };
 /// A parallel task covers whole buckets and at least this many fingerprints.
 const TASK_ELEMS: usize = 1 << 15;
 /// Tasks run in waves of about this many fingerprints; each wave's pairs are then sunk.

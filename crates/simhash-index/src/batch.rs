@@ -7,6 +7,8 @@
 //! each bucket's pairs are handed to the sink in that order, so the output (even its order)
 //! does not depend on the number of threads.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 use simhash_core::Fingerprint;
 
@@ -149,9 +151,17 @@ const BUCKET_TARGET: usize = 1 << 10;
 const MAX_SCATTER_BITS: u32 = 10;
 
 /// The one thing that differs between all-pairs and cross-pairs: what a run of equal
-/// prefixes emits.
-trait RunFn<O>: Fn(&Table, u32, &[Entry], &mut Vec<O>) + Sync {}
-impl<O, F: Fn(&Table, u32, &[Entry], &mut Vec<O>) + Sync> RunFn<O> for F {}
+/// prefixes emits (for the rows of the run in the range).
+trait RunFn<O>: Fn(&Table, u32, &[Entry], Range<usize>, &mut Vec<O>) + Sync {}
+impl<O, F: Fn(&Table, u32, &[Entry], Range<usize>, &mut Vec<O>) + Sync> RunFn<O> for F {}
+
+/// Runs with more entries than this are set aside while their bucket is scanned, and then
+/// split by rows over the threads, a wave at a time, so that the pairs of one huge group of
+/// equal prefixes (thousands of copies of one document) never sit in memory together.
+/// Small in tests, so that they exercise it.
+const BIG_RUN: usize = if cfg!(test) { 16 } else { 2048 };
+/// About how many candidate pairs one piece of a big run checks.
+const PIECE_PAIRS: usize = if cfg!(test) { 40 } else { 1 << 20 };
 
 fn run<O: Send>(
     inputs: &[&[Fingerprint]],
@@ -188,16 +198,17 @@ fn run<O: Send>(
                 elems += hi - lo;
                 t += 1;
             }
-            let outs: Vec<Vec<O>> = wave
+            let task = Task { table, max_distance: k, scatter_bits, run_fn: &run_fn };
+            let outs: Vec<(Vec<O>, Vec<Vec<Entry>>)> = wave
                 .into_par_iter()
-                .map_init(Vec::new, |scratch, (slice, bounds)| {
-                    let task = Task { table, max_distance: k, scatter_bits, run_fn: &run_fn };
-                    task.run(slice, bounds, scratch)
-                })
+                .map_init(Vec::new, |scratch, (slice, bounds)| task.run(slice, bounds, scratch))
                 .collect();
-            for out in &outs {
+            for (out, big_runs) in &outs {
                 if !out.is_empty() {
                     sink(out);
+                }
+                for big in big_runs {
+                    task.big_run(big, sink);
                 }
             }
         }
@@ -215,7 +226,12 @@ struct Task<'a, R> {
 impl<R> Task<'_, R> {
     /// Sorts each bucket of `slice` (bounded by `bounds`, offsets into the whole table) and
     /// returns the pairs of its runs, using the popcnt instruction where the CPU has it.
-    fn run<O>(&self, slice: &mut [Entry], bounds: &[usize], scratch: &mut Vec<Entry>) -> Vec<O>
+    fn run<O>(
+        &self,
+        slice: &mut [Entry],
+        bounds: &[usize],
+        scratch: &mut Vec<Entry>,
+    ) -> (Vec<O>, Vec<Vec<Entry>>)
     where
         R: RunFn<O>,
     {
@@ -234,7 +250,7 @@ impl<R> Task<'_, R> {
         slice: &mut [Entry],
         bounds: &[usize],
         scratch: &mut Vec<Entry>,
-    ) -> Vec<O>
+    ) -> (Vec<O>, Vec<Vec<Entry>>)
     where
         R: RunFn<O>,
     {
@@ -242,20 +258,83 @@ impl<R> Task<'_, R> {
     }
 
     #[inline(always)]
-    fn run_impl<O>(&self, slice: &mut [Entry], bounds: &[usize], scratch: &mut Vec<Entry>) -> Vec<O>
+    fn run_impl<O>(
+        &self,
+        slice: &mut [Entry],
+        bounds: &[usize],
+        scratch: &mut Vec<Entry>,
+    ) -> (Vec<O>, Vec<Vec<Entry>>)
     where
         R: RunFn<O>,
     {
         let mut out = Vec::new();
+        let mut big = Vec::new();
         let base = bounds[0];
         for w in bounds.windows(2) {
             let bucket = &mut slice[w[0] - base..w[1] - base];
             if bucket.len() >= 2 {
                 let sorted = sort_bucket(bucket, scratch, self.table, self.scatter_bits);
-                scan_runs(sorted, self.table, self.max_distance, self.run_fn, &mut out);
+                let shift = 64 - self.table.prefix_bits();
+                for run in sorted.chunk_by(|a, b| a.key >> shift == b.key >> shift) {
+                    if run.len() > BIG_RUN {
+                        big.push(run.to_vec());
+                    } else if run.len() >= 2 {
+                        (self.run_fn)(self.table, self.max_distance, run, 0..run.len(), &mut out);
+                    }
+                }
             }
         }
-        out
+        (out, big)
+    }
+
+    /// Emits the pairs of one big run: pieces of rows of about `PIECE_PAIRS` candidates
+    /// each, in waves over the threads, each wave sunk before the next starts.
+    fn big_run<O: Send>(&self, run: &[Entry], sink: &mut dyn FnMut(&[O]))
+    where
+        R: RunFn<O>,
+    {
+        let rows = (PIECE_PAIRS / run.len()).max(1);
+        let pieces: Vec<Range<usize>> =
+            (0..run.len()).step_by(rows).map(|lo| lo..(lo + rows).min(run.len())).collect();
+        let wave = (WAVE_ELEMS / PIECE_PAIRS).max(8);
+        for group in pieces.chunks(wave) {
+            let outs: Vec<Vec<O>> = group
+                .par_iter()
+                .map(|rows| {
+                    let mut out = Vec::new();
+                    self.rows(run, rows.clone(), &mut out);
+                    out
+                })
+                .collect();
+            for out in &outs {
+                if !out.is_empty() {
+                    sink(out);
+                }
+            }
+        }
+    }
+
+    /// `run_fn` on some rows of a run, with popcnt where the CPU has it.
+    fn rows<O>(&self, run: &[Entry], rows: Range<usize>, out: &mut Vec<O>)
+    where
+        R: RunFn<O>,
+    {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has the popcnt instruction.
+            unsafe { self.rows_popcnt(run, rows, out) };
+            return;
+        }
+        (self.run_fn)(self.table, self.max_distance, run, rows, out);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn rows_popcnt<O>(&self, run: &[Entry], rows: Range<usize>, out: &mut Vec<O>)
+    where
+        R: RunFn<O>,
+    {
+        (self.run_fn)(self.table, self.max_distance, run, rows, out);
     }
 }
 
@@ -426,28 +505,4 @@ pub(crate) fn sort_bucket<'a>(
         lo += width;
     }
     src
-}
-
-/// Calls `run_fn` on every run of at least two entries with equal prefixes.
-#[inline(always)]
-fn scan_runs<O>(
-    sorted: &[Entry],
-    table: &Table,
-    max_distance: u32,
-    run_fn: &impl RunFn<O>,
-    out: &mut Vec<O>,
-) {
-    let shift = 64 - table.prefix_bits();
-    let mut i = 0;
-    while i < sorted.len() {
-        let p = sorted[i].key >> shift;
-        let mut j = i + 1;
-        while j < sorted.len() && sorted[j].key >> shift == p {
-            j += 1;
-        }
-        if j - i >= 2 {
-            run_fn(table, max_distance, &sorted[i..j], out);
-        }
-        i = j;
-    }
 }

@@ -1,6 +1,8 @@
 //! The pairing kernel: given fingerprints that share one table's prefix, emit the pairs that
 //! table owns. Every batch engine (this crate's, or a distributed one) reduces to it.
 
+use std::ops::Range;
+
 use simhash_core::Fingerprint;
 
 use crate::tables::Table;
@@ -95,15 +97,17 @@ pub(crate) struct Entry {
 }
 
 /// The fast form of [`pair_group`] for entries of one table that share the prefix and sit in
-/// ascending id order.
+/// ascending id order: the pairs `(run[i], run[j])`, `i < j`, for the rows `i` in `rows`.
 #[inline(always)]
 pub(crate) fn pair_run(
     table: &Table,
     max_distance: u32,
     run: &[Entry],
+    rows: Range<usize>,
     out: &mut Vec<crate::Pair>,
 ) {
-    for (i, a) in run.iter().enumerate() {
+    for i in rows {
+        let a = run[i];
         for b in &run[i + 1..] {
             let x = a.key ^ b.key;
             let d = x.count_ones();
@@ -115,17 +119,19 @@ pub(crate) fn pair_run(
 }
 
 /// The fast form of [`cross_group`]: `run` holds the queries (side 0) first, then the
-/// corpus (side 1), all sharing the prefix.
+/// corpus (side 1), all sharing the prefix; the rows in `rows` that are queries are paired
+/// with the whole corpus.
 #[inline(always)]
 pub(crate) fn cross_run(
     table: &Table,
     max_distance: u32,
     run: &[Entry],
+    rows: Range<usize>,
     out: &mut Vec<crate::CrossPair>,
 ) {
     let split = run.partition_point(|e| e.side == 0);
     let (queries, corpus) = run.split_at(split);
-    for q in queries {
+    for q in &queries[rows.start.min(split)..rows.end.min(split)] {
         for c in corpus {
             let x = q.key ^ c.key;
             let d = x.count_ones();

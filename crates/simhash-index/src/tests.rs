@@ -215,7 +215,9 @@ fn large_input_matches_sorted_brute_force() {
 
 #[test]
 fn same_batches_for_any_thread_count() {
-    let fps = large_input(200_000, 3);
+    let mut fps = large_input(200_000, 3);
+    // A group far larger than the big-run limit: split over threads and sink batches.
+    fps.extend(std::iter::repeat_n(Fingerprint(0x0f0f_0f0f_0f0f_0f0f), 120));
     let tables = Tables::new(5, 3).unwrap();
     let collect = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
@@ -226,6 +228,11 @@ fn same_batches_for_any_thread_count() {
     let one = collect(1);
     assert!(one.len() > 1);
     assert_eq!(one, collect(3));
+    let mut pairs: Vec<Pair> = one.concat();
+    pairs.sort_unstable();
+    assert_eq!(pairs, all_pairs(&fps, &tables));
+    let copies = pairs.iter().filter(|p| p.a >= 200_000 && p.distance == 0).count();
+    assert_eq!(copies, 120 * 119 / 2);
 }
 
 mod online {

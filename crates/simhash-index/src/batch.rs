@@ -47,7 +47,8 @@ pub struct CrossPair {
 /// [`rayon::ThreadPool::install`] to choose the threads). The batches and their order are
 /// the same for any number of threads. Memory: the input, 16 bytes per fingerprint for the
 /// table being processed, and the pairs of the groups in flight (a few million
-/// fingerprints' worth, or one whole group of equal prefixes if it is larger).
+/// fingerprints' worth; a huge group of equal prefixes is split into pieces of about a
+/// million candidate pairs, streamed a wave at a time).
 ///
 /// # Panics
 ///

@@ -1,7 +1,7 @@
 //! All pairs within k bits among N random fingerprints with planted near-duplicates.
 //!
 //! ```text
-//! cargo run --release -p benches --bin bench_all_pairs -- --n 10000000 --k 3 [--blocks 5] [--seed 1] [--threads 2] [--baseline 6]
+//! cargo run --release -p benches --bin bench_all_pairs -- --n 10000000 --k 3 [--blocks 5] [--seed 1] [--threads 2] [--baseline 6] [--copies 20000]
 //! ```
 //!
 //! Prints the plan, wall time, CPU time, pairs found and peak resident memory (`VmHWM`).
@@ -9,7 +9,8 @@
 //! the way simhash-cpp's `find-all` does it (one thread; per table a comparison sort of
 //! the permuted values, a scan of equal prefixes, and a hash set of pairs to drop
 //! duplicates) with `M` blocks, checks that it finds the same number of pairs, and prints
-//! the CPU-time ratio.
+//! the CPU-time ratio. `--copies C` adds `C` copies of one fingerprint (`C (C - 1) / 2`
+//! pairs at distance 0), to show that a huge group streams instead of filling memory.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::collections::HashSet;
@@ -36,6 +37,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut seed: u64 = 1;
     let mut threads: usize = 0;
     let mut baseline_blocks: Option<usize> = None;
+    let mut copies: usize = 0;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -46,6 +48,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             "--seed" => seed = value.parse()?,
             "--threads" => threads = value.parse()?,
             "--baseline" => baseline_blocks = Some(value.parse()?),
+            "--copies" => copies = value.parse()?,
             _ => return Err(format!("unknown flag {flag}").into()),
         }
     }
@@ -56,7 +59,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("plan: {plan:?}");
 
     let t = Instant::now();
-    let fps = planted(n as usize, k, seed);
+    let mut fps = planted(n as usize, k, seed);
+    // One page copied many times: a group of equal prefixes with a quadratic output.
+    fps.extend(std::iter::repeat_n(Fingerprint(0x0123_4567_89ab_cdef), copies));
     println!("generated {} fingerprints in {:.2?}", fps.len(), t.elapsed());
 
     let mut baseline_cpu = None;

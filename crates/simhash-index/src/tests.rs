@@ -395,3 +395,30 @@ mod online {
         }
     }
 }
+
+#[test]
+fn cross_pairs_with_big_groups_any_thread_count() {
+    // Groups of equal prefixes with dozens of queries and corpus entries: big runs on
+    // both sides, split by rows.
+    let a = Fingerprint(0x0f0f_0f0f_0f0f_0f0f);
+    let mut queries: Vec<Fingerprint> =
+        (0..60).map(|i| flip(a, i % 4, i as u64, i % 2 == 0)).collect();
+    let mut corpus: Vec<Fingerprint> =
+        (0..70).map(|i| flip(a, i % 5, !i as u64, i % 3 == 0)).collect();
+    queries.extend(large_input(3000, 3));
+    corpus.extend(large_input(4000, 3));
+    let tables = Tables::new(6, 3).unwrap();
+    let collect = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut batches: Vec<Vec<CrossPair>> = Vec::new();
+        pool.install(|| {
+            crate::cross_pairs_with(&queries, &corpus, &tables, |p| batches.push(p.to_vec()));
+        });
+        batches
+    };
+    let one = collect(1);
+    assert_eq!(one, collect(2));
+    let mut pairs = one.concat();
+    pairs.sort_unstable();
+    assert_eq!(pairs, brute_cross(&queries, &corpus, 3));
+}

@@ -91,6 +91,10 @@ pub use crate::tables::{ConfigError, MAX_TABLES, Table, Tables};
 #[cfg(test)]
 mod tests;
 
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 #[cfg(test)]
 mod testoibits {
     use super::*;

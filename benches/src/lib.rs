@@ -6,10 +6,16 @@
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
-/// English prose: the Apache License 2.0, repeated to about 64 KiB.
+/// English prose, about 60 KiB with little repetition: the Apache License 2.0 and this
+/// project's own design and CLI documentation.
 pub fn english() -> String {
-    let text = include_str!("../../LICENSE-APACHE");
-    text.repeat((64 * 1024) / text.len() + 1)
+    [
+        include_str!("../../LICENSE-APACHE"),
+        include_str!("../../docs/DESIGN.md"),
+        include_str!("../../docs/cli.md"),
+        include_str!("../../docs/cluster.md"),
+    ]
+    .concat()
 }
 
 /// Mixed-script text (Latin with accents, Cyrillic, Greek, CJK) of about 64 KiB.

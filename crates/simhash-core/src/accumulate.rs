@@ -20,6 +20,21 @@ static SPREAD: [u64; 256] = {
     t
 };
 
+/// For each byte value, per bit: 0 when the bit is set, -1 (all ones) when it is clear.
+static CLEAR_MASKS: [[i64; 8]; 256] = {
+    let mut t = [[0i64; 8]; 256];
+    let mut x = 0;
+    while x < 256 {
+        let mut j = 0;
+        while j < 8 {
+            t[x][j] = if (x >> j) & 1 == 1 { 0 } else { -1 };
+            j += 1;
+        }
+        x += 1;
+    }
+    t
+};
+
 /// Byte lanes hold at most this many votes before they are folded into the wide counters.
 const LANE_MAX: u32 = 255;
 
@@ -99,10 +114,11 @@ impl Accumulator {
             self.count(hash);
         } else {
             let w = i64::from(weight);
-            for (i, sum) in self.other.iter_mut().enumerate() {
-                // Branch-free: +w for a set bit, -w for a clear one.
-                let bit = ((hash >> i) & 1) as i64;
-                *sum += (2 * bit - 1) * w;
+            for (sums, byte) in self.other.chunks_exact_mut(8).zip(hash.to_le_bytes()) {
+                // Branch- and multiply-free: (w ^ m) - m is w when m = 0, -w when m = -1.
+                for (sum, m) in sums.iter_mut().zip(&CLEAR_MASKS[byte as usize]) {
+                    *sum += (w ^ m) - m;
+                }
             }
         }
     }

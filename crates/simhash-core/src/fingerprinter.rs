@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use crate::hash::jenkins64;
 use crate::shingle::{CyclicWindow, MAX_WINDOW, Window};
+use crate::tf::TfTable;
 use crate::tokenize::{AsciiLetters, Tokenizer, Words, hash_normalized};
 use crate::{Accumulator, Fingerprint};
 
@@ -206,66 +207,12 @@ impl Fingerprinter {
 /// Per-thread working memory, reused across documents.
 #[derive(Default)]
 struct Scratch {
-    features: Vec<u64>,
+    tf: TfTable,
     token: String,
-    /// Open-addressing table `(feature, count)` for counting term frequencies; key 0 is
-    /// the empty slot (a zero feature is counted apart).
-    slots: Vec<(u64, u32)>,
 }
 
-/// Documents with more features than this count them by sorting instead of hashing, which
-/// needs no memory beyond the feature list.
-const HASH_COUNT_MAX: usize = 1 << 16;
-
-/// Calls `f(feature, tf)` once for each distinct value in `features`, in an order that
-/// depends only on the values.
-fn count_distinct(features: &mut [u64], slots: &mut Vec<(u64, u32)>, mut f: impl FnMut(u64, u64)) {
-    if features.len() > HASH_COUNT_MAX {
-        features.sort_unstable();
-        let mut rest = &features[..];
-        while let Some(&first) = rest.first() {
-            let run = rest.iter().take_while(|&&h| h == first).count();
-            f(first, run as u64);
-            rest = &rest[run..];
-        }
-        return;
-    }
-    let size = (features.len() * 2).next_power_of_two().max(16);
-    let mask = size - 1;
-    slots.clear();
-    slots.resize(size, (0, 0));
-    let mut zeros = 0u64;
-    for &h in features.iter() {
-        if h == 0 {
-            zeros += 1;
-            continue;
-        }
-        let mut i = (h >> 40) as usize & mask;
-        loop {
-            let slot = &mut slots[i];
-            if slot.0 == h {
-                slot.1 += 1;
-                break;
-            }
-            if slot.0 == 0 {
-                *slot = (h, 1);
-                break;
-            }
-            i = (i + 1) & mask;
-        }
-    }
-    for &(h, count) in slots.iter() {
-        if count > 0 {
-            f(h, u64::from(count));
-        }
-    }
-    if zeros > 0 {
-        f(0, zeros);
-    }
-}
-
-/// Buffers above this are dropped after use, so one huge document does not pin its memory.
-const KEEP_FEATURES: usize = 1 << 20;
+/// A token buffer grown past this for a huge token is given back afterwards.
+const KEEP_TOKEN: usize = 1 << 20;
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
@@ -290,16 +237,30 @@ impl<T: Tokenizer> Fingerprinter<T> {
     /// [`String::from_utf8_lossy`] or reject the input.
     pub fn fingerprint(&self, text: &str) -> Option<Fingerprint> {
         let mut acc = Accumulator::new();
-        self.for_each_feature(text, |hash, weight| acc.add(hash, weight));
+        match self.preset {
+            // Vote as shingles come with weight w(1); afterwards each repeated shingle adds
+            // w(tf) - w(1), so its votes sum to w(tf) exactly (integers, in any order).
+            Preset::DefaultV1 => Self::with_scratch(|scratch| {
+                let once = sublinear_weight(1);
+                self.default_shingles(text, scratch, |tf, h| {
+                    if tf == 1 {
+                        acc.add(h, once);
+                    }
+                });
+                for (h, tf) in scratch.tf.repeated() {
+                    acc.add(h, sublinear_weight(u64::from(tf)) - once);
+                }
+            }),
+            _ => self.for_each_feature(text, |hash, weight| acc.add(hash, weight)),
+        }
         let fp = acc.finish()?;
         Some(if self.preset == Preset::Moz { Fingerprint(fp.0.reverse_bits()) } else { fp })
     }
 
     /// Calls `f(hash, weight)` for each feature of `text`: what [`fingerprint`] adds up.
     ///
-    /// For `default-v1` each distinct shingle comes once with its fixed-point weight
-    /// (1024 = weight 1, see [`sublinear_weight`]), in an order that depends only on the
-    /// shingles (not on the text order); for `moz` and
+    /// For `default-v1` each distinct shingle comes once, in order of first occurrence, with
+    /// its fixed-point weight (1024 = weight 1, see [`sublinear_weight`]); for `moz` and
     /// `fork` every shingle comes in text order with weight 1. Use it to feed the same
     /// features to another sketch (MinHash, TF-IDF weighting).
     ///
@@ -320,31 +281,39 @@ impl<T: Tokenizer> Fingerprinter<T> {
                     f(window.push(jenkins64(token.as_bytes(), 0)), 1);
                 });
             }
-            Preset::DefaultV1 => SCRATCH.with(|cell| match cell.try_borrow_mut() {
-                Ok(mut scratch) => self.default_features(text, &mut scratch, &mut f),
-                // Re-entered from inside a tokenizer: use fresh buffers.
-                Err(_) => self.default_features(text, &mut Scratch::default(), &mut f),
+            Preset::DefaultV1 => Self::with_scratch(|scratch| {
+                self.default_shingles(text, scratch, |_, _| {});
+                for (h, tf) in scratch.tf.iter() {
+                    f(h, sublinear_weight(u64::from(tf)));
+                }
             }),
         }
     }
 
-    fn default_features(&self, text: &str, scratch: &mut Scratch, f: &mut impl FnMut(u64, u32)) {
-        let Scratch { features, token: buf, slots } = scratch;
-        features.clear();
+    /// Runs `work` with this thread's scratch buffers (fresh ones if they are in use, when a
+    /// tokenizer fingerprints from inside `tokenize`).
+    fn with_scratch<R>(work: impl FnOnce(&mut Scratch) -> R) -> R {
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => work(&mut scratch),
+            Err(_) => work(&mut Scratch::default()),
+        })
+    }
+
+    /// Counts the shingles of `text` into `scratch.tf` (cleared first), calling
+    /// `seen(tf so far, hash)` for each occurrence.
+    fn default_shingles(&self, text: &str, scratch: &mut Scratch, mut seen: impl FnMut(u32, u64)) {
+        let Scratch { tf, token: buf } = scratch;
+        tf.clear();
         let mut window = Window::new(self.window);
         self.tokenizer.tokenize(text, &mut |token| {
-            if let Some(feature) = window.push(hash_normalized(token, buf)) {
-                features.push(feature);
+            if let Some(h) = window.push(hash_normalized(token, buf)) {
+                seen(tf.increment(h), h);
             }
         });
-        if let Some(feature) = window.partial() {
-            features.push(feature);
+        if let Some(h) = window.partial() {
+            seen(tf.increment(h), h);
         }
-        count_distinct(features, slots, |h, tf| f(h, sublinear_weight(tf)));
-        if features.capacity() > KEEP_FEATURES {
-            *features = Vec::new();
-        }
-        if buf.capacity() > KEEP_FEATURES {
+        if buf.capacity() > KEEP_TOKEN {
             *buf = String::new();
         }
     }

@@ -62,6 +62,7 @@ mod fingerprint;
 mod fingerprinter;
 mod hash;
 mod shingle;
+mod tf;
 mod tokenize;
 
 pub use crate::accumulate::{Accumulator, compute, compute_weighted};

@@ -148,6 +148,25 @@ fn invalid_utf8_via_lossy_decoding() {
     assert_eq!(Some(a), fp("caf au lait with milk"));
 }
 
+/// `fingerprint` votes as shingles come; it must equal the vote over `for_each_feature`'s
+/// distinct shingles and weights.
+#[test]
+fn fingerprint_equals_the_vote_over_its_features() {
+    let f = Fingerprinter::new();
+    let mut texts: Vec<String> = (0..30).map(|s| text(s, 5 + s as usize * 40).join(" ")).collect();
+    texts.push("a a a a a a a a a a a a a a a a a a a a a a".into());
+    texts.push(format!("{} {}", "x y z ".repeat(2000), text(3, 100).join(" ")));
+    for t in &texts {
+        let mut acc = simhash_core::Accumulator::new();
+        let mut distinct = std::collections::HashSet::new();
+        f.for_each_feature(t, |h, w| {
+            assert!(distinct.insert(h), "each shingle once");
+            acc.add(h, w);
+        });
+        assert_eq!(f.fingerprint(t), acc.finish(), "{}", &t[..t.len().min(40)]);
+    }
+}
+
 #[test]
 fn repeated_shingles_are_weighted_sublinearly() {
     // A shingle repeated many times must not outweigh many distinct shingles linearly.

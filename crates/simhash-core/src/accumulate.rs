@@ -164,9 +164,7 @@ impl Accumulator {
             let ones = i128::from(self.ones[i] + pending);
             // Set bits vote +common, clear bits -common: common * (ones - (n - ones)).
             let total = common * (2 * ones - n) + i128::from(self.other[i]);
-            if total > 0 {
-                out |= 1 << i;
-            }
+            out |= u64::from(total > 0) << i;
         }
         Some(Fingerprint(out))
     }

@@ -145,7 +145,7 @@ pub struct LineReader<R> {
 
 impl<R: Read> LineReader<R> {
     pub fn new(inner: R, max: u64) -> LineReader<R> {
-        LineReader { inner: BufReader::with_capacity(1 << 16, inner), max, line: 0, bytes: 0 }
+        LineReader { inner: BufReader::with_capacity(1 << 18, inner), max, line: 0, bytes: 0 }
     }
 
     /// Appends the next line (terminator removed) to `buf`. `None` at the end of input.
@@ -169,7 +169,7 @@ impl<R: Read> LineReader<R> {
                 break;
             }
             any = true;
-            let (piece, done) = match chunk.iter().position(|&b| b == b'\n') {
+            let (piece, done) = match memchr::memchr(b'\n', chunk) {
                 Some(i) => (&chunk[..=i], true),
                 None => (chunk, false),
             };

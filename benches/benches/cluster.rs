@@ -14,6 +14,7 @@
 use std::collections::VecDeque;
 use std::hint::black_box;
 
+use benches::SplitMix;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use simhash_cluster::{Clusters, Representative, UnionFind};
 
@@ -27,23 +28,6 @@ fn size() -> (usize, usize) {
         (100_000, 100_000)
     } else {
         (DOCUMENTS, PAIRS)
-    }
-}
-
-/// splitmix64: a fixed-seed generator, so every run benchmarks the same graphs.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e3779b97f4a7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> u32 {
-        (((self.next() >> 32) * n as u64) >> 32) as u32
     }
 }
 

@@ -6,38 +6,12 @@
 
 use std::hint::black_box;
 
+use benches::planted;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use simhash_core::Fingerprint;
 use simhash_index::{Hit, Index, Tables, all_pairs_with, cross_pairs_with, plan};
 
 const K: u32 = 3;
-
-/// Deterministic random fingerprints, one in eight a near copy (0 to k + 1 bits) of an
-/// earlier one.
-fn planted(n: usize, seed: u64) -> Vec<Fingerprint> {
-    let mut s = seed;
-    let mut next = move || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    let mut fps: Vec<Fingerprint> = Vec::with_capacity(n);
-    while fps.len() < n {
-        let r = next();
-        if r % 8 == 0 && !fps.is_empty() {
-            let mut x = fps[(next() % fps.len() as u64) as usize].0;
-            for _ in 0..next() % u64::from(K + 2) {
-                x ^= 1 << (next() % 64);
-            }
-            fps.push(Fingerprint(x));
-        } else {
-            fps.push(Fingerprint(r));
-        }
-    }
-    fps
-}
 
 fn brute_pairs(fps: &[Fingerprint]) -> usize {
     let mut count = 0;
@@ -51,7 +25,7 @@ fn all_pairs(c: &mut Criterion) {
     let mut group = c.benchmark_group("index/all_pairs");
     group.sample_size(10);
     for n in [20_000usize, 1_000_000] {
-        let fps = planted(n, 1);
+        let fps = planted(n, K, 1);
         group.throughput(Throughput::Elements(n as u64));
         for blocks in [4, 5, 6] {
             let tables = Tables::new(blocks, K).unwrap();
@@ -77,8 +51,8 @@ fn all_pairs(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("index/cross_pairs");
     group.sample_size(10);
-    let corpus = planted(1_000_000, 2);
-    let queries = planted(100_000, 3);
+    let corpus = planted(1_000_000, K, 2);
+    let queries = planted(100_000, K, 3);
     let tables = Tables::new(plan(1_100_000, K).unwrap().blocks, K).unwrap();
     group.throughput(Throughput::Elements(queries.len() as u64));
     group.bench_function("100k-queries-x-1M", |b| {
@@ -93,9 +67,9 @@ fn all_pairs(c: &mut Criterion) {
 
 fn queries(c: &mut Criterion) {
     let n = 1_000_000;
-    let fps = planted(n, 4);
+    let fps = planted(n, K, 4);
     // Half near copies of stored fingerprints, half random.
-    let qs: Vec<Fingerprint> = planted(2_000, 5)
+    let qs: Vec<Fingerprint> = planted(2_000, K, 5)
         .into_iter()
         .enumerate()
         .map(|(i, q)| if i % 2 == 0 { Fingerprint(fps[i * 97 % n].0 ^ 0b101) } else { q })
@@ -137,7 +111,7 @@ fn queries(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("index/insert-1M");
     group.sample_size(10);
-    let extra = planted(10_000, 6);
+    let extra = planted(10_000, K, 6);
     group.throughput(Throughput::Elements(extra.len() as u64));
     let mut index: Index<u32> = Index::new(Tables::new(4, K).unwrap());
     index.insert_many(fps.iter().enumerate().map(|(i, &f)| (i as u32, f)));

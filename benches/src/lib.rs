@@ -24,6 +24,65 @@ pub fn multilingual() -> String {
     text.repeat((64 * 1024) / text.len() + 1)
 }
 
+/// splitmix64: a fixed-seed generator, so every run benchmarks the same data.
+#[derive(Clone, Debug)]
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (multiply-shift, no division).
+    pub fn below(&mut self, n: usize) -> u32 {
+        (((self.next_u64() >> 32) * n as u64) >> 32) as u32
+    }
+}
+
+/// `n` fingerprints: uniform random ones, and for one in eight a near copy of an earlier one
+/// at 0 to `k + 1` bits (so some planted pairs are just out of range). Deterministic.
+pub fn planted(n: usize, k: u32, seed: u64) -> Vec<simhash_core::Fingerprint> {
+    use simhash_core::Fingerprint;
+    let mut rng = SplitMix(seed);
+    let mut fps: Vec<Fingerprint> = Vec::with_capacity(n);
+    while fps.len() < n {
+        let r = rng.next_u64();
+        if r.is_multiple_of(8) && !fps.is_empty() {
+            let of = fps[(rng.next_u64() % fps.len() as u64) as usize];
+            let bits = (rng.next_u64() % u64::from(k + 2)) as u32;
+            let mut x = of.0;
+            let mut flipped = 0;
+            while flipped < bits {
+                let bit = 1u64 << (rng.next_u64() % 64);
+                if x & bit == of.0 & bit {
+                    x ^= bit;
+                    flipped += 1;
+                }
+            }
+            fps.push(Fingerprint(x));
+        } else {
+            fps.push(Fingerprint(r));
+        }
+    }
+    fps
+}
+
+/// Peak resident set size of this process in KiB (`VmHWM` in `/proc/self/status`; 0 where
+/// there is no such file).
+pub fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// The obvious simhash: one branch per bit per feature, counters in `i64`. The baseline the
 /// accumulator is measured against.
 pub fn naive_simhash(features: impl IntoIterator<Item = (u64, u32)>) -> Option<u64> {

@@ -17,6 +17,7 @@ use std::collections::HashSet;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use benches::{peak_rss_kib, planted};
 use simhash_core::Fingerprint;
 use simhash_index::{Tables, all_pairs_with};
 
@@ -126,41 +127,6 @@ fn baseline(fps: &[Fingerprint], tables: &Tables) -> u64 {
     seen.len() as u64
 }
 
-/// `n` fingerprints: uniform random ones, and for one in eight a near copy of an earlier one
-/// at 0 to `k + 1` bits (so some planted pairs are just out of range). Deterministic.
-fn planted(n: usize, k: u32, seed: u64) -> Vec<Fingerprint> {
-    let mut s = seed;
-    let mut next = move || {
-        // splitmix64
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    let mut fps: Vec<Fingerprint> = Vec::with_capacity(n);
-    while fps.len() < n {
-        let r = next();
-        if r % 8 == 0 && !fps.is_empty() {
-            let of = fps[(next() % fps.len() as u64) as usize];
-            let bits = (next() % u64::from(k + 2)) as u32;
-            let mut x = of.0;
-            let mut flipped = 0;
-            while flipped < bits {
-                let bit = 1u64 << (next() % 64);
-                if x & bit == of.0 & bit {
-                    x ^= bit;
-                    flipped += 1;
-                }
-            }
-            fps.push(Fingerprint(x));
-        } else {
-            fps.push(Fingerprint(r));
-        }
-    }
-    fps
-}
-
 /// User plus system CPU seconds of this process, from `/proc/self/stat`.
 fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
@@ -169,14 +135,4 @@ fn cpu_seconds() -> f64 {
     let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
     // Fields 14 and 15 of the file (utime, stime); `after` starts at field 3.
     (ticks(11) + ticks(12)) / 100.0
-}
-
-/// Peak resident set size in KiB (`VmHWM` in `/proc/self/status`).
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }

@@ -9,6 +9,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use benches::{SplitMix, peak_rss_kib};
 use simhash_core::Fingerprint;
 use simhash_index::{Hit, Index, Tables};
 
@@ -42,7 +43,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     rayon::ThreadPoolBuilder::new().num_threads(threads).build_global()?;
     let tables = Tables::new(blocks, k)?;
     let mut rng = SplitMix(seed);
-    let fps: Vec<Fingerprint> = (0..n).map(|_| Fingerprint(rng.next())).collect();
+    let fps: Vec<Fingerprint> = (0..n).map(|_| Fingerprint(rng.next_u64())).collect();
 
     let t = Instant::now();
     let mut index: Index<u64> = Index::new(tables.clone());
@@ -53,14 +54,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let qs: Vec<Fingerprint> = (0..queries)
         .map(|i| {
             if i % 2 == 0 {
-                let of = fps[(rng.next() % n.max(1)) as usize];
+                let of = fps[(rng.next_u64() % n.max(1)) as usize];
                 let mut x = of.0;
-                for _ in 0..(rng.next() % u64::from(k + 1)) {
-                    x ^= 1 << (rng.next() % 64);
+                for _ in 0..(rng.next_u64() % u64::from(k + 1)) {
+                    x ^= 1 << (rng.next_u64() % 64);
                 }
                 Fingerprint(x)
             } else {
-                Fingerprint(rng.next())
+                Fingerprint(rng.next_u64())
             }
         })
         .collect();
@@ -107,7 +108,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let extra = 100_000u64;
     let t = Instant::now();
     for i in 0..extra {
-        index.insert(n + i, Fingerprint(rng.next()));
+        index.insert(n + i, Fingerprint(rng.next_u64()));
     }
     let ins = t.elapsed().as_secs_f64();
     let t = Instant::now();
@@ -122,25 +123,4 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         peak_rss_kib() / 1024
     );
     Ok(())
-}
-
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }

@@ -90,11 +90,16 @@ impl Reporter {
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> "),
             ),
-            None => ProgressBar::new_spinner().with_style(
+            // Reading a stream of unknown size: bytes so far and the rate.
+            None if name == "reading" => ProgressBar::new_spinner().with_style(
                 ProgressStyle::with_template(
                     "{prefix:>9} {spinner} {bytes} {bytes_per_sec} {msg} [{elapsed}]",
                 )
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ),
+            None => ProgressBar::new_spinner().with_style(
+                ProgressStyle::with_template("{prefix:>9} {spinner} {msg} [{elapsed}]")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             ),
         };
         bar.set_draw_target(ProgressDrawTarget::stderr());

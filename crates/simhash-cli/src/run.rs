@@ -197,20 +197,21 @@ fn match_docs(
         docs.iter().map(|&d| corpus.fingerprint(d as usize).unwrap_or_default()).collect();
     let tables = tables(matching, fps.len(), &mut session.summary)?;
     session.reporter.phase("matching", None);
-    session.reporter.message(format!(
-        "{} fingerprints, {} tables of {} blocks",
-        fps.len(),
-        tables.len(),
-        tables.blocks()
-    ));
     let mut count = 0u64;
+    let reporter = &session.reporter;
+    let (n, total) = (fps.len(), tables.len());
     session.pool.install(|| {
-        simhash_index::all_pairs_with(&fps, &tables, |batch| {
-            count += batch.len() as u64;
-            for p in batch {
-                sink(docs[p.a as usize], docs[p.b as usize], p.distance);
-            }
-        });
+        simhash_index::all_pairs_with_progress(
+            &fps,
+            &tables,
+            |batch| {
+                count += batch.len() as u64;
+                for p in batch {
+                    sink(docs[p.a as usize], docs[p.b as usize], p.distance);
+                }
+            },
+            |t| reporter.message(format!("{n} fingerprints, table {} of {total}", t + 1)),
+        );
     });
     session.summary.pairs = count;
     Ok(())

@@ -64,9 +64,32 @@ pub struct CrossPair {
 /// assert_eq!(count, 3); // (0, 1), (0, 3) and (1, 3)
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn all_pairs_with(fps: &[Fingerprint], tables: &Tables, mut sink: impl FnMut(&[Pair])) {
+pub fn all_pairs_with(fps: &[Fingerprint], tables: &Tables, sink: impl FnMut(&[Pair])) {
+    all_pairs_with_progress(fps, tables, sink, |_| {});
+}
+
+/// [`all_pairs_with`], calling `progress(t)` on the calling thread as table `t` (counted from
+/// 0, of [`Tables::len`]) starts: for a progress bar over a long run.
+///
+/// ```
+/// use simhash_core::Fingerprint;
+/// use simhash_index::{Tables, all_pairs_with_progress};
+///
+/// let fps = [Fingerprint(0), Fingerprint(0b1)];
+/// let tables = Tables::new(4, 2)?;
+/// let mut started = Vec::new();
+/// all_pairs_with_progress(&fps, &tables, |_| {}, |t| started.push(t));
+/// assert_eq!(started, (0..tables.len()).collect::<Vec<_>>());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn all_pairs_with_progress(
+    fps: &[Fingerprint],
+    tables: &Tables,
+    mut sink: impl FnMut(&[Pair]),
+    mut progress: impl FnMut(usize),
+) {
     assert!(u32::try_from(fps.len()).is_ok(), "more than u32::MAX fingerprints");
-    run(&[fps], tables, &mut sink, pair_run);
+    run(&[fps], tables, &mut sink, &mut progress, pair_run);
 }
 
 /// Every pair within the maximum distance, sorted by `(a, b)`; see [`all_pairs_with`].
@@ -121,7 +144,7 @@ pub fn cross_pairs_with(
     if queries.is_empty() || corpus.is_empty() {
         return;
     }
-    run(&[queries, corpus], tables, &mut sink, cross_run);
+    run(&[queries, corpus], tables, &mut sink, &mut |_| {}, cross_run);
 }
 
 /// Every `(query, corpus)` pair within the maximum distance, sorted by `(query, corpus)`;
@@ -168,16 +191,19 @@ fn run<O: Send>(
     inputs: &[&[Fingerprint]],
     tables: &Tables,
     sink: &mut dyn FnMut(&[O]),
+    progress: &mut dyn FnMut(usize),
     run_fn: impl RunFn<O>,
 ) {
     let n: usize = inputs.iter().map(|s| s.len()).sum();
     if n < 2 {
+        (0..tables.len()).for_each(&mut *progress);
         return;
     }
     let k = tables.max_distance();
     let mut dest = vec![Entry::default(); n];
     let chunks = chunk_inputs(inputs);
-    for table in tables {
+    for (t, table) in tables.iter().enumerate() {
+        progress(t);
         let scatter_bits = scatter_bits(n, table.prefix_bits());
         let starts = scatter(inputs, &chunks, table, scatter_bits, &mut dest);
         let tasks = tasks(&starts);

@@ -82,7 +82,10 @@ mod online;
 mod plan;
 mod tables;
 
-pub use crate::batch::{CrossPair, Pair, all_pairs, all_pairs_with, cross_pairs, cross_pairs_with};
+pub use crate::batch::{
+    CrossPair, Pair, all_pairs, all_pairs_with, all_pairs_with_progress, cross_pairs,
+    cross_pairs_with,
+};
 pub use crate::kernel::{cross_group, pair_group};
 pub use crate::online::{Hit, Hits, Index};
 pub use crate::plan::{Plan, plan};

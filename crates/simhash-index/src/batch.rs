@@ -183,9 +183,23 @@ impl<O, F: Fn(&Table, u32, &[Entry], Range<usize>, &mut Vec<O>) + Sync> RunFn<O>
 /// split by rows over the threads, a wave at a time, so that the pairs of one huge group of
 /// equal prefixes (thousands of copies of one document) never sit in memory together.
 /// Small in tests, so that they exercise it.
-const BIG_RUN: usize = if cfg!(test) { 16 } else { 2048 };
+const BIG_RUN: usize = if cfg!(test) { 16 } else { 512 };
 /// About how many candidate pairs one piece of a big run checks.
 const PIECE_PAIRS: usize = if cfg!(test) { 40 } else { 1 << 20 };
+/// Once a task holds this many pairs, its further runs are set aside and paired by the
+/// calling thread after the wave, streaming to the sink: so a wave's pairs in memory stay
+/// under about `tasks × (TASK_PAIRS + BIG_RUN²/2)` however many mid-sized groups of equal
+/// prefixes it has. Small in tests, so that they exercise it.
+const TASK_PAIRS: usize = if cfg!(test) { 8 } else { 1 << 15 };
+
+/// What one task hands back: its pairs, the big runs it set aside, and the runs it deferred
+/// once it held `TASK_PAIRS` pairs (entries back to back, with the end of each run).
+struct TaskOut<O> {
+    out: Vec<O>,
+    big: Vec<Vec<Entry>>,
+    deferred: Vec<Entry>,
+    deferred_ends: Vec<usize>,
+}
 
 fn run<O: Send>(
     inputs: &[&[Fingerprint]],
@@ -226,17 +240,18 @@ fn run<O: Send>(
                 t += 1;
             }
             let task = Task { table, max_distance: k, scatter_bits, run_fn: &run_fn };
-            let outs: Vec<(Vec<O>, Vec<Vec<Entry>>)> = wave
+            let outs: Vec<TaskOut<O>> = wave
                 .into_par_iter()
                 .map_init(Vec::new, |scratch, (slice, bounds)| task.run(slice, bounds, scratch))
                 .collect();
-            for (out, big_runs) in &outs {
+            for TaskOut { out, big, deferred, deferred_ends } in &outs {
                 if !out.is_empty() {
                     sink(out);
                 }
-                for big in big_runs {
-                    task.big_run(big, sink);
+                for run in big {
+                    task.big_run(run, sink);
                 }
+                task.deferred(deferred, deferred_ends, sink);
             }
         }
     }
@@ -253,12 +268,7 @@ struct Task<'a, R> {
 impl<R> Task<'_, R> {
     /// Sorts each bucket of `slice` (bounded by `bounds`, offsets into the whole table) and
     /// returns the pairs of its runs, using the popcnt instruction where the CPU has it.
-    fn run<O>(
-        &self,
-        slice: &mut [Entry],
-        bounds: &[usize],
-        scratch: &mut Vec<Entry>,
-    ) -> (Vec<O>, Vec<Vec<Entry>>)
+    fn run<O>(&self, slice: &mut [Entry], bounds: &[usize], scratch: &mut Vec<Entry>) -> TaskOut<O>
     where
         R: RunFn<O>,
     {
@@ -277,7 +287,7 @@ impl<R> Task<'_, R> {
         slice: &mut [Entry],
         bounds: &[usize],
         scratch: &mut Vec<Entry>,
-    ) -> (Vec<O>, Vec<Vec<Entry>>)
+    ) -> TaskOut<O>
     where
         R: RunFn<O>,
     {
@@ -290,12 +300,16 @@ impl<R> Task<'_, R> {
         slice: &mut [Entry],
         bounds: &[usize],
         scratch: &mut Vec<Entry>,
-    ) -> (Vec<O>, Vec<Vec<Entry>>)
+    ) -> TaskOut<O>
     where
         R: RunFn<O>,
     {
-        let mut out = Vec::new();
-        let mut big = Vec::new();
+        let mut task = TaskOut {
+            out: Vec::new(),
+            big: Vec::new(),
+            deferred: Vec::new(),
+            deferred_ends: Vec::new(),
+        };
         let base = bounds[0];
         for w in bounds.windows(2) {
             let bucket = &mut slice[w[0] - base..w[1] - base];
@@ -304,14 +318,45 @@ impl<R> Task<'_, R> {
                 let shift = 64 - self.table.prefix_bits();
                 for run in sorted.chunk_by(|a, b| a.key >> shift == b.key >> shift) {
                     if run.len() > BIG_RUN {
-                        big.push(run.to_vec());
+                        task.big.push(run.to_vec());
+                    } else if run.len() >= 2 && task.out.len() >= TASK_PAIRS {
+                        task.deferred.extend_from_slice(run);
+                        task.deferred_ends.push(task.deferred.len());
                     } else if run.len() >= 2 {
-                        (self.run_fn)(self.table, self.max_distance, run, 0..run.len(), &mut out);
+                        (self.run_fn)(
+                            self.table,
+                            self.max_distance,
+                            run,
+                            0..run.len(),
+                            &mut task.out,
+                        );
                     }
                 }
             }
         }
-        (out, big)
+        task
+    }
+
+    /// Pairs the runs a task deferred, on the calling thread, handing the sink about
+    /// `PIECE_PAIRS` pairs at a time.
+    fn deferred<O>(&self, entries: &[Entry], ends: &[usize], sink: &mut dyn FnMut(&[O]))
+    where
+        R: RunFn<O>,
+    {
+        let mut out = Vec::new();
+        let mut start = 0;
+        for &end in ends {
+            let run = &entries[start..end];
+            start = end;
+            self.rows(run, 0..run.len(), &mut out);
+            if out.len() >= PIECE_PAIRS {
+                sink(&out);
+                out.clear();
+            }
+        }
+        if !out.is_empty() {
+            sink(&out);
+        }
     }
 
     /// Emits the pairs of one big run: pieces of rows of about `PIECE_PAIRS` candidates

@@ -183,6 +183,31 @@ fn many_identical() {
 
 /// Enough fingerprints to use every path of the engine: several scatter bits, buckets
 /// larger than the insertion-sort limit, radix passes, and several tasks and waves.
+/// Many mid-sized groups of identical fingerprints (each under the big-run threshold) must
+/// stream: no sink batch may hold more than one task's allowance, and nothing is lost.
+#[test]
+fn many_mid_sized_groups_stream() {
+    let mut fps = Vec::new();
+    for g in 0..300u64 {
+        let fp = Fingerprint(g.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        fps.extend(std::iter::repeat_n(fp, 2 + (g as usize % 15)));
+    }
+    let tables = Tables::new(5, 3).unwrap();
+    let mut got = Vec::new();
+    let mut largest = 0;
+    all_pairs_with(&fps, &tables, |batch| {
+        largest = largest.max(batch.len());
+        got.extend_from_slice(batch);
+    });
+    got.sort_unstable();
+    assert_eq!(got, brute_pairs(&fps, 3));
+    // In tests a task holds TASK_PAIRS = 8 pairs before deferring, deferred runs are sunk
+    // every PIECE_PAIRS = 40 pairs, and one run (at most BIG_RUN = 16 entries) adds at most
+    // 120: no batch may exceed 40 + 120, far below the input's thousands of pairs.
+    assert!(got.len() > 5_000);
+    assert!(largest <= 40 + 120, "a sink batch of {largest} pairs");
+}
+
 fn large_input(n: usize, k: u32) -> Vec<Fingerprint> {
     let mut s = 0x1234_5678_9abc_def1_u64;
     let mut fps = Vec::with_capacity(n);

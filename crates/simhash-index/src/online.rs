@@ -277,7 +277,19 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     /// Stores many fingerprints at once, merging them into every table in parallel (one
     /// linear merge per table instead of per-insert updates). Later duplicates of an id
     /// replace earlier ones, as with [`insert`](Index::insert).
+    ///
+    /// A batch small next to the index goes through the per-table delta like single inserts,
+    /// so that small batches never cost a pass over the whole index.
     pub fn insert_many(&mut self, items: impl IntoIterator<Item = (I, Fingerprint)>) {
+        // Collected first: a panicking iterator leaves the index as it was.
+        let items: Vec<(I, Fingerprint)> = items.into_iter().collect();
+        let base = self.parts.first().map_or(0, |p| p.keys.len());
+        if items.len() <= delta_limit(base) {
+            for (id, fp) in items {
+                self.insert(id, fp);
+            }
+            return;
+        }
         let first = self.slots.len();
         for (id, fp) in items {
             self.new_slot(id, fp);

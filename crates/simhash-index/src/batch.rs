@@ -489,10 +489,14 @@ pub(crate) fn scatter(
         let side = i as u32;
         for (pos, &fp) in (lo..hi).zip(&inputs[i][lo..hi]) {
             let key = table.permute(fp);
-            let o = &mut offs[top_bits(key, bits)];
+            // The bucket comes from the very call that counted it in `hists`, so each
+            // chunk writes exactly as many entries per bucket as it counted.
+            let o = &mut offs[table.top_bits(fp, bits)];
+            debug_assert_eq!(table.top_bits(fp, bits), top_bits(key, bits));
             // SAFETY: chunk `c` writes bucket `b` at `offsets[c][b]..` for `hists[c][b]`
-            // entries: ranges that are disjoint between chunks and buckets, and that tile
-            // `0..dest.len()` (asserted above). `dest` outlives this loop.
+            // entries (the same bucket function over the same inputs): ranges that are
+            // disjoint between chunks and buckets, and that tile `0..dest.len()` (asserted
+            // above). `dest` outlives this loop.
             unsafe { ptr.get().add(*o).write(Entry { key, id: pos as u32, side }) };
             *o += 1;
         }

@@ -41,7 +41,7 @@ pub enum Mode {
     /// The price: a pair of near-duplicates can land in two clusters (when neither is the
     /// other's center), so there are more clusters and fewer documents dropped than with
     /// components, and the result depends on the priority order. It also needs all pairs
-    /// in memory (about 16 bytes per pair, plus 16 bytes per document) before it starts.
+    /// in memory (up to about 24 bytes per pair, plus 16 bytes per document) before it starts.
     Star,
 }
 

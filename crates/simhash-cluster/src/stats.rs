@@ -37,7 +37,8 @@ pub struct Stats {
     pub largest: usize,
     /// The size threshold the stats were computed with.
     pub big: usize,
-    /// The number of clusters with more than `big` members.
+    /// The number of clusters with more than `big` members (singletons included when `big`
+    /// is 0).
     pub oversized: usize,
     /// The number of clusters of each size, as `(size, clusters)` in increasing order of
     /// size, singletons included; see [`Clusters::histogram`].

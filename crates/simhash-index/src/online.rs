@@ -384,7 +384,12 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
 
     /// [`find_all`](Index::find_all) for each query, in parallel; the result has one entry
     /// per query, in order.
+    ///
+    /// # Panics
+    ///
+    /// With more than `u32::MAX` queries in one call.
     pub fn find_all_many(&self, queries: &[Fingerprint]) -> Vec<Vec<Hit<I>>> {
+        assert!(u32::try_from(queries.len()).is_ok(), "more than u32::MAX queries");
         self.find_all_many_by(queries, self.sorted_pays(queries.len()))
     }
 
@@ -425,7 +430,12 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     }
 
     /// [`find_first`](Index::find_first) for each query, in parallel, in order.
+    ///
+    /// # Panics
+    ///
+    /// With more than `u32::MAX` queries in one call.
     pub fn find_first_many(&self, queries: &[Fingerprint]) -> Vec<Option<Hit<I>>> {
+        assert!(u32::try_from(queries.len()).is_ok(), "more than u32::MAX queries");
         self.find_first_many_by(queries, self.sorted_pays(queries.len()))
     }
 

@@ -210,7 +210,8 @@ fn read_batches(
     Ok(())
 }
 
-fn is_hash_header(line: &[u8]) -> bool {
+/// The header line `id<TAB>hash` of the hash TSV format.
+pub fn is_hash_header(line: &[u8]) -> bool {
     line.split(|&b| b == b'\t').nth(1).is_some_and(|c| c.trim_ascii() == b"hash")
 }
 

@@ -28,7 +28,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Fingerprint(args) => fingerprint(&args),
         Command::Pairs(args) => pairs(&args),
         Command::Dedup(args) => dedup(&args),
-        Command::Cluster(args) => cluster(&args, "cluster", Preset::default()),
+        Command::Cluster(args) => cluster(&args, Preset::default()),
         Command::FindAll(args) => seed(&args, false),
         Command::FindClusters(args) => seed(&args, true),
     }
@@ -36,7 +36,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
 
 /// The top-level command: the fork's job, with the fork's fingerprints by default.
 pub fn run_fork_style(args: &ClusterArgs) -> anyhow::Result<ExitCode> {
-    cluster(args, "cluster", Preset::Fork)
+    cluster(args, Preset::Fork)
 }
 
 /// What every command shares: the thread count, reporter and summary.
@@ -112,7 +112,7 @@ impl Session {
     }
 }
 
-fn json_parser(input: &InputArgs, opts: &FingerprintOpts, default: Preset) -> Parser {
+fn parser_for(input: &InputArgs, opts: &FingerprintOpts, default: Preset) -> Parser {
     match input.format() {
         crate::args::Format::Hash => Parser::Hash,
         crate::args::Format::Json => {
@@ -138,7 +138,7 @@ fn note_preset(summary: &mut Summary, parser: &Parser) {
 
 fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<ExitCode> {
     let mut session = Session::new("fingerprint", &args.run, args.input.strict)?;
-    let parser = json_parser(&args.input, &args.fingerprint, Preset::default());
+    let parser = parser_for(&args.input, &args.fingerprint, Preset::default());
     note_preset(&mut session.summary, &parser);
     let mut out = Output::create(&args.output.output)?;
     let mut source = Source::new(args.input.path());
@@ -286,7 +286,7 @@ fn id_ranks(corpus: &Corpus) -> Vec<u64> {
 
 fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
     let mut session = Session::new("pairs", &args.run, args.input.strict)?;
-    let parser = json_parser(&args.input, &args.fingerprint, Preset::default());
+    let parser = parser_for(&args.input, &args.fingerprint, Preset::default());
     note_preset(&mut session.summary, &parser);
     check_matching(&args.matching)?;
     let mut out = Output::create(&args.output.output)?;
@@ -305,9 +305,9 @@ fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
     session.finish()
 }
 
-fn cluster(args: &ClusterArgs, command: &'static str, default: Preset) -> anyhow::Result<ExitCode> {
-    let mut session = Session::new(command, &args.run, args.input.strict)?;
-    let parser = json_parser(&args.input, &args.fingerprint, default);
+fn cluster(args: &ClusterArgs, default: Preset) -> anyhow::Result<ExitCode> {
+    let mut session = Session::new("cluster", &args.run, args.input.strict)?;
+    let parser = parser_for(&args.input, &args.fingerprint, default);
     note_preset(&mut session.summary, &parser);
     check_matching(&args.matching)?;
     let mut out = Output::create(&args.output.output)?;
@@ -341,7 +341,7 @@ fn cluster(args: &ClusterArgs, command: &'static str, default: Preset) -> anyhow
 
 fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
     let mut session = Session::new("dedup", &args.run, args.input.strict)?;
-    let parser = json_parser(&args.input, &args.fingerprint, Preset::default());
+    let parser = parser_for(&args.input, &args.fingerprint, Preset::default());
     note_preset(&mut session.summary, &parser);
     let is_hash = matches!(parser, Parser::Hash);
     check_matching(&args.matching)?;
@@ -385,7 +385,8 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
         .next_line(&mut buf, Some(&mut raw))
         .with_context(|| format!("{}: read error", source.name))?
     {
-        let header = is_hash && lines.line == 1 && status == LineStatus::Ok && is_header(&buf);
+        let header =
+            is_hash && lines.line == 1 && status == LineStatus::Ok && corpus::is_hash_header(&buf);
         if header || wanted.peek() == Some(&&lines.line) {
             if !header {
                 wanted.next();
@@ -419,10 +420,6 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
     session.summary.removed = removed_count;
     session.summary.written = written;
     session.finish()
-}
-
-fn is_header(line: &[u8]) -> bool {
-    line.split(|&b| b == b'\t').nth(1).is_some_and(|c| c.trim_ascii() == b"hash")
 }
 
 /// `{"id": .., "duplicate_of": .., "distance": ..}`, each id as it appeared in the input:

@@ -89,7 +89,7 @@ pub fn all_pairs_with_progress(
     mut progress: impl FnMut(usize),
 ) {
     assert!(u32::try_from(fps.len()).is_ok(), "more than u32::MAX fingerprints");
-    run(&[fps], tables, &mut sink, &mut progress, pair_run);
+    run(&[fps], tables, &mut sink, &mut progress, pair_run, |run| (run.len(), run.len() / 2));
 }
 
 /// Every pair within the maximum distance, sorted by `(a, b)`; see [`all_pairs_with`].
@@ -144,7 +144,7 @@ pub fn cross_pairs_with(
     if queries.is_empty() || corpus.is_empty() {
         return;
     }
-    run(&[queries, corpus], tables, &mut sink, &mut |_| {}, cross_run);
+    run(&[queries, corpus], tables, &mut sink, &mut |_| {}, cross_run, cross_shape);
 }
 
 /// Every `(query, corpus)` pair within the maximum distance, sorted by `(query, corpus)`;
@@ -207,6 +207,7 @@ fn run<O: Send>(
     sink: &mut dyn FnMut(&[O]),
     progress: &mut dyn FnMut(usize),
     run_fn: impl RunFn<O>,
+    shape: RunShape,
 ) {
     let n: usize = inputs.iter().map(|s| s.len()).sum();
     if n < 2 {
@@ -239,7 +240,7 @@ fn run<O: Send>(
                 elems += hi - lo;
                 t += 1;
             }
-            let task = Task { table, max_distance: k, scatter_bits, run_fn: &run_fn };
+            let task = Task { table, max_distance: k, scatter_bits, run_fn: &run_fn, shape };
             let outs: Vec<TaskOut<O>> = wave
                 .into_par_iter()
                 .map_init(Vec::new, |scratch, (slice, bounds)| task.run(slice, bounds, scratch))
@@ -263,6 +264,17 @@ struct Task<'a, R> {
     max_distance: u32,
     scatter_bits: u32,
     run_fn: &'a R,
+    shape: RunShape,
+}
+
+/// For a run of equal prefixes: how many leading rows do work, and about how many
+/// candidates each checks. All pairs: every row, against half the run on average. Cross
+/// pairs: the query rows (the queries come first in a run), each against every corpus entry.
+type RunShape = fn(&[Entry]) -> (usize, usize);
+
+fn cross_shape(run: &[Entry]) -> (usize, usize) {
+    let queries = run.partition_point(|e| e.side == 0);
+    (queries, run.len() - queries)
 }
 
 impl<R> Task<'_, R> {
@@ -365,9 +377,12 @@ impl<R> Task<'_, R> {
     where
         R: RunFn<O>,
     {
-        let rows = (PIECE_PAIRS / run.len()).max(1);
+        // Pieces cover only the rows that do work, each about PIECE_PAIRS candidates: for
+        // one query against a huge corpus group that is one piece, not one per corpus row.
+        let (active, per_row) = (self.shape)(run);
+        let rows = (PIECE_PAIRS / per_row.max(1)).max(1);
         let pieces: Vec<Range<usize>> =
-            (0..run.len()).step_by(rows).map(|lo| lo..(lo + rows).min(run.len())).collect();
+            (0..active).step_by(rows).map(|lo| lo..(lo + rows).min(active)).collect();
         let wave = (WAVE_ELEMS / PIECE_PAIRS).max(8);
         for group in pieces.chunks(wave) {
             let outs: Vec<Vec<O>> = group

@@ -389,7 +389,6 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     ///
     /// With more than `u32::MAX` queries in one call.
     pub fn find_all_many(&self, queries: &[Fingerprint]) -> Vec<Vec<Hit<I>>> {
-        assert!(u32::try_from(queries.len()).is_ok(), "more than u32::MAX queries");
         self.find_all_many_by(queries, self.sorted_pays(queries.len()))
     }
 
@@ -435,7 +434,6 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     ///
     /// With more than `u32::MAX` queries in one call.
     pub fn find_first_many(&self, queries: &[Fingerprint]) -> Vec<Option<Hit<I>>> {
-        assert!(u32::try_from(queries.len()).is_ok(), "more than u32::MAX queries");
         self.find_first_many_by(queries, self.sorted_pays(queries.len()))
     }
 
@@ -596,6 +594,8 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     /// table's arrays in order instead of at random. Returns `(query, hit)` pairs, table by table.
     fn probe_sorted(&self, queries: &[Fingerprint], owned_only: bool) -> Vec<(u32, Hit<I>)> {
         use crate::batch::{chunk_inputs, scatter, sort_bucket, tasks};
+        // The scatter numbers queries with u32 positions.
+        assert!(u32::try_from(queries.len()).is_ok(), "more than u32::MAX queries");
         let mut dest = vec![crate::kernel::Entry::default(); queries.len()];
         let chunks = chunk_inputs(&[queries]);
         let mut all = Vec::new();

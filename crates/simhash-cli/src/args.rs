@@ -53,6 +53,48 @@ pub enum Command {
     /// simhash-cpp's find-clusters: decimal hashes in, one JSON array per cluster out.
     #[command(name = "find-clusters", after_help = EXIT_CODES)]
     FindClusters(SeedArgs),
+    /// Score predicted pairs or clusters against ground truth (precision, recall, F1).
+    #[command(after_help = EVAL_HELP)]
+    Eval(EvalArgs),
+}
+
+const EVAL_HELP: &str = "\
+Formats (of both PREDICTION and --truth, recognised line by line):
+  pairs TSV      `id_a<TAB>id_b[<TAB>...]`, as `simhash pairs` writes; with a header naming
+                 id_a and id_b, optional columns `label` (0 = a negative pair) and `tier`
+  cluster TSV    a header naming `id` and `cluster`, as `simhash cluster` writes
+  JSONL          {\"id\":..,\"cluster\":..} per record, {\"id\":..,\"duplicate_of\":..} as
+                 `simhash dedup --removed` writes, or {\"ids\":[..]} per cluster
+  JSON arrays    one cluster per line, as `simhash find-clusters` writes
+Pairs are closed transitively. Ids that the truth does not mention are singletons there.
+
+Exit codes:
+  0  success
+  2  error: a file could not be read or a line could not be understood (FILE:LINE)";
+
+/// `simhash eval`: what is scored against what.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The predicted pairs or clusters; `-` reads standard input.
+    #[arg(value_name = "PREDICTION")]
+    pub prediction: PathBuf,
+
+    /// The true pairs or clusters. For B-cubed scores and unlabelled documents to count,
+    /// it should list every document (e.g. JSONL `{"id", "cluster"}` for each).
+    #[arg(long, value_name = "FILE")]
+    pub truth: PathBuf,
+
+    /// Labelled pairs with a tier (TSV with a header naming id_a, id_b, tier and
+    /// optionally label), for recall per tier, e.g. the dev set's `devset.pairs.tsv`.
+    #[arg(long, value_name = "FILE")]
+    pub tiers: Option<PathBuf>,
+
+    /// Write the scores as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub output: OutputOpts,
 }
 
 /// Where records come from and how to read them.

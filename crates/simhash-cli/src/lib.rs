@@ -3,6 +3,7 @@
 
 mod args;
 mod corpus;
+mod eval;
 mod input;
 mod output;
 mod record;

@@ -31,6 +31,13 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Cluster(args) => cluster(&args, Preset::default()),
         Command::FindAll(args) => seed(&args, false),
         Command::FindClusters(args) => seed(&args, true),
+        Command::Eval(args) => crate::eval::run(&crate::eval::EvalOptions {
+            prediction: &args.prediction,
+            truth: &args.truth,
+            tiers: args.tiers.as_deref(),
+            json: args.json,
+            output: &args.output.output,
+        }),
     }
 }
 

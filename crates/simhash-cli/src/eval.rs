@@ -1,0 +1,625 @@
+//! `simhash eval`: scores predicted pairs or clusters against ground truth.
+//!
+//! Both sides are read into one partition of a shared set of ids (pairs are closed
+//! transitively), then compared: pairwise precision, recall and F1 over the pairs of
+//! documents that share a cluster, B-cubed precision and recall, and, when the truth lists
+//! labelled pairs with a tier, recall per tier.
+//!
+//! Accepted files, told apart line by line:
+//! - JSONL with an id and a cluster label (`{"id":..,"cluster":..}`; also `cluster_id`,
+//!   `group`, `group_id`): records sharing a label form a cluster;
+//! - JSONL with an id and the id of the record it duplicates (`duplicate_of`, `dup_of`,
+//!   `canonical`, `representative`): `simhash dedup --removed` output as it is;
+//! - JSONL with a list of ids (`{"ids": [..]}` or `{"members": [..]}`), or a bare JSON array
+//!   (`find-clusters` output): one cluster per line;
+//! - TSV: a header naming `id_a` and `id_b` means pairs (with an optional `label` column,
+//!   where 0 marks a negative pair, and an optional `tier` column); a header naming `id` and
+//!   `cluster` means one record per line (`simhash cluster` output); without a header the
+//!   first two columns are a pair (`simhash pairs` output has a header).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+use simhash_cluster::UnionFind;
+
+use crate::input::Source;
+use crate::output::Output;
+
+/// Label fields of per-record JSONL naming a cluster: records sharing one are a cluster.
+const GROUP_KEYS: [&str; 4] = ["cluster", "cluster_id", "group", "group_id"];
+
+/// Label fields naming another record's id: the two are one cluster.
+const POINTER_KEYS: [&str; 4] = ["duplicate_of", "dup_of", "canonical", "representative"];
+
+/// Tiers of the shared dev set, listed in this order; any other tier follows, sorted.
+const TIER_ORDER: [&str; 4] = ["easy", "medium", "hard", "very-hard"];
+
+/// Ids interned to dense numbers, shared by the truth and the prediction.
+#[derive(Default)]
+struct Ids {
+    index: HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Ids {
+    fn get(&mut self, id: &str) -> anyhow::Result<u32> {
+        if let Some(&i) = self.index.get(id) {
+            return Ok(i);
+        }
+        let i = u32::try_from(self.names.len()).context("more than 4 billion distinct ids")?;
+        self.index.insert(id.to_owned(), i);
+        self.names.push(id.to_owned());
+        Ok(i)
+    }
+}
+
+/// A labelled pair of the truth: positive (same cluster) or negative, with its tier.
+struct LabelledPair {
+    a: u32,
+    b: u32,
+    positive: bool,
+    tier: Option<String>,
+}
+
+/// What one file says: ids it mentions, pairs to join, and labelled pairs (truth only).
+#[derive(Default)]
+struct Side {
+    /// Every id the file mentions, in order of first mention (repeats allowed).
+    mentioned: Vec<u32>,
+    /// Pairs of ids in the same cluster (clusters become chains).
+    edges: Vec<(u32, u32)>,
+    /// Labelled pairs from a pairs TSV with a `label` or `tier` column.
+    labelled: Vec<LabelledPair>,
+}
+
+/// How a TSV file's columns are read, decided by its first line.
+enum Columns {
+    Pairs { a: usize, b: usize, label: Option<usize>, tier: Option<usize> },
+    Labels { id: usize, cluster: usize },
+}
+
+fn header_columns(fields: &[&str]) -> Option<Columns> {
+    let find = |name: &str| fields.iter().position(|f| f.trim().eq_ignore_ascii_case(name));
+    if let (Some(a), Some(b)) = (find("id_a"), find("id_b")) {
+        return Some(Columns::Pairs { a, b, label: find("label"), tier: find("tier") });
+    }
+    if let (Some(id), Some(cluster)) = (find("id"), find("cluster")) {
+        return Some(Columns::Labels { id, cluster });
+    }
+    None
+}
+
+/// The text of a JSON id: strings as they are, numbers as written.
+fn id_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn read_side(path: &Path, ids: &mut Ids, what: &str) -> anyhow::Result<Side> {
+    let mut source = Source::new(path);
+    let name = source.name.clone();
+    let reader = source.open(false).with_context(|| format!("cannot open the {what}"))?;
+    let mut lines = std::io::BufReader::with_capacity(1 << 16, reader);
+    let mut side = Side::default();
+    let mut labels: HashMap<String, u32> = HashMap::new();
+    let mut columns: Option<Columns> = None;
+    let mut line = String::new();
+    let mut number = 0u64;
+    let mut seen_content = false;
+    loop {
+        line.clear();
+        let n = lines.read_line(&mut line).with_context(|| {
+            format!("{name}:{}: read error (the {what} must be UTF-8 text)", number + 1)
+        })?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        let text = line.trim_end_matches(['\n', '\r']);
+        if text.trim().is_empty() {
+            continue;
+        }
+        let at = |msg: String| anyhow::anyhow!("{name}:{number}: {msg}");
+        let first_byte = text.trim_start().as_bytes()[0];
+        if first_byte == b'{' || first_byte == b'[' {
+            seen_content = true;
+        }
+        match text.trim_start().as_bytes()[0] {
+            b'{' => {
+                let record: serde_json::Map<String, Value> = serde_json::from_str(text)
+                    .map_err(|e| at(format!("invalid JSON object: {e}")))?;
+                read_json_record(&record, ids, &mut side, &mut labels).map_err(at)?;
+            }
+            b'[' => {
+                let list: Vec<Value> = serde_json::from_str(text)
+                    .map_err(|e| at(format!("invalid JSON array: {e}")))?;
+                add_cluster(&list, ids, &mut side).map_err(at)?;
+            }
+            _ => {
+                let fields: Vec<&str> = text.split('\t').collect();
+                // A header is the first line with content, if it names its columns.
+                if !seen_content {
+                    seen_content = true;
+                    if let Some(found) = header_columns(&fields) {
+                        columns = Some(found);
+                        continue;
+                    }
+                }
+                read_tsv_line(&fields, columns.as_ref(), ids, &mut side, &mut labels)
+                    .map_err(at)?;
+            }
+        }
+    }
+    Ok(side)
+}
+
+fn read_json_record(
+    record: &serde_json::Map<String, Value>,
+    ids: &mut Ids,
+    side: &mut Side,
+    labels: &mut HashMap<String, u32>,
+) -> Result<(), String> {
+    if let Some(id) = record.get("id") {
+        let id = id_text(id).ok_or("\"id\" must be a string or a number")?;
+        let find =
+            |keys: &[&str]| keys.iter().find_map(|k| record.get(*k).filter(|v| !v.is_null()));
+        if let Some(label) = find(&GROUP_KEYS) {
+            let label = id_text(label).ok_or("the cluster label must be a string or a number")?;
+            return add_label(&id, &label, ids, side, labels);
+        }
+        if let Some(other) = find(&POINTER_KEYS) {
+            let other = id_text(other).ok_or("the id it names must be a string or a number")?;
+            let (a, b) = (
+                ids.get(&id).map_err(|e| e.to_string())?,
+                ids.get(&other).map_err(|e| e.to_string())?,
+            );
+            side.mentioned.extend([a, b]);
+            side.edges.push((a, b));
+            return Ok(());
+        }
+        // A record that names no cluster is a cluster of its own.
+        let doc = ids.get(&id).map_err(|e| e.to_string())?;
+        side.mentioned.push(doc);
+        return Ok(());
+    }
+    for key in ["ids", "members"] {
+        if let Some(value) = record.get(key) {
+            let list = value.as_array().ok_or(format!("\"{key}\" must be a list of ids"))?;
+            return add_cluster(list, ids, side);
+        }
+    }
+    Err("expected {\"id\", \"cluster\"} (or another label field) or {\"ids\": [...]}".into())
+}
+
+/// A record with a cluster label: records sharing a label are one cluster.
+fn add_label(
+    id: &str,
+    label: &str,
+    ids: &mut Ids,
+    side: &mut Side,
+    labels: &mut HashMap<String, u32>,
+) -> Result<(), String> {
+    let doc = ids.get(id).map_err(|e| e.to_string())?;
+    side.mentioned.push(doc);
+    match labels.get(label) {
+        Some(&first) => side.edges.push((first, doc)),
+        None => {
+            labels.insert(label.to_owned(), doc);
+        }
+    }
+    Ok(())
+}
+
+fn add_cluster(list: &[Value], ids: &mut Ids, side: &mut Side) -> Result<(), String> {
+    let mut first = None;
+    for value in list {
+        let id = id_text(value).ok_or("cluster members must be strings or numbers")?;
+        let doc = ids.get(&id).map_err(|e| e.to_string())?;
+        side.mentioned.push(doc);
+        match first {
+            None => first = Some(doc),
+            Some(f) => side.edges.push((f, doc)),
+        }
+    }
+    Ok(())
+}
+
+fn read_tsv_line(
+    fields: &[&str],
+    columns: Option<&Columns>,
+    ids: &mut Ids,
+    side: &mut Side,
+    labels: &mut HashMap<String, u32>,
+) -> Result<(), String> {
+    let field = |i: usize, name: &str| -> Result<&str, String> {
+        match fields.get(i).map(|f| f.trim()) {
+            Some(f) if !f.is_empty() => Ok(f),
+            _ => Err(format!("missing {name} (column {})", i + 1)),
+        }
+    };
+    let default = Columns::Pairs { a: 0, b: 1, label: None, tier: None };
+    match *columns.unwrap_or(&default) {
+        Columns::Labels { id, cluster } => {
+            let (id, label) = (field(id, "id")?, field(cluster, "cluster")?);
+            add_label(id, label, ids, side, labels)
+        }
+        Columns::Pairs { a, b, label, tier } => {
+            if fields.len() < 2 {
+                return Err("expected two TAB-separated ids".into());
+            }
+            let a = ids.get(field(a, "id_a")?).map_err(|e| e.to_string())?;
+            let b = ids.get(field(b, "id_b")?).map_err(|e| e.to_string())?;
+            side.mentioned.extend([a, b]);
+            let positive = match label {
+                None => true,
+                Some(i) => match field(i, "label")? {
+                    "1" | "true" => true,
+                    "0" | "false" => false,
+                    other => return Err(format!("label must be 1 or 0, not {other:?}")),
+                },
+            };
+            if positive {
+                side.edges.push((a, b));
+            }
+            if label.is_some() || tier.is_some() {
+                let tier = tier.map(|i| field(i, "tier")).transpose()?.map(str::to_owned);
+                side.labelled.push(LabelledPair { a, b, positive, tier });
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Cluster number of every id in `0..n` after joining `edges`.
+fn partition(n: usize, edges: &[(u32, u32)]) -> anyhow::Result<Vec<u32>> {
+    let mut uf = UnionFind::try_new(n).context("too many ids")?;
+    for &(a, b) in edges {
+        uf.union(a, b).context("clustering failed")?;
+    }
+    let mut label = vec![0u32; n];
+    for (c, members) in uf.into_clusters().iter().enumerate() {
+        for &m in members {
+            label[m as usize] = c as u32;
+        }
+    }
+    Ok(label)
+}
+
+fn pairs_of(n: u64) -> u64 {
+    n * n.saturating_sub(1) / 2
+}
+
+fn ratio(num: f64, den: f64) -> f64 {
+    if den == 0.0 { 1.0 } else { num / den }
+}
+
+fn f1(p: f64, r: f64) -> f64 {
+    if p + r == 0.0 { 0.0 } else { 2.0 * p * r / (p + r) }
+}
+
+/// The scores, as printed and as written with `--json`.
+#[derive(Debug, serde::Serialize)]
+pub struct Scores {
+    pub documents: usize,
+    pub true_pairs: u64,
+    pub predicted_pairs: u64,
+    pub true_positive_pairs: u64,
+    pub false_positive_pairs: u64,
+    pub precision: f64,
+    pub recall: f64,
+    pub f1: f64,
+    pub bcubed_precision: f64,
+    pub bcubed_recall: f64,
+    pub bcubed_f1: f64,
+    /// Predicted edges (pairs as listed, before closing them) that join two true clusters.
+    pub false_edges: u64,
+    pub predicted_edges: u64,
+    /// Predicted ids that the truth does not mention (scored as singletons in the truth).
+    pub unknown_ids: usize,
+    pub tiers: Vec<TierScore>,
+    /// Labelled negative pairs that the prediction put in one cluster.
+    pub negatives_merged: u64,
+    pub negatives: u64,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct TierScore {
+    pub tier: String,
+    pub pairs: u64,
+    pub found: u64,
+    pub recall: f64,
+}
+
+fn score(ids: &Ids, truth: &Side, pred: &Side, known: &[bool]) -> anyhow::Result<Scores> {
+    let n = ids.names.len();
+    let t = partition(n, &truth.edges)?;
+    let p = partition(n, &pred.edges)?;
+    let mut tsize: HashMap<u32, u64> = HashMap::new();
+    let mut psize: HashMap<u32, u64> = HashMap::new();
+    let mut joint: HashMap<(u32, u32), u64> = HashMap::new();
+    for d in 0..n {
+        *tsize.entry(t[d]).or_default() += 1;
+        *psize.entry(p[d]).or_default() += 1;
+        *joint.entry((t[d], p[d])).or_default() += 1;
+    }
+    let tp: u64 = joint.values().map(|&c| pairs_of(c)).sum();
+    let true_pairs: u64 = tsize.values().map(|&c| pairs_of(c)).sum();
+    let predicted_pairs: u64 = psize.values().map(|&c| pairs_of(c)).sum();
+    let (precision, recall) =
+        (ratio(tp as f64, predicted_pairs as f64), ratio(tp as f64, true_pairs as f64));
+    let (mut bp, mut br) = (0.0, 0.0);
+    for d in 0..n {
+        let inter = joint[&(t[d], p[d])] as f64;
+        bp += inter / psize[&p[d]] as f64;
+        br += inter / tsize[&t[d]] as f64;
+    }
+    let (bp, br) = if n == 0 { (1.0, 1.0) } else { (bp / n as f64, br / n as f64) };
+
+    let mut tiers: HashMap<String, (u64, u64)> = HashMap::new();
+    let (mut negatives, mut negatives_merged) = (0, 0);
+    for pair in &truth.labelled {
+        let hit = p[pair.a as usize] == p[pair.b as usize];
+        if pair.positive {
+            if let Some(tier) = &pair.tier {
+                let e = tiers.entry(tier.clone()).or_default();
+                e.0 += 1;
+                e.1 += u64::from(hit);
+            }
+        } else {
+            negatives += 1;
+            negatives_merged += u64::from(hit);
+        }
+    }
+    let mut tiers: Vec<TierScore> = tiers
+        .into_iter()
+        .map(|(tier, (pairs, found))| TierScore {
+            recall: ratio(found as f64, pairs as f64),
+            tier,
+            pairs,
+            found,
+        })
+        .collect();
+    let rank = |tier: &str| TIER_ORDER.iter().position(|t| *t == tier).unwrap_or(TIER_ORDER.len());
+    tiers.sort_by(|x, y| rank(&x.tier).cmp(&rank(&y.tier)).then_with(|| x.tier.cmp(&y.tier)));
+
+    let false_edges = pred.edges.iter().filter(|&&(a, b)| t[a as usize] != t[b as usize]).count();
+    let mut unknown: Vec<u32> =
+        pred.mentioned.iter().copied().filter(|&d| !known[d as usize]).collect();
+    unknown.sort_unstable();
+    unknown.dedup();
+    Ok(Scores {
+        documents: n,
+        true_pairs,
+        predicted_pairs,
+        true_positive_pairs: tp,
+        false_positive_pairs: predicted_pairs - tp,
+        precision,
+        recall,
+        f1: f1(precision, recall),
+        bcubed_precision: bp,
+        bcubed_recall: br,
+        bcubed_f1: f1(bp, br),
+        false_edges: false_edges as u64,
+        predicted_edges: pred.edges.len() as u64,
+        unknown_ids: unknown.len(),
+        tiers,
+        negatives_merged,
+        negatives,
+    })
+}
+
+fn render(s: &Scores) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "documents {}  true pairs {}  predicted pairs {}  (false positives {})",
+        s.documents, s.true_pairs, s.predicted_pairs, s.false_positive_pairs
+    );
+    let _ = writeln!(
+        out,
+        "pairwise  precision {:.4}  recall {:.4}  F1 {:.4}",
+        s.precision, s.recall, s.f1
+    );
+    let _ = writeln!(
+        out,
+        "B-cubed   precision {:.4}  recall {:.4}  F1 {:.4}",
+        s.bcubed_precision, s.bcubed_recall, s.bcubed_f1
+    );
+    let _ = writeln!(
+        out,
+        "edges     {} predicted, {} join different true clusters",
+        s.predicted_edges, s.false_edges
+    );
+    for t in &s.tiers {
+        let _ = writeln!(
+            out,
+            "tier {:<12} recall {:.4}  ({} of {} pairs)",
+            t.tier, t.recall, t.found, t.pairs
+        );
+    }
+    if s.negatives > 0 {
+        let _ = writeln!(out, "negative pairs merged: {} of {}", s.negatives_merged, s.negatives);
+    }
+    if s.unknown_ids > 0 {
+        let _ = writeln!(
+            out,
+            "note: {} predicted ids are not in the truth (scored as singletons there)",
+            s.unknown_ids
+        );
+    }
+    out
+}
+
+/// Reads the prediction, the truth and the optional tiers file, and scores them.
+pub fn evaluate(prediction: &Path, truth: &Path, tiers: Option<&Path>) -> anyhow::Result<Scores> {
+    let mut ids = Ids::default();
+    let mut truth_side = read_side(truth, &mut ids, "truth")?;
+    if let Some(path) = tiers {
+        let extra = read_side(path, &mut ids, "tiers file")?;
+        if extra.labelled.is_empty() {
+            bail!(
+                "{}: no labelled pairs: expected a TSV header naming id_a, id_b and tier",
+                path.display()
+            );
+        }
+        truth_side.mentioned.extend(extra.mentioned);
+        truth_side.labelled.extend(extra.labelled);
+    }
+    let mut known = vec![false; ids.names.len()];
+    for &d in &truth_side.mentioned {
+        known[d as usize] = true;
+    }
+    let pred = read_side(prediction, &mut ids, "prediction")?;
+    known.resize(ids.names.len(), false);
+    score(&ids, &truth_side, &pred, &known)
+}
+
+pub struct EvalOptions<'a> {
+    pub prediction: &'a Path,
+    pub truth: &'a Path,
+    pub tiers: Option<&'a Path>,
+    pub json: bool,
+    pub output: &'a PathBuf,
+}
+
+pub fn run(opts: &EvalOptions<'_>) -> anyhow::Result<ExitCode> {
+    let mut out = Output::create(opts.output)?;
+    let scores = evaluate(opts.prediction, opts.truth, opts.tiers)?;
+    if opts.json {
+        serde_json::to_writer_pretty(&mut out, &scores)?;
+        out.write_all(b"\n")?;
+    } else {
+        out.write_all(render(&scores).as_bytes())?;
+    }
+    out.commit()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Truth: {a, b, c}, {d, e}, {f}.
+    const TRUTH: &str = "{\"id\":\"a\",\"cluster\":1}\n{\"id\":\"b\",\"cluster\":1}\n\
+        {\"id\":\"c\",\"cluster\":1}\n{\"id\":\"d\",\"cluster\":\"x\"}\n\
+        {\"id\":\"e\",\"cluster\":\"x\"}\n{\"id\":\"f\",\"cluster\":7}\n";
+
+    #[test]
+    fn hand_computed_scores() {
+        let dir = tempfile::tempdir().unwrap();
+        let truth = write(&dir, "truth.jsonl", TRUTH);
+        // Predicted clusters {a, b}, {d, f}, {c}, {e}.
+        let pred = write(&dir, "p.tsv", "id_a\tid_b\tdistance\na\tb\t1\nd\tf\t2\n");
+        let s = evaluate(&pred, &truth, None).unwrap();
+        assert_eq!((s.documents, s.true_pairs, s.predicted_pairs), (6, 4, 2));
+        assert_eq!((s.true_positive_pairs, s.false_positive_pairs), (1, 1));
+        assert!((s.precision - 0.5).abs() < 1e-12 && (s.recall - 0.25).abs() < 1e-12);
+        // B-cubed precision: a, b: 1; c: 1; d: 1/2; e: 1; f: 1/2 → 5/6.
+        // B-cubed recall: a, b: 2/3; c: 1/3; d: 1/2; e: 1/2; f: 1 → 11/3 / 6.
+        assert!((s.bcubed_precision - 5.0 / 6.0).abs() < 1e-12);
+        assert!((s.bcubed_recall - 11.0 / 18.0).abs() < 1e-12);
+        assert_eq!((s.predicted_edges, s.false_edges), (2, 1));
+        assert_eq!(s.unknown_ids, 0);
+    }
+
+    #[test]
+    fn every_prediction_format_gives_the_same_partition() {
+        let dir = tempfile::tempdir().unwrap();
+        let truth = write(&dir, "truth.jsonl", TRUTH);
+        let forms = [
+            // simhash pairs
+            "id_a\tid_b\tdistance\na\tb\t3\nb\tc\t0\nd\te\t1\n",
+            // bare pairs, no header
+            "a\tb\nc\tb\n\ne\td\n",
+            // simhash cluster (numeric labels that are also ids elsewhere must not join)
+            "id\thash\tcluster\na\t1\t0\nb\t2\t0\nc\t3\t0\nd\t4\t1\ne\t5\t1\n",
+            // simhash dedup --removed
+            "{\"id\":\"b\",\"duplicate_of\":\"a\",\"distance\":2}\n\
+             {\"id\":\"c\",\"duplicate_of\":\"a\",\"distance\":2}\n\
+             {\"id\":\"e\",\"duplicate_of\":\"d\",\"distance\":0}\n",
+            // clusters as lists
+            "{\"ids\":[\"a\",\"b\",\"c\"]}\n[\"d\",\"e\"]\n",
+        ];
+        for (i, form) in forms.iter().enumerate() {
+            let pred = write(&dir, &format!("p{i}"), form);
+            let s = evaluate(&pred, &truth, None).unwrap();
+            assert_eq!((s.precision, s.recall, s.bcubed_recall), (1.0, 1.0, 1.0), "form {i}");
+            assert_eq!(s.false_positive_pairs, 0, "form {i}");
+        }
+    }
+
+    #[test]
+    fn numeric_ids_and_cluster_numbers_do_not_mix() {
+        let dir = tempfile::tempdir().unwrap();
+        let truth = write(&dir, "t.tsv", "id_a\tid_b\n0\t1\n");
+        // Records 1 and 2 are cluster 0; record 0 is alone in cluster 5.
+        let pred = write(&dir, "p.tsv", "id\thash\tcluster\n1\t9\t0\n2\t9\t0\n0\t9\t5\n");
+        let s = evaluate(&pred, &truth, None).unwrap();
+        assert_eq!((s.true_positive_pairs, s.predicted_pairs, s.true_pairs), (0, 1, 1));
+        assert_eq!(s.unknown_ids, 1);
+    }
+
+    #[test]
+    fn tiers_and_negatives() {
+        let dir = tempfile::tempdir().unwrap();
+        let truth = write(&dir, "truth.jsonl", TRUTH);
+        let tiers = write(
+            &dir,
+            "pairs.tsv",
+            "id_a\tid_b\tlabel\ttier\na\tb\t1\teasy\na\tc\t1\thard\nb\tc\t1\thard\n\
+             d\te\t1\tmedium\nc\tf\t0\tnone\n",
+        );
+        let pred = write(&dir, "p.tsv", "a\tb\nc\tf\n");
+        let s = evaluate(&pred, &truth, Some(&tiers)).unwrap();
+        let got: Vec<(&str, u64, u64)> =
+            s.tiers.iter().map(|t| (t.tier.as_str(), t.found, t.pairs)).collect();
+        assert_eq!(got, [("easy", 1, 1), ("medium", 0, 1), ("hard", 0, 2)]);
+        assert_eq!((s.negatives_merged, s.negatives), (1, 1));
+    }
+
+    #[test]
+    fn bad_lines_name_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let truth = write(&dir, "truth.jsonl", TRUTH);
+        let cases = [
+            ("bad1.jsonl", "{\"id\":\"a\",\"cluster\":1}\n{\"id\": [1]}\n", ":2: \"id\" must be"),
+            ("bad2.tsv", "a\tb\njust-one-column\n", ":2: expected two TAB-separated ids"),
+            ("bad3.jsonl", "\n\n{not json\n", ":3: invalid JSON object"),
+            ("bad4.tsv", "id_a\tid_b\tlabel\na\tb\tmaybe\n", ":2: label must be 1 or 0"),
+            ("bad5.jsonl", "{\"text\":\"x\"}\n", ":1: expected {\"id\""),
+        ];
+        for (name, text, want) in cases {
+            let pred = write(&dir, name, text);
+            let err = format!("{:#}", evaluate(&pred, &truth, None).unwrap_err());
+            assert!(err.contains(name) && err.contains(want), "{name}: {err}");
+        }
+        let missing = dir.path().join("missing.tsv");
+        assert!(evaluate(&missing, &truth, None).is_err());
+        let no_tiers = write(&dir, "plain.tsv", "a\tb\n");
+        let err = format!("{:#}", evaluate(&no_tiers, &truth, Some(&no_tiers)).unwrap_err());
+        assert!(err.contains("no labelled pairs"), "{err}");
+    }
+
+    #[test]
+    fn empty_prediction_scores_zero_recall() {
+        let dir = tempfile::tempdir().unwrap();
+        let truth = write(&dir, "truth.jsonl", TRUTH);
+        let pred = write(&dir, "empty.tsv", "");
+        let s = evaluate(&pred, &truth, None).unwrap();
+        assert_eq!((s.precision, s.recall, s.f1), (1.0, 0.0, 0.0));
+    }
+}

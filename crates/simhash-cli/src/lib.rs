@@ -9,6 +9,8 @@ mod output;
 mod record;
 mod report;
 mod run;
+#[doc(hidden)]
+pub mod shared;
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -11,6 +11,9 @@
 //! * [`Fingerprint`] is the 64-bit value, with [`Fingerprint::distance`] (Hamming distance).
 //! * [`Accumulator`], [`compute`] and [`compute_weighted`] are the low-level vote over
 //!   feature hashes you bring yourself (TF-IDF weights, your own features).
+//! * [`MinHasher`] makes MinHash signatures of the same features, for the high-recall
+//!   mode ([`estimate_jaccard`], [`band_hashes`] for LSH); [`shingle_set`] and [`jaccard`]
+//!   verify candidates exactly.
 //! * The parts: [`Tokenizer`] ([`Words`], [`AsciiLetters`]), the feature hashes
 //!   ([`jenkins64`], [`unsigned_hash`]) and the rolling windows ([`Window`],
 //!   [`CyclicWindow`], [`shingle`]).
@@ -61,6 +64,7 @@ mod accumulate;
 mod fingerprint;
 mod fingerprinter;
 mod hash;
+mod minhash;
 mod shingle;
 mod tf;
 mod tokenize;
@@ -71,6 +75,10 @@ pub use crate::fingerprinter::{
     Fingerprinter, FingerprinterBuilder, Preset, PresetTokenizer, UnknownPreset, sublinear_weight,
 };
 pub use crate::hash::{jenkins64, unsigned_hash};
+pub use crate::minhash::{
+    EMPTY, MAX_PERM, MinHashError, MinHasher, band_hashes, estimate_jaccard, intersection_size,
+    jaccard, shingle_set, shingle_set_into,
+};
 pub use crate::shingle::{CyclicWindow, MAX_WINDOW, Window, combine, shingle};
 pub use crate::tokenize::{AsciiLetters, Tokenizer, Words};
 

@@ -24,6 +24,9 @@
 //! * [`pair_group`] and [`cross_group`] are the pairing kernel the batch functions are built
 //!   on: given the fingerprints that share one table's prefix, emit the pairs that table
 //!   owns. A distributed engine that groups records by `(table, prefix)` calls them directly.
+//! * [`Banding`] and [`candidate_pairs_with`] are LSH banding over MinHash signatures (the
+//!   high-recall mode): bands and rows for a Jaccard threshold, and every pair of documents
+//!   sharing a band hash, each once; [`for_each_band_group`] gives the groups themselves.
 //! * [`plan`] recommends `m` for `n` fingerprints and reports the expected work ([`Plan`]).
 //!
 //! # Example: all pairs
@@ -78,6 +81,7 @@
 
 mod batch;
 mod kernel;
+mod lsh;
 mod online;
 mod plan;
 mod tables;
@@ -87,6 +91,10 @@ pub use crate::batch::{
     cross_pairs_with,
 };
 pub use crate::kernel::{cross_group, pair_group};
+pub use crate::lsh::{
+    Banding, Candidate, LshError, candidate_pairs, candidate_pairs_with, first_common_band,
+    for_each_band_group,
+};
 pub use crate::online::{Hit, Hits, Index};
 pub use crate::plan::{Plan, plan};
 pub use crate::tables::{ConfigError, MAX_TABLES, Table, Tables};

@@ -1,0 +1,268 @@
+//! Command-line flags: the `simhash` binary's (for `pairs` and `cluster`) plus timely's
+//! (`-w`, `-n`, `-p`, `--hostfile`), parsed with clap and turned into a timely `Config` here
+//! rather than by timely's own argument parser (whose `-h` would shadow `--help`).
+
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use simhash_core::{Fingerprinter, Preset};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  some records were skipped; each was reported as FILE:LINE: what was wrong
+  2  error (a bad flag, an unreadable input, a failed worker or process, --strict):
+     no output was written";
+
+/// The `simhash` job on timely-dataflow, across worker threads, processes and hosts.
+///
+/// Every process runs the same command line with its own -p; worker i of all the workers
+/// reads its share of the input, fingerprints it, and the block-permutation tables are
+/// matched one per epoch over an exchange keyed by (table, prefix). Process 0 writes the
+/// output, byte for byte what `simhash pairs` or `simhash cluster` writes for the same input.
+#[derive(Debug, Parser)]
+#[command(name = "simhash-dist", version, after_help = EXIT_CODES, max_term_width = 100)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Every near-duplicate pair: TSV `id_a<TAB>id_b<TAB>distance` (as `simhash pairs`).
+    #[command(after_help = EXIT_CODES)]
+    Pairs(JobArgs),
+    /// Near-duplicate clusters (connected components): TSV `id<TAB>hash<TAB>cluster` (as
+    /// `simhash cluster`).
+    #[command(after_help = EXIT_CODES)]
+    Cluster(ClusterArgs),
+}
+
+/// What `pairs` and `cluster` share.
+#[derive(Debug, Args)]
+pub(crate) struct JobArgs {
+    /// Input files; `-` reads standard input. Several files are shards of one input.
+    ///
+    /// Shards are read as if concatenated, in the order given; every process must see the
+    /// same files with the same sizes (a shared file system or identical copies).
+    /// Uncompressed files are split into line-aligned byte ranges, one per worker; a `.gz`
+    /// or `.zst` file or standard input is read whole by one worker.
+    #[arg(value_name = "INPUT", conflicts_with = "input")]
+    pub(crate) paths: Vec<PathBuf>,
+
+    /// Input file (the same as a positional INPUT).
+    #[arg(short = 'i', long, value_name = "FILE")]
+    pub(crate) input: Option<PathBuf>,
+
+    /// Input format: json (JSONL records) or hash (TSV `id<TAB>hash`).
+    ///
+    /// By default, hash for files ending in `.tsv` (before any `.gz`/`.zst`), json otherwise.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub(crate) format: Option<Format>,
+
+    /// JSON field holding the text (dotted path for nested fields, e.g. `meta.body`).
+    #[arg(
+        long = "text-column",
+        visible_alias = "text_column",
+        value_name = "FIELD",
+        default_value = "text"
+    )]
+    pub(crate) text_column: String,
+
+    /// JSON field holding the id; records without it get their 0-based line number.
+    #[arg(
+        long = "id-column",
+        visible_alias = "id_column",
+        value_name = "FIELD",
+        default_value = "id"
+    )]
+    pub(crate) id_column: String,
+
+    /// Stop at the first bad record (exit 2) instead of reporting it and going on.
+    #[arg(long)]
+    pub(crate) strict: bool,
+
+    /// Longest record accepted, in bytes; a longer line is reported and skipped.
+    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20, hide_short_help = true)]
+    pub(crate) max_record_bytes: u64,
+
+    /// Fingerprint definition: default, default-v1, moz (simhash-cpp) or fork (the OpenMP fork).
+    #[arg(long, value_name = "PRESET")]
+    pub(crate) preset: Option<Preset>,
+
+    /// Shingle window: tokens for default and moz, bytes for fork [default: 3, fork: 5].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub(crate) window: Option<u16>,
+
+    /// Maximum Hamming distance (bits) for two records to be near-duplicates.
+    #[arg(short = 'k', long, value_name = "K", default_value_t = 3)]
+    pub(crate) distance: u32,
+
+    /// Number of blocks the 64 bits are split into, or `auto` to let the planner choose.
+    #[arg(long, value_name = "N|auto", default_value = "auto")]
+    pub(crate) blocks: Blocks,
+
+    /// Output file; `-` (the default) writes standard output. Written whole or not at all,
+    /// by process 0 only.
+    #[arg(short, long, value_name = "FILE", default_value = "-")]
+    pub(crate) output: PathBuf,
+
+    /// No summary on stderr (errors are still reported).
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+
+    #[command(flatten)]
+    pub(crate) timely: TimelyArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ClusterArgs {
+    #[command(flatten)]
+    pub(crate) job: JobArgs,
+
+    /// Also print records that are in no cluster (each is a cluster of its own).
+    #[arg(long)]
+    pub(crate) singletons: bool,
+}
+
+/// timely's own flags, with timely's short names; `--hostfile` has no `-h`, which is help.
+#[derive(Debug, Args)]
+pub(crate) struct TimelyArgs {
+    /// Worker threads in this process; keep it at most the cores the process may use.
+    #[arg(short = 'w', long = "threads", value_name = "N", default_value = "1")]
+    pub(crate) threads: NonZeroUsize,
+
+    /// Number of processes in the job (each runs this command with its own -p).
+    #[arg(short = 'n', long = "processes", value_name = "N", default_value = "1")]
+    pub(crate) processes: NonZeroUsize,
+
+    /// This process's index, 0 to N-1. Process 0 writes the output.
+    #[arg(short = 'p', long = "process", value_name = "I", default_value_t = 0)]
+    pub(crate) process: usize,
+
+    /// A file of `host:port` lines, one per process, in process order (timely's -h).
+    ///
+    /// By default, with -n above 1, process i listens on localhost:2101+i.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) hostfile: Option<PathBuf>,
+
+    /// Test hook: make global worker N fail with an error after reading its share.
+    #[arg(long, value_name = "N", hide = true)]
+    pub(crate) inject_error: Option<usize>,
+
+    /// Test hook: make global worker N panic at the start of the table phase.
+    #[arg(long, value_name = "N", hide = true)]
+    pub(crate) inject_panic: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// JSON Lines records (`jsonl` is accepted too).
+    #[value(alias = "jsonl")]
+    Json,
+    /// TSV `id<TAB>hash` with a header line (`tsv` is accepted too).
+    #[value(alias = "tsv")]
+    Hash,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Blocks {
+    Auto,
+    Fixed(usize),
+}
+
+impl std::str::FromStr for Blocks {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Blocks, String> {
+        if s == "auto" {
+            return Ok(Blocks::Auto);
+        }
+        s.parse::<usize>()
+            .map(Blocks::Fixed)
+            .map_err(|_| format!("expected a number of blocks or `auto`, got {s:?}"))
+    }
+}
+
+impl JobArgs {
+    /// The input paths, `-` for standard input when none is given.
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
+        match (&self.input, self.paths.is_empty()) {
+            (Some(p), _) => vec![p.clone()],
+            (None, true) => vec![PathBuf::from("-")],
+            (None, false) => self.paths.clone(),
+        }
+    }
+
+    /// The format, inferred from the first file's name when not given.
+    pub(crate) fn format(&self) -> Format {
+        self.format.unwrap_or_else(|| {
+            let first = self.paths().into_iter().next().unwrap_or_default();
+            let name = first.to_string_lossy().to_ascii_lowercase();
+            let name = name.trim_end_matches(".gz").trim_end_matches(".zst");
+            if Path::new(name).extension().is_some_and(|e| e == "tsv") {
+                Format::Hash
+            } else {
+                Format::Json
+            }
+        })
+    }
+
+    /// The fingerprinter for JSON input (`None` for hash input).
+    pub(crate) fn fingerprinter(&self) -> Option<Fingerprinter> {
+        (self.format() == Format::Json).then(|| {
+            let mut builder = Fingerprinter::builder();
+            builder.preset(self.preset.unwrap_or_default());
+            if let Some(w) = self.window {
+                builder.window(usize::from(w));
+            }
+            builder.build()
+        })
+    }
+
+    /// timely's configuration: one process of `-w` threads, or a cluster of `-n` processes.
+    pub(crate) fn timely_config(&self) -> anyhow::Result<timely::Config> {
+        let t = &self.timely;
+        let (threads, processes) = (t.threads.get(), t.processes.get());
+        anyhow::ensure!(
+            t.process < processes,
+            "-p/--process ({}) must be less than -n/--processes ({processes})",
+            t.process
+        );
+        if processes == 1 {
+            return Ok(timely::Config::process(threads));
+        }
+        let addresses = match &t.hostfile {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("{}: cannot read the hostfile", path.display()))?;
+                let lines: Vec<String> = text
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(str::to_string)
+                    .collect();
+                anyhow::ensure!(
+                    lines.len() >= processes,
+                    "{}: {} addresses for -n {processes} processes",
+                    path.display(),
+                    lines.len()
+                );
+                lines.into_iter().take(processes).collect()
+            }
+            None => (0..processes).map(|i| format!("localhost:{}", 2101 + i)).collect(),
+        };
+        Ok(timely::Config {
+            communication: timely::CommunicationConfig::Cluster {
+                threads,
+                process: t.process,
+                addresses,
+                report: false,
+                zerocopy: false,
+            },
+            worker: timely::WorkerConfig::default(),
+        })
+    }
+}

@@ -1,0 +1,54 @@
+//! A union-find over sparse 64-bit positions: each worker filters the edges it finds down to
+//! a spanning forest, so that only edges that join two components travel to worker 0.
+
+use std::collections::HashMap;
+
+/// A union-find whose elements are any `u64`s, created on first use.
+#[derive(Debug, Default)]
+pub(crate) struct Forest {
+    parent: HashMap<u64, u64>,
+    /// The edges that joined two components, in the order found.
+    pub(crate) edges: Vec<(u64, u64)>,
+}
+
+impl Forest {
+    fn find(&mut self, mut x: u64) -> u64 {
+        loop {
+            let p = self.parent.get(&x).copied().unwrap_or(x);
+            if p == x {
+                return x;
+            }
+            let grand = self.parent.get(&p).copied().unwrap_or(p);
+            if grand != p {
+                // Path halving.
+                self.parent.insert(x, grand);
+            }
+            x = grand;
+        }
+    }
+
+    /// Links `a` and `b`; keeps the edge if it joined two components.
+    pub(crate) fn union(&mut self, a: u64, b: u64) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            // The smaller root stays the root: trees stay shallow enough with path halving.
+            let (root, child) = if ra < rb { (ra, rb) } else { (rb, ra) };
+            self.parent.insert(child, root);
+            self.edges.push((a, b));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_only_joining_edges() {
+        let mut f = Forest::default();
+        for (a, b) in [(1, 2), (2, 3), (1, 3), (10, 20), (3, 1), (20, 2), (5, 5)] {
+            f.union(a, b);
+        }
+        assert_eq!(f.edges, [(1, 2), (2, 3), (10, 20), (20, 2)]);
+    }
+}

@@ -1,0 +1,168 @@
+//! `simhash-dist`: the `simhash pairs` and `simhash cluster` jobs on timely-dataflow, across
+//! worker threads, processes and hosts, with output byte-identical to the single-machine
+//! `simhash` binary's for the same input, at any number of processes and workers.
+//!
+//! Records never travel: each worker reads and fingerprints its own share of the input, and
+//! only `(table, id, fingerprint)` records go through the exchange, keyed by a well-mixed
+//! hash of (table, prefix). Each group of records sharing a prefix is paired by
+//! [`simhash_index::pair_group`], the same kernel (and the same "first table owns the pair"
+//! rule) the single-machine index runs. See `docs/scale-out.md` for launching on several
+//! hosts, the failure model and a capacity plan.
+//!
+//! Failure model: fail-stop. A worker that cannot read its share reports it to all the
+//! others, and every process exits 2 with the message; a worker that panics, or a process
+//! that dies, takes every process down with exit code 2 (timely's channels to it break).
+//! No output is left behind: process 0 writes a temporary file and renames it only when
+//! complete. Rerun the job.
+
+mod args;
+mod forest;
+mod job;
+mod round;
+mod share;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Parser as _;
+use simhash_cli::shared::{Columns, remove_pending};
+
+use crate::args::{Blocks, Cli, Command, JobArgs};
+use crate::job::{End, Job, Mode};
+use crate::share::Parser;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            let _ = writeln!(std::io::stderr().lock(), "simhash-dist: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let (args, mode) = match cli.command {
+        Command::Pairs(args) => (args, Mode::Pairs),
+        Command::Cluster(c) => (c.job, Mode::Cluster { singletons: c.singletons }),
+    };
+    check_matching(&args)?;
+    let config = args.timely_config()?;
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let threads = args.timely.threads.get();
+    if threads > cores {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "simhash-dist: warning: -w {threads} workers on {cores} cores: workers will share cores"
+        );
+    }
+    let parser = match args.fingerprinter() {
+        Some(fingerprinter) => Parser::Json {
+            columns: Columns::new(&args.text_column, &args.id_column),
+            fingerprinter,
+        },
+        None => Parser::Hash,
+    };
+    let job = Arc::new(Job {
+        mode,
+        paths: args.paths(),
+        parser,
+        max_record_bytes: args.max_record_bytes,
+        strict: args.strict,
+        blocks: match args.blocks {
+            Blocks::Auto => None,
+            Blocks::Fixed(m) => Some(m),
+        },
+        distance: args.distance,
+        output: args.output.clone(),
+        quiet: args.quiet,
+        inject_error: args.timely.inject_error,
+        inject_panic: args.timely.inject_panic,
+    });
+    install_failure_handlers();
+    let guards = timely::execute(config, move |worker| job::run(worker, &job))
+        .map_err(anyhow::Error::msg)
+        .context("cannot start the workers")?;
+    let mut code = 0u8;
+    let mut messages: Vec<String> = Vec::new();
+    let mut failed = false;
+    for result in guards.join() {
+        match result {
+            Ok(End::Done(c)) => code = code.max(c),
+            Ok(End::Failed(m)) => {
+                failed = true;
+                for message in m {
+                    if !messages.contains(&message) {
+                        messages.push(message);
+                    }
+                }
+            }
+            Err(panic) => {
+                failed = true;
+                messages.push(format!("a worker failed: {panic}"));
+            }
+        }
+    }
+    if failed {
+        if messages.is_empty() {
+            messages.push("the job failed: process 0 reports why".to_string());
+        }
+        let mut err = std::io::stderr().lock();
+        for message in &messages {
+            let _ = writeln!(err, "simhash-dist: {message}");
+        }
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::from(code))
+}
+
+/// Fails early, before any process starts, on settings the index would refuse.
+fn check_matching(args: &JobArgs) -> anyhow::Result<()> {
+    match args.blocks {
+        Blocks::Fixed(m) => simhash_index::Tables::new(m, args.distance)
+            .map(drop)
+            .context("invalid --blocks/--distance"),
+        Blocks::Auto => {
+            simhash_index::plan(1, args.distance).map(drop).context("invalid --distance")
+        }
+    }
+}
+
+/// Fail-stop: a panic anywhere (a worker, or timely's network threads when a peer process
+/// is gone) ends this process with exit code 2, after removing unfinished output files.
+/// Without this, the other workers of the process would wait for the failed one forever.
+/// Ctrl-C removes them too.
+fn install_failure_handlers() {
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        let why = if what.contains("timely communication error") || what.contains("poisoned") {
+            format!("lost the connection to another process ({what}): the job failed, rerun it")
+        } else {
+            let at = info.location().map(|l| format!(" at {l}")).unwrap_or_default();
+            format!("a worker failed ({what}{at}): the job failed, rerun it")
+        };
+        remove_pending();
+        let _ = writeln!(std::io::stderr().lock(), "simhash-dist: {why}");
+        #[allow(clippy::exit)]
+        std::process::exit(2);
+    }));
+    let _ = ctrlc::set_handler(|| {
+        remove_pending();
+        #[allow(clippy::exit)]
+        std::process::exit(130);
+    });
+}

@@ -1,0 +1,411 @@
+//! Which worker reads what: the input files laid end to end and cut into one line-aligned
+//! byte range per worker, and the reading of one worker's share into its documents.
+//!
+//! A record is named by its *position*: the file's index in the high bits and the byte offset
+//! of the line's start in the low bits. Positions sort in input order, are known without any
+//! coordination, and tell which worker owns the record ([`InputPlan::owner`]).
+
+use std::fs::File;
+use std::hash::Hasher;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use simhash_cli::shared::{
+    Columns, LineReader, LineStatus, Problem, Reason, Source, is_hash_header, parse_hash,
+    parse_json,
+};
+use simhash_core::Fingerprinter;
+
+/// Bits of a position that hold the byte offset within a file (16 TiB per file).
+pub(crate) const OFFSET_BITS: u32 = 44;
+const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
+
+/// The position of the line starting at byte `offset` of file `file`.
+pub(crate) fn position(file: usize, offset: u64) -> u64 {
+    ((file as u64) << OFFSET_BITS) | offset
+}
+
+/// One input file as every process sees it.
+#[derive(Debug)]
+pub(crate) struct InputFile {
+    /// Shown in messages: the path, or `<stdin>`.
+    pub(crate) name: String,
+    path: Option<PathBuf>,
+    /// Bytes on disk (0 for standard input).
+    size: u64,
+    /// A regular uncompressed file: cut into byte ranges. Anything else is read whole.
+    splittable: bool,
+}
+
+/// The input files and the byte range of each worker.
+#[derive(Debug)]
+pub(crate) struct InputPlan {
+    pub(crate) files: Vec<InputFile>,
+    /// Where each file starts when the files are laid end to end.
+    bases: Vec<u64>,
+    /// Where each worker's range starts; worker `i` has `starts[i]..starts[i + 1]`.
+    starts: Vec<u64>,
+    total: u64,
+}
+
+impl InputPlan {
+    pub(crate) fn new(paths: &[PathBuf], workers: usize) -> anyhow::Result<InputPlan> {
+        anyhow::ensure!(paths.len() < 1 << (64 - OFFSET_BITS), "too many input files");
+        let mut files = Vec::with_capacity(paths.len());
+        for path in paths {
+            if path == Path::new("-") {
+                files.push(InputFile {
+                    name: "<stdin>".into(),
+                    path: None,
+                    size: 0,
+                    splittable: false,
+                });
+                continue;
+            }
+            // An unreadable file is reported by the worker that reads it, as `simhash` does.
+            let meta = std::fs::metadata(path).ok();
+            let regular = meta.as_ref().is_some_and(std::fs::Metadata::is_file);
+            let compressed = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| e.eq_ignore_ascii_case("gz") || e.eq_ignore_ascii_case("zst"));
+            let size = meta.filter(std::fs::Metadata::is_file).map_or(0, |m| m.len());
+            anyhow::ensure!(size <= OFFSET_MASK, "{}: larger than 16 TiB", path.display());
+            files.push(InputFile {
+                name: path.display().to_string(),
+                path: Some(path.clone()),
+                size,
+                splittable: regular && !compressed,
+            });
+        }
+        let mut bases = Vec::with_capacity(files.len());
+        let mut total = 0u64;
+        for f in &files {
+            bases.push(total);
+            total += f.size;
+        }
+        let workers = workers.max(1);
+        let starts = (0..workers)
+            .map(|i| (u128::from(total) * i as u128 / workers as u128) as u64)
+            .collect();
+        Ok(InputPlan { files, bases, starts, total })
+    }
+
+    /// A digest of what this process sees (names, sizes, kinds): every process must agree.
+    pub(crate) fn digest(&self) -> u64 {
+        let mut h = std::hash::DefaultHasher::new();
+        for f in &self.files {
+            h.write(f.name.as_bytes());
+            h.write_u64(f.size);
+            h.write_u8(u8::from(f.splittable));
+        }
+        h.write_usize(self.starts.len());
+        h.finish()
+    }
+
+    /// The worker whose range holds byte `x` of the laid-out input.
+    fn owner_of_byte(&self, x: u64) -> usize {
+        self.starts.partition_point(|&s| s <= x).saturating_sub(1)
+    }
+
+    /// The worker that reads (and owns) the record at `pos`.
+    pub(crate) fn owner(&self, pos: u64) -> usize {
+        let file = (pos >> OFFSET_BITS) as usize;
+        let base = self.bases[file];
+        if self.files[file].splittable {
+            self.owner_of_byte(base + (pos & OFFSET_MASK))
+        } else {
+            self.owner_of_byte(base)
+        }
+    }
+
+    /// The pieces `worker` reads: `(file, first byte, end byte)`; the end is `u64::MAX` for
+    /// a file read whole.
+    pub(crate) fn pieces(&self, worker: usize) -> Vec<(usize, u64, u64)> {
+        let lo = self.starts[worker];
+        let hi = self.starts.get(worker + 1).copied().unwrap_or(self.total);
+        let mut out = Vec::new();
+        for (i, f) in self.files.iter().enumerate() {
+            let base = self.bases[i];
+            if f.splittable {
+                let (a, b) = (lo.max(base), hi.min(base + f.size));
+                if a < b {
+                    out.push((i, a - base, b - base));
+                }
+            } else if self.owner_of_byte(base) == worker {
+                out.push((i, 0, u64::MAX));
+            }
+        }
+        out
+    }
+}
+
+/// The lines of one piece: where it starts, how many lines start in it, and its counts.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Chunk {
+    pub(crate) file: usize,
+    /// The piece's first byte: chunks of one file are ordered by it.
+    pub(crate) lo: u64,
+    pub(crate) lines: u64,
+    /// Lines that are records (not blank, not the TSV header), valid or not.
+    pub(crate) records: u64,
+    pub(crate) blank: u64,
+    pub(crate) bytes: u64,
+}
+
+/// How a line becomes a record.
+#[derive(Clone, Debug)]
+pub(crate) enum Parser {
+    Json { columns: Columns, fingerprinter: Fingerprinter },
+    Hash,
+}
+
+/// The records one worker read, in input order.
+#[derive(Debug, Default)]
+pub(crate) struct Docs {
+    pub(crate) pos: Vec<u64>,
+    /// Line numbers: within the chunk until [`Docs::resolve_lines`], then in the file.
+    pub(crate) line: Vec<u64>,
+    /// The fingerprint, or `None` for a featureless record.
+    pub(crate) fp: Vec<Option<u64>>,
+    ids: String,
+    id_ends: Vec<usize>,
+    /// The id is a JSON number (written back as one).
+    pub(crate) numeric: Vec<bool>,
+    /// The record had no id: it is its 0-based line number.
+    pub(crate) generated: Vec<bool>,
+    /// Skipped after reading: its id is a duplicate of an earlier record's.
+    pub(crate) removed: Vec<bool>,
+    /// The chunk (index into this worker's chunks) of each record.
+    chunk: Vec<u32>,
+}
+
+impl Docs {
+    pub(crate) fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    /// The id as read (`None` when generated from the line number).
+    pub(crate) fn given_id(&self, doc: usize) -> Option<&str> {
+        if self.generated[doc] {
+            return None;
+        }
+        let start = if doc == 0 { 0 } else { self.id_ends[doc - 1] };
+        Some(&self.ids[start..self.id_ends[doc]])
+    }
+
+    /// The id as `simhash` writes it.
+    pub(crate) fn id(&self, doc: usize) -> String {
+        match self.given_id(doc) {
+            Some(id) => id.to_string(),
+            None => (self.line[doc] - 1).to_string(),
+        }
+    }
+
+    /// Turns chunk-relative line numbers into file line numbers: `first_line[c]` is the
+    /// number of lines of the file before chunk `c`.
+    pub(crate) fn resolve_lines(&mut self, lines_before: &[u64]) {
+        for (line, &chunk) in self.line.iter_mut().zip(&self.chunk) {
+            *line += lines_before[chunk as usize];
+        }
+    }
+
+    fn push(&mut self, pos: u64, line: u64, chunk: u32, id: Option<(&str, bool)>, fp: Option<u64>) {
+        self.pos.push(pos);
+        self.line.push(line);
+        self.chunk.push(chunk);
+        self.fp.push(fp);
+        if let Some((id, _)) = id {
+            self.ids.push_str(id);
+        }
+        self.id_ends.push(self.ids.len());
+        self.numeric.push(id.is_none_or(|(_, n)| n));
+        self.generated.push(id.is_none());
+        self.removed.push(false);
+    }
+}
+
+/// A bad record, kept by its reader until it is reported.
+#[derive(Debug)]
+pub(crate) struct BadRecord {
+    pub(crate) pos: u64,
+    pub(crate) chunk: u32,
+    /// Within the chunk until resolved, then in the file.
+    pub(crate) line: u64,
+    pub(crate) problem: Problem,
+}
+
+/// What one worker read.
+#[derive(Debug, Default)]
+pub(crate) struct Share {
+    pub(crate) chunks: Vec<Chunk>,
+    pub(crate) docs: Docs,
+    pub(crate) bad: Vec<BadRecord>,
+}
+
+/// Reads `worker`'s pieces of the input. An error (an unreadable file) ends the job.
+pub(crate) fn read_share(
+    plan: &InputPlan,
+    worker: usize,
+    parser: &Parser,
+    max_record_bytes: u64,
+) -> anyhow::Result<Share> {
+    let mut share = Share::default();
+    for (file, lo, hi) in plan.pieces(worker) {
+        let f = &plan.files[file];
+        let chunk_index = share.chunks.len() as u32;
+        let mut chunk = Chunk { file, lo, ..Chunk::default() };
+        // The reader, and the offset of the first line it returns.
+        let (reader, first): (Box<dyn Read + Send>, u64) =
+            if let (Some(path), true) = (&f.path, f.splittable) {
+                open_at(path, lo, max_record_bytes)?
+            } else {
+                {
+                    let mut source = Source::new(f.path.as_deref().unwrap_or(Path::new("-")));
+                    (source.open(false)?, 0)
+                }
+            };
+        if first >= hi {
+            share.chunks.push(chunk);
+            continue;
+        }
+        let mut lines = LineReader::new(reader, max_record_bytes);
+        let mut buf = Vec::new();
+        let mut local = 0u64;
+        loop {
+            let start = first + lines.bytes;
+            if start >= hi {
+                break;
+            }
+            buf.clear();
+            let status = match lines.next_line(&mut buf, None) {
+                Ok(Some(status)) => status,
+                Ok(None) => break,
+                Err(e) => {
+                    // Messages name the line in the file; the chunk's own count is all
+                    // that is known here, so name the byte instead when it is not the first.
+                    return Err(e)
+                        .with_context(|| format!("{}: read error at byte {}", f.name, start));
+                }
+            };
+            local += 1;
+            let pos = position(file, start);
+            if lo == 0 && local == 1 && matches!(parser, Parser::Hash) && is_hash_header(&buf) {
+                continue;
+            }
+            let parsed = match status {
+                LineStatus::TooLong(n) => Err(Problem::too_long(n, max_record_bytes)),
+                LineStatus::Ok => parse_line(&buf, parser),
+            };
+            match parsed {
+                Err(p) if p.reason == Reason::BlankLine => chunk.blank += 1,
+                Err(problem) => {
+                    chunk.records += 1;
+                    share.bad.push(BadRecord { pos, chunk: chunk_index, line: local, problem });
+                }
+                Ok((id, fp)) => {
+                    chunk.records += 1;
+                    let id = id.as_ref().map(|(s, n)| (s.as_str(), *n));
+                    share.docs.push(pos, local, chunk_index, id, fp);
+                }
+            }
+        }
+        chunk.lines = local;
+        chunk.bytes = lines.bytes;
+        share.chunks.push(chunk);
+    }
+    Ok(share)
+}
+
+/// A record: its id (text, is a number) when it has one, and its fingerprint.
+type Record = (Option<(String, bool)>, Option<u64>);
+
+fn parse_line(bytes: &[u8], parser: &Parser) -> Result<Record, Problem> {
+    match parser {
+        Parser::Json { columns, fingerprinter } => {
+            let (id, text) = parse_json(bytes, columns)?;
+            let fp = fingerprinter.fingerprint(&text).map(|f| f.0);
+            Ok((id.map(|id| (id.text.into_owned(), id.number)), fp))
+        }
+        Parser::Hash => {
+            let (id, fp) = parse_hash(bytes)?;
+            Ok((id.map(|id| (id.text.into_owned(), id.number)), fp.map(|f| f.0)))
+        }
+    }
+}
+
+/// Opens `path` at the first line that starts at or after byte `lo`: returns the reader
+/// and that line's offset.
+fn open_at(path: &Path, lo: u64, max: u64) -> anyhow::Result<(Box<dyn Read + Send>, u64)> {
+    let shown = path.display();
+    let mut file = File::open(path).with_context(|| format!("{shown}: cannot open"))?;
+    if lo == 0 {
+        return Ok((Box::new(file), 0));
+    }
+    file.seek(SeekFrom::Start(lo - 1)).with_context(|| format!("{shown}: cannot seek"))?;
+    // The rest of the line holding byte lo - 1 (just its "\n" when a line starts at lo)
+    // belongs to the previous worker.
+    let mut lines = LineReader::new(file, max);
+    let mut skip = Vec::new();
+    lines
+        .next_line(&mut skip, None)
+        .with_context(|| format!("{shown}: read error at byte {}", lo - 1))?;
+    let first = lo - 1 + lines.bytes;
+    // Reopen at the line start: the skipping reader has read ahead.
+    let mut file = File::open(path).with_context(|| format!("{shown}: cannot open"))?;
+    file.seek(SeekFrom::Start(first)).with_context(|| format!("{shown}: cannot seek"))?;
+    Ok((Box::new(file), first))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan_for(sizes: &[u64], workers: usize) -> InputPlan {
+        let files = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &size)| InputFile {
+                name: format!("f{i}"),
+                path: None,
+                size,
+                splittable: true,
+            })
+            .collect::<Vec<_>>();
+        let mut bases = Vec::new();
+        let mut total = 0;
+        for f in &files {
+            bases.push(total);
+            total += f.size;
+        }
+        let starts = (0..workers).map(|i| total * i as u64 / workers as u64).collect();
+        InputPlan { files, bases, starts, total }
+    }
+
+    #[test]
+    fn every_byte_has_one_owner_and_pieces_agree() {
+        for (sizes, workers) in [(&[100u64][..], 3), (&[10, 0, 7, 30], 4), (&[2], 5), (&[0], 2)] {
+            let plan = plan_for(sizes, workers);
+            for (file, &size) in sizes.iter().enumerate() {
+                for offset in 0..size {
+                    let owner = plan.owner(position(file, offset));
+                    let pieces = plan.pieces(owner);
+                    assert!(
+                        pieces.iter().any(|&(f, lo, hi)| f == file && lo <= offset && offset < hi),
+                        "{sizes:?} x {workers}: byte {offset} of file {file}"
+                    );
+                    let holders = (0..workers)
+                        .filter(|&w| {
+                            plan.pieces(w)
+                                .iter()
+                                .any(|&(f, lo, hi)| f == file && lo <= offset && offset < hi)
+                        })
+                        .count();
+                    assert_eq!(holders, 1);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,403 @@
+//! simhash-dist against the single-machine `simhash` (run in process through
+//! `simhash_cli::main_with`) and against brute force: one process with two workers, two
+//! OS processes on loopback, failures.
+
+use std::fmt::Write as _;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use simhash_core::{Fingerprint, Fingerprinter};
+
+const BIN: &str = env!("CARGO_BIN_EXE_simhash-dist");
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut x = *state;
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+const WORDS: [&str; 24] = [
+    "river", "stone", "market", "signal", "harbour", "winter", "copper", "garden", "engine",
+    "lantern", "meadow", "orbit", "pepper", "quartz", "rocket", "saddle", "timber", "velvet",
+    "walnut", "yonder", "zephyr", "anchor", "beacon", "canyon",
+];
+
+/// A JSONL corpus with near-duplicates, a flood of exact copies, featureless records,
+/// records without ids, CRLF endings, blank lines and no final newline. All records valid.
+fn jsonl_corpus(docs: usize, seed: u64) -> String {
+    let mut rng = seed;
+    let mut out = String::new();
+    let mut bases: Vec<Vec<&str>> = Vec::new();
+    for i in 0..docs {
+        let r = splitmix(&mut rng) % 100;
+        let text = if r < 45 || bases.is_empty() {
+            let words: Vec<&str> = (0..40)
+                .map(|_| WORDS[(splitmix(&mut rng) % WORDS.len() as u64) as usize])
+                .collect();
+            let text = words.join(" ");
+            bases.push(words);
+            text
+        } else if r < 80 {
+            // A near-duplicate: one or two words changed.
+            let base = &bases[(splitmix(&mut rng) % bases.len() as u64) as usize];
+            let mut words = base.clone();
+            for _ in 0..=splitmix(&mut rng) % 2 {
+                let at = (splitmix(&mut rng) % words.len() as u64) as usize;
+                words[at] = WORDS[(splitmix(&mut rng) % WORDS.len() as u64) as usize];
+            }
+            words.join(" ")
+        } else if r < 95 {
+            // The flood: one text many times.
+            "the same boilerplate page again and again and again".to_string()
+        } else {
+            "...".to_string()
+        };
+        match i % 97 {
+            13 => {
+                let _ = write!(out, "{{\"text\":\"{text}\"}}");
+            }
+            29 => {
+                let _ = write!(out, "{{\"id\":{i},\"text\":\"{text}\"}}");
+            }
+            _ => {
+                let _ = write!(out, "{{\"id\":\"doc-{i}\",\"text\":\"{text}\"}}");
+            }
+        }
+        out.push_str(if i % 11 == 0 { "\r\n" } else { "\n" });
+        if i % 500 == 7 {
+            out.push('\n');
+        }
+    }
+    out.pop();
+    out
+}
+
+struct Dir(tempfile::TempDir);
+
+impl Dir {
+    fn new() -> Dir {
+        Dir(tempfile::tempdir().expect("temp dir"))
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+    fn write(&self, name: &str, data: &str) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, data).expect("write input");
+        p
+    }
+}
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// The single-machine binary, in process.
+fn simhash(args: &[&str]) -> ExitCode {
+    let mut all = vec!["simhash"];
+    all.extend_from_slice(args);
+    simhash_cli::main_with(all)
+}
+
+fn wait(mut child: Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "simhash-dist did not finish in {limit:?}; stderr:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn spawn(args: &[String]) -> Child {
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn simhash-dist")
+}
+
+fn dist(args: &[String]) -> Output {
+    wait(spawn(args), Duration::from_secs(60))
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(ToString::to_string).collect()
+}
+
+/// Runs `args` as `n` processes of `w` workers on loopback ports chosen now.
+fn dist_processes(dir: &Dir, n: usize, w: usize, args: &[&str]) -> Vec<Output> {
+    let listeners: Vec<TcpListener> =
+        (0..n).map(|_| TcpListener::bind("127.0.0.1:0").expect("free port")).collect();
+    let hosts: Vec<String> = listeners
+        .iter()
+        .map(|l| format!("127.0.0.1:{}", l.local_addr().expect("addr").port()))
+        .collect();
+    drop(listeners);
+    let hostfile = dir.write("hosts.txt", &(hosts.join("\n") + "\n"));
+    let children: Vec<Child> = (0..n)
+        .map(|p| {
+            let mut a = strings(args);
+            a.extend(strings(&["-n", &n.to_string(), "-p", &p.to_string(), "-w", &w.to_string()]));
+            a.extend(["--hostfile".to_string(), s(&hostfile)]);
+            spawn(&a)
+        })
+        .collect();
+    children.into_iter().map(|c| wait(c, Duration::from_secs(60))).collect()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn one_process_two_workers_matches_simhash() {
+    let dir = Dir::new();
+    let input = dir.write("corpus.jsonl", &jsonl_corpus(3000, 1));
+    for (command, extra) in [("pairs", None), ("cluster", None), ("cluster", Some("--singletons"))]
+    {
+        let want = dir.path("want.tsv");
+        let got = dir.path("got.tsv");
+        let mut a = vec![command, input.to_str().unwrap_or_default(), "-q", "-o"];
+        a.push(want.to_str().unwrap_or_default());
+        a.extend(extra);
+        assert_eq!(simhash(&a), ExitCode::SUCCESS);
+        for w in ["1", "2"] {
+            let mut a = strings(&[command, &s(&input), "-q", "-w", w, "-o", &s(&got)]);
+            a.extend(extra.map(ToString::to_string));
+            let out = dist(&a);
+            assert!(out.status.success(), "{command} -w {w}: {}", stderr(&out));
+            assert!(read(&got) == read(&want), "{command} {extra:?} -w {w} differs from simhash");
+        }
+    }
+    // The flood is there and was collapsed: many pairs, few distinct fingerprints.
+    assert!(read(&dir.path("want.tsv")).lines().count() > 3000);
+}
+
+#[test]
+fn two_processes_on_loopback_match_simhash() {
+    let dir = Dir::new();
+    let input = dir.write("corpus.jsonl", &jsonl_corpus(2000, 2));
+    for (command, extra) in [("pairs", None), ("cluster", Some("--singletons"))] {
+        let want = dir.path("want.tsv");
+        let got = dir.path("got.tsv");
+        let mut a = vec![command, input.to_str().unwrap_or_default(), "-q", "-o"];
+        a.push(want.to_str().unwrap_or_default());
+        a.extend(extra);
+        assert_eq!(simhash(&a), ExitCode::SUCCESS);
+        let mut a = vec![command, input.to_str().unwrap_or_default(), "-q", "-o"];
+        a.push(got.to_str().unwrap_or_default());
+        a.extend(extra);
+        let outs = dist_processes(&dir, 2, 1, &a);
+        for (p, out) in outs.iter().enumerate() {
+            assert!(out.status.success(), "{command}, process {p}: {}", stderr(out));
+        }
+        assert!(read(&got) == read(&want), "{command} {extra:?}: 2 processes differ from simhash");
+    }
+}
+
+/// Planted fingerprints: random ones, neighbours at exactly k and k + 1 bits, and copies.
+fn planted(n: usize, k: u32, seed: u64) -> Vec<u64> {
+    let mut rng = seed;
+    let mut fps: Vec<u64> = Vec::with_capacity(n);
+    while fps.len() < n {
+        let r = splitmix(&mut rng) % 10;
+        if fps.is_empty() || r < 5 {
+            fps.push(splitmix(&mut rng));
+            continue;
+        }
+        let base = fps[(splitmix(&mut rng) % fps.len() as u64) as usize];
+        let flips = match r {
+            5 | 6 => k,
+            7 => k + 1,
+            8 => 0,
+            _ => (splitmix(&mut rng) % u64::from(k)) as u32,
+        };
+        let mut fp = base;
+        let mut flipped = 0;
+        while flipped < flips {
+            let bit = 1u64 << (splitmix(&mut rng) % 64);
+            if (fp ^ base) & bit == 0 {
+                fp ^= bit;
+                flipped += 1;
+            }
+        }
+        fps.push(fp);
+    }
+    fps
+}
+
+#[test]
+fn hash_input_matches_brute_force_and_simhash() {
+    let dir = Dir::new();
+    let k = 3;
+    let fps = planted(3000, k, 7);
+    let mut tsv = String::from("id\thash\n");
+    for (i, fp) in fps.iter().enumerate() {
+        {
+            let _ = writeln!(tsv, "h{i}\t{fp}");
+        };
+    }
+    let input = dir.write("fps.tsv", &tsv);
+    let mut brute = String::from("id_a\tid_b\tdistance\n");
+    for (i, a) in fps.iter().enumerate() {
+        for (j, b) in fps.iter().enumerate().skip(i + 1) {
+            let d = (a ^ b).count_ones();
+            if d <= k {
+                {
+                    let _ = writeln!(brute, "h{i}\th{j}\t{d}");
+                };
+            }
+        }
+    }
+    let want = dir.path("want.tsv");
+    assert_eq!(simhash(&["pairs", &s(&input), "-q", "-o", &s(&want)]), ExitCode::SUCCESS);
+    assert!(read(&want) == brute, "simhash differs from brute force");
+    for (w, blocks) in [("2", "auto"), ("3", "5"), ("2", "8")] {
+        let got = dir.path("got.tsv");
+        let out = dist(&strings(&[
+            "pairs",
+            &s(&input),
+            "-q",
+            "-w",
+            w,
+            "--blocks",
+            blocks,
+            "-o",
+            &s(&got),
+        ]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(read(&got) == brute, "-w {w} --blocks {blocks} differs from brute force");
+    }
+}
+
+#[test]
+fn shards_read_as_their_concatenation() {
+    let dir = Dir::new();
+    let corpus = jsonl_corpus(1500, 3);
+    // Records with explicit ids only: generated ids are line numbers, per shard.
+    let lines: Vec<&str> = corpus.lines().filter(|l| l.contains("\"id\"")).collect();
+    let (a, b) = lines.split_at(lines.len() / 3);
+    let one = dir.write("one.jsonl", &(a.join("\n") + "\n"));
+    let two = dir.write("two.jsonl", &(b.join("\n") + "\n"));
+    let all = dir.write("all.jsonl", &(lines.join("\n") + "\n"));
+    let want = dir.path("want.tsv");
+    let got = dir.path("got.tsv");
+    assert_eq!(simhash(&["cluster", &s(&all), "-q", "-o", &s(&want)]), ExitCode::SUCCESS);
+    let out = dist(&strings(&["cluster", &s(&one), &s(&two), "-q", "-w", "2", "-o", &s(&got)]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(read(&got) == read(&want), "shards differ from their concatenation");
+}
+
+#[test]
+fn bad_records_are_reported_by_file_and_line() {
+    let dir = Dir::new();
+    let fp = Fingerprinter::new();
+    let text = "a b c d e f g h i j k l m n o p";
+    assert!(fp.fingerprint(text).is_some_and(|f: Fingerprint| f.0 != 0));
+    let mut data = String::new();
+    for i in 0..400 {
+        match i {
+            57 => data.push_str("{\"id\":\"x57\"}\n"),
+            250 => data.push_str("{\"id\":\"doc-3\",\"text\":\"dup\"}\n"),
+            333 => data.push_str("not json\n"),
+            _ => {
+                let _ = writeln!(data, "{{\"id\":\"doc-{i}\",\"text\":\"{text} {i}\"}}");
+            }
+        }
+    }
+    let input = dir.write("bad.jsonl", &data);
+    let got = dir.path("got.tsv");
+    let want = dir.path("want.tsv");
+    assert_eq!(simhash(&["pairs", &s(&input), "-q", "-o", &s(&want)]), ExitCode::from(1));
+    let out = dist(&strings(&["pairs", &s(&input), "-w", "2", "-o", &s(&got)]));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let name = s(&input);
+    let err = stderr(&out);
+    let reported: Vec<&str> = err.lines().filter(|l| l.contains(&name)).collect();
+    assert_eq!(
+        reported,
+        [
+            format!("simhash-dist: {name}:58: missing text field \"text\""),
+            format!("simhash-dist: {name}:251: duplicate id \"doc-3\" (an earlier record has it)"),
+            format!("simhash-dist: {name}:334: invalid JSON at column 2: expected ident"),
+        ]
+    );
+    assert!(read(&got) == read(&want));
+
+    // --strict: the first bad record stops the job, and nothing is written.
+    let strict = dir.path("strict.tsv");
+    let out = dist(&strings(&["pairs", &s(&input), "-w", "2", "--strict", "-o", &s(&strict)]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out)
+            .contains(&format!("{name}:58: missing text field \"text\" (stopped by --strict)")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!strict.exists());
+}
+
+#[test]
+fn a_failing_worker_fails_the_job_without_output() {
+    let dir = Dir::new();
+    let input = dir.write("corpus.jsonl", &jsonl_corpus(500, 4));
+    let got = dir.write("got.tsv", "previous\n");
+    for hook in ["--inject-error", "--inject-panic"] {
+        let out = dist(&strings(&["pairs", &s(&input), "-w", "2", hook, "1", "-o", &s(&got)]));
+        assert_eq!(out.status.code(), Some(2), "{hook}: {}", stderr(&out));
+        assert!(stderr(&out).contains("worker 1: injected"), "{hook}: {}", stderr(&out));
+        assert_eq!(read(&got), "previous\n", "{hook}: the output was touched");
+    }
+    // No temporary file is left beside the output.
+    let left: Vec<_> = std::fs::read_dir(dir.0.path())
+        .expect("list")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_dying_process_fails_every_process() {
+    let dir = Dir::new();
+    let input = dir.write("corpus.jsonl", &jsonl_corpus(500, 5));
+    let got = dir.path("got.tsv");
+    let outs = dist_processes(
+        &dir,
+        2,
+        1,
+        &[
+            "pairs",
+            input.to_str().unwrap_or_default(),
+            "--inject-panic",
+            "1",
+            "-o",
+            got.to_str().unwrap_or_default(),
+        ],
+    );
+    for (p, out) in outs.iter().enumerate() {
+        assert_eq!(out.status.code(), Some(2), "process {p}: {}", stderr(out));
+    }
+    assert!(stderr(&outs[1]).contains("injected panic"), "{}", stderr(&outs[1]));
+    assert!(stderr(&outs[0]).contains("the job failed"), "{}", stderr(&outs[0]));
+    assert!(!got.exists());
+}

@@ -205,19 +205,156 @@ pub struct FingerprintOpts {
     pub window: Option<u16>,
 }
 
-/// How fingerprints are matched.
+/// The defaults of matching, chosen by measurement on the dev set (docs/accuracy.md). Each
+/// lives here only, so that a new measurement moves it in one place.
+pub mod defaults {
+    /// --method auto picks MinHash for text (see [`super::MatchOpts::resolve`]).
+    pub const METHOD: super::Method = super::Method::Minhash;
+    /// --distance for the simhash method (the seeds' k).
+    pub const DISTANCE: u32 = 3;
+    /// --jaccard: pairs with at least this Jaccard similarity of their shingle sets.
+    pub const JACCARD: f64 = 0.4;
+    /// --lsh-threshold: the Jaccard similarity the LSH bands are tuned for (lower than
+    /// --jaccard, for recall; exact verification keeps precision).
+    pub const LSH_THRESHOLD: f64 = 0.3;
+    /// --num-perm: MinHash signature slots.
+    pub const NUM_PERM: usize = 128;
+    /// The MinHash seed (not a flag: signatures are a stability contract).
+    pub const MINHASH_SEED: u64 = 0;
+}
+
+/// How near-duplicates are found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Method {
+    /// minhash for text, unless a simhash-only setting is given (-k, --blocks, --preset moz
+    /// or fork) or the input is fingerprints (--format hash).
+    Auto,
+    /// Candidates from MinHash LSH, kept when the exact Jaccard similarity of the two
+    /// shingle sets reaches --jaccard: high recall, precision kept by verification.
+    Minhash,
+    /// 64-bit simhash fingerprints within --distance bits (the seeds' method, exact).
+    Simhash,
+}
+
+/// How records are matched.
 #[derive(Debug, Args)]
 pub struct MatchOpts {
-    /// Maximum Hamming distance (bits) for two records to be near-duplicates.
-    #[arg(short = 'k', long, value_name = "K", default_value_t = 3)]
-    pub distance: u32,
+    /// Matching method: auto, minhash or simhash [default: auto, which is minhash for text].
+    ///
+    /// minhash: candidates from MinHash LSH over the shingles, kept when the exact Jaccard
+    /// similarity of their shingle sets is at least --jaccard. simhash: fingerprints
+    /// within --distance bits (the seeds' method; what the fork-style top-level command and
+    /// find-all run). auto: minhash, unless a simhash-only setting is given (-k/--distance,
+    /// --blocks, --preset moz|fork) or the input holds fingerprints (--format hash).
+    #[arg(long, value_enum, value_name = "METHOD", default_value = "auto")]
+    pub method: Method,
 
-    /// Number of blocks the 64 bits are split into, or `auto` to let the planner choose.
+    /// simhash: maximum Hamming distance (bits) for two records to be near-duplicates
+    /// [default: 3].
+    #[arg(short = 'k', long, value_name = "K")]
+    pub distance: Option<u32>,
+
+    /// simhash: number of blocks the 64 bits are split into, or `auto` [default: auto].
     ///
     /// More blocks mean more tables (C(blocks, distance)) but fewer candidates per table.
     /// Must be more than --distance.
-    #[arg(long, value_name = "N|auto", default_value = "auto")]
-    pub blocks: Blocks,
+    #[arg(long, value_name = "N|auto")]
+    pub blocks: Option<Blocks>,
+
+    /// minhash: minimum Jaccard similarity of two records' shingle sets [default: 0.4].
+    #[arg(long, value_name = "J")]
+    pub jaccard: Option<f64>,
+
+    /// minhash: the similarity the LSH bands are tuned for; lower finds more candidates
+    /// (slower), each verified exactly [default: 0.3].
+    #[arg(long, value_name = "J", hide_short_help = true)]
+    pub lsh_threshold: Option<f64>,
+
+    /// minhash: MinHash signature slots [default: 128].
+    #[arg(long, value_name = "N", hide_short_help = true)]
+    pub num_perm: Option<usize>,
+}
+
+/// Matching settings after defaults and checks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Matching {
+    Simhash { distance: u32, blocks: Blocks },
+    Minhash { jaccard: f64, lsh_threshold: f64, num_perm: usize },
+}
+
+impl MatchOpts {
+    /// The method and its settings. `seed_mode` is the fork-style command, which always
+    /// runs simhash; `format` and `preset` are the input's.
+    pub fn resolve(
+        &self,
+        format: Format,
+        preset: Option<simhash_core::Preset>,
+        seed_mode: bool,
+    ) -> Result<Matching, String> {
+        use simhash_core::Preset;
+        let simhash_flags = self.distance.is_some() || self.blocks.is_some();
+        let minhash_flags =
+            self.jaccard.is_some() || self.lsh_threshold.is_some() || self.num_perm.is_some();
+        let method = match self.method {
+            Method::Auto
+                if seed_mode
+                    || format == Format::Hash
+                    || simhash_flags
+                    || matches!(preset, Some(Preset::Moz | Preset::Fork)) =>
+            {
+                Method::Simhash
+            }
+            Method::Auto => defaults::METHOD,
+            explicit => explicit,
+        };
+        match method {
+            Method::Simhash | Method::Auto => {
+                if minhash_flags {
+                    return Err("--jaccard, --lsh-threshold and --num-perm apply to \
+                                --method minhash, not simhash"
+                        .into());
+                }
+                Ok(Matching::Simhash {
+                    distance: self.distance.unwrap_or(defaults::DISTANCE),
+                    blocks: self.blocks.unwrap_or(Blocks::Auto),
+                })
+            }
+            Method::Minhash => {
+                if format == Format::Hash {
+                    return Err("--method minhash needs the text: --format hash input holds \
+                                only fingerprints (use --method simhash)"
+                        .into());
+                }
+                if simhash_flags {
+                    return Err("-k/--distance and --blocks apply to --method simhash, \
+                                not minhash (use --jaccard)"
+                        .into());
+                }
+                let unit = |name: &str, v: f64| {
+                    if v > 0.0 && v <= 1.0 {
+                        Ok(v)
+                    } else {
+                        Err(format!("{name} must be more than 0 and at most 1, not {v}"))
+                    }
+                };
+                let jaccard = unit("--jaccard", self.jaccard.unwrap_or(defaults::JACCARD))?;
+                let lsh_threshold = self.lsh_threshold.unwrap_or(defaults::LSH_THRESHOLD);
+                let lsh_threshold = if lsh_threshold < 1.0 {
+                    unit("--lsh-threshold", lsh_threshold)?
+                } else {
+                    return Err(format!("--lsh-threshold must be below 1, not {lsh_threshold}"));
+                };
+                let num_perm = self.num_perm.unwrap_or(defaults::NUM_PERM);
+                if num_perm == 0 || num_perm > simhash_core::MAX_PERM {
+                    return Err(format!(
+                        "--num-perm must be between 1 and {}, not {num_perm}",
+                        simhash_core::MAX_PERM
+                    ));
+                }
+                Ok(Matching::Minhash { jaccard, lsh_threshold, num_perm })
+            }
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

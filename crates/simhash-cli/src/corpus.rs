@@ -14,12 +14,17 @@ use simhash_core::{Fingerprint, Fingerprinter};
 use crate::input::{LineReader, LineStatus, Source};
 use crate::record::{self, Columns, Problem, Reason};
 use crate::report::Reporter;
+use crate::sketch::{DocSketch, Sketcher, Sketches};
 
 /// How the records of a line are read.
 #[derive(Clone, Debug)]
 pub enum Parser {
-    /// JSONL records, fingerprinted.
-    Json { columns: Columns, fingerprinter: Fingerprinter },
+    /// JSONL records, fingerprinted; with a sketcher, also MinHash-sketched.
+    Json {
+        columns: Columns,
+        fingerprinter: Fingerprinter,
+        sketcher: Option<std::sync::Arc<Sketcher>>,
+    },
     /// TSV `id<TAB>hash` with a header line.
     Hash,
     /// simhash-cpp's input: one hash per line; the id is the line number.
@@ -47,6 +52,9 @@ pub struct Corpus {
     numeric: Vec<bool>,
     lines: Vec<u64>,
     lens: Vec<u64>,
+    /// The MinHash method's sketches, when the parser makes them.
+    pub sketches: Option<Sketches>,
+    no_features: usize,
     /// Records read (lines, bar the TSV header and blank lines), including skipped and not
     /// sampled ones.
     pub records: u64,
@@ -83,11 +91,27 @@ impl Corpus {
         &self.lens
     }
 
+    /// Documents whose text has no features: no fingerprint, or no MinHash sketch when the
+    /// run sketches.
     pub fn featureless(&self) -> usize {
-        self.featureless.iter().filter(|&&f| f).count()
+        self.no_features
     }
 
-    fn push(&mut self, id: &str, numeric: bool, fp: Option<Fingerprint>, line: u64, len: u64) {
+    fn push(
+        &mut self,
+        id: &str,
+        numeric: bool,
+        fp: Option<Fingerprint>,
+        line: u64,
+        len: u64,
+        sketch: Option<&DocSketch>,
+    ) -> anyhow::Result<()> {
+        if let Some(sketches) = &mut self.sketches {
+            sketches.push(sketch)?;
+            self.no_features += usize::from(sketch.is_none());
+        } else {
+            self.no_features += usize::from(fp.is_none());
+        }
         self.ids.push_str(id);
         self.id_ends.push(self.ids.len());
         self.numeric.push(numeric);
@@ -95,6 +119,7 @@ impl Corpus {
         self.featureless.push(fp.is_none());
         self.lines.push(line);
         self.lens.push(len);
+        Ok(())
     }
 }
 
@@ -251,27 +276,34 @@ struct ParsedDoc {
     fp: Option<Fingerprint>,
     /// Bytes of text.
     len: u64,
+    /// The MinHash sketch, when asked for and the text has features.
+    sketch: Option<DocSketch>,
 }
 
 fn parse_line(bytes: &[u8], parser: &Parser, ids: &mut String) -> Parsed {
-    let (id, fp, len) = match parser {
-        Parser::Json { columns, fingerprinter } => {
+    let (id, fp, len, sketch) = match parser {
+        Parser::Json { columns, fingerprinter, sketcher: None } => {
             let (id, text) = record::parse_json(bytes, columns)?;
-            (id, fingerprinter.fingerprint(&text), text.len() as u64)
+            (id, fingerprinter.fingerprint(&text), text.len() as u64, None)
+        }
+        Parser::Json { columns, fingerprinter, sketcher: Some(sketcher) } => {
+            let (id, text) = record::parse_json(bytes, columns)?;
+            let (fp, sketch) = sketcher.sketch(fingerprinter, &text);
+            (id, fp, text.len() as u64, sketch)
         }
         Parser::Hash => {
             let (id, fp) = record::parse_hash(bytes)?;
-            (id, fp, 0)
+            (id, fp, 0, None)
         }
         // Repeated hashes are repeated documents here: the id is the line number.
-        Parser::SeedHash => (None, Some(record::parse_seed_hash(bytes)?), 0),
+        Parser::SeedHash => (None, Some(record::parse_seed_hash(bytes)?), 0, None),
     };
     let number = id.as_ref().is_some_and(|id| id.number);
     let id_end = id.map(|id| {
         ids.push_str(&id.text);
         ids.len()
     });
-    Ok(ParsedDoc { id_end, number, fp, len })
+    Ok(ParsedDoc { id_end, number, fp, len, sketch })
 }
 
 /// Puts batches back in order and builds the corpus.
@@ -282,6 +314,9 @@ fn collect(
     name: &str,
 ) -> anyhow::Result<Corpus> {
     let mut corpus = Corpus::default();
+    if let Parser::Json { sketcher: Some(sketcher), .. } = &options.parser {
+        corpus.sketches = Some(Sketches::new(sketcher.banding.bands)?);
+    }
     let mut ids = IdSet::default();
     let mut sampler = options.sample.map(|(n, seed)| Sampler::new(n, seed));
     let mut pending: BTreeMap<u64, ParsedBatch> = BTreeMap::new();
@@ -307,7 +342,7 @@ fn collect(
                     }
                 };
                 corpus.records += 1;
-                let ParsedDoc { id_end, number, fp, len } = doc;
+                let ParsedDoc { id_end, number, fp, len, sketch } = doc;
                 let (id, numeric, generated) = if let Some(end) = id_end {
                     let id = &batch.ids[id_start..end];
                     id_start = end;
@@ -326,8 +361,8 @@ fn collect(
                     continue;
                 }
                 match &mut sampler {
-                    Some(s) => s.offer(line, id, numeric, fp, len),
-                    None => corpus.push(id, numeric, fp, line, len),
+                    Some(s) => s.offer(line, id, numeric, fp, len, sketch),
+                    None => corpus.push(id, numeric, fp, line, len, sketch.as_ref())?,
                 }
             }
             reporter.progress(corpus.bytes, corpus.records);
@@ -336,8 +371,11 @@ fn collect(
     if let Some(sampler) = sampler {
         corpus.not_sampled = sampler.offered - sampler.heap.len() as u64;
         for doc in sampler.into_sorted() {
-            corpus.push(&doc.id, doc.numeric, doc.fp, doc.line, doc.len);
+            corpus.push(&doc.id, doc.numeric, doc.fp, doc.line, doc.len, doc.sketch.as_ref())?;
         }
+    }
+    if let Some(sketches) = &mut corpus.sketches {
+        sketches.finish()?;
     }
     Ok(corpus)
 }
@@ -381,6 +419,7 @@ struct Sampled {
     numeric: bool,
     fp: Option<Fingerprint>,
     len: u64,
+    sketch: Option<DocSketch>,
 }
 
 impl PartialEq for Sampled {
@@ -405,7 +444,15 @@ impl Sampler {
         Sampler { n, seed, heap: BinaryHeap::new(), offered: 0 }
     }
 
-    fn offer(&mut self, line: u64, id: &str, numeric: bool, fp: Option<Fingerprint>, len: u64) {
+    fn offer(
+        &mut self,
+        line: u64,
+        id: &str,
+        numeric: bool,
+        fp: Option<Fingerprint>,
+        len: u64,
+        sketch: Option<DocSketch>,
+    ) {
         self.offered += 1;
         if self.n == 0 {
             return;
@@ -419,7 +466,7 @@ impl Sampler {
                 _ => return,
             }
         }
-        self.heap.push(Sampled { key, line, id: id.into(), numeric, fp, len });
+        self.heap.push(Sampled { key, line, id: id.into(), numeric, fp, len, sketch });
     }
 
     fn into_sorted(self) -> Vec<Sampled> {

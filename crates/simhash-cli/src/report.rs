@@ -178,6 +178,19 @@ pub struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<&'static str>,
+    /// minhash: the Jaccard threshold, the LSH bands × rows, and the work done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jaccard: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lsh_bands: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact_duplicates: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verified: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distance: Option<u32>,

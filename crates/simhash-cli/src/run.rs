@@ -11,12 +11,13 @@ use simhash_index::Tables;
 
 use crate::args::{
     Blocks, ClusterArgs, ClusterMode, ClusterOpts, Command, DedupArgs, FingerprintArgs,
-    FingerprintOpts, InputArgs, KeepPolicy, MatchOpts, PairsArgs, RunOpts, SeedArgs,
+    FingerprintOpts, InputArgs, KeepPolicy, MatchOpts, Matching, PairsArgs, RunOpts, SeedArgs,
 };
 use crate::corpus::{self, Corpus, Parser, ReadOptions};
 use crate::input::{LineReader, LineStatus, Source};
 use crate::output::Output;
 use crate::report::{Reporter, Summary};
+use crate::sketch::{self, MatchSink, Sketcher};
 
 /// simhash-cpp's `find-all` (`clusters` false) or `find-clusters`.
 pub fn run_seed(args: &SeedArgs, clusters: bool) -> anyhow::Result<ExitCode> {
@@ -119,8 +120,16 @@ impl Session {
     }
 }
 
-fn parser_for(input: &InputArgs, opts: &FingerprintOpts, default: Preset) -> Parser {
-    match input.format() {
+/// How records are read: `matching` (when given) decides whether they are also sketched
+/// for MinHash, with their fingerprints too when `fingerprints`.
+fn parser_for(
+    input: &InputArgs,
+    opts: &FingerprintOpts,
+    default: Preset,
+    matching: Option<&Matching>,
+    fingerprints: bool,
+) -> anyhow::Result<Parser> {
+    Ok(match input.format() {
         crate::args::Format::Hash => Parser::Hash,
         crate::args::Format::Json => {
             let mut builder = Fingerprinter::builder();
@@ -128,24 +137,61 @@ fn parser_for(input: &InputArgs, opts: &FingerprintOpts, default: Preset) -> Par
             if let Some(w) = opts.window {
                 builder.window(usize::from(w));
             }
+            let sketcher = match matching {
+                Some(&Matching::Minhash { lsh_threshold, num_perm, .. }) => {
+                    let minhasher =
+                        simhash_core::MinHasher::new(num_perm, crate::args::defaults::MINHASH_SEED)
+                            .context("invalid --num-perm")?;
+                    let banding = simhash_index::Banding::for_threshold(lsh_threshold, num_perm)
+                        .context("invalid --lsh-threshold")?;
+                    Some(std::sync::Arc::new(Sketcher { minhasher, banding, fingerprints }))
+                }
+                _ => None,
+            };
             Parser::Json {
                 columns: crate::record::Columns::new(&input.text_column, &input.id_column),
                 fingerprinter: builder.build(),
+                sketcher,
             }
+        }
+    })
+}
+
+fn note_preset(summary: &mut Summary, parser: &Parser) {
+    if let Parser::Json { fingerprinter, sketcher, .. } = parser {
+        summary.preset =
+            Some(format!("{} (window {})", fingerprinter.preset(), fingerprinter.window()));
+        if let Some(s) = sketcher {
+            summary.lsh_bands = Some(format!("{} x {}", s.banding.bands, s.banding.rows));
         }
     }
 }
 
-fn note_preset(summary: &mut Summary, parser: &Parser) {
-    if let Parser::Json { fingerprinter, .. } = parser {
-        summary.preset =
-            Some(format!("{} (window {})", fingerprinter.preset(), fingerprinter.window()));
+/// The matching settings of a command, checked before any input is read.
+fn resolve_matching(
+    summary: &mut Summary,
+    matching: &MatchOpts,
+    input: &InputArgs,
+    fingerprint: &FingerprintOpts,
+    seed_mode: bool,
+) -> anyhow::Result<Matching> {
+    let resolved = matching
+        .resolve(input.format(), fingerprint.preset, seed_mode)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    check_matching(&resolved)?;
+    match resolved {
+        Matching::Simhash { .. } => summary.method = Some("simhash"),
+        Matching::Minhash { jaccard, .. } => {
+            summary.method = Some("minhash");
+            summary.jaccard = Some(jaccard);
+        }
     }
+    Ok(resolved)
 }
 
 fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<ExitCode> {
     let mut session = Session::new("fingerprint", &args.run, args.input.strict)?;
-    let parser = parser_for(&args.input, &args.fingerprint, Preset::default());
+    let parser = parser_for(&args.input, &args.fingerprint, Preset::default(), None, false)?;
     note_preset(&mut session.summary, &parser);
     let mut out = Output::create(&args.output.output)?;
     let mut source = Source::new(args.input.path());
@@ -165,21 +211,48 @@ fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Fails early, before any input is read, on settings the index would refuse.
-fn check_matching(matching: &MatchOpts) -> anyhow::Result<()> {
-    match matching.blocks {
-        Blocks::Fixed(m) => {
-            Tables::new(m, matching.distance).map(drop).context("invalid --blocks/--distance")
+fn check_matching(matching: &Matching) -> anyhow::Result<()> {
+    match *matching {
+        Matching::Simhash { distance, blocks: Blocks::Fixed(m) } => {
+            Tables::new(m, distance).map(drop).context("invalid --blocks/--distance")
         }
-        Blocks::Auto => {
-            simhash_index::plan(1, matching.distance).map(drop).context("invalid --distance")
+        Matching::Simhash { distance, blocks: Blocks::Auto } => {
+            simhash_index::plan(1, distance).map(drop).context("invalid --distance")
+        }
+        Matching::Minhash { lsh_threshold, num_perm, .. } => {
+            simhash_core::MinHasher::new(num_perm, 0).context("invalid --num-perm")?;
+            simhash_index::Banding::for_threshold(lsh_threshold, num_perm)
+                .map(drop)
+                .context("invalid --lsh-threshold")
+        }
+    }
+}
+
+/// How strongly a pair matched: bits apart (simhash) or Jaccard similarity (minhash).
+#[derive(Clone, Copy, Debug)]
+enum Score {
+    Distance(u32),
+    Jaccard(f64),
+}
+
+impl std::fmt::Display for Score {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Score::Distance(d) => write!(f, "{d}"),
+            Score::Jaccard(j) => write!(f, "{j:.4}"),
         }
     }
 }
 
 /// The tables for `n` fingerprints: the planner's choice for `--blocks auto`.
-fn tables(matching: &MatchOpts, n: usize, summary: &mut Summary) -> anyhow::Result<Tables> {
-    let k = matching.distance;
-    let blocks = match matching.blocks {
+fn tables(
+    distance: u32,
+    blocks: Blocks,
+    n: usize,
+    summary: &mut Summary,
+) -> anyhow::Result<Tables> {
+    let k = distance;
+    let blocks = match blocks {
         Blocks::Fixed(m) => m,
         Blocks::Auto => simhash_index::plan(n as u64, k).context("invalid --distance")?.blocks,
     };
@@ -190,19 +263,87 @@ fn tables(matching: &MatchOpts, n: usize, summary: &mut Summary) -> anyhow::Resu
     Ok(tables)
 }
 
-/// Runs the index over the documents that have a fingerprint and calls `sink` with each
-/// pair of document positions `(a, b, distance)`, `a < b`, each pair once.
+/// Finds every matching pair of documents and calls `sink` with the pair of positions
+/// `(a, b, score)`, `a < b`, each pair once.
 fn match_docs(
     session: &mut Session,
     corpus: &Corpus,
-    matching: &MatchOpts,
+    matching: &Matching,
+    mut sink: impl FnMut(u32, u32, Score) + Send,
+) -> anyhow::Result<()> {
+    match *matching {
+        Matching::Simhash { distance, blocks } => {
+            match_fingerprints(session, corpus, distance, blocks, |a, b, d| {
+                sink(a, b, Score::Distance(d));
+            })
+        }
+        Matching::Minhash { jaccard, .. } => {
+            /// Expands each exact-duplicate group into all its pairs.
+            struct Expand<F> {
+                groups: std::collections::HashMap<u32, Vec<u32>>,
+                sink: F,
+                count: u64,
+            }
+            impl<F: FnMut(u32, u32, Score) + Send> MatchSink for Expand<F> {
+                fn duplicate(&mut self, doc: u32, of: u32) {
+                    let group = self.groups.entry(of).or_default();
+                    for &x in std::iter::once(&of).chain(group.iter()) {
+                        (self.sink)(x, doc, Score::Jaccard(1.0));
+                        self.count += 1;
+                    }
+                    group.push(doc);
+                }
+                fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
+                    let none = Vec::new();
+                    let ga = self.groups.get(&a).unwrap_or(&none);
+                    let gb = self.groups.get(&b).unwrap_or(&none);
+                    for &x in std::iter::once(&a).chain(ga) {
+                        for &y in std::iter::once(&b).chain(gb) {
+                            (self.sink)(x.min(y), x.max(y), Score::Jaccard(jaccard));
+                            self.count += 1;
+                        }
+                    }
+                }
+            }
+            let mut expand = Expand { groups: std::collections::HashMap::new(), sink, count: 0 };
+            match_sketches(session, corpus, jaccard, &mut expand)?;
+            session.summary.pairs = expand.count;
+            Ok(())
+        }
+    }
+}
+
+/// The MinHash search over the corpus's sketches, with its counts in the summary.
+fn match_sketches(
+    session: &mut Session,
+    corpus: &Corpus,
+    jaccard: f64,
+    sink: &mut dyn MatchSink,
+) -> anyhow::Result<()> {
+    let sketches = corpus.sketches.as_ref().context("internal error: no MinHash sketches")?;
+    session.reporter.phase("matching", None);
+    let stats = session.pool.install(|| sketch::find_matches(sketches, jaccard, sink))?;
+    let s = &mut session.summary;
+    s.exact_duplicates = Some(stats.duplicates);
+    s.candidates = Some(stats.candidates);
+    s.verified = Some(stats.verified);
+    Ok(())
+}
+
+/// Runs the index over the documents that have a fingerprint and calls `sink` with each
+/// pair of document positions `(a, b, distance)`, `a < b`, each pair once.
+fn match_fingerprints(
+    session: &mut Session,
+    corpus: &Corpus,
+    distance: u32,
+    blocks: Blocks,
     mut sink: impl FnMut(u32, u32, u32) + Send,
 ) -> anyhow::Result<()> {
     let docs: Vec<u32> =
         (0..corpus.len()).filter(|&d| corpus.fingerprint(d).is_some()).map(|d| d as u32).collect();
     let fps: Vec<Fingerprint> =
         docs.iter().map(|&d| corpus.fingerprint(d as usize).unwrap_or_default()).collect();
-    let tables = tables(matching, fps.len(), &mut session.summary)?;
+    let tables = tables(distance, blocks, fps.len(), &mut session.summary)?;
     session.reporter.phase("matching", None);
     let mut count = 0u64;
     let reporter = &session.reporter;
@@ -228,7 +369,7 @@ fn match_docs(
 fn clusters(
     session: &mut Session,
     corpus: &Corpus,
-    matching: &MatchOpts,
+    matching: &Matching,
     opts: &ClusterOpts,
 ) -> anyhow::Result<Clusters> {
     let keys;
@@ -244,11 +385,43 @@ fn clusters(
         ClusterMode::Components => {
             let mut uf = UnionFind::try_new(corpus.len()).context("too many documents")?;
             let mut error = None;
-            match_docs(session, corpus, matching, |a, b, _| {
-                if let Err(e) = uf.union(a, b) {
-                    error.get_or_insert(e);
+            if let Matching::Minhash { jaccard, .. } = *matching {
+                /// Joins matches as they come, and skips verifying pairs already joined.
+                struct Join<'a> {
+                    uf: &'a mut UnionFind,
+                    error: &'a mut Option<simhash_cluster::ClusterError>,
+                    count: u64,
                 }
-            })?;
+                impl Join<'_> {
+                    fn union(&mut self, a: u32, b: u32) {
+                        self.count += 1;
+                        if let Err(e) = self.uf.union(a, b) {
+                            self.error.get_or_insert(e);
+                        }
+                    }
+                }
+                impl MatchSink for Join<'_> {
+                    fn duplicate(&mut self, doc: u32, of: u32) {
+                        self.union(of, doc);
+                    }
+                    fn joined(&mut self, a: u32, b: u32) -> bool {
+                        self.uf.same(a, b).unwrap_or(false)
+                    }
+                    fn pair(&mut self, a: u32, b: u32, _: f64) {
+                        self.union(a, b);
+                    }
+                }
+                let mut join = Join { uf: &mut uf, error: &mut error, count: 0 };
+                match_sketches(session, corpus, jaccard, &mut join)?;
+                // Pairs joined (pairs inside clusters already joined were not verified).
+                session.summary.pairs = join.count;
+            } else {
+                match_docs(session, corpus, matching, |a, b, _| {
+                    if let Err(e) = uf.union(a, b) {
+                        error.get_or_insert(e);
+                    }
+                })?;
+            }
             if let Some(e) = error {
                 return Err(e).context("clustering failed");
             }
@@ -293,17 +466,29 @@ fn id_ranks(corpus: &Corpus) -> Vec<u64> {
 
 fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
     let mut session = Session::new("pairs", &args.run, args.input.strict)?;
-    let parser = parser_for(&args.input, &args.fingerprint, Preset::default());
+    let matching = resolve_matching(
+        &mut session.summary,
+        &args.matching,
+        &args.input,
+        &args.fingerprint,
+        false,
+    )?;
+    let parser =
+        parser_for(&args.input, &args.fingerprint, Preset::default(), Some(&matching), false)?;
     note_preset(&mut session.summary, &parser);
-    check_matching(&args.matching)?;
     let mut out = Output::create(&args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
     let mut pairs = Vec::new();
-    match_docs(&mut session, &corpus, &args.matching, |a, b, d| pairs.push((a, b, d)))?;
+    match_docs(&mut session, &corpus, &matching, |a, b, d| pairs.push((a, b, d)))?;
     session.reporter.phase("writing", None);
-    session.pool.install(|| rayon::slice::ParallelSliceMut::par_sort_unstable(&mut pairs[..]));
-    out.write_all(b"id_a\tid_b\tdistance\n")?;
+    session.pool.install(|| {
+        rayon::slice::ParallelSliceMut::par_sort_unstable_by_key(&mut pairs[..], |p| (p.0, p.1));
+    });
+    out.write_all(match matching {
+        Matching::Simhash { .. } => b"id_a\tid_b\tdistance\n",
+        Matching::Minhash { .. } => b"id_a\tid_b\tjaccard\n",
+    })?;
     for &(a, b, d) in &pairs {
         writeln!(out, "{}\t{}\t{d}", corpus.id(a as usize), corpus.id(b as usize))?;
     }
@@ -314,13 +499,20 @@ fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
 
 fn cluster(args: &ClusterArgs, default: Preset) -> anyhow::Result<ExitCode> {
     let mut session = Session::new("cluster", &args.run, args.input.strict)?;
-    let parser = parser_for(&args.input, &args.fingerprint, default);
+    let seed_mode = default == Preset::Fork;
+    let matching = resolve_matching(
+        &mut session.summary,
+        &args.matching,
+        &args.input,
+        &args.fingerprint,
+        seed_mode,
+    )?;
+    let parser = parser_for(&args.input, &args.fingerprint, default, Some(&matching), true)?;
     note_preset(&mut session.summary, &parser);
-    check_matching(&args.matching)?;
     let mut out = Output::create(&args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
-    let clusters = clusters(&mut session, &corpus, &args.matching, &args.cluster)?;
+    let clusters = clusters(&mut session, &corpus, &matching, &args.cluster)?;
     session.reporter.phase("writing", None);
     out.write_all(b"id\thash\tcluster\n")?;
     let mut next_id = 0u64;
@@ -348,15 +540,22 @@ fn cluster(args: &ClusterArgs, default: Preset) -> anyhow::Result<ExitCode> {
 
 fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
     let mut session = Session::new("dedup", &args.run, args.input.strict)?;
-    let parser = parser_for(&args.input, &args.fingerprint, Preset::default());
+    let matching = resolve_matching(
+        &mut session.summary,
+        &args.matching,
+        &args.input,
+        &args.fingerprint,
+        false,
+    )?;
+    let parser =
+        parser_for(&args.input, &args.fingerprint, Preset::default(), Some(&matching), false)?;
     note_preset(&mut session.summary, &parser);
     let is_hash = matches!(parser, Parser::Hash);
-    check_matching(&args.matching)?;
     let mut out = Output::create(&args.output.output)?;
     let mut removed = args.removed.as_deref().map(Output::create).transpose()?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), true)?;
-    let clusters = clusters(&mut session, &corpus, &args.matching, &args.cluster)?;
+    let clusters = clusters(&mut session, &corpus, &matching, &args.cluster)?;
 
     session.reporter.phase("writing", source.size);
     // The lines to keep, in order: every document that is its cluster's representative.
@@ -374,11 +573,16 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
         }
         removed_count += 1;
         if let Some(out) = &mut removed {
-            let distance = match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
-                (Some(a), Some(b)) => a.distance(b),
-                _ => 0,
+            let score = match &corpus.sketches {
+                Some(sketches) => {
+                    Score::Jaccard(sketch::similarity(sketches, doc as u32, rep as u32)?)
+                }
+                None => Score::Distance(match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
+                    (Some(a), Some(b)) => a.distance(b),
+                    _ => 0,
+                }),
             };
-            write_removed(out, &corpus, doc, rep, distance)?;
+            write_removed(out, &corpus, doc, rep, score)?;
         }
     }
 
@@ -429,14 +633,14 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
     session.finish()
 }
 
-/// `{"id": .., "duplicate_of": .., "distance": ..}`, each id as it appeared in the input:
-/// a JSON number or a string.
+/// `{"id": .., "duplicate_of": .., "distance": ..}` (simhash) or `.., "jaccard": ..}`
+/// (minhash), each id as it appeared in the input: a JSON number or a string.
 fn write_removed(
     out: &mut Output,
     corpus: &Corpus,
     doc: usize,
     kept: usize,
-    distance: u32,
+    score: Score,
 ) -> anyhow::Result<()> {
     let id = |out: &mut Output, doc: usize| -> anyhow::Result<()> {
         if corpus.id_is_number(doc) {
@@ -450,7 +654,10 @@ fn write_removed(
     id(out, doc)?;
     out.write_all(b",\"duplicate_of\":")?;
     id(out, kept)?;
-    writeln!(out, ",\"distance\":{distance}}}")?;
+    match score {
+        Score::Distance(d) => writeln!(out, ",\"distance\":{d}}}")?,
+        Score::Jaccard(_) => writeln!(out, ",\"jaccard\":{score}}}")?,
+    }
     Ok(())
 }
 
@@ -458,8 +665,9 @@ fn write_removed(
 fn seed(args: &SeedArgs, clusters_out: bool) -> anyhow::Result<ExitCode> {
     let command = if clusters_out { "find-clusters" } else { "find-all" };
     let mut session = Session::new(command, &args.run, args.strict)?;
-    let matching = MatchOpts { distance: args.distance, blocks: args.blocks };
+    let matching = Matching::Simhash { distance: args.distance, blocks: args.blocks };
     check_matching(&matching)?;
+    session.summary.method = Some("simhash");
     let mut out = Output::create(&args.output.output)?;
     let mut source = Source::new(&args.input);
     let corpus = session.read(&mut source, Parser::SeedHash, None, false)?;

@@ -226,14 +226,30 @@ fn dedup_keeps_records_byte_for_byte_and_explains_removals() {
         "{\"id\":6,\"text\":\"THE CAT SAT ON THE MAT AND LOOKED AT THE DOG\"}",
     );
     dir.write("in.jsonl", input);
+    // The simhash method reports bits apart; minhash (the default), Jaccard similarity.
+    for (method, score) in [("simhash", "\"distance\":0"), ("minhash", "\"jaccard\":1.0000")] {
+        let run = dir.run(&[
+            "dedup",
+            "in.jsonl",
+            "-o",
+            "kept.jsonl",
+            "--removed",
+            "removed.jsonl",
+            "--method",
+            method,
+        ]);
+        run.code(0);
+        let lines: Vec<&str> = input.split_inclusive('\n').collect();
+        assert_eq!(dir.read("kept.jsonl"), [lines[0], lines[2], lines[3], lines[4]].concat());
+        assert_eq!(
+            dir.read("removed.jsonl"),
+            format!(
+                "{{\"id\":2,\"duplicate_of\":1,{score}}}\n{{\"id\":6,\"duplicate_of\":1,{score}}}\n"
+            )
+        );
+    }
     let run = dir.run(&["dedup", "in.jsonl", "-o", "kept.jsonl", "--removed", "removed.jsonl"]);
     run.code(0);
-    let lines: Vec<&str> = input.split_inclusive('\n').collect();
-    assert_eq!(dir.read("kept.jsonl"), [lines[0], lines[2], lines[3], lines[4]].concat());
-    assert_eq!(
-        dir.read("removed.jsonl"),
-        "{\"id\":2,\"duplicate_of\":1,\"distance\":0}\n{\"id\":6,\"duplicate_of\":1,\"distance\":0}\n"
-    );
     // Featureless records (4, 5) are kept and never clustered with each other.
     assert!(
         run.stderr.contains("6 records read (0 skipped), 6 documents (2 featureless)"),
@@ -511,8 +527,12 @@ fn featureless_records_never_match_each_other() {
     }
     dir.write("f.jsonl", input);
     for preset in ["default", "moz", "fork"] {
+        // moz and fork are simhash presets; the default runs minhash.
+        let header = if preset == "default" { "jaccard" } else { "distance" };
         let run = dir.run(&["pairs", "f.jsonl", "--preset", preset]);
         run.code(0);
+        assert_eq!(run.stdout, format!("id_a\tid_b\t{header}\n"), "{preset}");
+        let run = dir.run(&["pairs", "f.jsonl", "--preset", preset, "--method", "simhash"]);
         assert_eq!(run.stdout, "id_a\tid_b\tdistance\n", "{preset}");
     }
 }
@@ -618,7 +638,7 @@ fn ids_keep_their_type_and_generated_ids_do_not_clash() {
     run.code(0);
     assert_eq!(
         dir.read("removed.jsonl"),
-        "{\"id\":0,\"duplicate_of\":0,\"distance\":0}\n{\"id\":\"42\",\"duplicate_of\":0,\"distance\":0}\n"
+        "{\"id\":0,\"duplicate_of\":0,\"jaccard\":1.0000}\n{\"id\":\"42\",\"duplicate_of\":0,\"jaccard\":1.0000}\n"
     );
 }
 

@@ -1,0 +1,325 @@
+//! The MinHash method's per-document data: LSH band hashes in memory, and each document's
+//! shingle set (sorted 32-bit hashes) in an unnamed temporary file, read back to verify
+//! candidate pairs by their exact Jaccard similarity.
+//!
+//! Memory per document is `8 × bands + 17` bytes here (37 bands by default: 313 bytes); the
+//! sets cost 4 bytes per distinct shingle on disk, not in memory.
+
+use std::fs::File;
+use std::hash::Hasher;
+use std::io::{BufWriter, Write};
+
+use anyhow::Context;
+use simhash_core::{Fingerprint, Fingerprinter, MinHasher};
+use simhash_index::Banding;
+
+/// How workers sketch a document for the MinHash method.
+#[derive(Debug)]
+pub struct Sketcher {
+    pub minhasher: MinHasher,
+    pub banding: Banding,
+    /// Also compute the simhash fingerprint (for outputs that show it).
+    pub fingerprints: bool,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<(Vec<u64>, Vec<u32>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+impl Sketcher {
+    /// The fingerprint (when asked for) and sketch of `text`; none for a featureless text.
+    pub fn sketch(
+        &self,
+        fingerprinter: &Fingerprinter,
+        text: &str,
+    ) -> (Option<Fingerprint>, Option<DocSketch>) {
+        let fp = if self.fingerprints { fingerprinter.fingerprint(text) } else { None };
+        let sketch = SCRATCH.with(|cell| {
+            let mut guard = cell.borrow_mut();
+            let (features, signature) = &mut *guard;
+            features.clear();
+            fingerprinter.for_each_feature(text, |hash, _| features.push(hash));
+            if features.is_empty() {
+                return None;
+            }
+            signature.resize(self.minhasher.num_perm(), 0);
+            self.minhasher.signature_into(features.iter().copied(), signature);
+            let mut bands = vec![0; self.banding.bands];
+            simhash_core::band_hashes(signature, self.banding.bands, self.banding.rows, &mut bands);
+            Some(DocSketch { bands, set: simhash_core::shingle_set(features.iter().copied()) })
+        });
+        (fp, sketch)
+    }
+}
+
+/// What a worker computes for one document with features.
+pub struct DocSketch {
+    /// One hash per LSH band.
+    pub bands: Vec<u64>,
+    /// The distinct shingle hashes, truncated to 32 bits, sorted.
+    pub set: Vec<u32>,
+}
+
+impl DocSketch {
+    /// A hash of the whole set: documents with equal sets have equal hashes.
+    fn set_hash(&self) -> u64 {
+        let mut h = std::hash::DefaultHasher::new();
+        h.write_usize(self.set.len());
+        for &x in &self.set {
+            h.write_u32(x);
+        }
+        h.finish()
+    }
+}
+
+/// The sketches of a corpus, indexed by document (documents without features have none).
+pub struct Sketches {
+    bands: usize,
+    /// `bands` hashes per document; zeros for documents without a sketch. Taken (and
+    /// compacted in place) by [`find_matches`].
+    band_hashes: std::sync::Mutex<Vec<u64>>,
+    set_hashes: Vec<u64>,
+    /// Start of each document's set in the file, in u32 units; one more entry at the end.
+    offsets: Vec<u64>,
+    has: Vec<bool>,
+    writer: Option<BufWriter<File>>,
+    file: Option<File>,
+}
+
+impl Sketches {
+    pub fn new(bands: usize) -> anyhow::Result<Sketches> {
+        let file = tempfile::tempfile()
+            .context("cannot create a temporary file for the documents' shingle sets")?;
+        let writer = file.try_clone().context("cannot open the shingle-set file")?;
+        Ok(Sketches {
+            bands,
+            band_hashes: std::sync::Mutex::new(Vec::new()),
+            set_hashes: Vec::new(),
+            offsets: vec![0],
+            has: Vec::new(),
+            writer: Some(BufWriter::with_capacity(1 << 20, writer)),
+            file: Some(file),
+        })
+    }
+
+    fn band_hashes_mut(&mut self) -> &mut Vec<u64> {
+        self.band_hashes.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The band-hash matrix, leaving an empty one: it is needed once, and is most of the
+    /// memory a document costs.
+    fn take_band_hashes(&self) -> Vec<u64> {
+        std::mem::take(
+            &mut *self.band_hashes.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Appends the next document's sketch (none when it has no features).
+    pub fn push(&mut self, sketch: Option<&DocSketch>) -> anyhow::Result<()> {
+        let end = *self.offsets.last().unwrap_or(&0);
+        if let Some(s) = sketch {
+            debug_assert_eq!(s.bands.len(), self.bands);
+            self.band_hashes_mut().extend_from_slice(&s.bands);
+            self.set_hashes.push(s.set_hash());
+            let writer = self.writer.as_mut().context("the shingle-set file is closed")?;
+            for &x in &s.set {
+                writer.write_all(&x.to_le_bytes()).context("cannot write shingle sets")?;
+            }
+            self.offsets.push(end + s.set.len() as u64);
+            self.has.push(true);
+        } else {
+            let bands = self.bands;
+            self.band_hashes_mut().extend(std::iter::repeat_n(0, bands));
+            self.set_hashes.push(0);
+            self.offsets.push(end);
+            self.has.push(false);
+        }
+        Ok(())
+    }
+
+    /// Ends writing: sets can be read from now on.
+    pub fn finish(&mut self) -> anyhow::Result<()> {
+        if let Some(mut writer) = self.writer.take() {
+            writer.flush().context("cannot write shingle sets")?;
+        }
+        Ok(())
+    }
+
+    pub fn has(&self, doc: usize) -> bool {
+        self.has[doc]
+    }
+
+    pub fn set_hash(&self, doc: usize) -> u64 {
+        self.set_hashes[doc]
+    }
+
+    /// Reads a document's shingle set into `out` (cleared first).
+    pub fn read_set(&self, doc: usize, out: &mut Vec<u32>) -> anyhow::Result<()> {
+        let (start, end) = (self.offsets[doc], self.offsets[doc + 1]);
+        let len = usize::try_from(end - start).context("shingle set too large")?;
+        out.clear();
+        if len == 0 {
+            return Ok(());
+        }
+        let file = self.file.as_ref().context("the shingle-set file is closed")?;
+        let mut bytes = vec![0u8; len * 4];
+        read_at(file, &mut bytes, start * 4).context("cannot read shingle sets back")?;
+        out.extend(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    // One reader at a time: a cloned handle shares the cursor.
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
+}
+
+/// Receives what [`find_matches`] finds.
+pub trait MatchSink: Send {
+    /// `doc` has exactly the shingle set of `of`, an earlier document (`of < doc`), which
+    /// stands for it in the search: every match of `of` is a match of `doc`.
+    fn duplicate(&mut self, doc: u32, of: u32);
+    /// Whether `a` and `b` are already known to be in one cluster, so that their pair
+    /// need not be verified (for connected components; pair outputs answer false).
+    fn joined(&mut self, _a: u32, _b: u32) -> bool {
+        false
+    }
+    /// `a < b` have a Jaccard similarity of at least the threshold.
+    fn pair(&mut self, a: u32, b: u32, jaccard: f64);
+}
+
+/// What the search did, for the summary.
+#[derive(Debug, Default)]
+pub struct MatchStats {
+    pub duplicates: u64,
+    pub candidates: u64,
+    pub verified: u64,
+    pub pairs: u64,
+}
+
+/// Candidate pairs verified together: the `joined` check runs between chunks.
+const VERIFY_CHUNK: usize = 4096;
+
+/// Every pair of documents whose shingle sets reach `threshold` Jaccard similarity among
+/// the LSH candidates: documents with equal sets are collapsed onto the first of them
+/// (reported through [`MatchSink::duplicate`]), the others' band hashes give candidate
+/// pairs, each once, and each candidate is verified by its exact Jaccard similarity. Runs on
+/// the current rayon pool; what the sink receives does not depend on the thread count.
+pub fn find_matches(
+    sketches: &Sketches,
+    threshold: f64,
+    sink: &mut dyn MatchSink,
+) -> anyhow::Result<MatchStats> {
+    let mut stats = MatchStats::default();
+    let n = sketches.has.len();
+    // Exact duplicates: equal set hashes, then equal sets.
+    let mut by_hash: Vec<(u64, u32)> =
+        (0..n).filter(|&d| sketches.has(d)).map(|d| (sketches.set_hash(d), d as u32)).collect();
+    rayon::slice::ParallelSliceMut::par_sort_unstable(&mut by_hash[..]);
+    let mut is_rep = vec![false; n];
+    let (mut set, mut other) = (Vec::new(), Vec::new());
+    for run in by_hash.chunk_by(|x, y| x.0 == y.0) {
+        let mut reps: Vec<u32> = vec![run[0].1];
+        is_rep[run[0].1 as usize] = true;
+        for &(_, doc) in &run[1..] {
+            sketches.read_set(doc as usize, &mut set)?;
+            let mut found = None;
+            for &rep in &reps {
+                sketches.read_set(rep as usize, &mut other)?;
+                if set == other {
+                    found = Some(rep);
+                    break;
+                }
+            }
+            if let Some(rep) = found {
+                sink.duplicate(doc, rep);
+                stats.duplicates += 1;
+            } else {
+                reps.push(doc);
+                is_rep[doc as usize] = true;
+            }
+        }
+    }
+    drop(by_hash);
+
+    // Candidates among the representatives, in document order.
+    let rep_docs: Vec<u32> = (0..n as u32).filter(|&d| is_rep[d as usize]).collect();
+    drop(is_rep);
+    let bands = sketches.bands;
+    let mut matrix = sketches.take_band_hashes();
+    anyhow::ensure!(matrix.len() == n * bands, "internal error: the MinHash bands were used twice");
+    for (row, &d) in rep_docs.iter().enumerate() {
+        let d = d as usize;
+        matrix.copy_within(d * bands..(d + 1) * bands, row * bands);
+    }
+    matrix.truncate(rep_docs.len() * bands);
+    matrix.shrink_to_fit();
+    let mut error = None;
+    simhash_index::candidate_pairs_with(&matrix, bands, |batch| {
+        if error.is_some() {
+            return;
+        }
+        stats.candidates += batch.len() as u64;
+        for chunk in batch.chunks(VERIFY_CHUNK) {
+            let todo: Vec<(u32, u32)> = chunk
+                .iter()
+                .map(|c| (rep_docs[c.a as usize], rep_docs[c.b as usize]))
+                .filter(|&(a, b)| !sink.joined(a, b))
+                .collect();
+            stats.verified += todo.len() as u64;
+            let verified: anyhow::Result<Vec<Option<f64>>> = {
+                use rayon::prelude::*;
+                todo.par_iter()
+                    .map(|&(a, b)| similarity(sketches, a, b))
+                    .map(|j| j.map(|j| (j >= threshold).then_some(j)))
+                    .collect()
+            };
+            match verified {
+                Ok(verified) => {
+                    for (&(a, b), j) in todo.iter().zip(verified) {
+                        if let Some(j) = j {
+                            stats.pairs += 1;
+                            sink.pair(a, b, j);
+                        }
+                    }
+                }
+                Err(e) => {
+                    error = Some(e);
+                    return;
+                }
+            }
+        }
+    });
+    match error {
+        Some(e) => Err(e),
+        None => Ok(stats),
+    }
+}
+
+thread_local! {
+    static SETS: std::cell::RefCell<(Vec<u32>, Vec<u32>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// The exact Jaccard similarity of two documents' shingle sets.
+pub fn similarity(sketches: &Sketches, a: u32, b: u32) -> anyhow::Result<f64> {
+    SETS.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let (x, y) = &mut *guard;
+        sketches.read_set(a as usize, x)?;
+        sketches.read_set(b as usize, y)?;
+        Ok(simhash_core::jaccard(x, y))
+    })
+}

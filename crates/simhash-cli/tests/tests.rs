@@ -675,3 +675,203 @@ fn bad_settings_fail_before_reading() {
     dir.run(&["fingerprint", "c.jsonl", "--window", "0"]).code(2);
     dir.run(&["fingerprint", "c.jsonl", "--window", "65"]).code(2);
 }
+
+// ---------------------------------------------------------------------------------------
+// minhash
+// ---------------------------------------------------------------------------------------
+
+/// A corpus with near-duplicates at many edit rates, exact copies and featureless records,
+/// as JSONL; returns it and its texts.
+fn graded_corpus(seed: u64) -> (String, Vec<String>) {
+    let vocab: Vec<&str> = include_str!("../../../LICENSE-APACHE").split_whitespace().collect();
+    let mut state = seed | 1;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut texts = Vec::new();
+    for _ in 0..120 {
+        let n = 30 + next(150);
+        let words: Vec<&str> = (0..n).map(|_| vocab[next(vocab.len())]).collect();
+        texts.push(words.join(" "));
+        for _ in 0..next(4) {
+            // Replace 0 to 30% of the words: Jaccard from 1 down to about 0.2.
+            let mut copy = words.clone();
+            for _ in 0..next(n * 3 / 10 + 1) {
+                copy[next(n)] = vocab[next(vocab.len())];
+            }
+            texts.push(copy.join(" "));
+        }
+    }
+    for i in 0..10 {
+        texts.push(texts[i * 7].clone());
+        texts.push("...".repeat(i % 3));
+    }
+    let mut jsonl = String::new();
+    for (i, t) in texts.iter().enumerate() {
+        writeln!(jsonl, "{}", serde_json::json!({"id": format!("d{i}"), "text": t})).unwrap();
+    }
+    (jsonl, texts)
+}
+
+/// Brute-force exact Jaccard of the default preset's shingle sets (64-bit hashes).
+fn brute_jaccard(texts: &[String]) -> Vec<(usize, usize, f64)> {
+    let fp = simhash_core::Fingerprinter::new();
+    let sets: Vec<std::collections::HashSet<u64>> = texts
+        .iter()
+        .map(|t| {
+            let mut s = std::collections::HashSet::new();
+            fp.for_each_feature(t, |h, _| {
+                s.insert(h);
+            });
+            s
+        })
+        .collect();
+    let mut out = Vec::new();
+    for a in 0..sets.len() {
+        for b in a + 1..sets.len() {
+            if sets[a].is_empty() || sets[b].is_empty() {
+                continue;
+            }
+            let inter = sets[a].intersection(&sets[b]).count();
+            let j = inter as f64 / (sets[a].len() + sets[b].len() - inter) as f64;
+            out.push((a, b, j));
+        }
+    }
+    out
+}
+
+#[test]
+fn minhash_pairs_are_exact_and_agree_with_brute_force() {
+    let dir = Dir::new();
+    let (jsonl, texts) = graded_corpus(7);
+    dir.write("g.jsonl", &jsonl);
+    let brute = brute_jaccard(&texts);
+    let index = |id: &str| id.trim_start_matches('d').parse::<usize>().unwrap();
+    for threshold in ["0.4", "0.7"] {
+        let t: f64 = threshold.parse().unwrap();
+        let one = dir.run(&["pairs", "g.jsonl", "--jaccard", threshold, "-j", "1", "-q"]);
+        one.code(0);
+        let four = dir.run(&["pairs", "g.jsonl", "--jaccard", threshold, "-j", "4", "-q"]);
+        assert_eq!(one.stdout, four.stdout, "output depends on the thread count");
+        let mut lines = one.stdout.lines();
+        assert_eq!(lines.next(), Some("id_a\tid_b\tjaccard"));
+        let mut found = std::collections::HashMap::new();
+        for line in lines {
+            let f: Vec<&str> = line.split('\t').collect();
+            let (a, b) = (index(f[0]), index(f[1]));
+            assert!(a < b, "{line}");
+            assert!(found.insert((a, b), f[2].parse::<f64>().unwrap()).is_none(), "twice: {line}");
+        }
+        let truth: std::collections::HashMap<(usize, usize), f64> =
+            brute.iter().filter(|p| p.2 >= t - 1e-9).map(|p| ((p.0, p.1), p.2)).collect();
+        // Precision is exact: every pair reported is a true pair, with its Jaccard.
+        for (pair, j) in &found {
+            let want = truth.get(pair).unwrap_or_else(|| panic!("{pair:?} ({j}) is not a pair"));
+            assert!((want - j).abs() < 1e-3, "{pair:?}: {j} against {want}");
+        }
+        // Recall: LSH may miss pairs near the threshold, never clear ones.
+        let clear: Vec<_> = truth.iter().filter(|(_, j)| **j >= t.max(0.55)).collect();
+        assert!(clear.len() > 50, "too few pairs to test: {}", clear.len());
+        for (pair, j) in clear {
+            assert!(found.contains_key(pair), "missed {pair:?} with Jaccard {j}");
+        }
+        // Near the threshold most pairs are still found.
+        assert!(found.len() * 100 >= truth.len() * 95, "{} of {}", found.len(), truth.len());
+    }
+}
+
+#[test]
+fn minhash_clusters_are_the_components_of_its_pairs() {
+    fn find(p: &mut [usize], x: usize) -> usize {
+        let mut r = x;
+        while p[r] != r {
+            r = p[r];
+        }
+        p[x] = r;
+        r
+    }
+    let dir = Dir::new();
+    let (jsonl, texts) = graded_corpus(11);
+    dir.write("g.jsonl", &jsonl);
+    let pairs = dir.run(&["pairs", "g.jsonl", "-q"]);
+    pairs.code(0);
+    let index = |id: &str| id.trim_start_matches('d').parse::<usize>().unwrap();
+    let mut parent: Vec<usize> = (0..texts.len()).collect();
+    for line in pairs.stdout.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let (a, b) = (find(&mut parent, index(f[0])), find(&mut parent, index(f[1])));
+        parent[a.max(b)] = a.min(b);
+    }
+    let run = dir.run(&["cluster", "g.jsonl", "-q", "--singletons", "-j", "3"]);
+    run.code(0);
+    let mut label_of = std::collections::HashMap::new();
+    for line in run.stdout.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let doc = index(f[0]);
+        // The hash column is the document's simhash fingerprint (empty when featureless).
+        let want = simhash_core::Fingerprinter::new().fingerprint(&texts[doc]);
+        assert_eq!(f[1], want.map(|fp| fp.get().to_string()).unwrap_or_default(), "{line}");
+        label_of.insert(doc, f[2].to_string());
+    }
+    assert_eq!(label_of.len(), texts.len());
+    for a in 0..texts.len() {
+        for b in a + 1..texts.len() {
+            let same = find(&mut parent, a) == find(&mut parent, b);
+            assert_eq!(same, label_of[&a] == label_of[&b], "d{a} d{b}");
+        }
+    }
+    // dedup keeps one record per cluster and explains the others with their Jaccard.
+    let dedup = dir.run(&["dedup", "g.jsonl", "-q", "-o", "kept.jsonl", "--removed", "r.jsonl"]);
+    dedup.code(0);
+    let clusters: std::collections::HashSet<&String> = label_of.values().collect();
+    assert_eq!(dir.read("kept.jsonl").lines().count(), clusters.len());
+    for line in dir.read("r.jsonl").lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let j = v["jaccard"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&j), "{line}");
+        let (a, b) = (index(v["id"].as_str().unwrap()), index(v["duplicate_of"].as_str().unwrap()));
+        assert_eq!(label_of[&a], label_of[&b], "{line}");
+    }
+}
+
+#[test]
+fn method_flags_are_checked_before_reading() {
+    let dir = Dir::new();
+    dir.write("news.jsonl", NEWS);
+    dir.write("h.tsv", "id\thash\n1\t7\n");
+    let cases: [(&[&str], &str); 6] = [
+        (&["pairs", "h.tsv", "--method", "minhash"], "--method minhash needs the text"),
+        (&["pairs", "news.jsonl", "--method", "minhash", "-k", "3"], "apply to --method simhash"),
+        (
+            &["pairs", "news.jsonl", "--method", "simhash", "--jaccard", "0.5"],
+            "apply to --method minhash",
+        ),
+        (&["pairs", "news.jsonl", "--jaccard", "1.5"], "--jaccard must be"),
+        (&["pairs", "news.jsonl", "--lsh-threshold", "1"], "--lsh-threshold must be below 1"),
+        (&["pairs", "news.jsonl", "--num-perm", "0"], "--num-perm must be"),
+    ];
+    for (args, want) in cases {
+        let run = dir.run(args);
+        run.code(2);
+        assert!(run.stderr.contains(want), "{args:?}: {}", run.stderr);
+    }
+    // Simhash-only settings, fingerprint input and the seeds' presets choose simhash.
+    for args in [
+        &["pairs", "news.jsonl", "-k", "3"][..],
+        &["pairs", "news.jsonl", "--blocks", "4"],
+        &["pairs", "news.jsonl", "--preset", "moz"],
+        &["pairs", "h.tsv"],
+    ] {
+        let run = dir.run(args);
+        run.code(0);
+        assert!(run.stdout.starts_with("id_a\tid_b\tdistance\n"), "{args:?}: {}", run.stdout);
+    }
+    // The fork-style top level stays simhash with the fork's fingerprints.
+    let run = dir.run(&["-i", "news.jsonl", "--stats", "s.json", "-q"]);
+    run.code(0);
+    let s: serde_json::Value = serde_json::from_str(&dir.read("s.json")).unwrap();
+    assert_eq!(s["method"], "simhash");
+}

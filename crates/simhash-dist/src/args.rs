@@ -148,6 +148,10 @@ pub(crate) struct TimelyArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) hostfile: Option<PathBuf>,
 
+    /// Seconds to wait for every process to connect before giving up.
+    #[arg(long, value_name = "SECS", default_value_t = 60, hide_short_help = true)]
+    pub(crate) connect_timeout: u64,
+
     /// Test hook: make global worker N fail with an error after reading its share.
     #[arg(long, value_name = "N", hide = true)]
     pub(crate) inject_error: Option<usize>,
@@ -155,6 +159,15 @@ pub(crate) struct TimelyArgs {
     /// Test hook: make global worker N panic at the start of the table phase.
     #[arg(long, value_name = "N", hide = true)]
     pub(crate) inject_panic: Option<usize>,
+}
+
+/// How this process runs its workers.
+#[derive(Debug)]
+pub(crate) enum Launch {
+    /// One process: `threads` workers exchanging through memory.
+    Process { threads: usize },
+    /// Process `process` of `addresses.len()`, each with `threads` workers, over TCP.
+    Cluster { threads: usize, process: usize, addresses: Vec<String>, timeout: std::time::Duration },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -222,8 +235,8 @@ impl JobArgs {
         })
     }
 
-    /// timely's configuration: one process of `-w` threads, or a cluster of `-n` processes.
-    pub(crate) fn timely_config(&self) -> anyhow::Result<timely::Config> {
+    /// How this process joins the job: alone with `-w` threads, or as one of `-n` processes.
+    pub(crate) fn launch(&self) -> anyhow::Result<Launch> {
         let t = &self.timely;
         let (threads, processes) = (t.threads.get(), t.processes.get());
         anyhow::ensure!(
@@ -232,7 +245,7 @@ impl JobArgs {
             t.process
         );
         if processes == 1 {
-            return Ok(timely::Config::process(threads));
+            return Ok(Launch::Process { threads });
         }
         let addresses = match &t.hostfile {
             Some(path) => {
@@ -254,15 +267,11 @@ impl JobArgs {
             }
             None => (0..processes).map(|i| format!("localhost:{}", 2101 + i)).collect(),
         };
-        Ok(timely::Config {
-            communication: timely::CommunicationConfig::Cluster {
-                threads,
-                process: t.process,
-                addresses,
-                report: false,
-                zerocopy: false,
-            },
-            worker: timely::WorkerConfig::default(),
+        Ok(Launch::Cluster {
+            threads,
+            process: t.process,
+            addresses,
+            timeout: std::time::Duration::from_secs(t.connect_timeout),
         })
     }
 }

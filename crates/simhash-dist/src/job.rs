@@ -414,16 +414,28 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
              {peers} workers, {bytes} bytes, {} blocks / {} tables, {reps_total} distinct \
              fingerprints, {shuffled} table records shuffled, largest prefix group \
              {largest_group}; read {read_seconds:.2}s, match {match_seconds:.2}s, \
-             write {:.2}s, total {:.2}s",
+             write {:.2}s, total {:.2}s; peak memory of process 0 {} MiB",
             total.documents,
             total.featureless,
             tables.blocks(),
             tables.len(),
             write_start.elapsed().as_secs_f64(),
             started.elapsed().as_secs_f64(),
+            peak_memory_mib(),
         );
     }
     End::Done(u8::from(skipped > 0))
+}
+
+/// `VmHWM` from `/proc/self/status`: this process's peak resident memory (Linux; 0
+/// elsewhere).
+pub(crate) fn peak_memory_mib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |kib| kib / 1024)
 }
 
 fn broken_pipe(e: &anyhow::Error) -> bool {

@@ -18,6 +18,7 @@
 mod args;
 mod forest;
 mod job;
+mod net;
 mod round;
 mod share;
 
@@ -29,7 +30,11 @@ use anyhow::Context;
 use clap::Parser as _;
 use simhash_cli::shared::{Columns, remove_pending};
 
-use crate::args::{Blocks, Cli, Command, JobArgs};
+use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
+use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
+use timely::communication::{Hooks, WorkerGuards};
+
+use crate::args::{Blocks, Cli, Command, JobArgs, Launch};
 use crate::job::{End, Job, Mode};
 use crate::share::Parser;
 
@@ -56,7 +61,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Cluster(c) => (c.job, Mode::Cluster { singletons: c.singletons }),
     };
     check_matching(&args)?;
-    let config = args.timely_config()?;
+    let launch = args.launch()?;
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let threads = args.timely.threads.get();
     if threads > cores {
@@ -88,10 +93,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         inject_error: args.timely.inject_error,
         inject_panic: args.timely.inject_panic,
     });
+    let (quiet, process) = (args.quiet, args.timely.process);
     install_failure_handlers();
-    let guards = timely::execute(config, move |worker| job::run(worker, &job))
-        .map_err(anyhow::Error::msg)
-        .context("cannot start the workers")?;
+    let guards = start(launch, move |worker| job::run(worker, &job))?;
     let mut code = 0u8;
     let mut messages: Vec<String> = Vec::new();
     let mut failed = false;
@@ -122,7 +126,47 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::from(2));
     }
+    if !quiet && process > 0 {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "simhash-dist: process {process} done; peak memory {} MiB",
+            job::peak_memory_mib()
+        );
+    }
     Ok(ExitCode::from(code))
+}
+
+/// Starts this process's workers: in memory, or connected to the other processes first.
+fn start<F>(launch: Launch, work: F) -> anyhow::Result<WorkerGuards<End>>
+where
+    F: Fn(&mut timely::worker::Worker) -> End + Send + Sync + 'static,
+{
+    let (builders, others): (Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>) = match launch {
+        Launch::Process { threads } => {
+            let hooks = Hooks::default();
+            let builders = ProcessBuilder::new_typed_vector(threads, hooks.refill, hooks.spill)
+                .into_iter()
+                .map(AllocatorBuilder::Process)
+                .collect();
+            (builders, Box::new(()))
+        }
+        Launch::Cluster { threads, process, addresses, timeout } => {
+            let sockets = net::connect(&addresses, process, threads, timeout)?;
+            let hooks = Hooks::default();
+            let allocators = ProcessBuilder::new_typed_vector(
+                threads,
+                hooks.refill.clone(),
+                hooks.spill.clone(),
+            );
+            let (builders, guard) =
+                initialize_networking_from_sockets(allocators, sockets, process, threads, hooks)
+                    .context("cannot start the network threads")?;
+            (builders.into_iter().map(AllocatorBuilder::Tcp).collect(), Box::new(guard))
+        }
+    };
+    timely::execute::execute_from(builders, others, timely::WorkerConfig::default(), work)
+        .map_err(anyhow::Error::msg)
+        .context("cannot start the workers")
 }
 
 /// Fails early, before any process starts, on settings the index would refuse.

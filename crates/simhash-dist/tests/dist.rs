@@ -3,6 +3,8 @@
 //! OS processes on loopback, failures.
 
 use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Output, Stdio};
@@ -103,11 +105,19 @@ fn simhash(args: &[&str]) -> ExitCode {
     simhash_cli::main_with(all)
 }
 
-fn wait(mut child: Child, limit: Duration) -> Output {
+/// A started process; its standard output goes to an unnamed file (a pipe would fill up
+/// and block it), read back when it ends.
+struct Running {
+    child: Child,
+    stdout: File,
+}
+
+fn wait(running: Running, limit: Duration) -> Output {
+    let Running { mut child, mut stdout } = running;
     let start = Instant::now();
     loop {
         if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
+            break;
         }
         if start.elapsed() > limit {
             let _ = child.kill();
@@ -119,16 +129,22 @@ fn wait(mut child: Child, limit: Duration) -> Output {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+    let mut out = child.wait_with_output().expect("output");
+    stdout.seek(SeekFrom::Start(0)).expect("rewind");
+    stdout.read_to_end(&mut out.stdout).expect("read stdout");
+    out
 }
 
-fn spawn(args: &[String]) -> Child {
-    Command::new(BIN)
+fn spawn(args: &[String]) -> Running {
+    let stdout = tempfile::tempfile().expect("temp file");
+    let child = Command::new(BIN)
         .args(args)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(stdout.try_clone().expect("clone"))
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn simhash-dist")
+        .expect("spawn simhash-dist");
+    Running { child, stdout }
 }
 
 fn dist(args: &[String]) -> Output {
@@ -149,7 +165,7 @@ fn dist_processes(dir: &Dir, n: usize, w: usize, args: &[&str]) -> Vec<Output> {
         .collect();
     drop(listeners);
     let hostfile = dir.write("hosts.txt", &(hosts.join("\n") + "\n"));
-    let children: Vec<Child> = (0..n)
+    let children: Vec<Running> = (0..n)
         .map(|p| {
             let mut a = strings(args);
             a.extend(strings(&["-n", &n.to_string(), "-p", &p.to_string(), "-w", &w.to_string()]));
@@ -212,6 +228,53 @@ fn two_processes_on_loopback_match_simhash() {
         }
         assert!(read(&got) == read(&want), "{command} {extra:?}: 2 processes differ from simhash");
     }
+    // Standard output: process 0 writes it all, and nothing else goes there.
+    let outs = dist_processes(&dir, 2, 1, &["pairs", input.to_str().unwrap_or_default(), "-q"]);
+    let want = dir.path("want.tsv");
+    assert_eq!(simhash(&["pairs", &s(&input), "-q", "-o", &s(&want)]), ExitCode::SUCCESS);
+    assert!(outs[0].stdout == std::fs::read(&want).unwrap_or_default());
+    assert!(outs[1].stdout.is_empty());
+}
+
+#[test]
+fn processes_with_different_shapes_refuse_to_run() {
+    let dir = Dir::new();
+    let input = dir.write("corpus.jsonl", &jsonl_corpus(100, 6));
+    let listeners: Vec<TcpListener> =
+        (0..2).map(|_| TcpListener::bind("127.0.0.1:0").expect("free port")).collect();
+    let hosts: Vec<String> = listeners
+        .iter()
+        .map(|l| format!("127.0.0.1:{}", l.local_addr().expect("addr").port()))
+        .collect();
+    drop(listeners);
+    let hostfile = dir.write("hosts.txt", &(hosts.join("\n") + "\n"));
+    let children: Vec<Running> = [("0", "1"), ("1", "2")]
+        .iter()
+        .map(|(p, w)| {
+            spawn(&strings(&[
+                "pairs",
+                &s(&input),
+                "-n",
+                "2",
+                "-p",
+                p,
+                "-w",
+                w,
+                "--hostfile",
+                &s(&hostfile),
+                "--connect-timeout",
+                "20",
+                "-o",
+                &s(&dir.path("out.tsv")),
+            ]))
+        })
+        .collect();
+    let outs: Vec<Output> =
+        children.into_iter().map(|c| wait(c, Duration::from_secs(60))).collect();
+    assert_eq!(outs[0].status.code(), Some(2));
+    assert!(stderr(&outs[0]).contains("must have the same -n and -w"), "{}", stderr(&outs[0]));
+    assert!(!outs[1].status.success());
+    assert!(!dir.path("out.tsv").exists());
 }
 
 /// Planted fingerprints: random ones, neighbours at exactly k and k + 1 bits, and copies.

@@ -1,0 +1,204 @@
+//! `simhash-dist` against the single-machine `simhash` on the same generated corpus: one
+//! process of 2 workers, and 2 processes of 1 worker on loopback, each run `--runs` times;
+//! prints the median wall times and their ratios to `simhash -j 2`, and checks that every
+//! output is byte-identical to `simhash`'s.
+//!
+//! ```sh
+//! cargo build --release -p simhash-cli -p simhash-dist
+//! cargo run --release -p benches --bin bench_dist -- --docs 1000000 --runs 3
+//! ```
+//!
+//! The corpus (written once per size) has documents of 20 to 80 words drawn from the Apache
+//! license's vocabulary; 20% are near-copies (one to three words changed) of an earlier
+//! document and 5% exact copies.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use benches::SplitMix;
+
+struct Args {
+    docs: usize,
+    runs: usize,
+    dir: PathBuf,
+    bin: PathBuf,
+    command: String,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        docs: 1_000_000,
+        runs: 3,
+        dir: std::env::temp_dir().join("simhash-bench-dist"),
+        bin: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/release")),
+        command: "cluster".into(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--docs" => args.docs = value()?.parse().map_err(|e| format!("--docs: {e}"))?,
+            "--runs" => args.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
+            "--dir" => args.dir = PathBuf::from(value()?),
+            "--bin" => args.bin = PathBuf::from(value()?),
+            "--command" => args.command = value()?,
+            "-h" | "--help" => {
+                return Err("usage: bench_dist [--docs N] [--runs N] [--command cluster|pairs] \
+                            [--dir DIR] [--bin TARGET_RELEASE_DIR]"
+                    .into());
+            }
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    Ok(args)
+}
+
+fn write_corpus(path: &Path, docs: usize) -> std::io::Result<()> {
+    let text = benches::english();
+    let vocab: Vec<&str> = text.split_whitespace().collect();
+    let mut rng = SplitMix(0x5eed);
+    let mut out = BufWriter::new(File::create(path)?);
+    let mut kept: Vec<Vec<u32>> = Vec::new();
+    for i in 0..docs {
+        let r = rng.below(100);
+        let words: Vec<u32> = if r < 20 && !kept.is_empty() {
+            let mut w = kept[rng.below(kept.len()) as usize].clone();
+            for _ in 0..=rng.below(3) {
+                let at = rng.below(w.len()) as usize;
+                w[at] = rng.below(vocab.len());
+            }
+            w
+        } else if r < 25 && !kept.is_empty() {
+            kept[rng.below(kept.len()) as usize].clone()
+        } else {
+            let n = 20 + rng.below(61);
+            (0..n).map(|_| rng.below(vocab.len())).collect()
+        };
+        let body: Vec<&str> = words.iter().map(|&w| vocab[w as usize]).collect();
+        let body = body.join(" ").replace(['"', '\\'], "");
+        writeln!(out, "{{\"id\":\"d{i}\",\"text\":\"{body}\"}}")?;
+        if kept.len() < 100_000 {
+            kept.push(words);
+        } else {
+            let at = rng.below(kept.len()) as usize;
+            kept[at] = words;
+        }
+    }
+    out.flush()
+}
+
+fn run(cmds: &[Command]) -> Result<f64, String> {
+    let start = Instant::now();
+    let mut spawned = Vec::new();
+    for c in cmds {
+        let mut cmd = Command::new(c.get_program());
+        cmd.args(c.get_args()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        spawned.push(cmd.spawn().map_err(|e| format!("{}: {e}", c.get_program().display()))?);
+    }
+    for child in spawned {
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        if let Some(line) = err.lines().last() {
+            eprintln!("    {line}");
+        }
+    }
+    Ok(start.elapsed().as_secs_f64())
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+fn main() -> Result<(), String> {
+    let args = parse_args()?;
+    std::fs::create_dir_all(&args.dir).map_err(|e| e.to_string())?;
+    let corpus = args.dir.join(format!("corpus-{}.jsonl", args.docs));
+    if !corpus.exists() {
+        eprintln!("writing {}", corpus.display());
+        write_corpus(&corpus, args.docs).map_err(|e| e.to_string())?;
+    }
+    let size = std::fs::metadata(&corpus).map_err(|e| e.to_string())?.len();
+    let simhash = args.bin.join("simhash");
+    let dist = args.bin.join("simhash-dist");
+    let want = args.dir.join("want.tsv");
+    let got = args.dir.join("got.tsv");
+    let c = args.command.as_str();
+    let input = corpus.display().to_string();
+
+    let single = |out: &Path| {
+        let mut cmd = Command::new(&simhash);
+        cmd.args([c, &input, "-j", "2", "-o"]).arg(out);
+        vec![cmd]
+    };
+    let one_by_two = |out: &Path| {
+        let mut cmd = Command::new(&dist);
+        cmd.args([c, &input, "-w", "2", "-o"]).arg(out);
+        vec![cmd]
+    };
+    let hostfile = args.dir.join("hosts.txt");
+    let two_by_one = |out: &Path| -> Result<Vec<Command>, String> {
+        let ports: Vec<u16> = (0..2)
+            .map(|_| TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()))
+            .map(|a| a.map(|a| a.port()).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?;
+        let hosts: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        let hosts = hosts.join("\n") + "\n";
+        std::fs::write(&hostfile, hosts).map_err(|e| e.to_string())?;
+        Ok((0..2)
+            .map(|p| {
+                let mut cmd = Command::new(&dist);
+                cmd.args([c, &input, "-n", "2", "-p", &p.to_string(), "-w", "1", "--hostfile"])
+                    .arg(&hostfile)
+                    .arg("-o")
+                    .arg(out);
+                cmd
+            })
+            .collect())
+    };
+
+    println!(
+        "corpus: {} documents, {:.0} MB; `{c}`; {} runs each, median wall time",
+        args.docs,
+        size as f64 / 1e6,
+        args.runs
+    );
+    let mut times: [Vec<f64>; 3] = Default::default();
+    for r in 0..args.runs {
+        eprintln!("run {}", r + 1);
+        times[0].push(run(&single(&want))?);
+        times[1].push(run(&one_by_two(&got))?);
+        check_same(&want, &got)?;
+        times[2].push(run(&two_by_one(&got)?)?);
+        check_same(&want, &got)?;
+    }
+    let base = median(times[0].clone());
+    println!("| configuration | wall time (s) | ratio to `simhash -j 2` |");
+    println!("|---|---:|---:|");
+    for (name, t) in [
+        ("simhash -j 2 (one process, 2 threads)", &times[0]),
+        ("simhash-dist, 1 process x 2 workers", &times[1]),
+        ("simhash-dist, 2 processes x 1 worker (loopback)", &times[2]),
+    ] {
+        let m = median(t.clone());
+        println!("| {name} | {m:.2} | {:.2} |", m / base);
+    }
+    println!("every simhash-dist output was byte-identical to simhash's");
+    Ok(())
+}
+
+fn check_same(a: &Path, b: &Path) -> Result<(), String> {
+    let (x, y) = (
+        std::fs::read(a).map_err(|e| e.to_string())?,
+        std::fs::read(b).map_err(|e| e.to_string())?,
+    );
+    if x == y { Ok(()) } else { Err(format!("{} and {} differ", a.display(), b.display())) }
+}

@@ -17,9 +17,19 @@
 //! of pairs seen). [`first_common_band`] is the same test for callers who walk the groups
 //! themselves ([`for_each_band_group`]).
 //!
+//! # Band hashes of any width
+//!
+//! The batch functions take any `Copy + Ord` hash type: `u64` as `simhash_core::band_hashes`
+//! writes them, or narrower truncations to save memory (`u32`: 4 bytes a band). Narrower
+//! hashes only add candidates (pairs whose truncated hashes collide by chance, about
+//! `n² / 2^33` per band for `u32`), never remove one: grouping and ownership use the same
+//! values, so a pair is still emitted once, from the first band whose values agree. Verify
+//! candidates, as any LSH user must.
+//!
 //! # Cost
 //!
-//! Each band sorts `n` `(hash, document)` entries (16 bytes each, one band at a time), and
+//! Each band sorts `n` `(hash, document)` entries (16 bytes each for `u64`, one band at a
+//! time), and
 //! every group of `g` documents sharing a band hash costs `g (g - 1) / 2` ownership checks:
 //! the work is the sum over bands of the squared group sizes. Near-identical documents by
 //! the thousand make quadratic work in every band; [`for_each_band_group`] lets a caller
@@ -195,14 +205,19 @@ pub struct Candidate {
 /// let m = [1, 2, 3, /* doc 1 */ 9, 2, 3];
 /// assert_eq!(first_common_band(&m, 3, 0, 1), Some(1));
 /// ```
-pub fn first_common_band(band_hashes: &[u64], bands: usize, a: usize, b: usize) -> Option<usize> {
+pub fn first_common_band<H: Copy + Ord + Send + Sync>(
+    band_hashes: &[H],
+    bands: usize,
+    a: usize,
+    b: usize,
+) -> Option<usize> {
     let ra = &band_hashes[a * bands..(a + 1) * bands];
     let rb = &band_hashes[b * bands..(b + 1) * bands];
     ra.iter().zip(rb).position(|(x, y)| x == y)
 }
 
 /// Checks the shape of a band-hash matrix; returns the number of documents.
-fn documents(band_hashes: &[u64], bands: usize) -> usize {
+fn documents<H: Copy + Ord + Send + Sync>(band_hashes: &[H], bands: usize) -> usize {
     assert!(bands > 0, "bands must be at least 1");
     assert!(band_hashes.len().is_multiple_of(bands), "band hashes not a multiple of bands");
     let n = band_hashes.len() / bands;
@@ -211,8 +226,13 @@ fn documents(band_hashes: &[u64], bands: usize) -> usize {
 }
 
 /// One band's `(hash, document)` entries, sorted.
-fn sorted_band(band_hashes: &[u64], bands: usize, n: usize, band: usize) -> Vec<(u64, u32)> {
-    let mut entries: Vec<(u64, u32)> =
+fn sorted_band<H: Copy + Ord + Send + Sync>(
+    band_hashes: &[H],
+    bands: usize,
+    n: usize,
+    band: usize,
+) -> Vec<(H, u32)> {
+    let mut entries: Vec<(H, u32)> =
         (0..n).into_par_iter().map(|d| (band_hashes[d * bands + band], d as u32)).collect();
     entries.par_sort_unstable();
     entries
@@ -237,7 +257,11 @@ fn sorted_band(band_hashes: &[u64], bands: usize, n: usize, band: usize) -> Vec<
 /// for_each_band_group(&m, 2, |band, docs| groups.push((band, docs.to_vec())));
 /// assert_eq!(groups, [(0, vec![0, 2]), (1, vec![0, 1, 2])]);
 /// ```
-pub fn for_each_band_group(band_hashes: &[u64], bands: usize, mut f: impl FnMut(usize, &[u32])) {
+pub fn for_each_band_group<H: Copy + Ord + Send + Sync>(
+    band_hashes: &[H],
+    bands: usize,
+    mut f: impl FnMut(usize, &[u32]),
+) {
     let n = documents(band_hashes, bands);
     if n < 2 {
         return;
@@ -270,7 +294,7 @@ enum Unit {
 }
 
 /// Splits the sorted entries of a band into units of about `UNIT_WORK` checks.
-fn units(entries: &[(u64, u32)]) -> Vec<Unit> {
+fn units<H: Copy + Ord + Send + Sync>(entries: &[(H, u32)]) -> Vec<Unit> {
     let mut units = Vec::new();
     let mut start = 0; // of the current run of small groups
     let mut work = 0;
@@ -314,11 +338,11 @@ fn units(entries: &[(u64, u32)]) -> Vec<Unit> {
 }
 
 /// Emits the pairs of `rows` of one group (sorted by document) that `band` owns.
-fn pair_rows(
-    band_hashes: &[u64],
+fn pair_rows<H: Copy + Ord + Send + Sync>(
+    band_hashes: &[H],
     bands: usize,
     band: usize,
-    group: &[(u64, u32)],
+    group: &[(H, u32)],
     rows: Range<usize>,
     out: &mut Vec<Candidate>,
 ) {
@@ -357,7 +381,11 @@ fn pair_rows(
 /// candidate_pairs_with(&m, 2, |batch| pairs.extend(batch.iter().map(|c| (c.a, c.b))));
 /// assert_eq!(pairs, [(0, 2), (0, 1), (1, 2)]); // (0, 2) once, from band 0
 /// ```
-pub fn candidate_pairs_with(band_hashes: &[u64], bands: usize, mut sink: impl FnMut(&[Candidate])) {
+pub fn candidate_pairs_with<H: Copy + Ord + Send + Sync>(
+    band_hashes: &[H],
+    bands: usize,
+    mut sink: impl FnMut(&[Candidate]),
+) {
     let n = documents(band_hashes, bands);
     if n < 2 {
         return;
@@ -411,7 +439,10 @@ pub fn candidate_pairs_with(band_hashes: &[u64], bands: usize, mut sink: impl Fn
 /// assert_eq!(candidate_pairs(&matrix, banding.bands), [Candidate { a: 0, b: 1 }]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn candidate_pairs(band_hashes: &[u64], bands: usize) -> Vec<Candidate> {
+pub fn candidate_pairs<H: Copy + Ord + Send + Sync>(
+    band_hashes: &[H],
+    bands: usize,
+) -> Vec<Candidate> {
     let mut out = Vec::new();
     candidate_pairs_with(band_hashes, bands, |batch| out.extend_from_slice(batch));
     out.par_sort_unstable();
@@ -421,6 +452,27 @@ pub fn candidate_pairs(band_hashes: &[u64], bands: usize) -> Vec<Candidate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn narrow_hashes_only_add_candidates() {
+        // u64 hashes whose low bytes collide often when truncated to u8.
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % 40 * 0x0101_0101_0101_0100 + x % 7
+        };
+        let (n, bands) = (300, 4);
+        let wide: Vec<u64> = (0..n * bands).map(|_| next()).collect();
+        let narrow: Vec<u8> = wide.iter().map(|&h| h as u8).collect();
+        let (w, t) = (candidate_pairs(&wide, bands), candidate_pairs(&narrow, bands));
+        assert!(t.len() > w.len(), "the test should make narrow collisions");
+        assert!(w.iter().all(|c| t.binary_search(c).is_ok()));
+        let mut unique = t.clone();
+        unique.dedup();
+        assert_eq!(unique.len(), t.len(), "a pair emitted twice");
+    }
 
     fn brute(m: &[u64], bands: usize) -> Vec<Candidate> {
         let n = m.len() / bands;

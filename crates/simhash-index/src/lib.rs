@@ -92,8 +92,8 @@ pub use crate::batch::{
 };
 pub use crate::kernel::{cross_group, pair_group};
 pub use crate::lsh::{
-    Banding, Candidate, LshError, candidate_pairs, candidate_pairs_with, first_common_band,
-    for_each_band_group,
+    Banding, Candidate, LshError, candidate_pairs, candidate_pairs_from_columns,
+    candidate_pairs_with, first_common_band, for_each_band_group,
 };
 pub use crate::online::{Hit, Hits, Index};
 pub use crate::plan::{Plan, plan};

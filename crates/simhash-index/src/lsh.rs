@@ -337,22 +337,96 @@ fn units<H: Copy + Ord + Send + Sync>(entries: &[(H, u32)]) -> Vec<Unit> {
     units
 }
 
+/// Where the hashes of the bands before the one being scanned are read, to decide which
+/// band owns a pair.
+trait EarlierBands<H>: Sync {
+    /// At least the first `band` hashes of `doc`.
+    fn row(&self, doc: u32) -> &[H];
+}
+
+/// The whole row-major matrix.
+struct Matrix<'a, H> {
+    hashes: &'a [H],
+    bands: usize,
+}
+
+impl<H: Sync> EarlierBands<H> for Matrix<'_, H> {
+    fn row(&self, doc: u32) -> &[H] {
+        let d = doc as usize;
+        &self.hashes[d * self.bands..(d + 1) * self.bands]
+    }
+}
+
+/// The earlier bands of the documents in this band's groups only, loaded for the band.
+struct Loaded<H> {
+    /// Sorted, unique.
+    docs: Vec<u32>,
+    /// `width` hashes per document of `docs`.
+    rows: Vec<H>,
+    width: usize,
+}
+
+impl<H: Sync> EarlierBands<H> for Loaded<H> {
+    fn row(&self, doc: u32) -> &[H] {
+        match self.docs.binary_search(&doc) {
+            Ok(i) => &self.rows[i * self.width..(i + 1) * self.width],
+            Err(_) => unreachable!("document {doc} is in no group of this band"),
+        }
+    }
+}
+
 /// Emits the pairs of `rows` of one group (sorted by document) that `band` owns.
 fn pair_rows<H: Copy + Ord + Send + Sync>(
-    band_hashes: &[H],
-    bands: usize,
+    earlier: &impl EarlierBands<H>,
     band: usize,
     group: &[(H, u32)],
     rows: Range<usize>,
     out: &mut Vec<Candidate>,
 ) {
     for r in rows {
-        let a = group[r].1 as usize;
-        let ra = &band_hashes[a * bands..a * bands + band];
+        let a = group[r].1;
+        let ra = &earlier.row(a)[..band];
         for &(_, b) in &group[r + 1..] {
-            let rb = &band_hashes[b as usize * bands..b as usize * bands + band];
+            let rb = &earlier.row(b)[..band];
             if ra.iter().zip(rb).all(|(x, y)| x != y) {
-                out.push(Candidate { a: a as u32, b });
+                out.push(Candidate { a, b });
+            }
+        }
+    }
+}
+
+/// Emits the candidate pairs that `band` owns, from its sorted entries, in batches to `sink`
+/// (the same batches at any thread count).
+fn scan_band<H: Copy + Ord + Send + Sync>(
+    band: usize,
+    entries: &[(H, u32)],
+    earlier: &impl EarlierBands<H>,
+    sink: &mut impl FnMut(&[Candidate]),
+) {
+    let units = units(entries);
+    for wave in units.chunks(WAVE_UNITS) {
+        let outs: Vec<Vec<Candidate>> = wave
+            .par_iter()
+            .map(|unit| {
+                let mut out = Vec::new();
+                match unit {
+                    Unit::Groups(range) => {
+                        for group in entries[range.clone()].chunk_by(|x, y| x.0 == y.0) {
+                            let rows = 0..group.len().saturating_sub(1);
+                            pair_rows(earlier, band, group, rows, &mut out);
+                        }
+                    }
+                    Unit::Rows { group, rows } => {
+                        let group = &entries[group.clone()];
+                        pair_rows(earlier, band, group, rows.clone(), &mut out);
+                    }
+                }
+                out
+            })
+            .collect();
+        for out in &outs {
+            if !out.is_empty() {
+                sink(out);
             }
         }
     }
@@ -390,36 +464,86 @@ pub fn candidate_pairs_with<H: Copy + Ord + Send + Sync>(
     if n < 2 {
         return;
     }
+    let matrix = Matrix { hashes: band_hashes, bands };
     for band in 0..bands {
         let entries = sorted_band(band_hashes, bands, n, band);
-        let units = units(&entries);
-        for wave in units.chunks(WAVE_UNITS) {
-            let outs: Vec<Vec<Candidate>> = wave
-                .par_iter()
-                .map(|unit| {
-                    let mut out = Vec::new();
-                    match unit {
-                        Unit::Groups(range) => {
-                            for group in entries[range.clone()].chunk_by(|x, y| x.0 == y.0) {
-                                let rows = 0..group.len().saturating_sub(1);
-                                pair_rows(band_hashes, bands, band, group, rows, &mut out);
-                            }
-                        }
-                        Unit::Rows { group, rows } => {
-                            let group = &entries[group.clone()];
-                            pair_rows(band_hashes, bands, band, group, rows.clone(), &mut out);
-                        }
-                    }
-                    out
-                })
-                .collect();
-            for out in &outs {
-                if !out.is_empty() {
-                    sink(out);
-                }
+        scan_band(band, &entries, &matrix, &mut sink);
+    }
+}
+
+/// [`candidate_pairs_with`] for band hashes kept outside memory (in files, say), one band at
+/// a time: the same pairs in the same batches.
+///
+/// `column(band)` returns that band's hash for each of the `n` documents. `earlier(docs,
+/// band, out)` writes the first `band` hashes of each of `docs` (ascending, unique) to `out`
+/// (cleared first), row after row; it is called once per band with `band > 0`, for the
+/// documents that share that band's hash with another document. Memory: one band's column
+/// and entries (`n` × (size of `H` + 4) bytes), the earlier bands of the documents in
+/// groups, and the pairs of a wave of work. The first error either callback returns stops
+/// the scan and is returned.
+///
+/// # Panics
+///
+/// If `bands` is 0, a column is not `n` long, `earlier` writes a wrong number of hashes, or
+/// `n` exceeds `u32::MAX`.
+///
+/// ```
+/// use simhash_index::{candidate_pairs_from_columns, candidate_pairs_with};
+///
+/// let m: [u64; 6] = [7, 1, /* doc 1 */ 8, 1, /* doc 2 */ 7, 1];
+/// let (n, bands) = (3, 2);
+/// let mut pairs = Vec::new();
+/// candidate_pairs_from_columns(
+///     n,
+///     bands,
+///     |band| Ok::<_, std::io::Error>((0..n).map(|d| m[d * bands + band]).collect()),
+///     |docs, band, out| {
+///         for &d in docs {
+///             out.extend_from_slice(&m[d as usize * bands..d as usize * bands + band]);
+///         }
+///         Ok(())
+///     },
+///     |batch| pairs.extend(batch.iter().map(|c| (c.a, c.b))),
+/// )?;
+/// let mut from_matrix = Vec::new();
+/// candidate_pairs_with(&m, bands, |batch| from_matrix.extend(batch.iter().map(|c| (c.a, c.b))));
+/// assert_eq!(pairs, from_matrix);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn candidate_pairs_from_columns<H: Copy + Ord + Send + Sync, E>(
+    n: usize,
+    bands: usize,
+    mut column: impl FnMut(usize) -> Result<Vec<H>, E>,
+    mut earlier: impl FnMut(&[u32], usize, &mut Vec<H>) -> Result<(), E>,
+    mut sink: impl FnMut(&[Candidate]),
+) -> Result<(), E> {
+    assert!(bands > 0, "bands must be at least 1");
+    assert!(u32::try_from(n).is_ok(), "more than u32::MAX documents");
+    if n < 2 {
+        return Ok(());
+    }
+    for band in 0..bands {
+        let hashes = column(band)?;
+        assert_eq!(hashes.len(), n, "band {band}: the column must hold one hash per document");
+        let mut entries: Vec<(H, u32)> =
+            hashes.into_iter().enumerate().map(|(d, h)| (h, d as u32)).collect();
+        entries.par_sort_unstable();
+        let mut docs: Vec<u32> = Vec::new();
+        for group in entries.chunk_by(|x, y| x.0 == y.0) {
+            if group.len() >= 2 {
+                docs.extend(group.iter().map(|e| e.1));
             }
         }
+        docs.par_sort_unstable();
+        let mut rows = Vec::new();
+        if band > 0 && !docs.is_empty() {
+            earlier(&docs, band, &mut rows)?;
+            assert_eq!(rows.len(), docs.len() * band, "earlier() wrote the wrong number of hashes");
+        }
+        let loaded = Loaded { docs, rows, width: band };
+        scan_band(band, &entries, &loaded, &mut sink);
     }
+    Ok(())
 }
 
 /// Every candidate pair, sorted by `(a, b)`; see [`candidate_pairs_with`].
@@ -452,6 +576,29 @@ pub fn candidate_pairs<H: Copy + Ord + Send + Sync>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn column_errors_stop_the_scan() {
+        let m = [1u64, 2, 1, 2, 1, 2];
+        let r = candidate_pairs_from_columns(
+            3,
+            2,
+            |band| {
+                if band == 1 { Err("disk") } else { Ok(vec![m[band], m[2 + band], m[4 + band]]) }
+            },
+            |_, _, _| Ok(()),
+            |_| {},
+        );
+        assert_eq!(r, Err("disk"));
+        let r = candidate_pairs_from_columns(
+            3,
+            2,
+            |band| Ok(vec![m[band], m[2 + band], m[4 + band]]),
+            |_, _, _| Err("rows"),
+            |_| {},
+        );
+        assert_eq!(r, Err("rows"));
+    }
 
     #[test]
     fn narrow_hashes_only_add_candidates() {
@@ -495,9 +642,38 @@ mod tests {
         out
     }
 
+    /// The batches of [`candidate_pairs_from_columns`] over the same matrix.
+    fn column_batches(m: &[u64], bands: usize, threads: usize) -> Vec<Vec<Candidate>> {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let n = m.len() / bands;
+        let mut out = Vec::new();
+        let mut asked = 0;
+        pool.install(|| {
+            candidate_pairs_from_columns(
+                n,
+                bands,
+                |band| Ok::<_, ()>((0..n).map(|d| m[d * bands + band]).collect()),
+                |docs, band, rows| {
+                    asked += docs.len();
+                    assert!(docs.windows(2).all(|w| w[0] < w[1]), "docs not ascending");
+                    for &d in docs {
+                        rows.extend_from_slice(&m[d as usize * bands..d as usize * bands + band]);
+                    }
+                    Ok(())
+                },
+                |b| out.push(b.to_vec()),
+            )
+        })
+        .unwrap();
+        assert!(asked <= n * bands);
+        out
+    }
+
     fn check(m: &[u64], bands: usize) {
         let one = batches(m, bands, 1);
         assert_eq!(one, batches(m, bands, 3), "output depends on the thread count");
+        assert_eq!(one, column_batches(m, bands, 1), "columns and matrix differ");
+        assert_eq!(one, column_batches(m, bands, 3), "columns and matrix differ");
         let mut all: Vec<Candidate> = one.concat();
         let emitted = all.len();
         all.sort_unstable();

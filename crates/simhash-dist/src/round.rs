@@ -2,7 +2,7 @@
 //!
 //! * [`exchange`]: one all-to-all round. Every worker sends items addressed to workers and
 //!   gets back what was addressed to it, once every worker has sent everything.
-//! * [`TablePhase`]: the matching. One epoch per permutation table: each worker feeds its
+//! * [`table_phase`]: the matching. One epoch per permutation table: each worker feeds its
 //!   `(table, id, fingerprint)` records, exchanged by a well-mixed hash of (table, prefix);
 //!   the receiving worker groups them by prefix when the epoch is complete and runs the
 //!   index's pairing kernel on each group. The driver waits on a probe for each epoch before

@@ -35,7 +35,8 @@ pub(crate) struct InputFile {
     path: Option<PathBuf>,
     /// Bytes on disk (0 for standard input).
     size: u64,
-    /// A regular uncompressed file: cut into byte ranges. Anything else is read whole.
+    /// A regular uncompressed file: cut into byte ranges. Anything else (compressed, standard
+    /// input) is read whole, by worker `file index % workers`.
     splittable: bool,
 }
 
@@ -117,7 +118,7 @@ impl InputPlan {
         if self.files[file].splittable {
             self.owner_of_byte(base + (pos & OFFSET_MASK))
         } else {
-            self.owner_of_byte(base)
+            file % self.starts.len()
         }
     }
 
@@ -134,7 +135,7 @@ impl InputPlan {
                 if a < b {
                     out.push((i, a - base, b - base));
                 }
-            } else if self.owner_of_byte(base) == worker {
+            } else if i % self.starts.len() == worker {
                 out.push((i, 0, u64::MAX));
             }
         }

@@ -464,3 +464,19 @@ fn a_dying_process_fails_every_process() {
     assert!(stderr(&outs[0]).contains("the job failed"), "{}", stderr(&outs[0]));
     assert!(!got.exists());
 }
+
+#[test]
+fn standard_input_is_read_by_one_worker() {
+    let dir = Dir::new();
+    let input = dir.write("corpus.jsonl", &jsonl_corpus(800, 8));
+    let want = dir.path("want.tsv");
+    let got = dir.path("got.tsv");
+    assert_eq!(simhash(&["cluster", &s(&input), "-q", "-o", &s(&want)]), ExitCode::SUCCESS);
+    let out = Command::new(BIN)
+        .args(strings(&["cluster", "-", "-q", "-w", "2", "-o", &s(&got)]))
+        .stdin(File::open(&input).expect("open input"))
+        .output()
+        .expect("run simhash-dist");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(read(&got) == read(&want), "standard input differs from simhash on the file");
+}

@@ -1,7 +1,7 @@
 //! `simhash-dist` against the single-machine `simhash` on the same generated corpus: one
 //! process of 2 workers, and 2 processes of 1 worker on loopback, each run `--runs` times;
-//! prints the median wall times and their ratios to `simhash -j 2`, and checks that every
-//! output is byte-identical to `simhash`'s.
+//! prints the median wall times and their ratios to `simhash --method simhash -j 2`, and
+//! checks that every output is byte-identical to `simhash`'s.
 //!
 //! ```sh
 //! cargo build --release -p simhash-cli -p simhash-dist
@@ -136,7 +136,7 @@ fn main() -> Result<(), String> {
 
     let single = |out: &Path| {
         let mut cmd = Command::new(&simhash);
-        cmd.args([c, &input, "-j", "2", "-o"]).arg(out);
+        cmd.args([c, "--method", "simhash", &input, "-j", "2", "-o"]).arg(out);
         vec![cmd]
     };
     let one_by_two = |out: &Path| {

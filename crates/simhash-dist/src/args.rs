@@ -21,7 +21,8 @@ Exit codes:
 /// Every process runs the same command line with its own -p; worker i of all the workers
 /// reads its share of the input, fingerprints it, and the block-permutation tables are
 /// matched one per epoch over an exchange keyed by (table, prefix). Process 0 writes the
-/// output, byte for byte what `simhash pairs` or `simhash cluster` writes for the same input.
+/// output, byte for byte what `simhash pairs --method simhash` or `simhash cluster --method
+/// simhash` writes for the same input.
 #[derive(Debug, Parser)]
 #[command(name = "simhash-dist", version, after_help = EXIT_CODES, max_term_width = 100)]
 pub(crate) struct Cli {

@@ -98,10 +98,10 @@ fn s(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// The single-machine binary, in process.
+/// The single-machine binary's simhash job (`--method simhash`), in process.
 fn simhash(args: &[&str]) -> ExitCode {
-    let mut all = vec!["simhash"];
-    all.extend_from_slice(args);
+    let mut all = vec!["simhash", args[0], "--method", "simhash"];
+    all.extend_from_slice(&args[1..]);
     simhash_cli::main_with(all)
 }
 

@@ -2,8 +2,9 @@
 //! shingle set (sorted 32-bit hashes) in an unnamed temporary file, read back to verify
 //! candidate pairs by their exact Jaccard similarity.
 //!
-//! Memory per document is `4 × bands + 17` bytes here (37 bands by default: 165 bytes); the
-//! sets cost 4 bytes per distinct shingle on disk, not in memory.
+//! Memory per document is 17 bytes here (set hash, set offset, flag); the band hashes
+//! (32-bit, one file per band and one of rows) and the shingle sets (4 bytes a shingle) are
+//! on disk, so the LSH sorts one band at a time.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -74,76 +75,124 @@ impl DocSketch {
     }
 }
 
+/// An unnamed temporary file, written front to back once, then read at offsets (the
+/// system removes it however the process ends).
+struct Spill {
+    writer: Option<BufWriter<File>>,
+    file: File,
+    /// u32 values written.
+    len: u64,
+}
+
+impl Spill {
+    fn new() -> anyhow::Result<Spill> {
+        let file = tempfile::tempfile()
+            .context("cannot create a temporary file for the MinHash sketches")?;
+        let writer = file.try_clone().context("cannot open a temporary file")?;
+        Ok(Spill { writer: Some(BufWriter::with_capacity(1 << 16, writer)), file, len: 0 })
+    }
+
+    fn append(&mut self, values: &[u32]) -> anyhow::Result<()> {
+        let writer = self.writer.as_mut().context("internal error: a sketch file is closed")?;
+        let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+        writer
+            .write_all(&bytes)
+            .context("cannot write the MinHash sketches to a temporary file")?;
+        self.len += values.len() as u64;
+        Ok(())
+    }
+
+    fn append_one(&mut self, value: u32) -> anyhow::Result<()> {
+        let writer = self.writer.as_mut().context("internal error: a sketch file is closed")?;
+        writer
+            .write_all(&value.to_le_bytes())
+            .context("cannot write the MinHash sketches to a temporary file")?;
+        self.len += 1;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> anyhow::Result<()> {
+        if let Some(mut writer) = self.writer.take() {
+            writer.flush().context("cannot write the MinHash sketches to a temporary file")?;
+        }
+        Ok(())
+    }
+
+    /// Appends the `count` values from value `start` to `out`.
+    fn read(&self, start: u64, count: usize, out: &mut Vec<u32>) -> anyhow::Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        let mut bytes = vec![0u8; count * 4];
+        read_at(&self.file, &mut bytes, start * 4)
+            .context("cannot read the MinHash sketches back from their temporary file")?;
+        out.extend(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+        Ok(())
+    }
+}
+
 /// The sketches of a corpus, indexed by document (documents without features have none).
+///
+/// In memory: 17 bytes a document. On disk: each document's band hashes twice (one file per
+/// band, for sorting one band at a time, and one file of rows, for the ownership test of
+/// the documents that share a band) and its shingle set.
 pub struct Sketches {
     bands: usize,
-    /// `bands` hashes per document; zeros for documents without a sketch. Taken (and
-    /// compacted in place) by [`find_matches`].
-    band_hashes: std::sync::Mutex<Vec<u32>>,
     set_hashes: Vec<u64>,
-    /// Start of each document's set in the file, in u32 units; one more entry at the end.
+    /// Start of each document's set in `sets`, in u32 units; one more entry at the end.
     offsets: Vec<u64>,
     has: Vec<bool>,
-    writer: Option<BufWriter<File>>,
-    file: Option<File>,
+    sets: Spill,
+    /// One file per band: that band's hash of every document (0 without a sketch).
+    columns: Vec<Spill>,
+    /// Every document's band hashes, one row after another.
+    rows: Spill,
 }
 
 impl Sketches {
     pub fn new(bands: usize) -> anyhow::Result<Sketches> {
-        let file = tempfile::tempfile()
-            .context("cannot create a temporary file for the documents' shingle sets")?;
-        let writer = file.try_clone().context("cannot open the shingle-set file")?;
         Ok(Sketches {
             bands,
-            band_hashes: std::sync::Mutex::new(Vec::new()),
             set_hashes: Vec::new(),
             offsets: vec![0],
             has: Vec::new(),
-            writer: Some(BufWriter::with_capacity(1 << 20, writer)),
-            file: Some(file),
+            sets: Spill::new()?,
+            columns: (0..bands).map(|_| Spill::new()).collect::<anyhow::Result<_>>()?,
+            rows: Spill::new()?,
         })
-    }
-
-    fn band_hashes_mut(&mut self) -> &mut Vec<u32> {
-        self.band_hashes.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// The band-hash matrix, leaving an empty one: it is needed once, and is most of the
-    /// memory a document costs.
-    fn take_band_hashes(&self) -> Vec<u32> {
-        std::mem::take(
-            &mut *self.band_hashes.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
     }
 
     /// Appends the next document's sketch (none when it has no features).
     pub fn push(&mut self, sketch: Option<&DocSketch>) -> anyhow::Result<()> {
         let end = *self.offsets.last().unwrap_or(&0);
-        if let Some(s) = sketch {
-            debug_assert_eq!(s.bands.len(), self.bands);
-            self.band_hashes_mut().extend_from_slice(&s.bands);
+        let zeros;
+        let bands = if let Some(s) = sketch {
+            anyhow::ensure!(s.bands.len() == self.bands, "internal error: wrong number of bands");
             self.set_hashes.push(s.set_hash());
-            let writer = self.writer.as_mut().context("the shingle-set file is closed")?;
-            let bytes: Vec<u8> = s.set.iter().flat_map(|x| x.to_le_bytes()).collect();
-            writer.write_all(&bytes).context("cannot write shingle sets")?;
+            self.sets.append(&s.set)?;
             self.offsets.push(end + s.set.len() as u64);
             self.has.push(true);
+            &s.bands
         } else {
-            let bands = self.bands;
-            self.band_hashes_mut().extend(std::iter::repeat_n(0, bands));
             self.set_hashes.push(0);
             self.offsets.push(end);
             self.has.push(false);
+            zeros = vec![0; self.bands];
+            &zeros
+        };
+        for (column, &h) in self.columns.iter_mut().zip(bands) {
+            column.append_one(h)?;
         }
-        Ok(())
+        self.rows.append(bands)
     }
 
-    /// Ends writing: sets can be read from now on.
+    /// Ends writing: sketches can be read from now on.
     pub fn finish(&mut self) -> anyhow::Result<()> {
-        if let Some(mut writer) = self.writer.take() {
-            writer.flush().context("cannot write shingle sets")?;
+        self.sets.finish()?;
+        for column in &mut self.columns {
+            column.finish()?;
         }
-        Ok(())
+        self.rows.finish()
     }
 
     pub fn has(&self, doc: usize) -> bool {
@@ -157,15 +206,47 @@ impl Sketches {
     /// Reads a document's shingle set into `out` (cleared first).
     pub fn read_set(&self, doc: usize, out: &mut Vec<u32>) -> anyhow::Result<()> {
         let (start, end) = (self.offsets[doc], self.offsets[doc + 1]);
-        let len = usize::try_from(end - start).context("shingle set too large")?;
         out.clear();
-        if len == 0 {
-            return Ok(());
+        self.sets.read(start, usize::try_from(end - start).context("shingle set too large")?, out)
+    }
+
+    /// One band's hash of each of `docs` (ascending).
+    fn column(&self, band: usize, docs: &[u32]) -> anyhow::Result<Vec<u32>> {
+        let column = &self.columns[band];
+        let mut all = Vec::new();
+        let chunk = 1 << 18;
+        let mut at = 0;
+        while at < column.len {
+            let count = chunk.min(column.len - at) as usize;
+            column.read(at, count, &mut all)?;
+            at += count as u64;
         }
-        let file = self.file.as_ref().context("the shingle-set file is closed")?;
-        let mut bytes = vec![0u8; len * 4];
-        read_at(file, &mut bytes, start * 4).context("cannot read shingle sets back")?;
-        out.extend(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+        Ok(docs.iter().map(|&d| all[d as usize]).collect())
+    }
+
+    /// The first `band` hashes of each of `docs` (ascending), row after row: each read
+    /// covers the rows of as many of the next documents as fit in a window of the row file.
+    fn earlier(&self, docs: &[u32], band: usize, out: &mut Vec<u32>) -> anyhow::Result<()> {
+        let width = self.bands as u64;
+        let window = (1u64 << 16).max(width);
+        let mut buf = Vec::new();
+        out.clear();
+        let mut i = 0;
+        while i < docs.len() {
+            let start = u64::from(docs[i]) * width;
+            let mut j = i;
+            while j + 1 < docs.len() && (u64::from(docs[j + 1]) + 1) * width - start <= window {
+                j += 1;
+            }
+            buf.clear();
+            let count = (u64::from(docs[j]) + 1) * width - start;
+            self.rows.read(start, count as usize, &mut buf)?;
+            for &d in &docs[i..=j] {
+                let at = (u64::from(d) * width - start) as usize;
+                out.extend_from_slice(&buf[at..at + band]);
+            }
+            i = j + 1;
+        }
         Ok(())
     }
 }
@@ -257,51 +338,54 @@ pub fn find_matches(
     // Candidates among the representatives, in document order.
     let rep_docs: Vec<u32> = (0..n as u32).filter(|&d| is_rep[d as usize]).collect();
     drop(is_rep);
-    let bands = sketches.bands;
-    let mut matrix = sketches.take_band_hashes();
-    anyhow::ensure!(matrix.len() == n * bands, "internal error: the MinHash bands were used twice");
-    for (row, &d) in rep_docs.iter().enumerate() {
-        let d = d as usize;
-        matrix.copy_within(d * bands..(d + 1) * bands, row * bands);
-    }
-    matrix.truncate(rep_docs.len() * bands);
-    matrix.shrink_to_fit();
+    // Candidates among them, one band at a time from the band files; `rep_docs[i]` is the
+    // document of LSH position `i`.
     let mut error = None;
-    simhash_index::candidate_pairs_with(&matrix, bands, |batch| {
-        if error.is_some() {
-            return;
-        }
-        stats.candidates += batch.len() as u64;
-        for chunk in batch.chunks(VERIFY_CHUNK) {
-            let todo: Vec<(u32, u32)> = chunk
-                .iter()
-                .map(|c| (rep_docs[c.a as usize], rep_docs[c.b as usize]))
-                .filter(|&(a, b)| !sink.joined(a, b))
-                .collect();
-            stats.verified += todo.len() as u64;
-            let verified: anyhow::Result<Vec<Option<f64>>> = {
-                use rayon::prelude::*;
-                todo.par_iter()
-                    .map(|&(a, b)| similarity(sketches, a, b))
-                    .map(|j| j.map(|j| (j >= threshold).then_some(j)))
-                    .collect()
-            };
-            match verified {
-                Ok(verified) => {
-                    for (&(a, b), j) in todo.iter().zip(verified) {
-                        if let Some(j) = j {
-                            stats.pairs += 1;
-                            sink.pair(a, b, j);
+    let scan = simhash_index::candidate_pairs_from_columns(
+        rep_docs.len(),
+        sketches.bands,
+        |band| sketches.column(band, &rep_docs),
+        |positions, band, out| {
+            let docs: Vec<u32> = positions.iter().map(|&p| rep_docs[p as usize]).collect();
+            sketches.earlier(&docs, band, out)
+        },
+        |batch| {
+            if error.is_some() {
+                return;
+            }
+            stats.candidates += batch.len() as u64;
+            for chunk in batch.chunks(VERIFY_CHUNK) {
+                let todo: Vec<(u32, u32)> = chunk
+                    .iter()
+                    .map(|c| (rep_docs[c.a as usize], rep_docs[c.b as usize]))
+                    .filter(|&(a, b)| !sink.joined(a, b))
+                    .collect();
+                stats.verified += todo.len() as u64;
+                let verified: anyhow::Result<Vec<Option<f64>>> = {
+                    use rayon::prelude::*;
+                    todo.par_iter()
+                        .map(|&(a, b)| similarity(sketches, a, b))
+                        .map(|j| j.map(|j| (j >= threshold).then_some(j)))
+                        .collect()
+                };
+                match verified {
+                    Ok(verified) => {
+                        for (&(a, b), j) in todo.iter().zip(verified) {
+                            if let Some(j) = j {
+                                stats.pairs += 1;
+                                sink.pair(a, b, j);
+                            }
                         }
                     }
-                }
-                Err(e) => {
-                    error = Some(e);
-                    return;
+                    Err(e) => {
+                        error = Some(e);
+                        return;
+                    }
                 }
             }
-        }
-    });
+        },
+    );
+    scan?;
     match error {
         Some(e) => Err(e),
         None => Ok(stats),

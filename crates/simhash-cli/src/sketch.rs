@@ -1,6 +1,6 @@
-//! The MinHash method's per-document data: LSH band hashes in memory, and each document's
-//! shingle set (sorted 32-bit hashes) in an unnamed temporary file, read back to verify
-//! candidate pairs by their exact Jaccard similarity.
+//! The MinHash method's per-document data: LSH band hashes and each document's shingle set
+//! (sorted 32-bit hashes) in unnamed temporary files, the sets read back to verify candidate
+//! pairs by their exact Jaccard similarity.
 //!
 //! Memory per document is 17 bytes here (set hash, set offset, flag); the band hashes
 //! (32-bit, one file per band and one of rows) and the shingle sets (4 bytes a shingle) are

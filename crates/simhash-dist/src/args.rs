@@ -42,6 +42,13 @@ pub(crate) enum Command {
 }
 
 /// What `pairs` and `cluster` share.
+/// The matching methods simhash-dist runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Method {
+    /// 64-bit simhash fingerprints within --distance bits.
+    Simhash,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct JobArgs {
     /// Input files; `-` reads standard input. Several files are shards of one input.
@@ -96,6 +103,12 @@ pub(crate) struct JobArgs {
     /// Shingle window: tokens for default and moz, bytes for fork [default: 3, fork: 5].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub(crate) window: Option<u16>,
+
+    /// Matching method: simhash only (fingerprints within --distance bits). Accepted so that
+    /// `simhash ... --method simhash` command lines run unchanged; `simhash`'s minhash
+    /// method has no distributed version yet.
+    #[arg(long, value_enum, value_name = "METHOD", default_value = "simhash")]
+    pub(crate) method: Method,
 
     /// Maximum Hamming distance (bits) for two records to be near-duplicates.
     #[arg(short = 'k', long, value_name = "K", default_value_t = 3)]

@@ -480,3 +480,17 @@ fn standard_input_is_read_by_one_worker() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(read(&got) == read(&want), "standard input differs from simhash on the file");
 }
+
+#[test]
+fn method_flag_accepts_simhash_only() {
+    let dir = Dir::new();
+    let input = dir.write("corpus.jsonl", &jsonl_corpus(300, 9));
+    let (want, got) = (dir.path("want.tsv"), dir.path("got.tsv"));
+    assert_eq!(simhash(&["pairs", &s(&input), "-q", "-o", &s(&want)]), ExitCode::SUCCESS);
+    let out = dist(&strings(&["pairs", &s(&input), "--method", "simhash", "-q", "-o", &s(&got)]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(read(&got) == read(&want));
+    let out = dist(&strings(&["pairs", &s(&input), "--method", "minhash", "-o", &s(&got)]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("possible values: simhash"), "{}", stderr(&out));
+}

@@ -210,6 +210,23 @@ fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<ExitCode> {
     session.finish()
 }
 
+/// The matching settings and the record parser of a matching command (`seed_mode`: the
+/// fork-style top level; `fingerprints`: the output shows them), noted in the summary.
+fn matching_and_parser(
+    summary: &mut Summary,
+    input: &InputArgs,
+    fingerprint: &FingerprintOpts,
+    matching: &MatchOpts,
+    default: Preset,
+    fingerprints: bool,
+) -> anyhow::Result<(Matching, Parser)> {
+    let seed_mode = default == Preset::Fork;
+    let matching = resolve_matching(summary, matching, input, fingerprint, seed_mode)?;
+    let parser = parser_for(input, fingerprint, default, Some(&matching), fingerprints)?;
+    note_preset(summary, &parser);
+    Ok((matching, parser))
+}
+
 /// Fails early, before any input is read, on settings the index would refuse.
 fn check_matching(matching: &Matching) -> anyhow::Result<()> {
     match *matching {
@@ -466,16 +483,14 @@ fn id_ranks(corpus: &Corpus) -> Vec<u64> {
 
 fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
     let mut session = Session::new("pairs", &args.run, args.input.strict)?;
-    let matching = resolve_matching(
+    let (matching, parser) = matching_and_parser(
         &mut session.summary,
-        &args.matching,
         &args.input,
         &args.fingerprint,
+        &args.matching,
+        Preset::default(),
         false,
     )?;
-    let parser =
-        parser_for(&args.input, &args.fingerprint, Preset::default(), Some(&matching), false)?;
-    note_preset(&mut session.summary, &parser);
     let mut out = Output::create(&args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
@@ -499,16 +514,14 @@ fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
 
 fn cluster(args: &ClusterArgs, default: Preset) -> anyhow::Result<ExitCode> {
     let mut session = Session::new("cluster", &args.run, args.input.strict)?;
-    let seed_mode = default == Preset::Fork;
-    let matching = resolve_matching(
+    let (matching, parser) = matching_and_parser(
         &mut session.summary,
-        &args.matching,
         &args.input,
         &args.fingerprint,
-        seed_mode,
+        &args.matching,
+        default,
+        true,
     )?;
-    let parser = parser_for(&args.input, &args.fingerprint, default, Some(&matching), true)?;
-    note_preset(&mut session.summary, &parser);
     let mut out = Output::create(&args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
@@ -540,16 +553,14 @@ fn cluster(args: &ClusterArgs, default: Preset) -> anyhow::Result<ExitCode> {
 
 fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
     let mut session = Session::new("dedup", &args.run, args.input.strict)?;
-    let matching = resolve_matching(
+    let (matching, parser) = matching_and_parser(
         &mut session.summary,
-        &args.matching,
         &args.input,
         &args.fingerprint,
+        &args.matching,
+        Preset::default(),
         false,
     )?;
-    let parser =
-        parser_for(&args.input, &args.fingerprint, Preset::default(), Some(&matching), false)?;
-    note_preset(&mut session.summary, &parser);
     let is_hash = matches!(parser, Parser::Hash);
     let mut out = Output::create(&args.output.output)?;
     let mut removed = args.removed.as_deref().map(Output::create).transpose()?;

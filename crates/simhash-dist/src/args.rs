@@ -194,24 +194,8 @@ pub(crate) enum Format {
     Hash,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Blocks {
-    Auto,
-    Fixed(usize),
-}
-
-impl std::str::FromStr for Blocks {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Blocks, String> {
-        if s == "auto" {
-            return Ok(Blocks::Auto);
-        }
-        s.parse::<usize>()
-            .map(Blocks::Fixed)
-            .map_err(|_| format!("expected a number of blocks or `auto`, got {s:?}"))
-    }
-}
+/// `--blocks`: a number, or `auto` (the planner's choice), as the `simhash` binary reads it.
+pub(crate) use simhash_cli::shared::Blocks;
 
 impl JobArgs {
     /// The input paths, `-` for standard input when none is given.

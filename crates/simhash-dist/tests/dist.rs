@@ -155,8 +155,8 @@ fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(ToString::to_string).collect()
 }
 
-/// Runs `args` as `n` processes of `w` workers on loopback ports chosen now.
-fn dist_processes(dir: &Dir, n: usize, w: usize, args: &[&str]) -> Vec<Output> {
+/// A hostfile of `n` loopback addresses on ports free now.
+fn hostfile(dir: &Dir, n: usize) -> PathBuf {
     let listeners: Vec<TcpListener> =
         (0..n).map(|_| TcpListener::bind("127.0.0.1:0").expect("free port")).collect();
     let hosts: Vec<String> = listeners
@@ -164,7 +164,12 @@ fn dist_processes(dir: &Dir, n: usize, w: usize, args: &[&str]) -> Vec<Output> {
         .map(|l| format!("127.0.0.1:{}", l.local_addr().expect("addr").port()))
         .collect();
     drop(listeners);
-    let hostfile = dir.write("hosts.txt", &(hosts.join("\n") + "\n"));
+    dir.write("hosts.txt", &(hosts.join("\n") + "\n"))
+}
+
+/// Runs `args` as `n` processes of `w` workers on loopback ports chosen now.
+fn dist_processes(dir: &Dir, n: usize, w: usize, args: &[&str]) -> Vec<Output> {
+    let hostfile = hostfile(dir, n);
     let children: Vec<Running> = (0..n)
         .map(|p| {
             let mut a = strings(args);
@@ -240,14 +245,7 @@ fn two_processes_on_loopback_match_simhash() {
 fn processes_with_different_shapes_refuse_to_run() {
     let dir = Dir::new();
     let input = dir.write("corpus.jsonl", &jsonl_corpus(100, 6));
-    let listeners: Vec<TcpListener> =
-        (0..2).map(|_| TcpListener::bind("127.0.0.1:0").expect("free port")).collect();
-    let hosts: Vec<String> = listeners
-        .iter()
-        .map(|l| format!("127.0.0.1:{}", l.local_addr().expect("addr").port()))
-        .collect();
-    drop(listeners);
-    let hostfile = dir.write("hosts.txt", &(hosts.join("\n") + "\n"));
+    let hostfile = hostfile(&dir, 2);
     let children: Vec<Running> = [("0", "1"), ("1", "2")]
         .iter()
         .map(|(p, w)| {

@@ -3,7 +3,9 @@
 //!
 //! 1. Read: each worker reads and fingerprints its share ([`crate::share`]).
 //! 2. `chunks`: all-gather each piece's line count and any error; everyone can now number
-//!    lines as `simhash` does, and stops together if a worker failed.
+//!    lines (in the file, for `FILE:LINE` messages, and in the concatenation of the files,
+//!    for the ids of records without one, as `simhash` numbers the concatenated input), and
+//!    stops together if a worker failed.
 //! 3. `ids`, `duplicates`: ids are exchanged by hash; all but the first (in input order) of
 //!    each id are sent back to their reader and skipped, as `simhash` skips them.
 //! 4. `census`: counts are all-gathered; bad records go to worker 0, which reports them in
@@ -15,6 +17,8 @@
 //! 7. `gather`: representative pairs (pairs) or spanning-forest edges (cluster) go to
 //!    worker 0, which expands them to records, asks the readers for the ids it must print,
 //!    and writes the output whole, by temp file and rename.
+//! 8. `outcome`: worker 0 tells every worker how the write went, so that every process
+//!    exits with the same code (0, 1 when records were skipped, or 2).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -57,7 +61,8 @@ pub(crate) struct Job {
 /// How a worker's part of the job ended.
 #[derive(Debug)]
 pub(crate) enum End {
-    /// Finished; worker 0 carries the exit code (1 when records were skipped).
+    /// Finished, with the job's exit code (1 when records were skipped): the same on every
+    /// worker of every process.
     Done(u8),
     /// The job failed; the messages say why (every worker has them).
     Failed(Vec<String>),
@@ -123,7 +128,9 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
     let mut errors: Vec<String> = reports.iter().filter_map(|r| r.error.clone()).collect();
     if reports.iter().any(|r| r.digest != reports[0].digest) {
         errors.push(
-            "the processes see different input files or sizes: each must see the same files"
+            "the processes disagree on the input (file names, sizes, kinds) or the number of \
+             workers: every process must see the same files and run the same simhash-dist \
+             build (the same version, on every host)"
                 .to_string(),
         );
     }
@@ -131,16 +138,10 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
         return End::Failed(errors);
     }
     let all_chunks: Vec<&Chunk> = reports.iter().flat_map(|r| &r.chunks).collect();
-    let lines_before: Vec<u64> = share
-        .chunks
-        .iter()
-        .map(|c| {
-            all_chunks.iter().filter(|o| o.file == c.file && o.lo < c.lo).map(|o| o.lines).sum()
-        })
-        .collect();
+    let lines_before = chunk_lines(&share.chunks, &all_chunks);
     share.docs.resolve_lines(&lines_before);
     for bad in &mut share.bad {
-        bad.line += lines_before[bad.chunk as usize];
+        bad.line += lines_before[bad.chunk as usize].0;
     }
 
     // Rounds `ids` and `duplicates`.
@@ -329,102 +330,117 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
         worker,
         answers.into_iter().map(|d| (0, (docs.pos[d], docs.id(d), docs.numeric[d], docs.fp[d]))),
     );
-    if me != 0 {
-        return End::Done(0);
-    }
-
-    // Worker 0 writes.
-    records.sort_unstable_by_key(|r| r.0);
-    let Some(mut out) = out.take() else {
-        return End::Failed(vec!["worker 0 has no output".to_string()]);
-    };
-    let positions: Vec<u64> = records.iter().map(|r| r.0).collect();
-    let index = |pos: u64| positions.binary_search(&pos).ok();
-    let write_start = Instant::now();
-    let mut written = 0u64;
-    let mut summary_clusters = None;
-    let result = (|| -> std::io::Result<()> {
-        match job.mode {
-            Mode::Pairs => {
-                out.write_all(b"id_a\tid_b\tdistance\n")?;
-                for &(a, b, d) in &pairs {
-                    let (Some(ia), Some(ib)) = (index(a), index(b)) else {
-                        return Err(std::io::Error::other("a paired record's id is missing"));
-                    };
-                    writeln!(out, "{}\t{}\t{d}", records[ia].1, records[ib].1)?;
-                }
-                written = pairs.len() as u64;
-            }
-            Mode::Cluster { singletons } => {
-                let dense: Vec<(u32, u32)> = edges
-                    .iter()
-                    .filter_map(|&(a, b, _)| Some((index(a)? as u32, index(b)? as u32)))
-                    .collect();
-                let clusters = Clusters::components(records.len(), dense)
-                    .map_err(|e| std::io::Error::other(format!("clustering failed: {e}")))?;
-                out.write_all(b"id\thash\tcluster\n")?;
-                let mut next_id = 0u64;
-                for members in &clusters {
-                    if members.len() < 2 && !singletons {
-                        continue;
-                    }
-                    for &doc in members {
-                        let (_, id, _, fp) = &records[doc as usize];
-                        out.write_all(id.as_bytes())?;
-                        match fp {
-                            Some(fp) => write!(out, "\t{fp}")?,
-                            None => out.write_all(b"\t")?,
-                        }
-                        writeln!(out, "\t{next_id}")?;
-                        written += 1;
-                    }
-                    next_id += 1;
-                }
-                let s = clusters.stats(usize::MAX);
-                summary_clusters = Some((s.clusters, s.largest.max(usize::from(s.clusters > 0))));
-            }
-        }
-        Ok(())
-    })();
-    if let Err(e) = result {
-        return End::Failed(vec![format!("{}: cannot write: {e}", job.output.display())]);
-    }
-    if let Err(e) = out.commit() {
-        if broken_pipe(&e) {
-            return End::Done(0);
-        }
-        return End::Failed(vec![format!("{e:#}")]);
-    }
+    // Every worker knows the census, so every worker knows the exit code.
     let skipped = total.bad + empty.len() as u64;
-    if !job.quiet {
-        let records_read: u64 = all_chunks.iter().map(|c| c.records).sum();
-        let bytes: u64 = all_chunks.iter().map(|c| c.bytes).sum();
-        let pairs_total: u64 = stats.iter().map(|s| s.record_pairs).sum();
-        let largest_group = stats.iter().map(|s| s.largest_group).max().unwrap_or(0);
-        let shuffled: u64 = stats.iter().map(|s| s.received).sum();
-        let reps_total: u64 = stats.iter().map(|s| s.representatives).sum();
-        let clusters = match summary_clusters {
-            Some((c, largest)) => format!(", {c} clusters (largest {largest})"),
-            None => String::new(),
+    let code = u8::from(skipped > 0);
+
+    // Worker 0 writes; the others wait for the outcome, so that every process exits with
+    // the same code.
+    let outcome: Result<u8, Vec<String>> = 'write: {
+        if me != 0 {
+            break 'write Ok(code);
+        }
+        records.sort_unstable_by_key(|r| r.0);
+        let Some(mut out) = out.take() else {
+            break 'write Err(vec!["worker 0 has no output".to_string()]);
         };
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "simhash-dist: {records_read} records read ({skipped} skipped), {} documents \
+        let positions: Vec<u64> = records.iter().map(|r| r.0).collect();
+        let index = |pos: u64| positions.binary_search(&pos).ok();
+        let write_start = Instant::now();
+        let mut written = 0u64;
+        let mut summary_clusters = None;
+        let result = (|| -> std::io::Result<()> {
+            match job.mode {
+                Mode::Pairs => {
+                    out.write_all(b"id_a\tid_b\tdistance\n")?;
+                    for &(a, b, d) in &pairs {
+                        let (Some(ia), Some(ib)) = (index(a), index(b)) else {
+                            return Err(std::io::Error::other("a paired record's id is missing"));
+                        };
+                        writeln!(out, "{}\t{}\t{d}", records[ia].1, records[ib].1)?;
+                    }
+                    written = pairs.len() as u64;
+                }
+                Mode::Cluster { singletons } => {
+                    let dense: Vec<(u32, u32)> = edges
+                        .iter()
+                        .filter_map(|&(a, b, _)| Some((index(a)? as u32, index(b)? as u32)))
+                        .collect();
+                    let clusters = Clusters::components(records.len(), dense)
+                        .map_err(|e| std::io::Error::other(format!("clustering failed: {e}")))?;
+                    out.write_all(b"id\thash\tcluster\n")?;
+                    let mut next_id = 0u64;
+                    for members in &clusters {
+                        if members.len() < 2 && !singletons {
+                            continue;
+                        }
+                        for &doc in members {
+                            let (_, id, _, fp) = &records[doc as usize];
+                            out.write_all(id.as_bytes())?;
+                            match fp {
+                                Some(fp) => write!(out, "\t{fp}")?,
+                                None => out.write_all(b"\t")?,
+                            }
+                            writeln!(out, "\t{next_id}")?;
+                            written += 1;
+                        }
+                        next_id += 1;
+                    }
+                    let s = clusters.stats(usize::MAX);
+                    summary_clusters =
+                        Some((s.clusters, s.largest.max(usize::from(s.clusters > 0))));
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            break 'write Err(vec![format!("{}: cannot write: {e}", job.output.display())]);
+        }
+        if let Err(e) = out.commit() {
+            // As `simhash`: a reader that stopped reading (`| head`) is not a failure.
+            if broken_pipe(&e) {
+                break 'write Ok(0);
+            }
+            break 'write Err(vec![format!("{e:#}")]);
+        }
+        if !job.quiet {
+            let records_read: u64 = all_chunks.iter().map(|c| c.records).sum();
+            let bytes: u64 = all_chunks.iter().map(|c| c.bytes).sum();
+            let pairs_total: u64 = stats.iter().map(|s| s.record_pairs).sum();
+            let largest_group = stats.iter().map(|s| s.largest_group).max().unwrap_or(0);
+            let shuffled: u64 = stats.iter().map(|s| s.received).sum();
+            let reps_total: u64 = stats.iter().map(|s| s.representatives).sum();
+            let clusters = match summary_clusters {
+                Some((c, largest)) => format!(", {c} clusters (largest {largest})"),
+                None => String::new(),
+            };
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "simhash-dist: {records_read} records read ({skipped} skipped), {} documents \
              ({} featureless), {pairs_total} pairs{clusters}, {written} lines written; \
              {peers} workers, {bytes} bytes, {} blocks / {} tables, {reps_total} distinct \
              fingerprints, {shuffled} table records shuffled, largest prefix group \
              {largest_group}; read {read_seconds:.2}s, match {match_seconds:.2}s, \
              write {:.2}s, total {:.2}s; peak memory of process 0 {} MiB",
-            total.documents,
-            total.featureless,
-            tables.blocks(),
-            tables.len(),
-            write_start.elapsed().as_secs_f64(),
-            started.elapsed().as_secs_f64(),
-            peak_memory_mib(),
-        );
+                total.documents,
+                total.featureless,
+                tables.blocks(),
+                tables.len(),
+                write_start.elapsed().as_secs_f64(),
+                started.elapsed().as_secs_f64(),
+                peak_memory_mib(),
+            );
+        }
+        Ok(code)
+    };
+
+    // Round `outcome`: worker 0's result goes to every worker.
+    let told = exchange(worker, (0..peers).filter(|_| me == 0).map(|w| (w, outcome.clone())));
+    match told.into_iter().next() {
+        Some(Ok(code)) => End::Done(code),
+        Some(Err(messages)) => End::Failed(messages),
+        None => End::Failed(vec!["worker 0 sent no outcome".to_string()]),
     }
-    End::Done(u8::from(skipped > 0))
 }
 
 /// `VmHWM` from `/proc/self/status`: this process's peak resident memory (Linux; 0
@@ -436,6 +452,19 @@ pub(crate) fn peak_memory_mib() -> u64 {
         .find(|l| l.starts_with("VmHWM:"))
         .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         .map_or(0, |kib| kib / 1024)
+}
+
+/// For each of `mine`: the lines of its file before it (so messages name `FILE:LINE` in the
+/// file), and the lines of all the earlier files (so a record without an id gets its line
+/// number in the concatenation of the files, as `simhash` numbers the concatenated input).
+fn chunk_lines(mine: &[Chunk], all: &[&Chunk]) -> Vec<(u64, u64)> {
+    mine.iter()
+        .map(|c| {
+            let in_file = all.iter().filter(|o| o.file == c.file && o.lo < c.lo).map(|o| o.lines);
+            let earlier = all.iter().filter(|o| o.file < c.file).map(|o| o.lines);
+            (in_file.sum(), earlier.sum())
+        })
+        .collect()
 }
 
 fn broken_pipe(e: &anyhow::Error) -> bool {
@@ -479,14 +508,25 @@ fn expand(rep_pairs: &[(u64, u64, u32)], mut copies: Vec<(u64, u64)>) -> Vec<(u6
     out
 }
 
-/// A 128-bit hash of an id, as `simhash` keeps to find duplicate ids.
+/// A 128-bit hash of an id: XXH3-128 of its UTF-8 bytes, as `(high, low)` 64-bit halves;
+/// `high % workers` is the worker that checks the id for duplicates. XXH3 is a fixed,
+/// specified function, so processes built with different Rust toolchains agree on it
+/// (`std`'s `DefaultHasher` is not specified and may change between Rust releases).
 fn id_hash(id: &str) -> (u64, u64) {
-    use std::hash::Hasher;
-    let hash = |salt: u8| {
-        let mut h = std::hash::DefaultHasher::new();
-        h.write_u8(salt);
-        h.write(id.as_bytes());
-        h.finish()
-    };
-    (hash(1), hash(2))
+    let h = xxhash_rust::xxh3::xxh3_128(id.as_bytes());
+    ((h >> 64) as u64, h as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_hash_is_xxh3_128() {
+        // XXH3-128 (seed 0) of the empty input, from the reference implementation's test
+        // vectors; then a value pinned here: a change of hash would split one job's
+        // processes built from different sources.
+        assert_eq!(id_hash(""), (0x99aa06d3014798d8, 0x6001c324468d497f));
+        assert_eq!(id_hash("doc-1"), (0x86d30a7187b8846d, 0x519b17ab187068cc));
+    }
 }

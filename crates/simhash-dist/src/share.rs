@@ -6,7 +6,6 @@
 //! coordination, and tell which worker owns the record ([`InputPlan::owner`]).
 
 use std::fs::File;
-use std::hash::Hasher;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -94,16 +93,19 @@ impl InputPlan {
         Ok(InputPlan { files, bases, starts, total })
     }
 
-    /// A digest of what this process sees (names, sizes, kinds): every process must agree.
+    /// A digest of what this process sees (names, sizes, kinds, workers): every process
+    /// must agree. XXH3-64 of a fixed little-endian encoding, so that it does not depend on
+    /// the Rust toolchain the binary was built with (unlike `std`'s `DefaultHasher`).
     pub(crate) fn digest(&self) -> u64 {
-        let mut h = std::hash::DefaultHasher::new();
+        let mut bytes = Vec::new();
         for f in &self.files {
-            h.write(f.name.as_bytes());
-            h.write_u64(f.size);
-            h.write_u8(u8::from(f.splittable));
+            bytes.extend_from_slice(&(f.name.len() as u64).to_le_bytes());
+            bytes.extend_from_slice(f.name.as_bytes());
+            bytes.extend_from_slice(&f.size.to_le_bytes());
+            bytes.push(u8::from(f.splittable));
         }
-        h.write_usize(self.starts.len());
-        h.finish()
+        bytes.extend_from_slice(&(self.starts.len() as u64).to_le_bytes());
+        xxhash_rust::xxh3::xxh3_64(&bytes)
     }
 
     /// The worker whose range holds byte `x` of the laid-out input.
@@ -167,7 +169,8 @@ pub(crate) enum Parser {
 #[derive(Debug, Default)]
 pub(crate) struct Docs {
     pub(crate) pos: Vec<u64>,
-    /// Line numbers: within the chunk until [`Docs::resolve_lines`], then in the file.
+    /// Line numbers: within the chunk until [`Docs::resolve_lines`], then in the file (as
+    /// `FILE:LINE` messages name them).
     pub(crate) line: Vec<u64>,
     /// The fingerprint, or `None` for a featureless record.
     pub(crate) fp: Vec<Option<u64>>,
@@ -175,12 +178,16 @@ pub(crate) struct Docs {
     id_ends: Vec<usize>,
     /// The id is a JSON number (written back as one).
     pub(crate) numeric: Vec<bool>,
-    /// The record had no id: it is its 0-based line number.
+    /// The record had no id: it is its 0-based line number in the input files laid end to
+    /// end (in their concatenation, as `simhash` numbers it).
     pub(crate) generated: Vec<bool>,
     /// Skipped after reading: its id is a duplicate of an earlier record's.
     pub(crate) removed: Vec<bool>,
     /// The chunk (index into this worker's chunks) of each record.
     chunk: Vec<u32>,
+    /// Per chunk: the lines of all the files before the chunk's file, which turn a line in
+    /// the file into a line in the concatenation (set by [`Docs::resolve_lines`]).
+    earlier_files: Vec<u64>,
 }
 
 impl Docs {
@@ -197,20 +204,23 @@ impl Docs {
         Some(&self.ids[start..self.id_ends[doc]])
     }
 
-    /// The id as `simhash` writes it.
+    /// The id as `simhash` writes it for the concatenation of the input files: a record
+    /// without one gets its 0-based line number in the concatenation.
     pub(crate) fn id(&self, doc: usize) -> String {
-        match self.given_id(doc) {
-            Some(id) => id.to_string(),
-            None => (self.line[doc] - 1).to_string(),
+        if let Some(id) = self.given_id(doc) {
+            return id.to_string();
         }
+        let earlier = self.earlier_files.get(self.chunk[doc] as usize).copied();
+        (self.line[doc] + earlier.unwrap_or(0) - 1).to_string()
     }
 
-    /// Turns chunk-relative line numbers into file line numbers: `first_line[c]` is the
-    /// number of lines of the file before chunk `c`.
-    pub(crate) fn resolve_lines(&mut self, lines_before: &[u64]) {
+    /// Turns chunk-relative line numbers into file line numbers. For chunk `c`,
+    /// `lines[c]` is `(lines of its file before the chunk, lines of all earlier files)`.
+    pub(crate) fn resolve_lines(&mut self, lines: &[(u64, u64)]) {
         for (line, &chunk) in self.line.iter_mut().zip(&self.chunk) {
-            *line += lines_before[chunk as usize];
+            *line += lines[chunk as usize].0;
         }
+        self.earlier_files = lines.iter().map(|l| l.1).collect();
     }
 
     fn push(&mut self, pos: u64, line: u64, chunk: u32, id: Option<(&str, bool)>, fp: Option<u64>) {
@@ -383,6 +393,17 @@ mod tests {
         }
         let starts = (0..workers).map(|i| total * i as u64 / workers as u64).collect();
         InputPlan { files, bases, starts, total }
+    }
+
+    #[test]
+    fn digest_is_fixed_and_sees_names_sizes_and_workers() {
+        let plan = plan_for(&[10, 20], 3);
+        // Pinned: the digest must not change with the toolchain (processes of one job may
+        // be built apart), only with this encoding.
+        assert_eq!(plan.digest(), 0xefa7972aa3a130c2);
+        assert_ne!(plan_for(&[10, 21], 3).digest(), plan.digest());
+        assert_ne!(plan_for(&[10, 20], 4).digest(), plan.digest());
+        assert_ne!(plan_for(&[30], 3).digest(), plan.digest());
     }
 
     #[test]

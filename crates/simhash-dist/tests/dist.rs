@@ -354,18 +354,64 @@ fn hash_input_matches_brute_force_and_simhash() {
 fn shards_read_as_their_concatenation() {
     let dir = Dir::new();
     let corpus = jsonl_corpus(1500, 3);
-    // Records with explicit ids only: generated ids are line numbers, per shard.
-    let lines: Vec<&str> = corpus.lines().filter(|l| l.contains("\"id\"")).collect();
+    let lines: Vec<&str> = corpus.lines().collect();
+    // A run of records without ids in each shard: their ids are line numbers in the
+    // concatenation, as `simhash` numbers the lines of the concatenated input.
+    let plain = |from: usize| -> Vec<String> {
+        (from..from + 60)
+            .map(|i| {
+                let mut words: Vec<&str> = (0..16).map(|j| WORDS[(j + i % 4) % 24]).collect();
+                words[i % 16] = WORDS[i % 24];
+                if i % 3 == 0 {
+                    words = vec!["the same boilerplate page again and again"];
+                }
+                format!("{{\"text\":\"{}\"}}", words.join(" "))
+            })
+            .collect()
+    };
     let (a, b) = lines.split_at(lines.len() / 3);
-    let one = dir.write("one.jsonl", &(a.join("\n") + "\n"));
-    let two = dir.write("two.jsonl", &(b.join("\n") + "\n"));
-    let all = dir.write("all.jsonl", &(lines.join("\n") + "\n"));
+    let mut one: Vec<String> = a.iter().map(ToString::to_string).collect();
+    one.extend(plain(0));
+    let mut two: Vec<String> = plain(60);
+    two.extend(b.iter().map(ToString::to_string));
+    let all = dir.write("all.jsonl", &(one.join("\n") + "\n" + &two.join("\n") + "\n"));
+    let one = dir.write("one.jsonl", &(one.join("\n") + "\n"));
+    let two = dir.write("two.jsonl", &(two.join("\n") + "\n"));
     let want = dir.path("want.tsv");
     let got = dir.path("got.tsv");
-    assert_eq!(simhash(&["cluster", &s(&all), "-q", "-o", &s(&want)]), ExitCode::SUCCESS);
-    let out = dist(&strings(&["cluster", &s(&one), &s(&two), "-q", "-w", "2", "-o", &s(&got)]));
+    for (command, extra) in [("cluster", "--singletons"), ("pairs", "-k6")] {
+        let code = simhash(&[command, &s(&all), extra, "-q", "-o", &s(&want)]);
+        assert_eq!(code, ExitCode::SUCCESS);
+        let out =
+            dist(&strings(&[command, &s(&one), &s(&two), extra, "-q", "-w", "2", "-o", &s(&got)]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            read(&got) == read(&want),
+            "{command} {extra}: shards differ from their concatenation"
+        );
+    }
+    // Records without ids only, split in two (the reviewer's repro).
+    let plain: Vec<String> = plain(0).into_iter().chain(plain(60)).collect();
+    let s1 = dir.write("s1.jsonl", &(plain[..60].join("\n") + "\n"));
+    let s2 = dir.write("s2.jsonl", &(plain[60..].join("\n") + "\n"));
+    let all = dir.write("s12.jsonl", &(plain.join("\n") + "\n"));
+    assert_eq!(simhash(&["pairs", &s(&all), "-k", "6", "-q", "-o", &s(&want)]), ExitCode::SUCCESS);
+    let out =
+        dist(&strings(&["pairs", &s(&s1), &s(&s2), "-k", "6", "-w", "2", "-q", "-o", &s(&got)]));
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(read(&got) == read(&want), "shards differ from their concatenation");
+    assert!(read(&want).lines().count() > 100);
+    assert!(read(&got) == read(&want), "id-less shards differ from their concatenation");
+
+    // Messages name the shard and the line in it (`simhash` on the concatenation names the
+    // concatenated file and the line in it).
+    let bad = dir.write("bad.jsonl", "{\"text\":\"a b c\"}\nnot json\n");
+    let out = dist(&strings(&["pairs", &s(&s1), &s(&bad), "-w", "2", "-o", &s(&got)]));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("simhash-dist: {}:2: invalid JSON", s(&bad))),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -491,4 +537,24 @@ fn method_flag_accepts_simhash_only() {
     let out = dist(&strings(&["pairs", &s(&input), "--method", "minhash", "-o", &s(&got)]));
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("possible values: simhash"), "{}", stderr(&out));
+}
+
+#[test]
+fn every_process_exits_with_the_jobs_code() {
+    let dir = Dir::new();
+    let mut data = jsonl_corpus(300, 10);
+    data.push_str("\nnot json\n");
+    let input = dir.write("skipped.jsonl", &data);
+    let got = dir.path("got.tsv");
+    // A skipped record: every process exits 1, not only process 0.
+    let outs = dist_processes(&dir, 2, 1, &["pairs", &s(&input), "-q", "-o", &s(&got)]);
+    for (p, out) in outs.iter().enumerate() {
+        assert_eq!(out.status.code(), Some(1), "process {p}: {}", stderr(out));
+    }
+    // Process 0 cannot write its output: every process exits 2.
+    let outs = dist_processes(&dir, 2, 1, &["pairs", &s(&input), "-q", "-o", "/dev/full"]);
+    for (p, out) in outs.iter().enumerate() {
+        assert_eq!(out.status.code(), Some(2), "process {p}: {}", stderr(out));
+        assert!(stderr(out).contains("/dev/full: cannot write"), "process {p}: {}", stderr(out));
+    }
 }

@@ -82,6 +82,17 @@ struct Spill {
     file: File,
     /// u32 values written.
     len: u64,
+    /// The whole file in memory, when it fits the cache budget.
+    cache: Option<Vec<u32>>,
+}
+
+/// Memory the row and set files may take when read back whole, instead of a read per
+/// lookup: small corpora match from memory, large ones from the page cache.
+const CACHE_BYTES: u64 = 256 << 20;
+
+thread_local! {
+    /// Bytes read back from a spill file, reused.
+    static READ_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Spill {
@@ -89,25 +100,22 @@ impl Spill {
         let file = tempfile::tempfile()
             .context("cannot create a temporary file for the MinHash sketches")?;
         let writer = file.try_clone().context("cannot open a temporary file")?;
-        Ok(Spill { writer: Some(BufWriter::with_capacity(1 << 16, writer)), file, len: 0 })
+        Ok(Spill {
+            writer: Some(BufWriter::with_capacity(1 << 16, writer)),
+            file,
+            len: 0,
+            cache: None,
+        })
     }
 
     fn append(&mut self, values: &[u32]) -> anyhow::Result<()> {
         let writer = self.writer.as_mut().context("internal error: a sketch file is closed")?;
-        let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
-        writer
-            .write_all(&bytes)
-            .context("cannot write the MinHash sketches to a temporary file")?;
+        for v in values {
+            writer
+                .write_all(&v.to_le_bytes())
+                .context("cannot write the MinHash sketches to a temporary file")?;
+        }
         self.len += values.len() as u64;
-        Ok(())
-    }
-
-    fn append_one(&mut self, value: u32) -> anyhow::Result<()> {
-        let writer = self.writer.as_mut().context("internal error: a sketch file is closed")?;
-        writer
-            .write_all(&value.to_le_bytes())
-            .context("cannot write the MinHash sketches to a temporary file")?;
-        self.len += 1;
         Ok(())
     }
 
@@ -118,24 +126,111 @@ impl Spill {
         Ok(())
     }
 
+    /// Reads the whole file into memory if it takes at most `*budget` bytes, taking them
+    /// from the budget.
+    fn cache_within(&mut self, budget: &mut u64) -> anyhow::Result<()> {
+        let bytes = self.len * 4;
+        if bytes <= *budget {
+            let mut all = Vec::with_capacity(self.len as usize);
+            let chunk = 1 << 18;
+            let mut at = 0;
+            while at < self.len {
+                let count = chunk.min(self.len - at) as usize;
+                self.read(at, count, &mut all)?;
+                at += count as u64;
+            }
+            self.cache = Some(all);
+            *budget -= bytes;
+        }
+        Ok(())
+    }
+
     /// Appends the `count` values from value `start` to `out`.
     fn read(&self, start: u64, count: usize, out: &mut Vec<u32>) -> anyhow::Result<()> {
         if count == 0 {
             return Ok(());
         }
-        let mut bytes = vec![0u8; count * 4];
-        read_at(&self.file, &mut bytes, start * 4)
-            .context("cannot read the MinHash sketches back from their temporary file")?;
-        out.extend(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+        if let Some(cache) = &self.cache {
+            out.extend_from_slice(&cache[start as usize..start as usize + count]);
+            return Ok(());
+        }
+        READ_BUF.with(|cell| {
+            let mut bytes = cell.borrow_mut();
+            bytes.resize(count * 4, 0);
+            read_at(&self.file, &mut bytes, start * 4)
+                .context("cannot read the MinHash sketches back from their temporary file")?;
+            out.extend(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+            Ok(())
+        })
+    }
+}
+
+/// Values per block of a band's column in the column file.
+const COLUMN_BLOCK: usize = 1 << 13;
+
+/// Every band's column of hashes in one file, written in blocks of [`COLUMN_BLOCK`] values
+/// per band (so a band reads back in large pieces, and any number of bands takes one file).
+struct Columns {
+    spill: Spill,
+    /// Values of each band not yet written.
+    pending: Vec<Vec<u32>>,
+    /// Each band's blocks: start (in values) and length.
+    blocks: Vec<Vec<(u64, usize)>>,
+}
+
+impl Columns {
+    fn new(bands: usize) -> anyhow::Result<Columns> {
+        Ok(Columns {
+            spill: Spill::new()?,
+            pending: vec![Vec::new(); bands],
+            blocks: vec![Vec::new(); bands],
+        })
+    }
+
+    fn push(&mut self, hashes: &[u32]) -> anyhow::Result<()> {
+        for (band, &h) in hashes.iter().enumerate() {
+            self.pending[band].push(h);
+            if self.pending[band].len() == COLUMN_BLOCK {
+                self.flush(band)?;
+            }
+        }
         Ok(())
+    }
+
+    fn flush(&mut self, band: usize) -> anyhow::Result<()> {
+        let values = std::mem::take(&mut self.pending[band]);
+        if !values.is_empty() {
+            self.blocks[band].push((self.spill.len, values.len()));
+            self.spill.append(&values)?;
+        }
+        self.pending[band] = values;
+        self.pending[band].clear();
+        Ok(())
+    }
+
+    fn finish(&mut self) -> anyhow::Result<()> {
+        for band in 0..self.pending.len() {
+            self.flush(band)?;
+        }
+        self.pending = Vec::new();
+        self.spill.finish()
+    }
+
+    /// One band's hash of every document.
+    fn read(&self, band: usize) -> anyhow::Result<Vec<u32>> {
+        let mut all = Vec::new();
+        for &(start, len) in &self.blocks[band] {
+            self.spill.read(start, len, &mut all)?;
+        }
+        Ok(all)
     }
 }
 
 /// The sketches of a corpus, indexed by document (documents without features have none).
 ///
-/// In memory: 17 bytes a document. On disk: each document's band hashes twice (one file per
-/// band, for sorting one band at a time, and one file of rows, for the ownership test of
-/// the documents that share a band) and its shingle set.
+/// In memory: 17 bytes a document. On disk: each document's band hashes twice (by band, for
+/// sorting one band at a time, and by document, for the ownership test of the documents
+/// that share a band) and its shingle set.
 pub struct Sketches {
     bands: usize,
     set_hashes: Vec<u64>,
@@ -143,10 +238,12 @@ pub struct Sketches {
     offsets: Vec<u64>,
     has: Vec<bool>,
     sets: Spill,
-    /// One file per band: that band's hash of every document (0 without a sketch).
-    columns: Vec<Spill>,
+    /// Each band's hash of every document (0 without a sketch).
+    columns: Columns,
     /// Every document's band hashes, one row after another.
     rows: Spill,
+    /// The band hashes of a document without a sketch.
+    zeros: Vec<u32>,
 }
 
 impl Sketches {
@@ -157,15 +254,15 @@ impl Sketches {
             offsets: vec![0],
             has: Vec::new(),
             sets: Spill::new()?,
-            columns: (0..bands).map(|_| Spill::new()).collect::<anyhow::Result<_>>()?,
+            columns: Columns::new(bands)?,
             rows: Spill::new()?,
+            zeros: vec![0; bands],
         })
     }
 
     /// Appends the next document's sketch (none when it has no features).
     pub fn push(&mut self, sketch: Option<&DocSketch>) -> anyhow::Result<()> {
         let end = *self.offsets.last().unwrap_or(&0);
-        let zeros;
         let bands = if let Some(s) = sketch {
             anyhow::ensure!(s.bands.len() == self.bands, "internal error: wrong number of bands");
             self.set_hashes.push(s.set_hash());
@@ -177,22 +274,21 @@ impl Sketches {
             self.set_hashes.push(0);
             self.offsets.push(end);
             self.has.push(false);
-            zeros = vec![0; self.bands];
-            &zeros
+            &self.zeros
         };
-        for (column, &h) in self.columns.iter_mut().zip(bands) {
-            column.append_one(h)?;
-        }
+        self.columns.push(bands)?;
         self.rows.append(bands)
     }
 
-    /// Ends writing: sketches can be read from now on.
+    /// Ends writing: sketches can be read from now on. The row file, then the set file, is
+    /// read back into memory if it fits what is left of [`CACHE_BYTES`].
     pub fn finish(&mut self) -> anyhow::Result<()> {
         self.sets.finish()?;
-        for column in &mut self.columns {
-            column.finish()?;
-        }
-        self.rows.finish()
+        self.columns.finish()?;
+        self.rows.finish()?;
+        let mut budget = CACHE_BYTES;
+        self.rows.cache_within(&mut budget)?;
+        self.sets.cache_within(&mut budget)
     }
 
     pub fn has(&self, doc: usize) -> bool {
@@ -212,25 +308,24 @@ impl Sketches {
 
     /// One band's hash of each of `docs` (ascending).
     fn column(&self, band: usize, docs: &[u32]) -> anyhow::Result<Vec<u32>> {
-        let column = &self.columns[band];
-        let mut all = Vec::new();
-        let chunk = 1 << 18;
-        let mut at = 0;
-        while at < column.len {
-            let count = chunk.min(column.len - at) as usize;
-            column.read(at, count, &mut all)?;
-            at += count as u64;
-        }
+        let all = self.columns.read(band)?;
         Ok(docs.iter().map(|&d| all[d as usize]).collect())
     }
 
-    /// The first `band` hashes of each of `docs` (ascending), row after row: each read
-    /// covers the rows of as many of the next documents as fit in a window of the row file.
+    /// Appends the first `band` hashes of each of `docs` (ascending) to `out`, row after
+    /// row: each read covers the rows of as many of the next documents as fit in a window of
+    /// the row file.
     fn earlier(&self, docs: &[u32], band: usize, out: &mut Vec<u32>) -> anyhow::Result<()> {
         let width = self.bands as u64;
-        let window = (1u64 << 16).max(width);
+        if let Some(rows) = &self.rows.cache {
+            for &d in docs {
+                let at = (u64::from(d) * width) as usize;
+                out.extend_from_slice(&rows[at..at + band]);
+            }
+            return Ok(());
+        }
+        let window = (1u64 << 14).max(width);
         let mut buf = Vec::new();
-        out.clear();
         let mut i = 0;
         while i < docs.len() {
             let start = u64::from(docs[i]) * width;

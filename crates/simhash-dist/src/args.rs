@@ -53,8 +53,10 @@ pub(crate) enum Method {
 pub(crate) struct JobArgs {
     /// Input files; `-` reads standard input. Several files are shards of one input.
     ///
-    /// Shards are read as if concatenated, in the order given; every process must see the
-    /// same files with the same sizes (a shared file system or identical copies).
+    /// Shards are read as if concatenated, in the order given (a record without an id gets
+    /// its 0-based line number in the concatenation; messages name the shard and the line in
+    /// it); every process must see the same files with the same sizes (a shared file system
+    /// or identical copies).
     /// Uncompressed files are split into line-aligned byte ranges, one per worker; a `.gz`
     /// or `.zst` file or standard input is read whole by one worker.
     #[arg(value_name = "INPUT", conflicts_with = "input")]

@@ -38,7 +38,7 @@ pub enum Command {
     /// Fingerprint each record: JSONL in, TSV `id<TAB>hash` out (what --format hash reads).
     #[command(after_help = EXIT_CODES)]
     Fingerprint(FingerprintArgs),
-    /// Every near-duplicate pair: TSV `id_a<TAB>id_b<TAB>distance`.
+    /// Every near-duplicate pair: TSV `id_a<TAB>id_b<TAB>jaccard` (or `distance` with simhash).
     #[command(after_help = EXIT_CODES)]
     Pairs(PairsArgs),
     /// Write the input without its near-duplicates, each kept record byte for byte.
@@ -397,7 +397,7 @@ pub struct ClusterOpts {
 pub enum ClusterMode {
     /// Connected components of the near-duplicate graph (the seeds' find-clusters).
     Components,
-    /// Center clustering: members are within --distance of the kept record.
+    /// Center clustering: members match the kept record directly.
     Star,
 }
 
@@ -473,7 +473,8 @@ pub struct DedupArgs {
     #[command(flatten)]
     pub output: OutputOpts,
 
-    /// Also write one JSON line per dropped record: {"id", "duplicate_of", "distance"}.
+    /// Also write one JSON line per dropped record: {"id", "duplicate_of", "jaccard"} (or
+    /// "distance" with simhash).
     #[arg(long, value_name = "FILE")]
     pub removed: Option<PathBuf>,
 

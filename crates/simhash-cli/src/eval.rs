@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use serde_json::Value;
+use serde_json::value::RawValue;
 use simhash_cluster::UnionFind;
 
 use crate::input::Source;
@@ -94,13 +94,19 @@ fn header_columns(fields: &[&str]) -> Option<Columns> {
     None
 }
 
-/// The text of a JSON id: strings as they are, numbers as written.
-fn id_text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
+/// The text of a JSON id: strings unescaped, numbers exactly as written (`1.50`, `1e2`),
+/// as the `simhash` commands write them; `None` for anything else.
+fn id_text(value: &RawValue) -> Option<String> {
+    let raw = value.get();
+    match raw.as_bytes().first()? {
+        b'"' => serde_json::from_str::<String>(raw).ok(),
+        b'-' | b'0'..=b'9' => Some(raw.to_owned()),
         _ => None,
     }
+}
+
+fn is_null(value: &RawValue) -> bool {
+    value.get() == "null"
 }
 
 fn read_side(path: &Path, ids: &mut Ids, what: &str) -> anyhow::Result<Side> {
@@ -134,12 +140,12 @@ fn read_side(path: &Path, ids: &mut Ids, what: &str) -> anyhow::Result<Side> {
         }
         match text.trim_start().as_bytes()[0] {
             b'{' => {
-                let record: serde_json::Map<String, Value> = serde_json::from_str(text)
+                let record: HashMap<String, &RawValue> = serde_json::from_str(text)
                     .map_err(|e| at(format!("invalid JSON object: {e}")))?;
                 read_json_record(&record, ids, &mut side, &mut labels).map_err(at)?;
             }
             b'[' => {
-                let list: Vec<Value> = serde_json::from_str(text)
+                let list: Vec<&RawValue> = serde_json::from_str(text)
                     .map_err(|e| at(format!("invalid JSON array: {e}")))?;
                 add_cluster(&list, ids, &mut side).map_err(at)?;
             }
@@ -162,15 +168,14 @@ fn read_side(path: &Path, ids: &mut Ids, what: &str) -> anyhow::Result<Side> {
 }
 
 fn read_json_record(
-    record: &serde_json::Map<String, Value>,
+    record: &HashMap<String, &RawValue>,
     ids: &mut Ids,
     side: &mut Side,
     labels: &mut HashMap<String, u32>,
 ) -> Result<(), String> {
     if let Some(id) = record.get("id") {
         let id = id_text(id).ok_or("\"id\" must be a string or a number")?;
-        let find =
-            |keys: &[&str]| keys.iter().find_map(|k| record.get(*k).filter(|v| !v.is_null()));
+        let find = |keys: &[&str]| keys.iter().find_map(|k| record.get(*k).filter(|v| !is_null(v)));
         if let Some(label) = find(&GROUP_KEYS) {
             let label = id_text(label).ok_or("the cluster label must be a string or a number")?;
             return add_label(&id, &label, ids, side, labels);
@@ -192,8 +197,9 @@ fn read_json_record(
     }
     for key in ["ids", "members"] {
         if let Some(value) = record.get(key) {
-            let list = value.as_array().ok_or(format!("\"{key}\" must be a list of ids"))?;
-            return add_cluster(list, ids, side);
+            let list: Vec<&RawValue> = serde_json::from_str(value.get())
+                .map_err(|_| format!("\"{key}\" must be a list of ids"))?;
+            return add_cluster(&list, ids, side);
         }
     }
     Err("expected {\"id\", \"cluster\"} (or another label field) or {\"ids\": [...]}".into())
@@ -218,7 +224,7 @@ fn add_label(
     Ok(())
 }
 
-fn add_cluster(list: &[Value], ids: &mut Ids, side: &mut Side) -> Result<(), String> {
+fn add_cluster(list: &[&RawValue], ids: &mut Ids, side: &mut Side) -> Result<(), String> {
     let mut first = None;
     for value in list {
         let id = id_text(value).ok_or("cluster members must be strings or numbers")?;
@@ -240,8 +246,8 @@ fn read_tsv_line(
     labels: &mut HashMap<String, u32>,
 ) -> Result<(), String> {
     let field = |i: usize, name: &str| -> Result<&str, String> {
-        match fields.get(i).map(|f| f.trim()) {
-            Some(f) if !f.is_empty() => Ok(f),
+        match fields.get(i) {
+            Some(f) if !f.is_empty() => Ok(*f),
             _ => Err(format!("missing {name} (column {})", i + 1)),
         }
     };
@@ -571,6 +577,24 @@ mod tests {
         let s = evaluate(&pred, &truth, None).unwrap();
         assert_eq!((s.true_positive_pairs, s.predicted_pairs, s.true_pairs), (0, 1, 1));
         assert_eq!(s.unknown_ids, 1);
+    }
+
+    #[test]
+    fn numeric_ids_keep_their_text() {
+        let dir = tempfile::tempdir().unwrap();
+        // As `simhash pairs` writes them: exactly as they were in the input.
+        let truth = write(
+            &dir,
+            "t.jsonl",
+            "{\"id\":1.50,\"cluster\":0}\n{\"id\":1e2,\"cluster\":0}\n\
+             {\"id\":12345678901234567890123,\"cluster\":0}\n{\"id\":\"1.5\",\"cluster\":1}\n",
+        );
+        let pred = write(&dir, "p.tsv", "1.50\t1e2\n1e2\t12345678901234567890123\n");
+        let s = evaluate(&pred, &truth, None).unwrap();
+        assert_eq!((s.precision, s.recall, s.unknown_ids), (1.0, 1.0, 0));
+        // Ids with spaces are ids, not trimmed.
+        let pred = write(&dir, "q.tsv", " 1.50\t1e2\n");
+        assert_eq!(evaluate(&pred, &truth, None).unwrap().unknown_ids, 1);
     }
 
     #[test]

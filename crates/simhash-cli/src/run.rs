@@ -252,6 +252,21 @@ enum Score {
     Jaccard(f64),
 }
 
+impl Score {
+    /// The score in 32 bits, for pairs held by the million: the distance, or the Jaccard
+    /// similarity in units of 0.0001, rounded exactly as `Display` prints it.
+    fn code(self) -> u32 {
+        match self {
+            Score::Distance(d) => d,
+            Score::Jaccard(_) => {
+                let text = self.to_string();
+                let (whole, frac) = text.split_once('.').unwrap_or((&text, "0"));
+                whole.parse::<u32>().unwrap_or(0) * 10_000 + frac.parse::<u32>().unwrap_or(0)
+            }
+        }
+    }
+}
+
 impl std::fmt::Display for Score {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -344,6 +359,9 @@ fn match_sketches(
     s.exact_duplicates = Some(stats.duplicates);
     s.candidates = Some(stats.candidates);
     s.verified = Some(stats.verified);
+    // Matches found: exact duplicates and verified pairs (the pair-listing commands count
+    // the pairs among duplicates instead).
+    s.pairs = stats.duplicates + stats.pairs;
     Ok(())
 }
 
@@ -407,11 +425,9 @@ fn clusters(
                 struct Join<'a> {
                     uf: &'a mut UnionFind,
                     error: &'a mut Option<simhash_cluster::ClusterError>,
-                    count: u64,
                 }
                 impl Join<'_> {
                     fn union(&mut self, a: u32, b: u32) {
-                        self.count += 1;
                         if let Err(e) = self.uf.union(a, b) {
                             self.error.get_or_insert(e);
                         }
@@ -428,10 +444,9 @@ fn clusters(
                         self.union(a, b);
                     }
                 }
-                let mut join = Join { uf: &mut uf, error: &mut error, count: 0 };
+                let mut join = Join { uf: &mut uf, error: &mut error };
+                // Pairs inside a cluster already joined are not verified, nor counted.
                 match_sketches(session, corpus, jaccard, &mut join)?;
-                // Pairs joined (pairs inside clusters already joined were not verified).
-                session.summary.pairs = join.count;
             } else {
                 match_docs(session, corpus, matching, |a, b, _| {
                     if let Err(e) = uf.union(a, b) {
@@ -494,18 +509,21 @@ fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
     let mut out = Output::create(&args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
-    let mut pairs = Vec::new();
-    match_docs(&mut session, &corpus, &matching, |a, b, d| pairs.push((a, b, d)))?;
+    // 12 bytes a pair: the score as its 32-bit code.
+    let mut pairs: Vec<(u32, u32, u32)> = Vec::new();
+    match_docs(&mut session, &corpus, &matching, |a, b, d| pairs.push((a, b, d.code())))?;
     session.reporter.phase("writing", None);
-    session.pool.install(|| {
-        rayon::slice::ParallelSliceMut::par_sort_unstable_by_key(&mut pairs[..], |p| (p.0, p.1));
-    });
+    session.pool.install(|| rayon::slice::ParallelSliceMut::par_sort_unstable(&mut pairs[..]));
     out.write_all(match matching {
         Matching::Simhash { .. } => b"id_a\tid_b\tdistance\n",
         Matching::Minhash { .. } => b"id_a\tid_b\tjaccard\n",
     })?;
-    for &(a, b, d) in &pairs {
-        writeln!(out, "{}\t{}\t{d}", corpus.id(a as usize), corpus.id(b as usize))?;
+    for &(a, b, code) in &pairs {
+        write!(out, "{}\t{}\t", corpus.id(a as usize), corpus.id(b as usize))?;
+        match matching {
+            Matching::Simhash { .. } => writeln!(out, "{code}")?,
+            Matching::Minhash { .. } => writeln!(out, "{}.{:04}", code / 10_000, code % 10_000)?,
+        }
     }
     out.commit()?;
     session.summary.written = pairs.len() as u64;

@@ -772,8 +772,9 @@ fn minhash_pairs_are_exact_and_agree_with_brute_force() {
             let want = truth.get(pair).unwrap_or_else(|| panic!("{pair:?} ({j}) is not a pair"));
             assert!((want - j).abs() < 1e-3, "{pair:?}: {j} against {want}");
         }
-        // Recall: LSH may miss pairs near the threshold, never clear ones.
-        let clear: Vec<_> = truth.iter().filter(|(_, j)| **j >= t.max(0.55)).collect();
+        // Recall: LSH may miss pairs near the threshold; above 0.7 the chance is below 2e-7
+        // a pair (37 bands of 3 rows), and this corpus is fixed.
+        let clear: Vec<_> = truth.iter().filter(|(_, j)| **j >= t.max(0.7)).collect();
         assert!(clear.len() > 50, "too few pairs to test: {}", clear.len());
         for (pair, j) in clear {
             assert!(found.contains_key(pair), "missed {pair:?} with Jaccard {j}");
@@ -874,4 +875,82 @@ fn method_flags_are_checked_before_reading() {
     run.code(0);
     let s: serde_json::Value = serde_json::from_str(&dir.read("s.json")).unwrap();
     assert_eq!(s["method"], "simhash");
+}
+
+#[test]
+fn minhash_duplicate_groups_expand_into_every_pair() {
+    let dir = Dir::new();
+    let base: Vec<String> = (0..60).map(|i| format!("word{i}")).collect();
+    let mut near = base.clone();
+    near[30] = "changed".into();
+    let (a, b) = (base.join(" "), near.join(" "));
+    // Three copies of a, two of b (a near-duplicate of a), and an unrelated text; the copies
+    // differ in case and punctuation only, so their shingle sets are equal.
+    let texts = [
+        a.clone(),
+        b.clone(),
+        a.to_uppercase(),
+        "something else entirely about ships and the sea and the harbour".to_string(),
+        format!("{a}!"),
+        format!("{b}."),
+    ];
+    let mut jsonl = String::new();
+    for (i, t) in texts.iter().enumerate() {
+        writeln!(jsonl, "{}", serde_json::json!({"id": format!("d{i}"), "text": t})).unwrap();
+    }
+    dir.write("g.jsonl", &jsonl);
+    let brute = brute_jaccard(&texts.iter().map(ToString::to_string).collect::<Vec<_>>());
+    let mut want = String::from("id_a\tid_b\tjaccard\n");
+    for &(x, y, j) in &brute {
+        if j >= 0.4 {
+            writeln!(want, "d{x}\td{y}\t{j:.4}").unwrap();
+        }
+    }
+    assert_eq!(want.lines().count(), 1 + 10, "{want}");
+    let run = dir.run(&["pairs", "g.jsonl", "-q", "--stats", "s.json"]);
+    run.code(0);
+    assert_eq!(run.stdout, want);
+    let s: serde_json::Value = serde_json::from_str(&dir.read("s.json")).unwrap();
+    assert_eq!(s["exact_duplicates"], 3);
+    assert_eq!(s["pairs"], 10);
+}
+
+#[test]
+fn minhash_star_and_sample_are_deterministic_and_exact() {
+    let dir = Dir::new();
+    let (jsonl, texts) = graded_corpus(5);
+    dir.write("g.jsonl", &jsonl);
+    let brute = brute_jaccard(&texts);
+    let sim: HashMap<(usize, usize), f64> = brute.iter().map(|p| ((p.0, p.1), p.2)).collect();
+    let index = |id: &str| id.trim_start_matches('d').parse::<usize>().unwrap();
+    // Star clusters: every member matches its kept record directly.
+    let one =
+        dir.run(&["cluster", "g.jsonl", "-q", "--mode", "star", "--keep", "longest", "-j", "1"]);
+    one.code(0);
+    let three =
+        dir.run(&["cluster", "g.jsonl", "-q", "--mode", "star", "--keep", "longest", "-j", "3"]);
+    assert_eq!(one.stdout, three.stdout);
+    let mut members: HashMap<String, Vec<usize>> = HashMap::new();
+    for line in one.stdout.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        members.entry(f[2].to_string()).or_default().push(index(f[0]));
+    }
+    assert!(members.len() > 20, "too few clusters to test: {}", members.len());
+    for docs in members.values() {
+        let center = *docs.iter().max_by_key(|&&d| (texts[d].len(), std::cmp::Reverse(d))).unwrap();
+        for &d in docs.iter().filter(|&&d| d != center) {
+            let j = sim[&(d.min(center), d.max(center))];
+            assert!(j >= 0.4, "d{d} joined d{center} at Jaccard {j}");
+        }
+    }
+    // A sample's pairs are the full run's pairs among the sampled records.
+    let full = dir.run(&["pairs", "g.jsonl", "-q"]);
+    let sample = dir.run(&["pairs", "g.jsonl", "-q", "--sample", "150", "--seed", "3", "-j", "1"]);
+    let again = dir.run(&["pairs", "g.jsonl", "-q", "--sample", "150", "--seed", "3", "-j", "4"]);
+    assert_eq!(sample.stdout, again.stdout);
+    let full: BTreeSet<&str> = full.stdout.lines().collect();
+    assert!(sample.stdout.lines().count() > 10);
+    for line in sample.stdout.lines() {
+        assert!(full.contains(line), "{line} is not a pair of the full run");
+    }
 }

@@ -236,8 +236,8 @@ fn check_matching(matching: &Matching) -> anyhow::Result<()> {
         Matching::Simhash { distance, blocks: Blocks::Auto } => {
             simhash_index::plan(1, distance).map(drop).context("invalid --distance")
         }
+        // --num-perm is range-checked when resolved; the MinHasher is built once reading starts.
         Matching::Minhash { lsh_threshold, num_perm, .. } => {
-            simhash_core::MinHasher::new(num_perm, 0).context("invalid --num-perm")?;
             simhash_index::Banding::for_threshold(lsh_threshold, num_perm)
                 .map(drop)
                 .context("invalid --lsh-threshold")

@@ -10,9 +10,10 @@
 //! of 100 to 700 words drawn from the Apache license's vocabulary, 20% of them near-copies
 //! (a few words changed) or exact copies of earlier ones. Then it prints:
 //! - the core throughput: `Fingerprinter::fingerprint` on the corpus texts, one thread;
-//! - for each thread count, `simhash dedup` wall time, CPU time and MB/s, its ratio to
-//!   (core throughput × threads), its peak memory, and its CPU-seconds per 200k documents
-//!   (the OpenMP fork needed about 190 CPU-seconds for 200k documents, 423 MB, here).
+//! - for each method (`--method simhash,minhash`) and thread count, `simhash dedup` wall
+//!   time, CPU time and MB/s, its ratio to (core throughput × threads), its peak memory, and
+//!   its CPU-seconds per 200k documents (the OpenMP fork needed about 190 CPU-seconds for
+//!   200k documents, 423 MB, here).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::fmt::Write as _;
@@ -29,6 +30,7 @@ struct Args {
     dir: PathBuf,
     simhash: PathBuf,
     threads: Vec<usize>,
+    methods: Vec<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -37,6 +39,7 @@ fn parse_args() -> Result<Args, String> {
         dir: std::env::temp_dir().join("simhash-bench"),
         simhash: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/release/simhash")),
         threads: vec![1, 2],
+        methods: vec!["simhash".into(), "minhash".into()],
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -51,10 +54,11 @@ fn parse_args() -> Result<Args, String> {
                     .map(|t| t.parse().map_err(|e| format!("--threads: {e}")))
                     .collect::<Result<_, _>>()?;
             }
+            "--method" => args.methods = value()?.split(',').map(String::from).collect(),
             "-h" | "--help" => {
-                return Err(
-                    "usage: bench_cli [--mb N] [--dir DIR] [--simhash PATH] [--threads 1,2]".into(),
-                );
+                return Err("usage: bench_cli [--mb N] [--dir DIR] [--simhash PATH] \
+                            [--threads 1,2] [--method simhash,minhash]"
+                    .into());
             }
             other => return Err(format!("unknown flag {other}")),
         }
@@ -186,17 +190,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("core fingerprinting, 1 thread: {core_secs:.2} s, {text_core:.1} MB/s of JSONL");
     println!();
     println!(
-        "{:>7} {:>8} {:>8} {:>9} {:>16} {:>10} {:>18}",
-        "threads", "wall s", "CPU s", "MB/s", "vs core×threads", "peak MB", "CPU s per 200k docs"
+        "{:>7} {:>7} {:>8} {:>8} {:>9} {:>16} {:>10} {:>18}",
+        "method",
+        "threads",
+        "wall s",
+        "CPU s",
+        "MB/s",
+        "vs core×threads",
+        "peak MB",
+        "CPU s per 200k docs"
     );
-    for &threads in &args.threads {
-        let stats = args.dir.join(format!("stats-j{threads}.json"));
+    for (method, &threads) in
+        args.methods.iter().flat_map(|m| args.threads.iter().map(move |t| (m, t)))
+    {
+        let stats = args.dir.join(format!("stats-{method}-j{threads}.json"));
         let cpu_before = children_cpu_seconds();
         let start = Instant::now();
         let status = Command::new(&args.simhash)
             .arg("dedup")
             .arg(&path)
-            .args(["--output", "/dev/null", "--quiet", "-j", &threads.to_string(), "--stats"])
+            .args(["--method", method, "--output", "/dev/null", "--quiet"])
+            .args(["-j", &threads.to_string(), "--stats"])
             .arg(&stats)
             .status()?;
         let wall = start.elapsed().as_secs_f64();
@@ -211,7 +225,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let peak = summary["peak_memory_bytes"].as_f64().unwrap_or(f64::NAN) / 1e6;
         let rate = mb / wall;
         println!(
-            "{threads:>7} {wall:>8.2} {cpu:>8.2} {rate:>9.1} {:>16.2} {peak:>10.0} {:>18.1}",
+            "{method:>7} {threads:>7} {wall:>8.2} {cpu:>8.2} {rate:>9.1} {:>16.2} {peak:>10.0} {:>18.1}",
             rate / (text_core * threads as f64),
             cpu / docs as f64 * 200_000.0
         );

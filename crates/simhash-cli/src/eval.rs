@@ -266,7 +266,7 @@ fn read_tsv_line(
             side.mentioned.extend([a, b]);
             let positive = match label {
                 None => true,
-                Some(i) => match field(i, "label")? {
+                Some(i) => match field(i, "label")?.trim() {
                     "1" | "true" => true,
                     "0" | "false" => false,
                     other => return Err(format!("label must be 1 or 0, not {other:?}")),
@@ -276,7 +276,7 @@ fn read_tsv_line(
                 side.edges.push((a, b));
             }
             if label.is_some() || tier.is_some() {
-                let tier = tier.map(|i| field(i, "tier")).transpose()?.map(str::to_owned);
+                let tier = tier.map(|i| field(i, "tier")).transpose()?.map(|t| t.trim().to_owned());
                 side.labelled.push(LabelledPair { a, b, positive, tier });
             }
             Ok(())

@@ -2,9 +2,10 @@
 //! (sorted 32-bit hashes) in unnamed temporary files, the sets read back to verify candidate
 //! pairs by their exact Jaccard similarity.
 //!
-//! Memory per document is 17 bytes here (set hash, set offset, flag); the band hashes
-//! (32-bit, one file per band and one of rows) and the shingle sets (4 bytes a shingle) are
-//! on disk, so the LSH sorts one band at a time.
+//! Memory per document is 17 bytes here (set hash, set offset, flag), and about 17 more
+//! while matching; the band hashes (32-bit, a file of per-band column blocks and one of
+//! rows) and the shingle sets (4 bytes a shingle) are on disk, so the LSH sorts one band at
+//! a time.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -90,6 +91,17 @@ struct Spill {
 /// lookup: small corpora match from memory, large ones from the page cache.
 const CACHE_BYTES: u64 = 256 << 20;
 
+/// Thread-local buffers larger than this are given back after use (one huge document must
+/// not keep every thread's buffer huge).
+const KEEP_BUFFER_BYTES: usize = 1 << 20;
+
+/// Gives back a reused buffer's memory when it grew past [`KEEP_BUFFER_BYTES`].
+fn trim<T>(buf: &mut Vec<T>) {
+    if buf.capacity() * std::mem::size_of::<T>() > KEEP_BUFFER_BYTES {
+        *buf = Vec::new();
+    }
+}
+
 thread_local! {
     /// Bytes read back from a spill file, reused.
     static READ_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -160,13 +172,15 @@ impl Spill {
             read_at(&self.file, &mut bytes, start * 4)
                 .context("cannot read the MinHash sketches back from their temporary file")?;
             out.extend(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+            trim(&mut bytes);
             Ok(())
         })
     }
 }
 
-/// Values per block of a band's column in the column file.
-const COLUMN_BLOCK: usize = 1 << 13;
+/// Values per block of a band's column in the column file (tiny in tests, so that they
+/// cover many blocks).
+const COLUMN_BLOCK: usize = if cfg!(test) { 5 } else { 1 << 13 };
 
 /// Every band's column of hashes in one file, written in blocks of [`COLUMN_BLOCK`] values
 /// per band (so a band reads back in large pieces, and any number of bands takes one file).
@@ -218,7 +232,7 @@ impl Columns {
 
     /// One band's hash of every document.
     fn read(&self, band: usize) -> anyhow::Result<Vec<u32>> {
-        let mut all = Vec::new();
+        let mut all = Vec::with_capacity(self.blocks[band].iter().map(|b| b.1).sum());
         for &(start, len) in &self.blocks[band] {
             self.spill.read(start, len, &mut all)?;
         }
@@ -244,10 +258,16 @@ pub struct Sketches {
     rows: Spill,
     /// The band hashes of a document without a sketch.
     zeros: Vec<u32>,
+    /// Bytes the row and set files may take in memory when read back.
+    cache_bytes: u64,
 }
 
 impl Sketches {
     pub fn new(bands: usize) -> anyhow::Result<Sketches> {
+        Sketches::with_cache(bands, CACHE_BYTES)
+    }
+
+    fn with_cache(bands: usize, cache_bytes: u64) -> anyhow::Result<Sketches> {
         Ok(Sketches {
             bands,
             set_hashes: Vec::new(),
@@ -257,6 +277,7 @@ impl Sketches {
             columns: Columns::new(bands)?,
             rows: Spill::new()?,
             zeros: vec![0; bands],
+            cache_bytes,
         })
     }
 
@@ -281,12 +302,12 @@ impl Sketches {
     }
 
     /// Ends writing: sketches can be read from now on. The row file, then the set file, is
-    /// read back into memory if it fits what is left of [`CACHE_BYTES`].
+    /// read back into memory if it fits what is left of the cache budget ([`CACHE_BYTES`]).
     pub fn finish(&mut self) -> anyhow::Result<()> {
         self.sets.finish()?;
         self.columns.finish()?;
         self.rows.finish()?;
-        let mut budget = CACHE_BYTES;
+        let mut budget = self.cache_bytes;
         self.rows.cache_within(&mut budget)?;
         self.sets.cache_within(&mut budget)
     }
@@ -436,11 +457,24 @@ pub fn find_matches(
     // Candidates among them, one band at a time from the band files; `rep_docs[i]` is the
     // document of LSH position `i`.
     let mut error = None;
+    // A failed verification stops the scan at its next read.
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let stop = || {
+        anyhow::ensure!(
+            !failed.load(std::sync::atomic::Ordering::Relaxed),
+            "stopped after an error"
+        );
+        Ok(())
+    };
     let scan = simhash_index::candidate_pairs_from_columns(
         rep_docs.len(),
         sketches.bands,
-        |band| sketches.column(band, &rep_docs),
+        |band| {
+            stop()?;
+            sketches.column(band, &rep_docs)
+        },
         |positions, band, out| {
+            stop()?;
             let docs: Vec<u32> = positions.iter().map(|&p| rep_docs[p as usize]).collect();
             sketches.earlier(&docs, band, out)
         },
@@ -474,16 +508,17 @@ pub fn find_matches(
                     }
                     Err(e) => {
                         error = Some(e);
+                        failed.store(true, std::sync::atomic::Ordering::Relaxed);
                         return;
                     }
                 }
             }
         },
     );
-    scan?;
+    // The verification's own error first: the scan's is then only "stopped".
     match error {
         Some(e) => Err(e),
-        None => Ok(stats),
+        None => scan.map(|()| stats),
     }
 }
 
@@ -496,9 +531,111 @@ thread_local! {
 pub fn similarity(sketches: &Sketches, a: u32, b: u32) -> anyhow::Result<f64> {
     SETS.with(|cell| {
         let mut guard = cell.borrow_mut();
-        let (x, y) = &mut *guard;
-        sketches.read_set(a as usize, x)?;
-        sketches.read_set(b as usize, y)?;
-        Ok(simhash_core::jaccard(x, y))
+        let (set_a, set_b) = &mut *guard;
+        sketches.read_set(a as usize, set_a)?;
+        sketches.read_set(b as usize, set_b)?;
+        let jaccard = simhash_core::jaccard(set_a, set_b);
+        trim(set_a);
+        trim(set_b);
+        Ok(jaccard)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records the matches.
+    #[derive(Default)]
+    struct Record {
+        duplicates: Vec<(u32, u32)>,
+        pairs: Vec<(u32, u32, u64)>,
+    }
+
+    impl MatchSink for Record {
+        fn duplicate(&mut self, doc: u32, of: u32) {
+            self.duplicates.push((doc, of));
+        }
+        fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
+            self.pairs.push((a, b, jaccard.to_bits()));
+        }
+    }
+
+    /// Sketches of sets drawn around a few bases (near and exact copies), some empty.
+    fn sketches(cache_bytes: u64) -> (Sketches, Vec<Vec<u32>>) {
+        let minhasher = simhash_core::MinHasher::new(128, 0).unwrap();
+        let banding = simhash_index::Banding::for_threshold(0.3, 128).unwrap();
+        let mut state = 0x9e37_79b9_u64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let mut store = Sketches::with_cache(banding.bands, cache_bytes).unwrap();
+        let mut sets = Vec::new();
+        for doc in 0..300u64 {
+            let base = doc % 40;
+            let features: Vec<u64> = if doc % 37 == 5 {
+                Vec::new()
+            } else {
+                (0..60)
+                    .map(|i| if next(10) < doc % 4 { 1000 + next(500) } else { base * 100 + i })
+                    .collect()
+            };
+            let sketch = (!features.is_empty()).then(|| {
+                let sig = minhasher.signature(features.iter().copied()).unwrap();
+                let mut bands = vec![0u64; banding.bands];
+                simhash_core::band_hashes(&sig, banding.bands, banding.rows, &mut bands);
+                DocSketch {
+                    bands: bands.iter().map(|&h| (h ^ (h >> 32)) as u32).collect(),
+                    set: simhash_core::shingle_set(features.iter().copied()),
+                }
+            });
+            sets.push(sketch.as_ref().map(|s| s.set.clone()).unwrap_or_default());
+            store.push(sketch.as_ref()).unwrap();
+        }
+        store.finish().unwrap();
+        (store, sets)
+    }
+
+    fn run(store: &Sketches, threads: usize) -> Record {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut record = Record::default();
+        pool.install(|| find_matches(store, 0.4, &mut record)).unwrap();
+        record
+    }
+
+    #[test]
+    fn cached_and_file_reads_find_the_same_matches() {
+        let (cached, sets) = sketches(CACHE_BYTES);
+        let (on_disk, _) = sketches(0);
+        assert!(cached.rows.cache.is_some() && cached.sets.cache.is_some());
+        assert!(on_disk.rows.cache.is_none() && on_disk.sets.cache.is_none());
+        let want = run(&cached, 1);
+        assert!(want.duplicates.len() > 10 && want.pairs.len() > 50);
+        for (store, threads) in [(&cached, 3), (&on_disk, 1), (&on_disk, 3)] {
+            let got = run(store, threads);
+            assert_eq!(got.duplicates, want.duplicates);
+            assert_eq!(got.pairs, want.pairs);
+        }
+        // Every match is exact: equal sets, or a Jaccard of at least the threshold.
+        for &(doc, of) in &want.duplicates {
+            assert!(of < doc && sets[doc as usize] == sets[of as usize]);
+        }
+        for &(a, b, j) in &want.pairs {
+            let j = f64::from_bits(j);
+            let exact = simhash_core::jaccard(&sets[a as usize], &sets[b as usize]);
+            assert_eq!(j.to_bits(), exact.to_bits());
+            assert!(a < b && j >= 0.4, "{a} {b} {j}");
+        }
+        // Sets and columns read back as written, through many column blocks.
+        let mut set = Vec::new();
+        for (doc, want) in sets.iter().enumerate() {
+            on_disk.read_set(doc, &mut set).unwrap();
+            assert_eq!(&set, want);
+        }
+        assert!(on_disk.columns.blocks[0].len() > 50);
+        assert_eq!(on_disk.columns.read(3).unwrap(), cached.columns.read(3).unwrap());
+    }
 }

@@ -337,44 +337,61 @@ fn units<H: Copy + Ord + Send + Sync>(entries: &[(H, u32)]) -> Vec<Unit> {
     units
 }
 
-/// Where the hashes of the bands before the one being scanned are read, to decide which
-/// band owns a pair.
-trait EarlierBands<H>: Sync {
-    /// At least the first `band` hashes of `doc`.
-    fn row(&self, doc: u32) -> &[H];
-}
-
-/// The earlier bands of the documents in this band's groups only, loaded for the band.
+/// The earlier bands' hashes of some entries of a band, in the order of those entries, so
+/// that the ownership test reads them by position.
 struct Loaded<H> {
-    /// Sorted, unique.
-    docs: Vec<u32>,
-    /// `width` hashes per document of `docs`.
+    /// `width` hashes per entry.
     rows: Vec<H>,
     width: usize,
 }
 
-impl<H: Sync> EarlierBands<H> for Loaded<H> {
-    fn row(&self, doc: u32) -> &[H] {
-        match self.docs.binary_search(&doc) {
-            Ok(i) => &self.rows[i * self.width..(i + 1) * self.width],
-            Err(_) => unreachable!("document {doc} is in no group of this band"),
+impl<H: Copy> Loaded<H> {
+    /// Loads the rows of `docs` (in entry order) through `earlier`, which takes them in
+    /// ascending order.
+    fn load<E>(
+        docs: &[u32],
+        band: usize,
+        earlier: &impl Fn(&[u32], usize, &mut Vec<H>) -> Result<(), E>,
+    ) -> Result<Loaded<H>, E> {
+        if band == 0 || docs.is_empty() {
+            return Ok(Loaded { rows: Vec::new(), width: band });
         }
+        let mut order: Vec<u32> = (0..docs.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| docs[i as usize]);
+        let sorted: Vec<u32> = order.iter().map(|&i| docs[i as usize]).collect();
+        let mut by_doc = Vec::with_capacity(docs.len() * band);
+        earlier(&sorted, band, &mut by_doc)?;
+        assert_eq!(by_doc.len(), docs.len() * band, "earlier() wrote the wrong number of hashes");
+        let mut rank = vec![0usize; docs.len()];
+        for (k, &i) in order.iter().enumerate() {
+            rank[i as usize] = k;
+        }
+        let mut rows = Vec::with_capacity(by_doc.len());
+        for &k in &rank {
+            rows.extend_from_slice(&by_doc[k * band..(k + 1) * band]);
+        }
+        Ok(Loaded { rows, width: band })
+    }
+
+    fn row(&self, i: usize) -> &[H] {
+        &self.rows[i * self.width..(i + 1) * self.width]
     }
 }
 
-/// Emits the pairs of `rows` of one group (sorted by document) that `band` owns.
+/// Emits the pairs of `rows` of one group (sorted by document) that `band` owns; the
+/// group's entry `i` has its earlier bands at `loaded.row(base + i)`.
 fn pair_rows<H: Copy + Ord + Send + Sync>(
-    earlier: &impl EarlierBands<H>,
-    band: usize,
+    loaded: &Loaded<H>,
+    base: usize,
     group: &[(H, u32)],
     rows: Range<usize>,
     out: &mut Vec<Candidate>,
 ) {
     for r in rows {
         let a = group[r].1;
-        let ra = &earlier.row(a)[..band];
-        for &(_, b) in &group[r + 1..] {
-            let rb = &earlier.row(b)[..band];
+        let ra = loaded.row(base + r);
+        for (j, &(_, b)) in group.iter().enumerate().skip(r + 1) {
+            let rb = loaded.row(base + j);
             if ra.iter().zip(rb).all(|(x, y)| x != y) {
                 out.push(Candidate { a, b });
             }
@@ -392,15 +409,6 @@ fn scan_band<H: Copy + Ord + Send + Sync, E: Send>(
     earlier: &(impl Fn(&[u32], usize, &mut Vec<H>) -> Result<(), E> + Sync),
     sink: &mut impl FnMut(&[Candidate]),
 ) -> Result<(), E> {
-    let load = |mut docs: Vec<u32>| -> Result<Loaded<H>, E> {
-        docs.sort_unstable();
-        let mut rows = Vec::new();
-        if band > 0 && !docs.is_empty() {
-            earlier(&docs, band, &mut rows)?;
-            assert_eq!(rows.len(), docs.len() * band, "earlier() wrote the wrong number of hashes");
-        }
-        Ok(Loaded { docs, rows, width: band })
-    };
     let units = units(entries);
     // Huge groups loaded so far, kept while their units last.
     let mut huge: Vec<(Range<usize>, Loaded<H>)> = Vec::new();
@@ -413,8 +421,8 @@ fn scan_band<H: Copy + Ord + Send + Sync, E: Send>(
             if let Unit::Rows { group, .. } = unit
                 && !huge.iter().any(|(r, _)| r == group)
             {
-                let docs = entries[group.clone()].iter().map(|e| e.1).collect();
-                huge.push((group.clone(), load(docs)?));
+                let docs: Vec<u32> = entries[group.clone()].iter().map(|e| e.1).collect();
+                huge.push((group.clone(), Loaded::load(&docs, band, earlier)?));
             }
         }
         let outs: Vec<Result<Vec<Candidate>, E>> = wave
@@ -428,9 +436,12 @@ fn scan_band<H: Copy + Ord + Send + Sync, E: Send>(
                                 .chunk_by(|x, y| x.0 == y.0)
                                 .filter(|g| g.len() > 1)
                         };
-                        let loaded = load(groups().flatten().map(|e| e.1).collect())?;
+                        let docs: Vec<u32> = groups().flatten().map(|e| e.1).collect();
+                        let loaded = Loaded::load(&docs, band, earlier)?;
+                        let mut base = 0;
                         for group in groups() {
-                            pair_rows(&loaded, band, group, 0..group.len() - 1, &mut out);
+                            pair_rows(&loaded, base, group, 0..group.len() - 1, &mut out);
+                            base += group.len();
                         }
                     }
                     Unit::Rows { group, rows } => {
@@ -439,7 +450,7 @@ fn scan_band<H: Copy + Ord + Send + Sync, E: Send>(
                             .find(|(r, _)| r == group)
                             .map(|(_, l)| l)
                             .expect("huge groups of the wave are loaded");
-                        pair_rows(loaded, band, &entries[group.clone()], rows.clone(), &mut out);
+                        pair_rows(loaded, 0, &entries[group.clone()], rows.clone(), &mut out);
                     }
                 }
                 Ok(out)
@@ -461,8 +472,8 @@ fn scan_band<H: Copy + Ord + Send + Sync, E: Send>(
 /// `band_hashes` is row-major: document `d`'s hashes are `band_hashes[d * bands..(d + 1) *
 /// bands]`, as `simhash_core::band_hashes` writes them. `sink` runs on the calling thread;
 /// the work runs on rayon's current thread pool, and the batches and their order are the
-/// same for any number of threads. Memory: the input, 16 bytes per document for the band
-/// being scanned, and the pairs of a wave of work (a few million). Leave featureless
+/// same for any number of threads. Memory: the input, and what
+/// [`candidate_pairs_from_columns`] needs (it runs the same scan). Leave featureless
 /// documents out (or give them unique hashes): their signatures all agree.
 ///
 /// # Panics
@@ -510,10 +521,16 @@ pub fn candidate_pairs_with<H: Copy + Ord + Send + Sync>(
 /// band, out)` appends the first `band` hashes of each of `docs` (ascending, unique) to
 /// `out` (empty on entry), row after row: it is called for the documents that share a hash
 /// with another in the band being scanned (`band > 0`), one unit of work at a time, from
-/// rayon's worker threads. Memory: one band's column and entries (`n` × (size of `H` + 4)
-/// bytes), the earlier bands of the documents of the units in flight (a few tens of
-/// thousands of documents each), and the pairs of a wave of work. The first error a callback
-/// returns stops the scan and is returned.
+/// rayon's worker threads. The first error a callback returns stops the scan and is
+/// returned.
+///
+/// Memory: one band's column and entries (`n` × (2 × size of `H` + 4) bytes at the peak,
+/// with padding), the earlier bands of the documents of the units in flight (a few tens of
+/// thousands of documents each, but all `g` members of a group too big for one unit, `g ×
+/// band` hashes), and the pairs of a wave of work: a few million, except with groups of more
+/// than about 65,000 documents, where a unit is one member's `g - 1` pairs and a wave 64 of
+/// them (512 MB at `g` = 1M). Such groups cost `g² / 2` checks anyway: collapse exact
+/// duplicates before banding.
 ///
 /// # Panics
 ///

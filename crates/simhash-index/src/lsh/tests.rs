@@ -90,7 +90,8 @@ fn column_batches(m: &[u64], bands: usize, threads: usize) -> Vec<Vec<Candidate>
         )
     })
     .unwrap();
-    // Each document's rows are read at most once a band (huge groups: once per wave).
+    // Each document's rows are read at most once a band (a huge group's once, for all its
+    // units).
     assert!(asked.into_inner() <= n * bands);
     out
 }

@@ -105,6 +105,14 @@ fn simhash(args: &[&str]) -> ExitCode {
     simhash_cli::main_with(all)
 }
 
+/// Runs the single-machine `simhash COMMAND INPUT -q -o OUT [EXTRA]`.
+fn simhash_into(command: &str, input: &Path, extra: Option<&str>, out: &Path) -> ExitCode {
+    let (input, out) = (s(input), s(out));
+    let mut a = vec![command, &input, "-q", "-o", &out];
+    a.extend(extra);
+    simhash(&a)
+}
+
 /// A started process; its standard output goes to an unnamed file (a pipe would fill up
 /// and block it), read back when it ends.
 struct Running {
@@ -197,10 +205,7 @@ fn one_process_two_workers_matches_simhash() {
     {
         let want = dir.path("want.tsv");
         let got = dir.path("got.tsv");
-        let mut a = vec![command, input.to_str().unwrap_or_default(), "-q", "-o"];
-        a.push(want.to_str().unwrap_or_default());
-        a.extend(extra);
-        assert_eq!(simhash(&a), ExitCode::SUCCESS);
+        assert_eq!(simhash_into(command, &input, extra, &want), ExitCode::SUCCESS);
         for w in ["1", "2"] {
             let mut a = strings(&[command, &s(&input), "-q", "-w", w, "-o", &s(&got)]);
             a.extend(extra.map(ToString::to_string));
@@ -220,10 +225,7 @@ fn two_processes_on_loopback_match_simhash() {
     for (command, extra) in [("pairs", None), ("cluster", Some("--singletons"))] {
         let want = dir.path("want.tsv");
         let got = dir.path("got.tsv");
-        let mut a = vec![command, input.to_str().unwrap_or_default(), "-q", "-o"];
-        a.push(want.to_str().unwrap_or_default());
-        a.extend(extra);
-        assert_eq!(simhash(&a), ExitCode::SUCCESS);
+        assert_eq!(simhash_into(command, &input, extra, &want), ExitCode::SUCCESS);
         let mut a = vec![command, input.to_str().unwrap_or_default(), "-q", "-o"];
         a.push(got.to_str().unwrap_or_default());
         a.extend(extra);

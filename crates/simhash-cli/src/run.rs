@@ -277,13 +277,7 @@ impl std::fmt::Display for Score {
 }
 
 /// The tables for `n` fingerprints: the planner's choice for `--blocks auto`.
-fn tables(
-    distance: u32,
-    blocks: Blocks,
-    n: usize,
-    summary: &mut Summary,
-) -> anyhow::Result<Tables> {
-    let k = distance;
+fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> anyhow::Result<Tables> {
     let blocks = match blocks {
         Blocks::Fixed(m) => m,
         Blocks::Auto => simhash_index::plan(n as u64, k).context("invalid --distance")?.blocks,

@@ -35,12 +35,16 @@ impl Sketcher {
         fingerprinter: &Fingerprinter,
         text: &str,
     ) -> (Option<Fingerprint>, Option<DocSketch>) {
-        let fp = if self.fingerprints { fingerprinter.fingerprint(text) } else { None };
+        let mut fp = None;
         let sketch = SCRATCH.with(|cell| {
             let mut guard = cell.borrow_mut();
             let (features, signature) = &mut *guard;
             features.clear();
-            fingerprinter.for_each_feature(text, |hash, _| features.push(hash));
+            if self.fingerprints {
+                fp = fingerprinter.fingerprint_and_features(text, |hash| features.push(hash));
+            } else {
+                fingerprinter.for_each_feature(text, |hash, _| features.push(hash));
+            }
             if features.is_empty() {
                 return None;
             }

@@ -253,6 +253,38 @@ impl<T: Tokenizer> Fingerprinter<T> {
             }),
             _ => self.for_each_feature(text, |hash, weight| acc.add(hash, weight)),
         }
+        self.finish(&acc)
+    }
+
+    /// [`fingerprint`](Fingerprinter::fingerprint) and
+    /// [`for_each_feature`](Fingerprinter::for_each_feature) in one pass over the text: calls
+    /// `f(hash)` for each feature and returns the same fingerprint, for callers that need
+    /// both (a MinHash sketch beside the fingerprint) without tokenizing twice.
+    ///
+    /// ```
+    /// use simhash_core::Fingerprinter;
+    ///
+    /// let fp = Fingerprinter::new();
+    /// let text = "the cat sat on the mat and the cat sat";
+    /// let mut features = Vec::new();
+    /// assert_eq!(fp.fingerprint_and_features(text, |h| features.push(h)), fp.fingerprint(text));
+    /// assert_eq!(features.len(), 7); // distinct 3-word shingles
+    /// ```
+    pub fn fingerprint_and_features(
+        &self,
+        text: &str,
+        mut f: impl FnMut(u64),
+    ) -> Option<Fingerprint> {
+        let mut acc = Accumulator::new();
+        self.for_each_feature(text, |hash, weight| {
+            f(hash);
+            acc.add(hash, weight);
+        });
+        self.finish(&acc)
+    }
+
+    /// The fingerprint the votes in `acc` make (simhash-cpp's bit order for `moz`).
+    fn finish(&self, acc: &Accumulator) -> Option<Fingerprint> {
         let fp = acc.finish()?;
         Some(if self.preset == Preset::Moz { Fingerprint(fp.0.reverse_bits()) } else { fp })
     }
@@ -379,6 +411,30 @@ mod tests {
             assert!((got - want).abs() <= 1.0, "tf {tf}: {got} vs {want}");
         }
         assert_eq!(sublinear_weight(2), 1734);
+    }
+
+    #[test]
+    fn one_pass_gives_the_same_fingerprint_and_features() {
+        let texts = [
+            "",
+            "...",
+            "one",
+            "a b",
+            "the cat sat on the mat and the cat sat on the mat again and again",
+            "Ünïcödé text with 漢字かなカナ and CJK 한국어 mixed in, twice: 漢字かなカナ",
+        ];
+        let long = "lorem ipsum dolor sit amet ".repeat(200);
+        for preset in [Preset::DefaultV1, Preset::Moz, Preset::Fork] {
+            let fp = Fingerprinter::builder().preset(preset).build();
+            for text in texts.iter().copied().chain([long.as_str()]) {
+                let mut one_pass = Vec::new();
+                let got = fp.fingerprint_and_features(text, |h| one_pass.push(h));
+                assert_eq!(got, fp.fingerprint(text), "{preset} {text:?}");
+                let mut features = Vec::new();
+                fp.for_each_feature(text, |h, _| features.push(h));
+                assert_eq!(one_pass, features, "{preset} {text:?}");
+            }
+        }
     }
 
     #[test]

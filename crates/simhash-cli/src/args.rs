@@ -379,16 +379,19 @@ impl std::str::FromStr for Blocks {
 /// How clusters are formed and which record of each is kept.
 #[derive(Debug, Args)]
 pub struct ClusterOpts {
-    /// components: a record joins a cluster when it matches any member (chains merge);
-    /// star: only when it matches the cluster's kept record.
-    #[arg(long, value_enum, value_name = "MODE", default_value = "components")]
-    pub mode: ClusterMode,
+    /// star (dedup's default): records in --keep order, each kept unless it matches a
+    /// record already kept, then it joins that one (every removal matches its kept record).
+    /// components (cluster's default): a record joins a cluster when it matches any member,
+    /// so clusters chain through templated families.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<ClusterMode>,
 
     /// Which record of a cluster is kept: first (in input order), longest text, lowest id.
     #[arg(long, value_enum, value_name = "POLICY", default_value = "first")]
     pub keep: KeepPolicy,
 
-    /// Count the clusters larger than N in the summary (a sign of chained over-merging).
+    /// Warn about clusters larger than N (a template flood, or chained over-merging), naming
+    /// the largest and their kept records, on stderr and in --stats.
     #[arg(long, value_name = "N", default_value_t = 1000, hide_short_help = true)]
     pub big_cluster: usize,
 }

@@ -14,6 +14,7 @@ use crate::record::{Problem, Reason};
 /// progress, and times the phases of the run.
 pub struct Reporter {
     strict: bool,
+    quiet: bool,
     show_progress: bool,
     bar: Option<ProgressBar>,
     skipped: BTreeMap<Reason, u64>,
@@ -26,6 +27,7 @@ impl Reporter {
     pub fn new(strict: bool, quiet: bool) -> Reporter {
         Reporter {
             strict,
+            quiet,
             show_progress: !quiet && std::io::stderr().is_terminal(),
             bar: None,
             skipped: BTreeMap::new(),
@@ -117,6 +119,21 @@ impl Reporter {
         }
     }
 
+    /// A warning on stderr (not with --quiet): `simhash: warning: MESSAGE`.
+    pub fn warning(&self, message: &str) {
+        if self.quiet {
+            return;
+        }
+        let print = || {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "simhash: warning: {message}");
+        };
+        match &self.bar {
+            Some(bar) => bar.suspend(print),
+            None => print(),
+        }
+    }
+
     /// A message on the current phase's spinner.
     pub fn message(&self, msg: String) {
         if let Some(bar) = &self.bar {
@@ -161,6 +178,13 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
+/// A cluster over --big-cluster records: its size and the id of its kept record.
+#[derive(Debug, Serialize)]
+pub struct BigCluster {
+    pub size: u64,
+    pub kept: String,
+}
+
 /// The run's counts: printed on stderr at the end and written by --stats as JSON.
 #[derive(Debug, Default, Serialize)]
 pub struct Summary {
@@ -190,6 +214,10 @@ pub struct Summary {
     pub candidates: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verified: Option<u64>,
+    /// minhash: documents in the largest group linked by shared band hashes (the walk's
+    /// and the components' unit of work).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub largest_candidate_component: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -204,6 +232,9 @@ pub struct Summary {
     pub big_cluster_size: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub big_clusters: Option<u64>,
+    /// The largest clusters over --big-cluster records, and the record kept for each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub largest_clusters: Vec<BigCluster>,
     pub removed: u64,
     pub written: u64,
     pub seconds: BTreeMap<String, f64>,

@@ -16,7 +16,7 @@ use crate::args::{
 use crate::corpus::{self, Corpus, Parser, ReadOptions};
 use crate::input::{LineReader, LineStatus, Source};
 use crate::output::Output;
-use crate::report::{Reporter, Summary};
+use crate::report::{self, Reporter, Summary};
 use crate::sketch::{self, MatchSink, Sketcher};
 
 /// simhash-cpp's `find-all` (`clusters` false) or `find-clusters`.
@@ -289,8 +289,12 @@ fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> anyhow::Re
     Ok(tables)
 }
 
-/// Finds every matching pair of documents and calls `sink` with the pair of positions
-/// `(a, b, score)`, `a < b`, each pair once.
+/// Finds the matching pairs of documents and calls `sink` with each pair of positions
+/// `(a, b, score)`, `a < b`, once. Documents with identical fingerprints (simhash) or
+/// identical shingle sets (minhash) are collapsed first: each is listed once with the
+/// first of its group, and the pairs of distinct texts are listed between the groups'
+/// first members only (every other pair they imply is not repeated), so a flood of
+/// identical documents gives one line per document, not one per pair.
 fn match_docs(
     session: &mut Session,
     corpus: &Corpus,
@@ -299,79 +303,92 @@ fn match_docs(
 ) -> anyhow::Result<()> {
     match *matching {
         Matching::Simhash { distance, blocks } => {
-            match_fingerprints(session, corpus, distance, blocks, |a, b, d| {
-                sink(a, b, Score::Distance(d));
-            })
+            let (reps, duplicates) = collapse_fingerprints(corpus, None);
+            for &(doc, rep) in &duplicates {
+                sink(rep, doc, Score::Distance(0));
+            }
+            let fps = fingerprints_of(corpus, &reps);
+            let found = match_fingerprints(session, &fps, distance, blocks, |a, b, d| {
+                sink(reps[a as usize], reps[b as usize], Score::Distance(d));
+            })?;
+            session.summary.exact_duplicates = Some(duplicates.len() as u64);
+            session.summary.pairs = found + duplicates.len() as u64;
+            Ok(())
         }
         Matching::Minhash { jaccard, .. } => {
-            /// Expands each exact-duplicate group into all its pairs.
-            struct Expand<F> {
-                groups: std::collections::HashMap<u32, Vec<u32>>,
+            /// Lists matches as they come.
+            struct List<F> {
                 sink: F,
-                count: u64,
             }
-            impl<F: FnMut(u32, u32, Score) + Send> MatchSink for Expand<F> {
+            impl<F: FnMut(u32, u32, Score) + Send> MatchSink for List<F> {
                 fn duplicate(&mut self, doc: u32, of: u32) {
-                    let group = self.groups.entry(of).or_default();
-                    for &x in std::iter::once(&of).chain(group.iter()) {
-                        (self.sink)(x, doc, Score::Jaccard(1.0));
-                        self.count += 1;
-                    }
-                    group.push(doc);
+                    (self.sink)(of, doc, Score::Jaccard(1.0));
                 }
                 fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
-                    let none = Vec::new();
-                    let ga = self.groups.get(&a).unwrap_or(&none);
-                    let gb = self.groups.get(&b).unwrap_or(&none);
-                    for &x in std::iter::once(&a).chain(ga) {
-                        for &y in std::iter::once(&b).chain(gb) {
-                            (self.sink)(x.min(y), x.max(y), Score::Jaccard(jaccard));
-                            self.count += 1;
-                        }
-                    }
+                    (self.sink)(a, b, Score::Jaccard(jaccard));
                 }
             }
-            let mut expand = Expand { groups: std::collections::HashMap::new(), sink, count: 0 };
-            match_sketches(session, corpus, jaccard, &mut expand)?;
-            session.summary.pairs = expand.count;
+            let sketches = sketches_of(corpus)?;
+            session.reporter.phase("matching", None);
+            let stats = session
+                .pool
+                .install(|| sketch::find_matches(sketches, jaccard, &mut List { sink }))?;
+            note_match_stats(&mut session.summary, &stats);
             Ok(())
         }
     }
 }
 
-/// The MinHash search over the corpus's sketches, with its counts in the summary.
-fn match_sketches(
-    session: &mut Session,
-    corpus: &Corpus,
-    jaccard: f64,
-    sink: &mut dyn MatchSink,
-) -> anyhow::Result<()> {
-    let sketches = corpus.sketches.as_ref().context("internal error: no MinHash sketches")?;
-    session.reporter.phase("matching", None);
-    let stats = session.pool.install(|| sketch::find_matches(sketches, jaccard, sink))?;
-    let s = &mut session.summary;
+fn sketches_of(corpus: &Corpus) -> anyhow::Result<&sketch::Sketches> {
+    corpus.sketches.as_ref().context("internal error: no MinHash sketches")
+}
+
+/// The MinHash search's counts in the summary: matches are exact duplicates and verified
+/// pairs.
+fn note_match_stats(s: &mut Summary, stats: &sketch::MatchStats) {
     s.exact_duplicates = Some(stats.duplicates);
     s.candidates = Some(stats.candidates);
     s.verified = Some(stats.verified);
-    // Matches found: exact duplicates and verified pairs (the pair-listing commands count
-    // the pairs among duplicates instead).
     s.pairs = stats.duplicates + stats.pairs;
-    Ok(())
+    if stats.largest_component > 0 {
+        s.largest_candidate_component = Some(stats.largest_component);
+    }
 }
 
-/// Runs the index over the documents that have a fingerprint and calls `sink` with each
-/// pair of document positions `(a, b, distance)`, `a < b`, each pair once.
+/// The documents that have a fingerprint, with identical fingerprints collapsed: the
+/// representatives (ascending) and `(doc, representative)` for the others. A group's
+/// representative is its member of lowest `rank` (the first without ranks).
+fn collapse_fingerprints(corpus: &Corpus, rank: Option<&[u32]>) -> (Vec<u32>, Vec<(u32, u32)>) {
+    let rank_of = |d: usize| rank.map_or(d as u32, |r| r[d]);
+    let mut by_fp: Vec<(u64, u32, u32)> = (0..corpus.len())
+        .filter_map(|d| corpus.fingerprint(d).map(|fp| (fp.get(), rank_of(d), d as u32)))
+        .collect();
+    rayon::slice::ParallelSliceMut::par_sort_unstable(&mut by_fp[..]);
+    let mut reps = Vec::new();
+    let mut duplicates = Vec::new();
+    for group in by_fp.chunk_by(|x, y| x.0 == y.0) {
+        let rep = group[0].2;
+        reps.push(rep);
+        duplicates.extend(group[1..].iter().map(|&(_, _, doc)| (doc, rep)));
+    }
+    reps.sort_unstable();
+    duplicates.sort_unstable();
+    (reps, duplicates)
+}
+
+fn fingerprints_of(corpus: &Corpus, docs: &[u32]) -> Vec<Fingerprint> {
+    docs.iter().map(|&d| corpus.fingerprint(d as usize).unwrap_or_default()).collect()
+}
+
+/// Runs the index over `fps` and calls `sink` with each pair of positions `(a, b,
+/// distance)`, `a < b`, each pair once; returns the number of pairs.
 fn match_fingerprints(
     session: &mut Session,
-    corpus: &Corpus,
+    fps: &[Fingerprint],
     distance: u32,
     blocks: Blocks,
     mut sink: impl FnMut(u32, u32, u32) + Send,
-) -> anyhow::Result<()> {
-    let docs: Vec<u32> =
-        (0..corpus.len()).filter(|&d| corpus.fingerprint(d).is_some()).map(|d| d as u32).collect();
-    let fps: Vec<Fingerprint> =
-        docs.iter().map(|&d| corpus.fingerprint(d as usize).unwrap_or_default()).collect();
+) -> anyhow::Result<u64> {
     let tables = tables(distance, blocks, fps.len(), &mut session.summary)?;
     session.reporter.phase("matching", None);
     let mut count = 0u64;
@@ -379,19 +396,138 @@ fn match_fingerprints(
     let (n, total) = (fps.len(), tables.len());
     session.pool.install(|| {
         simhash_index::all_pairs_with_progress(
-            &fps,
+            fps,
             &tables,
             |batch| {
                 count += batch.len() as u64;
                 for p in batch {
-                    sink(docs[p.a as usize], docs[p.b as usize], p.distance);
+                    sink(p.a, p.b, p.distance);
                 }
             },
             |t| reporter.message(format!("{n} fingerprints, table {} of {total}", t + 1)),
         );
     });
-    session.summary.pairs = count;
-    Ok(())
+    Ok(count)
+}
+
+/// Each document's place in the keep policy's priority order (0 first): input order,
+/// longest text first (ties in input order), or lowest id first.
+fn priority(corpus: &Corpus, keep: KeepPolicy) -> Vec<u32> {
+    let n = corpus.len();
+    let order: Vec<u32> = match keep {
+        KeepPolicy::First => return (0..n as u32).collect(),
+        KeepPolicy::LowestId => return id_ranks(corpus).into_iter().map(|r| r as u32).collect(),
+        KeepPolicy::Longest => {
+            let lens = corpus.lens();
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.sort_by_key(|&d| (std::cmp::Reverse(lens[d as usize]), d));
+            order
+        }
+    };
+    let mut rank = vec![0u32; n];
+    for (r, &d) in order.iter().enumerate() {
+        rank[d as usize] = r as u32;
+    }
+    rank
+}
+
+/// Near-duplicate clusters, and for the star walk with minhash each removed document's
+/// Jaccard similarity to its kept one.
+struct Grouped {
+    clusters: Clusters,
+    jaccard: Option<Vec<f64>>,
+}
+
+/// Kept documents below which a walk compares fingerprints one by one, not through an
+/// index.
+const WALK_SCAN: usize = 256;
+
+/// The simhash dedup walk: documents in priority order, each kept unless an already kept
+/// one is within `distance` bits, then it joins the first such in priority order. Runs per
+/// component of the within-`distance` graph (components in parallel; the outcome does not
+/// depend on the thread count). Returns each document's center.
+fn simhash_walk(
+    session: &mut Session,
+    corpus: &Corpus,
+    distance: u32,
+    blocks: Blocks,
+    rank: &[u32],
+) -> anyhow::Result<Vec<u32>> {
+    use rayon::prelude::*;
+    let (reps, duplicates) = collapse_fingerprints(corpus, Some(rank));
+    let fps = fingerprints_of(corpus, &reps);
+    let mut uf = UnionFind::try_new(reps.len()).context("too many documents")?;
+    let mut error = None;
+    let found = match_fingerprints(session, &fps, distance, blocks, |a, b, _| {
+        if let Err(e) = uf.union(a, b) {
+            error.get_or_insert(e);
+        }
+    })?;
+    if let Some(e) = error {
+        return Err(e).context("clustering failed");
+    }
+    session.summary.exact_duplicates = Some(duplicates.len() as u64);
+    session.summary.pairs = found + duplicates.len() as u64;
+    let mut by_root = Vec::with_capacity(reps.len());
+    for p in 0..reps.len() as u32 {
+        by_root.push((
+            uf.find(p).context("clustering failed")?,
+            rank[reps[p as usize] as usize],
+            p,
+        ));
+    }
+    drop(uf);
+    by_root.par_sort_unstable();
+    let components: Vec<&[(u32, u32, u32)]> =
+        by_root.chunk_by(|x, y| x.0 == y.0).filter(|c| c.len() > 1).collect();
+    let tables =
+        Tables::new(session.summary.blocks.context("internal error: no tables")?, distance)
+            .context("invalid --blocks/--distance")?;
+    let decided: Vec<Vec<(u32, u32)>> = session.pool.install(|| {
+        components
+            .par_iter()
+            .map(|members| {
+                // Members in priority order; kept fingerprints scanned, then indexed.
+                let mut kept: Vec<(Fingerprint, u32)> = Vec::new();
+                let mut index: Option<simhash_index::Index<u32>> = None;
+                let mut removed = Vec::new();
+                let mut hits = Vec::new();
+                for &(_, _, p) in *members {
+                    let fp = fps[p as usize];
+                    let first = if let Some(index) = &index {
+                        index.find_all_into(fp, &mut hits);
+                        hits.iter().map(|h| h.id).min()
+                    } else {
+                        kept.iter().position(|&(k, _)| fp.distance(k) <= distance).map(|i| i as u32)
+                    };
+                    if let Some(ordinal) = first {
+                        removed.push((p, kept[ordinal as usize].1));
+                    } else {
+                        let ordinal = kept.len() as u32;
+                        kept.push((fp, p));
+                        if let Some(index) = &mut index {
+                            index.insert(ordinal, fp);
+                        } else if kept.len() > WALK_SCAN {
+                            let mut new = simhash_index::Index::new(tables.clone());
+                            new.insert_many(
+                                kept.iter().enumerate().map(|(i, &(k, _))| (i as u32, k)),
+                            );
+                            index = Some(new);
+                        }
+                    }
+                }
+                removed
+            })
+            .collect()
+    });
+    let mut center: Vec<u32> = (0..corpus.len() as u32).collect();
+    for (p, k) in decided.into_iter().flatten() {
+        center[reps[p as usize] as usize] = reps[k as usize];
+    }
+    for (doc, rep) in duplicates {
+        center[doc as usize] = center[rep as usize];
+    }
+    Ok(center)
 }
 
 /// Near-duplicate clusters of the corpus, in the mode and with the representatives asked.
@@ -400,65 +536,68 @@ fn clusters(
     corpus: &Corpus,
     matching: &Matching,
     opts: &ClusterOpts,
-) -> anyhow::Result<Clusters> {
-    let keys;
-    let policy = match opts.keep {
-        KeepPolicy::First => Representative::First,
-        KeepPolicy::Longest => Representative::Longest(corpus.lens()),
-        KeepPolicy::LowestId => {
-            keys = id_ranks(corpus);
-            Representative::Lowest(&keys)
-        }
-    };
-    let clusters = match opts.mode {
+    mode: ClusterMode,
+) -> anyhow::Result<Grouped> {
+    let mut jaccard_of = None;
+    let clusters = match mode {
         ClusterMode::Components => {
+            let keys;
+            let policy = match opts.keep {
+                KeepPolicy::First => Representative::First,
+                KeepPolicy::Longest => Representative::Longest(corpus.lens()),
+                KeepPolicy::LowestId => {
+                    keys = id_ranks(corpus);
+                    Representative::Lowest(&keys)
+                }
+            };
             let mut uf = UnionFind::try_new(corpus.len()).context("too many documents")?;
-            let mut error = None;
-            if let Matching::Minhash { jaccard, .. } = *matching {
-                /// Joins matches as they come, and skips verifying pairs already joined.
-                struct Join<'a> {
-                    uf: &'a mut UnionFind,
-                    error: &'a mut Option<simhash_cluster::ClusterError>,
+            match *matching {
+                Matching::Minhash { jaccard, .. } => {
+                    let sketches = sketches_of(corpus)?;
+                    session.reporter.phase("matching", None);
+                    let (edges, stats) =
+                        session.pool.install(|| sketch::components(sketches, jaccard))?;
+                    note_match_stats(&mut session.summary, &stats);
+                    uf.union_all(edges).context("clustering failed")?;
                 }
-                impl Join<'_> {
-                    fn union(&mut self, a: u32, b: u32) {
-                        if let Err(e) = self.uf.union(a, b) {
-                            self.error.get_or_insert(e);
+                Matching::Simhash { distance, blocks } => {
+                    let (reps, duplicates) = collapse_fingerprints(corpus, None);
+                    uf.union_all(duplicates.iter().copied()).context("clustering failed")?;
+                    let fps = fingerprints_of(corpus, &reps);
+                    let mut error = None;
+                    let found = match_fingerprints(session, &fps, distance, blocks, |a, b, _| {
+                        if let Err(e) = uf.union(reps[a as usize], reps[b as usize]) {
+                            error.get_or_insert(e);
                         }
+                    })?;
+                    if let Some(e) = error {
+                        return Err(e).context("clustering failed");
                     }
+                    session.summary.exact_duplicates = Some(duplicates.len() as u64);
+                    session.summary.pairs = found + duplicates.len() as u64;
                 }
-                impl MatchSink for Join<'_> {
-                    fn duplicate(&mut self, doc: u32, of: u32) {
-                        self.union(of, doc);
-                    }
-                    fn joined(&mut self, a: u32, b: u32) -> bool {
-                        self.uf.same(a, b).unwrap_or(false)
-                    }
-                    fn pair(&mut self, a: u32, b: u32, _: f64) {
-                        self.union(a, b);
-                    }
-                }
-                let mut join = Join { uf: &mut uf, error: &mut error };
-                // Pairs inside a cluster already joined are not verified, nor counted.
-                match_sketches(session, corpus, jaccard, &mut join)?;
-            } else {
-                match_docs(session, corpus, matching, |a, b, _| {
-                    if let Err(e) = uf.union(a, b) {
-                        error.get_or_insert(e);
-                    }
-                })?;
-            }
-            if let Some(e) = error {
-                return Err(e).context("clustering failed");
             }
             session.reporter.phase("clustering", None);
             uf.into_clusters_with(&policy).context("clustering failed")?
         }
         ClusterMode::Star => {
-            let mut pairs = Vec::new();
-            match_docs(session, corpus, matching, |a, b, _| pairs.push((a, b)))?;
+            let rank = priority(corpus, opts.keep);
+            let center = match *matching {
+                Matching::Minhash { jaccard, .. } => {
+                    let sketches = sketches_of(corpus)?;
+                    session.reporter.phase("matching", None);
+                    let (walk, stats) =
+                        session.pool.install(|| sketch::walk(sketches, jaccard, &rank))?;
+                    note_match_stats(&mut session.summary, &stats);
+                    jaccard_of = Some(walk.jaccard);
+                    walk.center
+                }
+                Matching::Simhash { distance, blocks } => {
+                    simhash_walk(session, corpus, distance, blocks, &rank)?
+                }
+            };
             session.reporter.phase("clustering", None);
-            Clusters::star(corpus.len(), pairs, &policy).context("clustering failed")?
+            Clusters::from_centers(center).context("clustering failed")?
         }
     };
     let stats = clusters.stats(opts.big_cluster);
@@ -468,7 +607,42 @@ fn clusters(
     s.largest_cluster = stats.largest as u64;
     s.big_cluster_size = Some(opts.big_cluster as u64);
     s.big_clusters = Some(stats.oversized as u64);
-    Ok(clusters)
+    warn_big_clusters(session, corpus, &clusters, opts.big_cluster);
+    Ok(Grouped { clusters, jaccard: jaccard_of })
+}
+
+/// How many of the largest clusters a warning names.
+const BIG_CLUSTERS_NAMED: usize = 5;
+
+/// Names the largest clusters over `big` members and their kept records, in the summary
+/// (for --stats) and on stderr, so that a template flood does not vanish silently.
+fn warn_big_clusters(session: &mut Session, corpus: &Corpus, clusters: &Clusters, big: usize) {
+    let mut sizes: Vec<(usize, u32)> = (0..clusters.len() as u32)
+        .map(|c| (clusters.size(c), c))
+        .filter(|&(size, _)| size > big)
+        .collect();
+    if sizes.is_empty() {
+        return;
+    }
+    let count = sizes.len();
+    sizes.sort_unstable_by_key(|&(size, c)| (std::cmp::Reverse(size), c));
+    sizes.truncate(BIG_CLUSTERS_NAMED);
+    let named: Vec<report::BigCluster> = sizes
+        .iter()
+        .map(|&(size, c)| report::BigCluster {
+            size: size as u64,
+            kept: corpus.id(clusters.representative(c) as usize).to_owned(),
+        })
+        .collect();
+    let list: Vec<String> =
+        named.iter().map(|b| format!("{} records (kept: {:?})", b.size, b.kept)).collect();
+    session.reporter.warning(&format!(
+        "{count} cluster{} larger than {big} records (--big-cluster): {}{}",
+        if count == 1 { " is" } else { "s are" },
+        list.join(", "),
+        if count > named.len() { ", ..." } else { "" }
+    ));
+    session.summary.largest_clusters = named;
 }
 
 /// Each document's rank when ids are sorted: numerically when both ids are integers,
@@ -537,7 +711,8 @@ fn cluster(args: &ClusterArgs, default: Preset) -> anyhow::Result<ExitCode> {
     let mut out = Output::create(&args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
-    let clusters = clusters(&mut session, &corpus, &matching, &args.cluster)?;
+    let mode = args.cluster.mode.unwrap_or(ClusterMode::Components);
+    let clusters = clusters(&mut session, &corpus, &matching, &args.cluster, mode)?.clusters;
     session.reporter.phase("writing", None);
     out.write_all(b"id\thash\tcluster\n")?;
     let mut next_id = 0u64;
@@ -578,7 +753,9 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
     let mut removed = args.removed.as_deref().map(Output::create).transpose()?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), true)?;
-    let clusters = clusters(&mut session, &corpus, &matching, &args.cluster)?;
+    let mode = args.cluster.mode.unwrap_or(ClusterMode::Star);
+    let Grouped { clusters, jaccard } =
+        clusters(&mut session, &corpus, &matching, &args.cluster, mode)?;
 
     session.reporter.phase("writing", source.size);
     // The lines to keep, in order: every document that is its cluster's representative.
@@ -596,14 +773,17 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
         }
         removed_count += 1;
         if let Some(out) = &mut removed {
-            let score = match &corpus.sketches {
-                Some(sketches) => {
+            let score = match (&corpus.sketches, &jaccard) {
+                (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
+                (Some(sketches), None) => {
                     Score::Jaccard(sketch::similarity(sketches, doc as u32, rep as u32)?)
                 }
-                None => Score::Distance(match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
-                    (Some(a), Some(b)) => a.distance(b),
-                    _ => 0,
-                }),
+                (None, None) => {
+                    Score::Distance(match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
+                        (Some(a), Some(b)) => a.distance(b),
+                        _ => 0,
+                    })
+                }
             };
             write_removed(out, &corpus, doc, rep, score)?;
         }
@@ -696,12 +876,9 @@ fn seed(args: &SeedArgs, clusters_out: bool) -> anyhow::Result<ExitCode> {
     let corpus = session.read(&mut source, Parser::SeedHash, None, false)?;
     let hash = |d: u32| corpus.fingerprint(d as usize).unwrap_or_default().get();
     if clusters_out {
-        let opts = ClusterOpts {
-            mode: ClusterMode::Components,
-            keep: KeepPolicy::First,
-            big_cluster: 1000,
-        };
-        let clusters = clusters(&mut session, &corpus, &matching, &opts)?;
+        let opts = ClusterOpts { mode: None, keep: KeepPolicy::First, big_cluster: 1000 };
+        let clusters =
+            clusters(&mut session, &corpus, &matching, &opts, ClusterMode::Components)?.clusters;
         session.reporter.phase("writing", None);
         for members in clusters.iter().filter(|m| m.len() > 1) {
             let items: Vec<String> = members.iter().map(|&d| hash(d).to_string()).collect();
@@ -709,13 +886,39 @@ fn seed(args: &SeedArgs, clusters_out: bool) -> anyhow::Result<ExitCode> {
             session.summary.written += 1;
         }
     } else {
-        let mut pairs = Vec::new();
-        match_docs(&mut session, &corpus, &matching, |a, b, _| pairs.push((a, b)))?;
+        // Each line `[h(a),h(b)]` once, in order of the first pair of lines `a < b` that
+        // gives it, as simhash-cpp's set of hash pairs does: a group of identical hashes
+        // gives `[h,h]` once, and two groups within k bits give `[h1,h2]` if a line of h1
+        // comes before one of h2 (and `[h2,h1]` if one of h2 comes before one of h1),
+        // without pairing every line of one group with every line of the other.
+        let mut members: std::collections::HashMap<u32, Vec<u32>> =
+            std::collections::HashMap::new();
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        match_docs(&mut session, &corpus, &matching, |a, b, _| {
+            if hash(a) == hash(b) {
+                members.entry(a).or_insert_with(|| vec![a]).push(b);
+            } else {
+                pairs.push((a, b));
+            }
+        })?;
         session.reporter.phase("writing", None);
-        pairs.sort_unstable();
+        let mut lines: Vec<(u32, u32)> = Vec::with_capacity(pairs.len() + members.len());
+        lines.extend(members.values().map(|m| (m[0], m[1])));
         for &(a, b) in &pairs {
+            lines.push((a, b));
+            // The first line of b's group after a's first line of a's group, reversed.
+            if let Some(group) = members.get(&a) {
+                let at = group.partition_point(|&d| d < b);
+                if let Some(&later) = group.get(at) {
+                    lines.push((b, later));
+                }
+            }
+        }
+        lines.sort_unstable();
+        for &(a, b) in &lines {
             writeln!(out, "[{},{}]", hash(a), hash(b))?;
         }
+        let pairs = lines;
         session.summary.written = pairs.len() as u64;
     }
     out.commit()?;

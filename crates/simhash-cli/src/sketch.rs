@@ -1,10 +1,20 @@
 //! The MinHash method's per-document data: LSH band hashes and each document's shingle set
-//! (sorted 32-bit hashes) in unnamed temporary files, the sets read back to verify candidate
-//! pairs by their exact Jaccard similarity.
+//! (sorted 64-bit hashes) in unnamed temporary files, the sets read back to verify candidate
+//! pairs by their exact Jaccard similarity; and the three searches over them:
+//!
+//! - [`find_matches`]: every verified pair (for `pairs`);
+//! - [`walk`]: the dedup walk (for `dedup` and `cluster --mode star`): records in priority
+//!   order, each kept unless it verifies against a record already kept;
+//! - [`components`]: the connected components of the verified pairs.
+//!
+//! All three first collapse documents with identical shingle sets (compared whole, never by
+//! a hash), and the last two work per *candidate component* (documents linked by shared
+//! band hashes, found with one union per band group, so never a pair per group member
+//! pair): a flood of `N` near-identical documents costs about `N × kept`, not `N²`.
 //!
 //! Memory per document is 17 bytes here (set hash, set offset, flag), and about 17 more
 //! while matching; the band hashes (32-bit, a file of per-band column blocks and one of
-//! rows) and the shingle sets (4 bytes a shingle) are on disk, so the LSH sorts one band at
+//! rows) and the shingle sets (8 bytes a shingle) are on disk, so the LSH sorts one band at
 //! a time.
 
 use std::fs::File;
@@ -64,8 +74,8 @@ pub struct DocSketch {
     /// One hash per LSH band, folded to 32 bits (chance collisions only add candidates,
     /// which verification drops).
     pub bands: Vec<u32>,
-    /// The distinct shingle hashes, truncated to 32 bits, sorted.
-    pub set: Vec<u32>,
+    /// The distinct 64-bit shingle hashes, sorted.
+    pub set: Vec<u64>,
 }
 
 impl DocSketch {
@@ -74,7 +84,7 @@ impl DocSketch {
     fn set_hash(&self) -> u64 {
         let mut h = self.set.len() as u64;
         for &x in &self.set {
-            h = (h.rotate_left(26) ^ u64::from(x)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            h = (h.rotate_left(26) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         }
         h ^ (h >> 29)
     }
@@ -107,6 +117,8 @@ fn trim<T>(buf: &mut Vec<T>) {
 }
 
 thread_local! {
+    /// A shingle set's words read back, reused.
+    static WORDS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
     /// Bytes read back from a spill file, reused.
     static READ_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -252,7 +264,8 @@ impl Columns {
 pub struct Sketches {
     bands: usize,
     set_hashes: Vec<u64>,
-    /// Start of each document's set in `sets`, in u32 units; one more entry at the end.
+    /// Start of each document's set in `sets`, in shingles (two u32 words each); one more
+    /// entry at the end.
     offsets: Vec<u64>,
     has: Vec<bool>,
     sets: Spill,
@@ -291,7 +304,9 @@ impl Sketches {
         let bands = if let Some(s) = sketch {
             anyhow::ensure!(s.bands.len() == self.bands, "internal error: wrong number of bands");
             self.set_hashes.push(s.set_hash());
-            self.sets.append(&s.set)?;
+            let words: Vec<u32> =
+                s.set.iter().flat_map(|&x| [x as u32, (x >> 32) as u32]).collect();
+            self.sets.append(&words)?;
             self.offsets.push(end + s.set.len() as u64);
             self.has.push(true);
             &s.bands
@@ -325,10 +340,18 @@ impl Sketches {
     }
 
     /// Reads a document's shingle set into `out` (cleared first).
-    pub fn read_set(&self, doc: usize, out: &mut Vec<u32>) -> anyhow::Result<()> {
+    pub fn read_set(&self, doc: usize, out: &mut Vec<u64>) -> anyhow::Result<()> {
         let (start, end) = (self.offsets[doc], self.offsets[doc + 1]);
         out.clear();
-        self.sets.read(start, usize::try_from(end - start).context("shingle set too large")?, out)
+        let len = usize::try_from(end - start).context("shingle set too large")?;
+        WORDS.with(|cell| {
+            let mut words = cell.borrow_mut();
+            words.clear();
+            self.sets.read(2 * start, 2 * len, &mut words)?;
+            out.extend(words.chunks_exact(2).map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32)));
+            trim(&mut words);
+            Ok(())
+        })
     }
 
     /// One band's hash of each of `docs` (ascending).
@@ -392,26 +415,83 @@ pub trait MatchSink: Send {
     /// `doc` has exactly the shingle set of `of`, an earlier document (`of < doc`), which
     /// stands for it in the search: every match of `of` is a match of `doc`.
     fn duplicate(&mut self, doc: u32, of: u32);
-    /// Whether `a` and `b` are already known to be in one cluster, so that their pair
-    /// need not be verified (for connected components; pair outputs answer false).
-    fn joined(&mut self, _a: u32, _b: u32) -> bool {
-        false
-    }
     /// `a < b` have a Jaccard similarity of at least the threshold.
     fn pair(&mut self, a: u32, b: u32, jaccard: f64);
 }
 
-/// What the search did, for the summary.
+/// What a search did, for the summary.
 #[derive(Debug, Default)]
 pub struct MatchStats {
+    /// Documents whose shingle set equals an earlier (or higher-priority) one's.
     pub duplicates: u64,
+    /// Candidate pairs considered (sharing a band hash, not already decided).
     pub candidates: u64,
+    /// Candidate pairs whose exact Jaccard similarity was computed.
     pub verified: u64,
+    /// Verified pairs at or above the threshold.
     pub pairs: u64,
+    /// Documents in the largest candidate component (walk and components only).
+    pub largest_component: u64,
 }
 
-/// Candidate pairs verified together: the `joined` check runs between chunks.
+impl MatchStats {
+    fn add(&mut self, other: &MatchStats) {
+        self.candidates += other.candidates;
+        self.verified += other.verified;
+        self.pairs += other.pairs;
+        self.largest_component = self.largest_component.max(other.largest_component);
+    }
+}
+
+/// Candidate pairs verified together.
 const VERIFY_CHUNK: usize = 4096;
+
+/// Documents with identical shingle sets, collapsed: `reps` (ascending) stand for every
+/// document with a sketch, and `duplicates` lists `(doc, rep)` for the others, in document
+/// order. Each group's representative is its member of lowest `rank` (lowest position
+/// without ranks). Equal set hashes are only a hint: sets are compared whole.
+struct Collapsed {
+    reps: Vec<u32>,
+    duplicates: Vec<(u32, u32)>,
+}
+
+fn collapse_identical(sketches: &Sketches, rank: Option<&[u32]>) -> anyhow::Result<Collapsed> {
+    let n = sketches.has.len();
+    let rank_of = |d: usize| rank.map_or(d as u32, |r| r[d]);
+    let mut by_hash: Vec<(u64, u32, u32)> = (0..n)
+        .filter(|&d| sketches.has(d))
+        .map(|d| (sketches.set_hash(d), rank_of(d), d as u32))
+        .collect();
+    rayon::slice::ParallelSliceMut::par_sort_unstable(&mut by_hash[..]);
+    let mut is_rep = vec![false; n];
+    let mut duplicates = Vec::new();
+    let (mut set, mut other) = (Vec::new(), Vec::new());
+    for run in by_hash.chunk_by(|x, y| x.0 == y.0) {
+        let mut reps: Vec<u32> = vec![run[0].2];
+        is_rep[run[0].2 as usize] = true;
+        for &(_, _, doc) in &run[1..] {
+            sketches.read_set(doc as usize, &mut set)?;
+            let mut found = None;
+            for &rep in &reps {
+                sketches.read_set(rep as usize, &mut other)?;
+                if set == other {
+                    found = Some(rep);
+                    break;
+                }
+            }
+            if let Some(rep) = found {
+                duplicates.push((doc, rep));
+            } else {
+                reps.push(doc);
+                is_rep[doc as usize] = true;
+            }
+        }
+    }
+    drop(by_hash);
+    duplicates.sort_unstable();
+    let reps = (0..n as u32).filter(|&d| is_rep[d as usize]).collect();
+    Ok(Collapsed { reps, duplicates })
+}
 
 /// Every pair of documents whose shingle sets reach `threshold` Jaccard similarity among
 /// the LSH candidates: documents with equal sets are collapsed onto the first of them
@@ -424,42 +504,13 @@ pub fn find_matches(
     sink: &mut dyn MatchSink,
 ) -> anyhow::Result<MatchStats> {
     let mut stats = MatchStats::default();
-    let n = sketches.has.len();
-    // Exact duplicates: equal set hashes, then equal sets.
-    let mut by_hash: Vec<(u64, u32)> =
-        (0..n).filter(|&d| sketches.has(d)).map(|d| (sketches.set_hash(d), d as u32)).collect();
-    rayon::slice::ParallelSliceMut::par_sort_unstable(&mut by_hash[..]);
-    let mut is_rep = vec![false; n];
-    let (mut set, mut other) = (Vec::new(), Vec::new());
-    for run in by_hash.chunk_by(|x, y| x.0 == y.0) {
-        let mut reps: Vec<u32> = vec![run[0].1];
-        is_rep[run[0].1 as usize] = true;
-        for &(_, doc) in &run[1..] {
-            sketches.read_set(doc as usize, &mut set)?;
-            let mut found = None;
-            for &rep in &reps {
-                sketches.read_set(rep as usize, &mut other)?;
-                if set == other {
-                    found = Some(rep);
-                    break;
-                }
-            }
-            if let Some(rep) = found {
-                sink.duplicate(doc, rep);
-                stats.duplicates += 1;
-            } else {
-                reps.push(doc);
-                is_rep[doc as usize] = true;
-            }
-        }
+    let Collapsed { reps: rep_docs, duplicates } = collapse_identical(sketches, None)?;
+    stats.duplicates = duplicates.len() as u64;
+    for (doc, rep) in duplicates {
+        sink.duplicate(doc, rep);
     }
-    drop(by_hash);
-
-    // Candidates among the representatives, in document order.
-    let rep_docs: Vec<u32> = (0..n as u32).filter(|&d| is_rep[d as usize]).collect();
-    drop(is_rep);
-    // Candidates among them, one band at a time from the band files; `rep_docs[i]` is the
-    // document of LSH position `i`.
+    // Candidates among the representatives, one band at a time from the band files;
+    // `rep_docs[i]` is the document of LSH position `i`.
     let mut error = None;
     // A failed verification stops the scan at its next read.
     let failed = std::sync::atomic::AtomicBool::new(false);
@@ -488,25 +539,23 @@ pub fn find_matches(
             }
             stats.candidates += batch.len() as u64;
             for chunk in batch.chunks(VERIFY_CHUNK) {
-                let todo: Vec<(u32, u32)> = chunk
-                    .iter()
-                    .map(|c| (rep_docs[c.a as usize], rep_docs[c.b as usize]))
-                    .filter(|&(a, b)| !sink.joined(a, b))
-                    .collect();
-                stats.verified += todo.len() as u64;
                 let verified: anyhow::Result<Vec<Option<f64>>> = {
                     use rayon::prelude::*;
-                    todo.par_iter()
-                        .map(|&(a, b)| similarity(sketches, a, b))
+                    chunk
+                        .par_iter()
+                        .map(|c| {
+                            similarity(sketches, rep_docs[c.a as usize], rep_docs[c.b as usize])
+                        })
                         .map(|j| j.map(|j| (j >= threshold).then_some(j)))
                         .collect()
                 };
+                stats.verified += chunk.len() as u64;
                 match verified {
                     Ok(verified) => {
-                        for (&(a, b), j) in todo.iter().zip(verified) {
+                        for (c, j) in chunk.iter().zip(verified) {
                             if let Some(j) = j {
                                 stats.pairs += 1;
-                                sink.pair(a, b, j);
+                                sink.pair(rep_docs[c.a as usize], rep_docs[c.b as usize], j);
                             }
                         }
                     }
@@ -526,8 +575,292 @@ pub fn find_matches(
     }
 }
 
+/// The candidate components of `docs` (ascending): documents linked by chains of shared
+/// band hashes. One union per member of each band group (never one per pair), so the cost
+/// is `bands × n log n` whatever the groups' sizes. Components of two or more documents,
+/// each ascending, in order of first member.
+fn candidate_components(sketches: &Sketches, docs: &[u32]) -> anyhow::Result<Vec<Vec<u32>>> {
+    let mut uf = simhash_cluster::UnionFind::try_new(docs.len()).context("too many documents")?;
+    let mut entries: Vec<(u32, u32)> = Vec::with_capacity(docs.len());
+    for band in 0..sketches.bands {
+        let column = sketches.column(band, docs)?;
+        entries.clear();
+        entries.extend(column.iter().enumerate().map(|(p, &h)| (h, p as u32)));
+        drop(column);
+        rayon::slice::ParallelSliceMut::par_sort_unstable(&mut entries[..]);
+        for group in entries.chunk_by(|x, y| x.0 == y.0) {
+            for e in &group[1..] {
+                uf.union(group[0].1, e.1).context("clustering failed")?;
+            }
+        }
+    }
+    drop(entries);
+    let mut by_root: Vec<(u32, u32)> = Vec::with_capacity(docs.len());
+    for p in 0..docs.len() as u32 {
+        by_root.push((uf.find(p).context("clustering failed")?, p));
+    }
+    drop(uf);
+    rayon::slice::ParallelSliceMut::par_sort_unstable(&mut by_root[..]);
+    let mut components: Vec<Vec<u32>> = by_root
+        .chunk_by(|x, y| x.0 == y.0)
+        .filter(|g| g.len() > 1)
+        .map(|g| g.iter().map(|&(_, p)| docs[p as usize]).collect())
+        .collect();
+    components.sort_unstable_by_key(|c| c[0]);
+    Ok(components)
+}
+
+/// Each candidate component's band hashes: document `i` of the component has
+/// `rows[i * bands..(i + 1) * bands]`.
+fn component_rows(sketches: &Sketches, docs: &[u32]) -> anyhow::Result<Vec<u32>> {
+    let mut rows = Vec::with_capacity(docs.len() * sketches.bands);
+    sketches.earlier(docs, sketches.bands, &mut rows)?;
+    Ok(rows)
+}
+
+/// The key of a band hash in a per-component bucket map.
+fn bucket_key(band: usize, hash: u32) -> u64 {
+    ((band as u64) << 32) | u64::from(hash)
+}
+
+/// A removed document, the kept one it duplicates, and their Jaccard similarity.
+type Removal = (u32, u32, f64);
+
+/// A verified pair that joins two components.
+type Edge = (u32, u32);
+
+/// What the dedup walk decided: for each document, the kept record it duplicates
+/// (`center[d] == d` when `d` is kept) and, when removed, the Jaccard similarity to it.
+#[derive(Debug)]
+pub struct Walk {
+    pub center: Vec<u32>,
+    pub jaccard: Vec<f64>,
+}
+
+/// The dedup walk: documents in priority order (`rank[d]`, lowest first: a permutation),
+/// each kept unless an already kept document shares a band hash with it and has a
+/// Jaccard similarity of at least `threshold` to it; then it is removed as a duplicate of
+/// the first such kept document in priority order. Documents with identical shingle sets
+/// follow the first of them in priority order (they would be decided alike). No kept pair
+/// verifies, and every removed document verifies against its kept one.
+///
+/// Each candidate component is walked on its own (in parallel; the outcome does not
+/// depend on the thread count), with an index of its kept documents' band hashes: a
+/// document is compared with the kept documents it shares a band with, in priority order,
+/// until one verifies. A flood of `N` near-duplicates with `K` kept costs about `N × K`.
+pub fn walk(
+    sketches: &Sketches,
+    threshold: f64,
+    rank: &[u32],
+) -> anyhow::Result<(Walk, MatchStats)> {
+    use rayon::prelude::*;
+    let n = sketches.has.len();
+    anyhow::ensure!(rank.len() == n, "internal error: {} ranks for {n} documents", rank.len());
+    let Collapsed { reps, duplicates } = collapse_identical(sketches, Some(rank))?;
+    let components = candidate_components(sketches, &reps)?;
+    let results: Vec<anyhow::Result<(Vec<Removal>, MatchStats)>> =
+        components.par_iter().map(|docs| walk_component(sketches, docs, rank, threshold)).collect();
+    let mut center: Vec<u32> = (0..n as u32).collect();
+    let mut jaccard = vec![0.0; n];
+    let mut stats = MatchStats { duplicates: duplicates.len() as u64, ..MatchStats::default() };
+    for result in results {
+        let (removed, s) = result?;
+        stats.add(&s);
+        for (doc, kept, j) in removed {
+            center[doc as usize] = kept;
+            jaccard[doc as usize] = j;
+        }
+    }
+    // A document identical to its group's representative is decided as it is.
+    for (doc, rep) in duplicates {
+        let (c, j) = (center[rep as usize], jaccard[rep as usize]);
+        if c == rep {
+            center[doc as usize] = rep;
+            jaccard[doc as usize] = 1.0;
+        } else {
+            center[doc as usize] = c;
+            jaccard[doc as usize] = j;
+        }
+    }
+    Ok((Walk { center, jaccard }, stats))
+}
+
+/// [`walk`] in one candidate component (`docs` ascending): the removed documents with the
+/// kept document each duplicates and the similarity.
+fn walk_component(
+    sketches: &Sketches,
+    docs: &[u32],
+    rank: &[u32],
+    threshold: f64,
+) -> anyhow::Result<(Vec<Removal>, MatchStats)> {
+    let bands = sketches.bands;
+    let rows = component_rows(sketches, docs)?;
+    let mut order: Vec<usize> = (0..docs.len()).collect();
+    order.sort_unstable_by_key(|&i| rank[docs[i] as usize]);
+    let mut stats = MatchStats { largest_component: docs.len() as u64, ..MatchStats::default() };
+    // Kept documents (component positions) in the order they were kept, which is priority
+    // order; the buckets list kept ordinals.
+    let mut kept: Vec<usize> = Vec::new();
+    let mut buckets: std::collections::HashMap<u64, Vec<u32>> = std::collections::HashMap::new();
+    let mut removed = Vec::new();
+    let (mut set, mut other, mut candidates) = (Vec::new(), Vec::new(), Vec::new());
+    for &i in &order {
+        let row = &rows[i * bands..(i + 1) * bands];
+        candidates.clear();
+        for (band, &h) in row.iter().enumerate() {
+            if let Some(list) = buckets.get(&bucket_key(band, h)) {
+                candidates.extend_from_slice(list);
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        stats.candidates += candidates.len() as u64;
+        let mut found = None;
+        if !candidates.is_empty() {
+            sketches.read_set(docs[i] as usize, &mut set)?;
+            for &k in &candidates {
+                let k = kept[k as usize];
+                sketches.read_set(docs[k] as usize, &mut other)?;
+                stats.verified += 1;
+                let j = simhash_core::jaccard(&set, &other);
+                if j >= threshold {
+                    found = Some((k, j));
+                    break;
+                }
+            }
+        }
+        if let Some((k, j)) = found {
+            stats.pairs += 1;
+            removed.push((docs[i], docs[k], j));
+        } else {
+            let ordinal = kept.len() as u32;
+            kept.push(i);
+            for (band, &h) in row.iter().enumerate() {
+                buckets.entry(bucket_key(band, h)).or_default().push(ordinal);
+            }
+        }
+    }
+    trim(&mut set);
+    trim(&mut other);
+    Ok((removed, stats))
+}
+
+/// The connected components of the verified pairs: for each document, the edges that
+/// join it to the others (a spanning forest: at most `n - 1` pairs, each verified), and
+/// the search's counts. Pairs already joined are neither verified nor held: a document is
+/// compared with one member at a time of each other component it shares a band with,
+/// until one verifies, so a flood of near-duplicates costs about `N` verifications.
+/// Documents with identical shingle sets are joined without a comparison.
+pub fn components(
+    sketches: &Sketches,
+    threshold: f64,
+) -> anyhow::Result<(Vec<(u32, u32)>, MatchStats)> {
+    use rayon::prelude::*;
+    let Collapsed { reps, duplicates } = collapse_identical(sketches, None)?;
+    let components = candidate_components(sketches, &reps)?;
+    let results: Vec<anyhow::Result<(Vec<Edge>, MatchStats)>> =
+        components.par_iter().map(|docs| components_component(sketches, docs, threshold)).collect();
+    let mut stats = MatchStats { duplicates: duplicates.len() as u64, ..MatchStats::default() };
+    let mut edges: Vec<(u32, u32)> = duplicates.iter().map(|&(doc, rep)| (rep, doc)).collect();
+    for result in results {
+        let (e, s) = result?;
+        stats.add(&s);
+        edges.extend(e);
+    }
+    Ok((edges, stats))
+}
+
+/// One bucket's documents of one component (as it stood when last looked at).
+struct Group {
+    root: u32,
+    members: Vec<u32>,
+}
+
+/// Union-find over a component's positions, by halving.
+fn find(parent: &mut [u32], mut x: u32) -> u32 {
+    while parent[x as usize] != x {
+        let up = parent[parent[x as usize] as usize];
+        parent[x as usize] = up;
+        x = up;
+    }
+    x
+}
+
+/// [`components`] in one candidate component (`docs` ascending).
+fn components_component(
+    sketches: &Sketches,
+    docs: &[u32],
+    threshold: f64,
+) -> anyhow::Result<(Vec<(u32, u32)>, MatchStats)> {
+    let bands = sketches.bands;
+    let rows = component_rows(sketches, docs)?;
+    let mut stats = MatchStats { largest_component: docs.len() as u64, ..MatchStats::default() };
+    let mut parent: Vec<u32> = (0..docs.len() as u32).collect();
+    let mut buckets: std::collections::HashMap<u64, Vec<Group>> = std::collections::HashMap::new();
+    let mut edges = Vec::new();
+    let (mut set, mut other) = (Vec::new(), Vec::new());
+    // Members that failed to verify against the current document: not tried twice.
+    let mut failed: std::collections::HashSet<u32> = std::collections::HashSet::new();
+    for i in 0..docs.len() as u32 {
+        let row = &rows[i as usize * bands..(i as usize + 1) * bands];
+        failed.clear();
+        let mut loaded = false;
+        for (band, &h) in row.iter().enumerate() {
+            let groups = buckets.entry(bucket_key(band, h)).or_default();
+            // Roots move as components merge: bring the groups up to date, one per root.
+            for g in groups.iter_mut() {
+                g.root = find(&mut parent, g.root);
+            }
+            if groups.len() > 1 {
+                groups.sort_by_key(|g| g.root);
+                let mut merged: Vec<Group> = Vec::with_capacity(groups.len());
+                for g in groups.drain(..) {
+                    match merged.last_mut() {
+                        Some(last) if last.root == g.root => last.members.extend(g.members),
+                        _ => merged.push(g),
+                    }
+                }
+                *groups = merged;
+            }
+            for g in groups.iter() {
+                if find(&mut parent, g.root) == find(&mut parent, i) {
+                    continue;
+                }
+                for &m in &g.members {
+                    if failed.contains(&m) {
+                        continue;
+                    }
+                    if !loaded {
+                        sketches.read_set(docs[i as usize] as usize, &mut set)?;
+                        loaded = true;
+                    }
+                    sketches.read_set(docs[m as usize] as usize, &mut other)?;
+                    stats.candidates += 1;
+                    stats.verified += 1;
+                    if simhash_core::jaccard(&set, &other) >= threshold {
+                        stats.pairs += 1;
+                        let (ri, rm) = (find(&mut parent, i), find(&mut parent, m));
+                        parent[ri.max(rm) as usize] = ri.min(rm);
+                        edges.push((docs[m as usize], docs[i as usize]));
+                        break;
+                    }
+                    failed.insert(m);
+                }
+            }
+            let ri = find(&mut parent, i);
+            match groups.iter_mut().find(|g| find(&mut parent, g.root) == ri) {
+                Some(g) => g.members.push(i),
+                None => groups.push(Group { root: ri, members: vec![i] }),
+            }
+        }
+    }
+    trim(&mut set);
+    trim(&mut other);
+    Ok((edges, stats))
+}
+
 thread_local! {
-    static SETS: std::cell::RefCell<(Vec<u32>, Vec<u32>)> =
+    static SETS: std::cell::RefCell<(Vec<u64>, Vec<u64>)> =
         const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
@@ -546,6 +879,7 @@ pub fn similarity(sketches: &Sketches, a: u32, b: u32) -> anyhow::Result<f64> {
 }
 
 #[cfg(test)]
+#[allow(clippy::many_single_char_names)] // sets, ranks and thresholds in the oracles
 mod tests {
     use super::*;
 
@@ -565,42 +899,83 @@ mod tests {
         }
     }
 
-    /// Sketches of sets drawn around a few bases (near and exact copies), some empty.
-    fn sketches(cache_bytes: u64) -> (Sketches, Vec<Vec<u32>>) {
+    /// xorshift, for reproducible random sets.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    /// The sketches of documents given as feature lists (empty: featureless), with their
+    /// band hashes kept for the oracles.
+    struct Fixture {
+        store: Sketches,
+        sets: Vec<Vec<u64>>,
+        bands: Vec<Vec<u32>>,
+    }
+
+    fn fixture(docs: &[Vec<u64>], cache_bytes: u64) -> Fixture {
         let minhasher = simhash_core::MinHasher::new(128, 0).unwrap();
         let banding = simhash_index::Banding::for_threshold(0.3, 128).unwrap();
-        let mut state = 0x9e37_79b9_u64;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
         let mut store = Sketches::with_cache(banding.bands, cache_bytes).unwrap();
-        let mut sets = Vec::new();
-        for doc in 0..300u64 {
-            let base = doc % 40;
-            let features: Vec<u64> = if doc % 37 == 5 {
-                Vec::new()
-            } else {
-                (0..60)
-                    .map(|i| if next(10) < doc % 4 { 1000 + next(500) } else { base * 100 + i })
-                    .collect()
-            };
+        let (mut sets, mut bands) = (Vec::new(), Vec::new());
+        for features in docs {
             let sketch = (!features.is_empty()).then(|| {
                 let sig = minhasher.signature(features.iter().copied()).unwrap();
-                let mut bands = vec![0u64; banding.bands];
-                simhash_core::band_hashes(&sig, banding.bands, banding.rows, &mut bands);
+                let mut b = vec![0u64; banding.bands];
+                simhash_core::band_hashes(&sig, banding.bands, banding.rows, &mut b);
                 DocSketch {
-                    bands: bands.iter().map(|&h| (h ^ (h >> 32)) as u32).collect(),
+                    bands: b.iter().map(|&h| (h ^ (h >> 32)) as u32).collect(),
                     set: simhash_core::shingle_set(features.iter().copied()),
                 }
             });
             sets.push(sketch.as_ref().map(|s| s.set.clone()).unwrap_or_default());
+            bands.push(sketch.as_ref().map(|s| s.bands.clone()).unwrap_or_default());
             store.push(sketch.as_ref()).unwrap();
         }
         store.finish().unwrap();
-        (store, sets)
+        Fixture { store, sets, bands }
+    }
+
+    /// Documents drawn around a few bases (near and exact copies), some featureless.
+    fn random_docs(seed: u64, n: u64) -> Vec<Vec<u64>> {
+        let mut rng = Rng(seed);
+        (0..n)
+            .map(|doc| {
+                let base = doc % 40;
+                if doc % 37 == 5 {
+                    return Vec::new();
+                }
+                (0..60)
+                    .map(|i| {
+                        if rng.below(10) < doc % 4 { 1000 + rng.below(500) } else { base * 100 + i }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// A template flood: a shared paragraph and a few own words each; identical copies;
+    /// hashes that agree in 32 bits only; and tiny documents.
+    fn adversarial_docs(seed: u64) -> Vec<Vec<u64>> {
+        let mut rng = Rng(seed);
+        let mut docs = Vec::new();
+        for _ in 0..150 {
+            let mut d: Vec<u64> = (0..40).collect();
+            d.extend((0..6 + rng.below(30)).map(|_| 10_000 + rng.below(1_000_000)));
+            docs.push(d);
+        }
+        for i in 0..60u64 {
+            docs.push(vec![5_000_000, 5_000_001 + i % 3]);
+            docs.push(vec![1 << 32 | i, i]);
+            docs.push(vec![i]);
+        }
+        docs
     }
 
     fn run(store: &Sketches, threads: usize) -> Record {
@@ -610,15 +985,70 @@ mod tests {
         record
     }
 
+    fn share_band(f: &Fixture, a: usize, b: usize) -> bool {
+        !f.sets[a].is_empty()
+            && !f.sets[b].is_empty()
+            && f.bands[a].iter().zip(&f.bands[b]).any(|(x, y)| x == y)
+    }
+
+    /// The brute-force walk: every kept document is compared, in priority order.
+    fn oracle_walk(f: &Fixture, rank: &[u32], t: f64) -> (Vec<u32>, Vec<f64>) {
+        let n = f.sets.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&d| rank[d]);
+        let mut center: Vec<u32> = (0..n as u32).collect();
+        let mut jaccard = vec![0.0; n];
+        let mut kept: Vec<usize> = Vec::new();
+        for &d in &order {
+            let hit = kept.iter().find_map(|&k| {
+                let j = simhash_core::jaccard(&f.sets[d], &f.sets[k]);
+                let identical = !f.sets[d].is_empty() && f.sets[d] == f.sets[k];
+                ((share_band(f, d, k) || identical) && j >= t).then_some((k, j))
+            });
+            match hit {
+                Some((k, j)) => {
+                    center[d] = k as u32;
+                    jaccard[d] = j;
+                }
+                None => kept.push(d),
+            }
+        }
+        (center, jaccard)
+    }
+
+    /// The brute-force components of the verified candidate pairs.
+    fn oracle_components(f: &Fixture, t: f64) -> Vec<u32> {
+        let n = f.sets.len();
+        let mut uf = simhash_cluster::UnionFind::new(n);
+        for a in 0..n {
+            for b in a + 1..n {
+                if share_band(f, a, b) && simhash_core::jaccard(&f.sets[a], &f.sets[b]) >= t {
+                    uf.union(a as u32, b as u32).unwrap();
+                }
+            }
+        }
+        (0..n as u32).map(|d| uf.find(d).unwrap()).collect()
+    }
+
+    fn same_partition(a: &[u32], b: &[u32]) -> bool {
+        let mut map = std::collections::HashMap::new();
+        let mut back = std::collections::HashMap::new();
+        a.iter()
+            .zip(b)
+            .all(|(x, y)| *map.entry(x).or_insert(y) == y && *back.entry(y).or_insert(x) == x)
+    }
+
     #[test]
     fn cached_and_file_reads_find_the_same_matches() {
-        let (cached, sets) = sketches(CACHE_BYTES);
-        let (on_disk, _) = sketches(0);
-        assert!(cached.rows.cache.is_some() && cached.sets.cache.is_some());
-        assert!(on_disk.rows.cache.is_none() && on_disk.sets.cache.is_none());
-        let want = run(&cached, 1);
+        let docs = random_docs(0x9e37_79b9, 300);
+        let cached = fixture(&docs, CACHE_BYTES);
+        let on_disk = fixture(&docs, 0);
+        let sets = &cached.sets;
+        assert!(cached.store.rows.cache.is_some() && cached.store.sets.cache.is_some());
+        assert!(on_disk.store.rows.cache.is_none() && on_disk.store.sets.cache.is_none());
+        let want = run(&cached.store, 1);
         assert!(want.duplicates.len() > 10 && want.pairs.len() > 50);
-        for (store, threads) in [(&cached, 3), (&on_disk, 1), (&on_disk, 3)] {
+        for (store, threads) in [(&cached.store, 3), (&on_disk.store, 1), (&on_disk.store, 3)] {
             let got = run(store, threads);
             assert_eq!(got.duplicates, want.duplicates);
             assert_eq!(got.pairs, want.pairs);
@@ -636,10 +1066,101 @@ mod tests {
         // Sets and columns read back as written, through many column blocks.
         let mut set = Vec::new();
         for (doc, want) in sets.iter().enumerate() {
-            on_disk.read_set(doc, &mut set).unwrap();
+            on_disk.store.read_set(doc, &mut set).unwrap();
             assert_eq!(&set, want);
         }
-        assert!(on_disk.columns.blocks[0].len() > 50);
-        assert_eq!(on_disk.columns.read(3).unwrap(), cached.columns.read(3).unwrap());
+        assert!(on_disk.store.columns.blocks[0].len() > 50);
+        assert_eq!(on_disk.store.columns.read(3).unwrap(), cached.store.columns.read(3).unwrap());
+    }
+
+    #[test]
+    fn walk_and_components_agree_with_brute_force() {
+        for (seed, docs) in [
+            (1, random_docs(0x1234_5678, 300)),
+            (2, random_docs(0xdead_beef, 200)),
+            (3, adversarial_docs(77)),
+        ] {
+            let n = docs.len();
+            for cache in [CACHE_BYTES, 0] {
+                let f = fixture(&docs, cache);
+                let mut rng = Rng(seed * 31 + cache);
+                let mut shuffled: Vec<u32> = (0..n as u32).collect();
+                for i in (1..n).rev() {
+                    shuffled.swap(i, rng.below(i as u64 + 1) as usize);
+                }
+                let identity: Vec<u32> = (0..n as u32).collect();
+                for t in [0.4, 0.7] {
+                    let want_components = oracle_components(&f, t);
+                    for rank in [&identity, &shuffled] {
+                        let want = oracle_walk(&f, rank, t);
+                        for threads in [1, 3] {
+                            let pool = rayon::ThreadPoolBuilder::new()
+                                .num_threads(threads)
+                                .build()
+                                .unwrap();
+                            let (got, _) = pool.install(|| walk(&f.store, t, rank)).unwrap();
+                            assert_eq!(got.center, want.0, "seed {seed} t {t} threads {threads}");
+                            for d in 0..n {
+                                assert_eq!(got.jaccard[d].to_bits(), want.1[d].to_bits());
+                            }
+                            let (edges, _) = pool.install(|| components(&f.store, t)).unwrap();
+                            let mut uf = simhash_cluster::UnionFind::new(n);
+                            for &(a, b) in &edges {
+                                let j =
+                                    simhash_core::jaccard(&f.sets[a as usize], &f.sets[b as usize]);
+                                assert!(j >= t, "an unverified edge {a} {b}: {j}");
+                                uf.union(a, b).unwrap();
+                            }
+                            let got: Vec<u32> =
+                                (0..n as u32).map(|d| uf.find(d).unwrap()).collect();
+                            assert!(same_partition(&got, &want_components), "seed {seed} t {t}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn floods_cost_one_comparison_a_document() {
+        // 3,000 near-identical documents: one kept, every other compared with it once.
+        let mut rng = Rng(5);
+        let docs: Vec<Vec<u64>> = (0..3000)
+            .map(|_| {
+                let mut d: Vec<u64> = (0..100).collect();
+                d.extend((0..12).map(|_| 1000 + rng.below(1 << 40)));
+                d
+            })
+            .collect();
+        let f = fixture(&docs, CACHE_BYTES);
+        let rank: Vec<u32> = (0..3000).collect();
+        let (walked, stats) = walk(&f.store, 0.4, &rank).unwrap();
+        assert!(walked.center.iter().all(|&c| c == 0));
+        assert_eq!(stats.verified, 2999);
+        let (edges, stats) = components(&f.store, 0.4).unwrap();
+        assert_eq!(edges.len(), 2999);
+        assert_eq!(stats.verified, 2999);
+        // Identical documents are not compared at all.
+        let f = fixture(&vec![(0..50).collect::<Vec<u64>>(); 3000], CACHE_BYTES);
+        let (walked, stats) = walk(&f.store, 0.4, &rank).unwrap();
+        assert!(walked.center.iter().all(|&c| c == 0) && stats.verified == 0);
+        assert_eq!(stats.duplicates, 2999);
+    }
+
+    #[test]
+    fn different_tiny_texts_are_never_identical() {
+        // Two one-shingle documents whose hashes agree in their low 32 bits, or whose
+        // halves XOR alike: distinct sets, so neither a duplicate nor a pair.
+        let docs = vec![
+            vec![0x0000_0001_0000_0005],
+            vec![0x0000_0002_0000_0005],
+            vec![0x0000_0005_0000_0001],
+            vec![0x0000_0004_0000_0000],
+        ];
+        let f = fixture(&docs, CACHE_BYTES);
+        let got = run(&f.store, 1);
+        assert!(got.duplicates.is_empty() && got.pairs.is_empty());
+        let (walked, _) = walk(&f.store, 0.4, &[0, 1, 2, 3]).unwrap();
+        assert_eq!(walked.center, [0, 1, 2, 3]);
     }
 }

@@ -114,6 +114,54 @@ impl Clusters {
 
     /// Builds the canonical layout from a dense cluster id per document (numbered in order
     /// of first member) and the representative of each cluster.
+    /// The clusters of a center assignment: `centers[d]` is the center of document `d`,
+    /// and a center is its own center. Each center is its cluster's representative; the
+    /// clusters are numbered in order of first member, as always.
+    ///
+    /// This is how a caller that finds centers itself (a dedup walk that keeps a record
+    /// unless it matches an already kept one) gets the same `Clusters` as
+    /// [`star`](Clusters::star) would build from all the pairs.
+    ///
+    /// Fails if a center is not a document (`>= centers.len()`), is not its own center,
+    /// or if there are more than [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS) documents.
+    ///
+    /// ```
+    /// use simhash_cluster::Clusters;
+    ///
+    /// let clusters = Clusters::from_centers(vec![0, 0, 2, 2, 0])?;
+    /// assert_eq!(clusters.members(0), &[0, 1, 4]);
+    /// assert_eq!(clusters.representatives(), &[0, 2]);
+    /// assert!(Clusters::from_centers(vec![1, 0]).is_err()); // 1 is not its own center
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_centers(centers: Vec<u32>) -> Result<Clusters, ClusterError> {
+        crate::error::check_documents(centers.len())?;
+        for &c in &centers {
+            crate::error::check_document(c, centers.len())?;
+            if centers[c as usize] != c {
+                return Err(ClusterError::not_a_center(c));
+            }
+        }
+        Ok(Clusters::from_centers_unchecked(centers))
+    }
+
+    /// [`from_centers`](Clusters::from_centers) for a checked assignment.
+    pub(crate) fn from_centers_unchecked(centers: Vec<u32>) -> Clusters {
+        let n = centers.len();
+        let mut label = vec![NONE; n];
+        let mut representatives = Vec::new();
+        let mut cluster_of = centers;
+        for slot in &mut cluster_of {
+            let c = *slot as usize;
+            if label[c] == NONE {
+                label[c] = representatives.len() as u32;
+                representatives.push(*slot);
+            }
+            *slot = label[c];
+        }
+        Clusters::from_parts(cluster_of, representatives)
+    }
+
     pub(crate) fn from_parts(cluster_of: Vec<u32>, representatives: Vec<u32>) -> Clusters {
         let mut clusters = Clusters::layout(cluster_of, representatives.len());
         clusters.representatives = representatives;

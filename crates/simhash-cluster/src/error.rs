@@ -22,6 +22,7 @@ enum ErrorKind {
     TooManyDocuments { documents: usize },
     KeyCount { keys: usize, documents: usize },
     SizeMismatch { left: usize, right: usize },
+    NotACenter { doc: u32 },
 }
 
 impl ClusterError {
@@ -39,6 +40,10 @@ impl ClusterError {
 
     pub(crate) fn size_mismatch(left: usize, right: usize) -> Self {
         ClusterError { kind: ErrorKind::SizeMismatch { left, right } }
+    }
+
+    pub(crate) fn not_a_center(doc: u32) -> Self {
+        ClusterError { kind: ErrorKind::NotACenter { doc } }
     }
 
     /// The document position that was out of range, if that is what went wrong.
@@ -64,6 +69,9 @@ impl fmt::Display for ClusterError {
             }
             ErrorKind::SizeMismatch { left, right } => {
                 write!(f, "cannot merge partial results over {left} and {right} documents")
+            }
+            ErrorKind::NotACenter { doc } => {
+                write!(f, "document {doc} is named as a center but is not its own center")
             }
         }
     }

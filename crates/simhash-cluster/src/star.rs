@@ -82,19 +82,7 @@ where
     }
     drop(graph);
 
-    // Number the clusters in order of first member; the center gets its cluster's id.
-    let mut label = vec![NONE; documents];
-    let mut representatives = Vec::new();
-    let mut cluster_of = center;
-    for slot in &mut cluster_of {
-        let c = *slot as usize;
-        if label[c] == NONE {
-            label[c] = representatives.len() as u32;
-            representatives.push(*slot);
-        }
-        *slot = label[c];
-    }
-    Ok(Clusters::from_parts(cluster_of, representatives))
+    Ok(Clusters::from_centers_unchecked(center))
 }
 
 #[cfg(test)]

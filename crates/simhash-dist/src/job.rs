@@ -478,32 +478,13 @@ fn file_name(plan: &InputPlan, pos: u64) -> &str {
     plan.files.get((pos >> OFFSET_BITS) as usize).map_or("?", |f| f.name.as_str())
 }
 
-/// Every record pair: each representative pair stands for all pairs of the two sets of
-/// copies, and the copies of one fingerprint are pairs at distance 0. Sorted as `simhash
-/// pairs` writes them.
-fn expand(rep_pairs: &[(u64, u64, u32)], mut copies: Vec<(u64, u64)>) -> Vec<(u64, u64, u32)> {
-    copies.sort_unstable();
-    let members = |rep: u64| {
-        let start = copies.partition_point(|c| c.0 < rep);
-        let end = copies.partition_point(|c| c.0 <= rep);
-        std::iter::once(rep).chain(copies[start..end].iter().map(|c| c.1))
-    };
-    let mut out = Vec::new();
-    for &(a, b, d) in rep_pairs {
-        for x in members(a) {
-            for y in members(b) {
-                out.push((x.min(y), x.max(y), d));
-            }
-        }
-    }
-    for run in copies.chunk_by(|x, y| x.0 == y.0) {
-        let set: Vec<u64> = std::iter::once(run[0].0).chain(run.iter().map(|c| c.1)).collect();
-        for (i, &x) in set.iter().enumerate() {
-            for &y in &set[i + 1..] {
-                out.push((x.min(y), x.max(y), 0));
-            }
-        }
-    }
+/// The pairs `simhash pairs` lists: each copy of a fingerprint once with its set's
+/// representative (distance 0), and the representative pairs as they are (each stands for
+/// the pairs of the two sets of copies, which are not repeated: a flood of copies is one
+/// line a record, not one a pair). Sorted as `simhash pairs` writes them.
+fn expand(rep_pairs: &[(u64, u64, u32)], copies: Vec<(u64, u64)>) -> Vec<(u64, u64, u32)> {
+    let mut out: Vec<(u64, u64, u32)> = rep_pairs.to_vec();
+    out.extend(copies.into_iter().map(|(rep, member)| (rep.min(member), rep.max(member), 0)));
     out.sort_unstable();
     out
 }

@@ -320,11 +320,17 @@ fn hash_input_matches_brute_force_and_simhash() {
         };
     }
     let input = dir.write("fps.tsv", &tsv);
+    // As `simhash pairs` lists them: a copy of a fingerprint once, with its first record;
+    // other pairs between first records only.
+    let mut firsts = std::collections::HashMap::new();
+    let first: Vec<usize> = (0..fps.len()).map(|i| *firsts.entry(fps[i]).or_insert(i)).collect();
+    let first = |i: usize| first[i];
     let mut brute = String::from("id_a\tid_b\tdistance\n");
     for (i, a) in fps.iter().enumerate() {
         for (j, b) in fps.iter().enumerate().skip(i + 1) {
             let d = (a ^ b).count_ones();
-            if d <= k {
+            let listed = if d == 0 { first(i) == i } else { first(i) == i && first(j) == j };
+            if d <= k && listed {
                 {
                     let _ = writeln!(brute, "h{i}\th{j}\t{d}");
                 };
@@ -401,7 +407,7 @@ fn shards_read_as_their_concatenation() {
     let out =
         dist(&strings(&["pairs", &s(&s1), &s(&s2), "-k", "6", "-w", "2", "-q", "-o", &s(&got)]));
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(read(&want).lines().count() > 100);
+    assert!(read(&want).lines().count() > 80);
     assert!(read(&got) == read(&want), "id-less shards differ from their concatenation");
 
     // Messages name the shard and the line in it (`simhash` on the concatenation names the

@@ -394,7 +394,8 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
             Ok(())
         })();
         if let Err(e) = result {
-            break 'write Err(vec![format!("{}: cannot write: {e}", job.output.display())]);
+            // Write errors name the output already.
+            break 'write Err(vec![e.to_string()]);
         }
         if let Err(e) = out.commit() {
             // As `simhash`: a reader that stopped reading (`| head`) is not a failure.

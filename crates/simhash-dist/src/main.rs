@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser as _;
-use simhash_cli::shared::{Columns, remove_pending};
+use simhash_cli::shared::{Columns, install_signal_handler, remove_pending};
 
 use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
 use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
@@ -184,7 +184,7 @@ fn check_matching(args: &JobArgs) -> anyhow::Result<()> {
 /// Fail-stop: a panic anywhere (a worker, or timely's network threads when a peer process
 /// is gone) ends this process with exit code 2, after removing unfinished output files.
 /// Without this, the other workers of the process would wait for the failed one forever.
-/// Ctrl-C removes them too.
+/// SIGINT, SIGTERM and SIGHUP remove them too, and exit with 128 + the signal, as `simhash`.
 fn install_failure_handlers() {
     std::panic::set_hook(Box::new(|info| {
         let what = info
@@ -204,9 +204,5 @@ fn install_failure_handlers() {
         #[allow(clippy::exit)]
         std::process::exit(2);
     }));
-    let _ = ctrlc::set_handler(|| {
-        remove_pending();
-        #[allow(clippy::exit)]
-        std::process::exit(130);
-    });
+    install_signal_handler();
 }

@@ -557,6 +557,10 @@ fn every_process_exits_with_the_jobs_code() {
     let outs = dist_processes(&dir, 2, 1, &["pairs", &s(&input), "-q", "-o", "/dev/full"]);
     for (p, out) in outs.iter().enumerate() {
         assert_eq!(out.status.code(), Some(2), "process {p}: {}", stderr(out));
-        assert!(stderr(out).contains("/dev/full: cannot write"), "process {p}: {}", stderr(out));
+        assert!(
+            stderr(out).contains("/dev/full: No space left on device"),
+            "process {p}: {}",
+            stderr(out)
+        );
     }
 }

@@ -57,6 +57,7 @@ fn install_interrupt_handler() {
     // SIGINT, SIGTERM, SIGHUP: remove the temporary files of unfinished outputs (targets are
     // never touched before they are complete), then exit with 128 + the signal.
     output::install_signal_handler();
+    output::begin_run();
 }
 
 fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {

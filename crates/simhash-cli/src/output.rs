@@ -30,26 +30,25 @@ static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// is never cut in half (it takes milliseconds).
 static COMMIT: Mutex<()> = Mutex::new(());
 
-/// The inputs and outputs of this run, for [`Output::create`]'s check. (Per thread in unit
-/// tests, which run many "runs" in one process: an inode freed by one test may be reused by
-/// another's file.)
-#[cfg(not(test))]
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry { inputs: Vec::new(), outputs: Vec::new() });
-
-#[cfg(not(test))]
-fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
-    f(&mut REGISTRY.lock().unwrap_or_else(PoisonError::into_inner))
-}
-
-#[cfg(test)]
 thread_local! {
+    /// The inputs and outputs of this run, for [`Output::create`]'s check. Per thread: a
+    /// command runs on one thread (its workers neither open inputs nor create outputs), and
+    /// tests run many commands at once in one process. [`begin_run`] empties it.
     static REGISTRY: std::cell::RefCell<Registry> =
         const { std::cell::RefCell::new(Registry { inputs: Vec::new(), outputs: Vec::new() }) };
 }
 
-#[cfg(test)]
 fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
     REGISTRY.with(|r| f(&mut r.borrow_mut()))
+}
+
+/// Forgets the inputs and outputs of earlier runs on this thread (a file freed since may
+/// reappear under another name with the same inode).
+pub fn begin_run() {
+    with_registry(|r| {
+        r.inputs.clear();
+        r.outputs.clear();
+    });
 }
 
 /// Removes the temporary files of outputs still being written: for signal handlers.
@@ -70,7 +69,9 @@ fn forget_pending(path: &Path) {
 /// process started (`nohup`, a background job of a script) stays ignored.
 pub fn install_signal_handler() {
     #[cfg(unix)]
-    {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    #[cfg(unix)]
+    ONCE.call_once(|| {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
         let wanted: Vec<i32> =
             [SIGINT, SIGTERM, SIGHUP].into_iter().filter(|&s| !ignored(s)).collect();
@@ -85,7 +86,7 @@ pub fn install_signal_handler() {
                 std::process::exit(128 + signal);
             }
         });
-    }
+    });
 }
 
 /// Whether `signal` is ignored (inherited from the parent).

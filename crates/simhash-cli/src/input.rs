@@ -48,17 +48,20 @@ impl Source {
     /// Opens the input for reading, decompressing by extension. With `spool`, an input that
     /// cannot be read twice (stdin, a pipe) is also copied to a temporary file that
     /// [`Source::reopen`] reads back.
+    ///
+    /// The input is registered first ([`crate::output::register_inputs`]): it fails if an
+    /// output of this run is the same file. Data that looks compressed (by its first bytes)
+    /// in an input not named `.gz` or `.zst` is an error.
     pub fn open(&mut self, spool: bool) -> anyhow::Result<Box<dyn Read + Send>> {
+        crate::output::register_inputs(&[self.path.as_deref().unwrap_or(Path::new("-"))])?;
         let reader: Box<dyn Read + Send> = match &self.path {
-            None => Box::new(io::stdin()),
+            None => sniffed(&self.name, Box::new(io::stdin()))?,
             Some(path) => open_path(path)?,
         };
         if !spool || self.regular {
             return Ok(reader);
         }
-        let file = tempfile::tempfile().with_context(|| {
-            format!("{}: cannot create a temporary file to read it twice", self.name)
-        })?;
+        let file = crate::output::temp_file(&format!("a copy of {}", self.name))?;
         let copy = file.try_clone().context("cannot open the input's temporary copy")?;
         self.spool = Some(file);
         Ok(Box::new(Tee { inner: reader, copy: io::BufWriter::with_capacity(1 << 16, copy) }))
@@ -104,8 +107,50 @@ fn open_path(path: &Path) -> anyhow::Result<Box<dyn Read + Send>> {
             zstd::Decoder::new(file)
                 .with_context(|| format!("{}: cannot start zstd decoding", path.display()))?,
         ),
-        None => Box::new(file),
+        None => sniffed(&path.display().to_string(), Box::new(file))?,
     })
+}
+
+/// The compression that `head` (a file's first bytes) starts with: gzip's or zstd's magic.
+pub fn magic(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Some("gzip")
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Some("zstd")
+    } else {
+        None
+    }
+}
+
+/// The error for compressed data in an input named `name`, which has no `.gz` or `.zst`
+/// extension (one clear message instead of a bad record per line).
+pub fn compressed_error(name: &str, head: &[u8]) -> anyhow::Result<()> {
+    match magic(head) {
+        Some(kind) => {
+            let (ext, tool) = if kind == "gzip" { (".gz", "zcat") } else { (".zst", "zstdcat") };
+            anyhow::bail!(
+                "{name}: looks {kind}-compressed but is not named {ext}: rename it (or pipe it \
+                 through {tool})"
+            )
+        }
+        None => Ok(()),
+    }
+}
+
+/// Reads the first bytes of `reader` to refuse compressed data, and gives them back.
+fn sniffed(name: &str, mut reader: Box<dyn Read + Send>) -> anyhow::Result<Box<dyn Read + Send>> {
+    let mut head = [0u8; 4];
+    let mut n = 0;
+    while n < head.len() {
+        match reader.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).with_context(|| format!("{name}: read error")),
+        }
+    }
+    compressed_error(name, &head[..n])?;
+    Ok(Box::new(io::Cursor::new(head[..n].to_vec()).chain(reader)))
 }
 
 /// Copies what it reads to a file (standard input's spool).

@@ -54,12 +54,10 @@ fn usage_error(err: &clap::Error) -> ExitCode {
 }
 
 fn install_interrupt_handler() {
-    // Ctrl-C: remove the temporary files of unfinished outputs (targets are never touched
-    // before they are complete), then exit as interrupted.
-    let _ = ctrlc::set_handler(|| {
-        output::remove_pending();
-        std::process::exit(130);
-    });
+    // SIGINT, SIGTERM, SIGHUP: remove the temporary files of unfinished outputs (targets are
+    // never touched before they are complete), then exit with 128 + the signal.
+    output::install_signal_handler();
+    output::begin_run();
 }
 
 fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {

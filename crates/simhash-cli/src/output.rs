@@ -1,13 +1,23 @@
-//! Output files written whole or not at all: a temporary file beside the target, renamed
-//! over it only when everything was written.
+//! Output files written whole or not at all, never over an input.
 //!
-//! Targets that are not regular files (`/dev/null`, `/dev/stdout`, a FIFO, `/dev/fd/N`) are
-//! written directly: renaming over them would replace a device or pipe with a file.
+//! * A regular file (or a new one) is written to a temporary file in its directory and
+//!   renamed over it only when everything was written ([`commit_all`]). A symlink is written
+//!   through: the file it points to (at the end of a chain, even one that does not exist
+//!   yet) is the one replaced, and the link stays.
+//! * `-` is standard output. `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` and `/proc/self/fd/N`
+//!   write to the descriptor this process already has open (a duplicate of it), so that
+//!   `>> log` keeps appending: reopening the path would start at the beginning of `log`.
+//! * Anything else that is not a regular file (`/dev/null`, a FIFO, a device) is written
+//!   directly: renaming over it would replace a device or pipe with a file.
+//!
+//! No output may be an input or another output of the same run: [`check_paths`] decides,
+//! and [`Output::create`] applies the same rule to every input given to [`register_inputs`]
+//! (and every input [`crate::input::Source`] opens) and every output created before.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 use anyhow::Context;
 
@@ -16,32 +26,369 @@ use anyhow::Context;
 /// harmless.)
 static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// Removes the temporary files of outputs still being written: for the Ctrl-C handler.
+/// Held while outputs are moved into place: a signal waits for it, so that a group commit
+/// is never cut in half (it takes milliseconds).
+static COMMIT: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    /// The inputs and outputs of this run, for [`Output::create`]'s check. Per thread: a
+    /// command runs on one thread (its workers neither open inputs nor create outputs), and
+    /// tests run many commands at once in one process. [`begin_run`] empties it.
+    static REGISTRY: std::cell::RefCell<Registry> =
+        const { std::cell::RefCell::new(Registry { inputs: Vec::new(), outputs: Vec::new() }) };
+}
+
+fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
+    REGISTRY.with(|r| f(&mut r.borrow_mut()))
+}
+
+/// Forgets the inputs and outputs of earlier runs on this thread (a file freed since may
+/// reappear under another name with the same inode).
+pub fn begin_run() {
+    with_registry(|r| {
+        r.inputs.clear();
+        r.outputs.clear();
+    });
+}
+
+/// Removes the temporary files of outputs still being written: for signal handlers.
 pub fn remove_pending() {
-    if let Ok(paths) = PENDING.lock() {
-        for path in paths.iter() {
-            let _ = fs::remove_file(path);
-        }
+    let paths = PENDING.lock().unwrap_or_else(PoisonError::into_inner);
+    for path in paths.iter() {
+        let _ = fs::remove_file(path);
     }
 }
 
 fn forget_pending(path: &Path) {
-    if let Ok(mut paths) = PENDING.lock() {
-        paths.retain(|p| p != path);
+    PENDING.lock().unwrap_or_else(PoisonError::into_inner).retain(|p| p != path);
+}
+
+/// On SIGINT, SIGTERM and SIGHUP: removes the temporary files of unfinished outputs (no
+/// target is touched before it is complete), waits for a group commit under way, and exits
+/// with 128 + the signal's number (130, 143, 129). A signal that was ignored when the
+/// process started (`nohup`, a background job of a script) stays ignored.
+pub fn install_signal_handler() {
+    #[cfg(unix)]
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    #[cfg(unix)]
+    ONCE.call_once(|| {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let wanted: Vec<i32> =
+            [SIGINT, SIGTERM, SIGHUP].into_iter().filter(|&s| !ignored(s)).collect();
+        let Ok(mut signals) = signal_hook::iterator::Signals::new(wanted) else {
+            return;
+        };
+        let _ = std::thread::Builder::new().name("signals".into()).spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                let _commit = COMMIT.lock().unwrap_or_else(PoisonError::into_inner);
+                remove_pending();
+                #[allow(clippy::exit)]
+                std::process::exit(128 + signal);
+            }
+        });
+    });
+}
+
+/// Whether `signal` is ignored (inherited from the parent).
+#[cfg(unix)]
+fn ignored(signal: i32) -> bool {
+    // SAFETY: a query (null new action) into a zeroed `sigaction` we own.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &raw mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
     }
 }
 
+/// A temporary file that the system removes however the process ends. Failing, the message
+/// names the directory (`TMPDIR`) and what the file was for.
+pub fn temp_file(what: &str) -> anyhow::Result<File> {
+    tempfile::tempfile().with_context(|| {
+        format!(
+            "cannot create a temporary file for {what} in {} (set TMPDIR to a writable \
+             directory)",
+            std::env::temp_dir().display()
+        )
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Which file a path names
+// ---------------------------------------------------------------------------------------
+
+/// What a path names, to tell whether two paths are the same file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Identity {
+    /// An existing file: device and inode.
+    File { dev: u64, ino: u64 },
+    /// A file that does not exist yet: its path, symlinks resolved.
+    New(PathBuf),
+}
+
+/// A named input or output, as the check sees it.
+#[derive(Debug)]
+struct Named {
+    /// `--removed out.jsonl`, or the input's path.
+    label: String,
+    identity: Identity,
+    /// `/dev/null` or a terminal: several outputs may write to it, and reading it does not
+    /// conflict with writing it.
+    shareable: bool,
+}
+
+#[derive(Debug)]
+struct Registry {
+    inputs: Vec<Named>,
+    outputs: Vec<Named>,
+}
+
+/// Where a path leads, symlinks followed.
+#[derive(Debug)]
+enum Location {
+    /// `-`: standard output (of an output) or standard input (of an input).
+    Dash,
+    /// `/dev/stdout`, `/dev/fd/N` and the like: a descriptor already open.
+    Fd(i32),
+    /// A path that is not a symlink, with its metadata when it exists.
+    Path { path: PathBuf, meta: Option<fs::Metadata> },
+}
+
+/// The descriptor a special path names: `/dev/stdin`, `/dev/stdout`, `/dev/stderr`,
+/// `/dev/fd/N`, `/proc/self/fd/N`.
+fn special_fd(path: &Path) -> Option<i32> {
+    if !cfg!(unix) {
+        return None;
+    }
+    let s = path.to_str()?;
+    match s {
+        "/dev/stdin" => Some(0),
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        _ => s.strip_prefix("/dev/fd/").or_else(|| s.strip_prefix("/proc/self/fd/"))?.parse().ok(),
+    }
+}
+
+/// The directory a path is in (`.` for a bare name).
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Follows `path` through symlinks (a chain, relative links, a link to a file that does
+/// not exist yet) to the file it names.
+fn locate(path: &Path) -> io::Result<Location> {
+    if path == Path::new("-") {
+        return Ok(Location::Dash);
+    }
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        if let Some(fd) = special_fd(&p) {
+            return Ok(Location::Fd(fd));
+        }
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = fs::read_link(&p)?;
+                p = if link.is_absolute() {
+                    link
+                } else {
+                    fs::canonicalize(parent_of(&p))?.join(link)
+                };
+            }
+            Ok(_) => {
+                let meta = fs::metadata(&p)?;
+                return Ok(Location::Path { path: p, meta: Some(meta) });
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok(Location::Path { path: p, meta: None });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// Device and inode of an open descriptor, and whether it is shareable; `None` when it is
+/// not open.
+#[cfg(unix)]
+fn fd_identity(fd: i32) -> Option<(Identity, bool)> {
+    // SAFETY: fstat into a zeroed `stat` we own; an fd that is not open gives EBADF.
+    let st = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &raw mut st) != 0 {
+            return None;
+        }
+        st
+    };
+    let identity = Identity::File { dev: st.st_dev as u64, ino: st.st_ino as u64 };
+    let char_device = st.st_mode & libc::S_IFMT == libc::S_IFCHR;
+    // SAFETY: isatty only inspects the descriptor.
+    let tty = unsafe { libc::isatty(fd) } == 1;
+    let shareable = char_device && (tty || is_null(&identity));
+    Some((identity, shareable))
+}
+
+#[cfg(not(unix))]
+fn fd_identity(_fd: i32) -> Option<(Identity, bool)> {
+    None
+}
+
+fn meta_identity(path: &Path, meta: &fs::Metadata) -> Identity {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let _ = path;
+        Identity::File { dev: meta.dev(), ino: meta.ino() }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        Identity::New(fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+    }
+}
+
+fn is_null(identity: &Identity) -> bool {
+    fs::metadata("/dev/null").is_ok_and(|m| meta_identity(Path::new("/dev/null"), &m) == *identity)
+}
+
+/// Whether an existing non-regular file is `/dev/null` or a terminal.
+fn shareable_path(path: &Path, meta: &fs::Metadata, identity: &Identity) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if !meta.file_type().is_char_device() {
+            return false;
+        }
+        is_null(identity)
+            || OpenOptions::new().write(true).open(path).is_ok_and(|f| f.is_terminal())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, meta, identity);
+        false
+    }
+}
+
+/// The identity of a located path: `None` for an input that does not exist (opening it
+/// reports that) or a descriptor that is not open.
+fn identify(location: &Location, dash_fd: i32) -> io::Result<Option<(Identity, bool)>> {
+    Ok(match location {
+        Location::Dash => fd_identity(dash_fd),
+        Location::Fd(fd) => fd_identity(*fd),
+        Location::Path { path, meta: Some(meta) } => {
+            let identity = meta_identity(path, meta);
+            let shareable = !meta.is_file() && shareable_path(path, meta, &identity);
+            Some((identity, shareable))
+        }
+        Location::Path { path, meta: None } => {
+            let dir = fs::canonicalize(parent_of(path))?;
+            let name = path.file_name().ok_or_else(|| io::Error::other("not a file name"))?;
+            Some((Identity::New(dir.join(name)), false))
+        }
+    })
+}
+
+fn input_label(path: &Path) -> String {
+    if path == Path::new("-") { "<stdin>".to_string() } else { path.display().to_string() }
+}
+
+fn output_label(flag: &str, path: &Path) -> String {
+    match (flag, path == Path::new("-")) {
+        ("", true) => "standard output".to_string(),
+        ("", false) => format!("output {}", path.display()),
+        _ => format!("{flag} {}", path.display()),
+    }
+}
+
+fn named_input(path: &Path) -> Option<Named> {
+    let location = locate(path).ok()?;
+    let (identity, shareable) = identify(&location, 0).ok()??;
+    if matches!(identity, Identity::New(_)) {
+        return None;
+    }
+    Some(Named { label: input_label(path), identity, shareable })
+}
+
+fn named_output(flag: &str, location: &Location, path: &Path) -> anyhow::Result<Option<Named>> {
+    let identity = identify(location, 1)
+        .with_context(|| format!("{}: cannot create output file", path.display()))?;
+    Ok(identity.map(|(identity, shareable)| Named {
+        label: output_label(flag, path),
+        identity,
+        shareable,
+    }))
+}
+
+/// The rule: an output may not be an input, nor another output, unless it is `/dev/null`
+/// or a terminal.
+fn check_output(out: &Named, inputs: &[Named], outputs: &[Named]) -> anyhow::Result<()> {
+    if out.shareable {
+        return Ok(());
+    }
+    if let Some(input) = inputs.iter().find(|i| i.identity == out.identity) {
+        anyhow::bail!("{} is the input {}: refusing to overwrite it", out.label, input.label);
+    }
+    if let Some(other) = outputs.iter().find(|o| o.identity == out.identity) {
+        anyhow::bail!("{} is also {}: refusing to write both to one file", out.label, other.label);
+    }
+    Ok(())
+}
+
+/// Fails when an output is the same file as an input or as another output: the same
+/// device and inode when both exist, or the same path (symlinks resolved) for a file not
+/// created yet. `-` and `/dev/stdout` are standard output as it is redirected (`>> log`
+/// makes them `log`); `-` as an input is standard input. `/dev/null` and terminals may be
+/// named any number of times. Each output is `(flag, path)`; the flag names it in messages.
+pub fn check_paths(inputs: &[&Path], outputs: &[(&str, &Path)]) -> anyhow::Result<()> {
+    let inputs: Vec<Named> = inputs.iter().filter_map(|p| named_input(p)).collect();
+    let mut seen: Vec<Named> = Vec::new();
+    for &(flag, path) in outputs {
+        let location =
+            locate(path).with_context(|| format!("{}: cannot resolve", path.display()))?;
+        if let Some(out) = named_output(flag, &location, path)? {
+            check_output(&out, &inputs, &seen)?;
+            seen.push(out);
+        }
+    }
+    Ok(())
+}
+
+/// Records the run's inputs, so that no output of this process may replace one: fails if
+/// an output already created is one of them. Call it before creating outputs.
+pub fn register_inputs(paths: &[&Path]) -> anyhow::Result<()> {
+    with_registry(|registry| {
+        for path in paths {
+            let Some(input) = named_input(path) else { continue };
+            if let Some(out) =
+                registry.outputs.iter().find(|o| !o.shareable && o.identity == input.identity)
+            {
+                anyhow::bail!(
+                    "{} is the input {}: refusing to overwrite it",
+                    out.label,
+                    input.label
+                );
+            }
+            registry.inputs.push(input);
+        }
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing
+// ---------------------------------------------------------------------------------------
+
 pub struct Output {
     kind: Kind,
+    /// Names the output in messages: its path, or `<stdout>`.
+    name: String,
 }
 
 enum Kind {
     Stdout(BufWriter<io::Stdout>),
-    /// A device, pipe or other non-regular file.
-    Direct {
-        writer: BufWriter<File>,
-        target: PathBuf,
-    },
+    /// A device, pipe or other non-regular file, or a descriptor already open.
+    Direct(BufWriter<File>),
     Temp {
         writer: BufWriter<tempfile::NamedTempFile>,
         target: PathBuf,
@@ -49,47 +396,66 @@ enum Kind {
 }
 
 impl Output {
-    /// `-` is standard output; a regular file (or a new one) is written to a temporary file
-    /// in the same directory and renamed on [`Output::commit`] (dropped without a commit, the
-    /// temporary file is removed and the target is left as it was); anything else is
-    /// written directly.
+    /// [`Output::create_for`] without a flag name for messages.
     pub fn create(path: &Path) -> anyhow::Result<Output> {
-        if path == Path::new("-") {
-            let stdout = io::stdout();
-            // Line-buffered output to a terminal shows results as they come.
-            let capacity = if stdout.is_terminal() { 1 << 10 } else { 1 << 16 };
-            return Ok(Output { kind: Kind::Stdout(BufWriter::with_capacity(capacity, stdout)) });
-        }
+        Output::create_for("", path)
+    }
+
+    /// Creates the output `flag` names (`--output`; shown in messages): `-` is standard
+    /// output; a regular file (or a new one) is written to a temporary file in the same
+    /// directory and renamed on [`commit_all`] (dropped without a commit, the temporary file
+    /// is removed and the target is left as it was); anything else is written directly.
+    /// Fails, creating nothing, when the output is an input registered so far or an output
+    /// created before (see [`check_paths`] for the rule).
+    pub fn create_for(flag: &str, path: &Path) -> anyhow::Result<Output> {
         let shown = path.display();
-        // Follow symlinks: the file they point to is the one to replace.
-        let (target, existing) = match fs::metadata(path) {
-            Ok(meta) if !meta.is_file() => {
+        let location = locate(path).with_context(|| format!("{shown}: cannot resolve"))?;
+        let named = named_output(flag, &location, path)?;
+        with_registry(|registry| {
+            if let Some(named) = &named {
+                check_output(named, &registry.inputs, &registry.outputs)?;
+            }
+            let output = Output::open(path, location)?;
+            if let Some(named) = named {
+                registry.outputs.push(named);
+            }
+            Ok(output)
+        })
+    }
+
+    fn open(path: &Path, location: Location) -> anyhow::Result<Output> {
+        let shown = path.display();
+        let name = shown.to_string();
+        let (target, existing) = match location {
+            Location::Dash => {
+                let stdout = io::stdout();
+                // Line-buffered output to a terminal shows results as they come.
+                let capacity = if stdout.is_terminal() { 1 << 10 } else { 1 << 16 };
+                let writer = BufWriter::with_capacity(capacity, stdout);
+                return Ok(Output { kind: Kind::Stdout(writer), name: "<stdout>".into() });
+            }
+            Location::Fd(fd) => {
+                let file = dup(fd).with_context(|| format!("{shown}: cannot write to it"))?;
+                let writer = BufWriter::with_capacity(1 << 16, file);
+                return Ok(Output { kind: Kind::Direct(writer), name });
+            }
+            Location::Path { path: target, meta: Some(meta) } if !meta.is_file() => {
                 if meta.is_dir() {
                     anyhow::bail!("{shown}: is a directory");
                 }
                 let file = OpenOptions::new()
                     .write(true)
-                    .open(path)
+                    .open(&target)
                     .with_context(|| format!("{shown}: cannot open for writing"))?;
-                return Ok(Output {
-                    kind: Kind::Direct {
-                        writer: BufWriter::with_capacity(1 << 16, file),
-                        target: path.to_path_buf(),
-                    },
-                });
+                let writer = BufWriter::with_capacity(1 << 16, file);
+                return Ok(Output { kind: Kind::Direct(writer), name });
             }
-            Ok(meta) => (
-                fs::canonicalize(path).with_context(|| format!("{shown}: cannot resolve"))?,
-                Some(meta.permissions()),
-            ),
-            Err(_) => (path.to_path_buf(), None),
+            Location::Path { path: target, meta } => (target, meta.map(|m| m.permissions())),
         };
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let prefix = format!(".{name}.");
+        let dir = parent_of(&target);
+        let file_name =
+            target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let prefix = format!(".{file_name}.");
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix).suffix(".tmp");
         // Keep an existing file's mode; a new file gets what the umask allows.
@@ -104,60 +470,327 @@ impl Output {
         }
         let temp = builder
             .tempfile_in(dir)
-            .with_context(|| format!("{shown}: cannot create output file"))?;
-        if let Ok(mut paths) = PENDING.lock() {
-            paths.push(temp.path().to_path_buf());
-        }
-        Ok(Output { kind: Kind::Temp { writer: BufWriter::with_capacity(1 << 16, temp), target } })
+            .with_context(|| format!("{shown}: cannot create output file in {}", dir.display()))?;
+        PENDING.lock().unwrap_or_else(PoisonError::into_inner).push(temp.path().to_path_buf());
+        Ok(Output {
+            kind: Kind::Temp { writer: BufWriter::with_capacity(1 << 16, temp), target },
+            name,
+        })
     }
 
-    /// Flushes and, for a temporary file, moves it into place.
+    /// Flushes and, for a temporary file, moves it into place: [`commit_all`] of one.
     pub fn commit(self) -> anyhow::Result<()> {
-        match self.kind {
-            Kind::Stdout(mut w) => w.flush().context("cannot write to standard output"),
-            Kind::Direct { mut writer, target } => {
-                writer.flush().with_context(|| format!("{}: cannot write", target.display()))
+        commit_all([self])
+    }
+
+    /// An I/O error that names this output, of the same kind (a closed pipe stays
+    /// [`io::ErrorKind::BrokenPipe`]).
+    fn named(&self, e: &io::Error) -> io::Error {
+        named_error(&self.name, e)
+    }
+}
+
+fn named_error(name: &str, e: &io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{name}: {}", describe(e)))
+}
+
+/// An I/O error's message without the "(os error 28)" that says nothing more.
+fn describe(e: &io::Error) -> String {
+    let mut text = e.to_string();
+    if let Some(i) = text.rfind(" (os error ")
+        && text.ends_with(')')
+    {
+        text.truncate(i);
+    }
+    text
+}
+
+/// A duplicate of descriptor `fd` (which stays open for the rest of the process).
+#[cfg(unix)]
+fn dup(fd: i32) -> io::Result<File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor that nothing else owns, or -1.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `new` is open and owned by nothing else.
+    Ok(unsafe { File::from_raw_fd(new) })
+}
+
+#[cfg(not(unix))]
+fn dup(_fd: i32) -> io::Result<File> {
+    Err(io::Error::other("descriptor paths are not supported on this system"))
+}
+
+/// Writes out every output, or (as far as possible) none: the one failure rule.
+///
+/// 1. Every temporary file is flushed and synced to disk: a write error (a full disk) stops
+///    here, and no output is put in place (every temporary file is removed).
+/// 2. Outputs written directly (standard output, `/dev/stdout`, pipes, devices) are flushed.
+///    What they already received cannot be taken back.
+/// 3. The temporary files are renamed over their targets, in order. A target that existed
+///    is first kept reachable under a backup name in its directory; if a rename fails, the
+///    targets already replaced get their old file back (a target that did not exist is
+///    removed), so no output of the group is left in place.
+/// 4. The directories are synced and the backups removed.
+///
+/// A signal that arrives during a group commit waits for it to end.
+pub fn commit_all(outputs: impl IntoIterator<Item = Output>) -> anyhow::Result<()> {
+    let _commit = COMMIT.lock().unwrap_or_else(PoisonError::into_inner);
+    let outputs: Vec<Output> = outputs.into_iter().collect();
+    let mut temps = Vec::new();
+    let mut direct = Vec::new();
+    for output in outputs {
+        let name = output.name;
+        match output.kind {
+            Kind::Temp { writer, target } => temps.push((writer, target, name)),
+            kind => direct.push((kind, name)),
+        }
+    }
+    let mut finished = Vec::with_capacity(temps.len());
+    for (writer, target, name) in temps {
+        let temp = writer.into_inner().map_err(|e| named_error(&name, &e.into_error()))?;
+        temp.as_file().sync_all().map_err(|e| named_error(&name, &e))?;
+        finished.push((temp, target, name));
+    }
+    for (kind, name) in direct {
+        match kind {
+            Kind::Stdout(mut w) => w.flush().map_err(|e| named_error(&name, &e))?,
+            Kind::Direct(mut w) => w.flush().map_err(|e| named_error(&name, &e))?,
+            Kind::Temp { .. } => {}
+        }
+    }
+    // Targets replaced so far, with the backup of the file each replaced.
+    let mut done: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
+    for (temp, target, name) in finished {
+        let backup = match fs::symlink_metadata(&target) {
+            Ok(meta) if meta.is_file() => match backup(&target) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    let undone = roll_back(&done);
+                    return Err(anyhow::anyhow!("{name}: cannot keep a backup of it: {e}{undone}"));
+                }
+            },
+            _ => None,
+        };
+        let temp_path = temp.path().to_path_buf();
+        if let Err(e) = temp.persist(&target) {
+            drop(e.file);
+            forget_pending(&temp_path);
+            if let Some(b) = &backup {
+                let _ = fs::remove_file(b);
             }
-            Kind::Temp { writer, target } => {
-                let shown = target.display();
-                let temp = writer
-                    .into_inner()
-                    .map_err(io::IntoInnerError::into_error)
-                    .with_context(|| format!("{shown}: cannot write"))?;
-                temp.as_file().sync_all().with_context(|| format!("{shown}: cannot write"))?;
-                let temp_path = temp.path().to_path_buf();
-                temp.persist(&target).map_err(|e| e.error).with_context(|| {
-                    format!("{shown}: cannot move the finished file into place")
-                })?;
-                forget_pending(&temp_path);
-                Ok(())
+            let undone = roll_back(&done);
+            return Err(anyhow::anyhow!(
+                "{name}: cannot move the finished file into place: {}{undone}",
+                describe(&e.error)
+            ));
+        }
+        forget_pending(&temp_path);
+        done.push((target, backup));
+    }
+    sync_dirs(&done);
+    for (_, backup) in &done {
+        if let Some(b) = backup {
+            let _ = fs::remove_file(b);
+        }
+    }
+    Ok(())
+}
+
+/// Hard-links (or, where links are not supported, copies) `target` to an unused name in
+/// its directory.
+fn backup(target: &Path) -> io::Result<PathBuf> {
+    let dir = parent_of(target);
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    for n in 0..1000 {
+        let path = dir.join(format!(".{name}.{}-{n}.bak", std::process::id()));
+        match fs::hard_link(target, &path) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(_) if !path.exists() => {
+                fs::copy(target, &path)?;
+                return Ok(path);
             }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("no unused backup name"))
+}
+
+/// Puts back what `done` replaced; returns a note for the error message if it could not.
+fn roll_back(done: &[(PathBuf, Option<PathBuf>)]) -> String {
+    let mut failed = Vec::new();
+    for (target, backup) in done.iter().rev() {
+        let result = match backup {
+            Some(b) => fs::rename(b, target),
+            None => fs::remove_file(target),
+        };
+        if let Err(e) = result {
+            failed.push(format!("{}: {e}", target.display()));
+        }
+    }
+    sync_dirs(done);
+    if failed.is_empty() {
+        if done.is_empty() {
+            String::new()
+        } else {
+            " (the outputs already in place were put back as they were)".to_string()
+        }
+    } else {
+        format!(" (and could not put back {})", failed.join(", "))
+    }
+}
+
+fn sync_dirs(done: &[(PathBuf, Option<PathBuf>)]) {
+    let mut dirs: Vec<&Path> = done.iter().map(|(t, _)| parent_of(t)).collect();
+    dirs.sort();
+    dirs.dedup();
+    for dir in dirs {
+        // Directories cannot be synced on every system and filesystem: best effort.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
         }
     }
 }
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut self.kind {
+        let result = match &mut self.kind {
             Kind::Stdout(w) => w.write(buf),
-            Kind::Direct { writer, .. } => writer.write(buf),
+            Kind::Direct(w) => w.write(buf),
             Kind::Temp { writer, .. } => writer.write(buf),
-        }
+        };
+        result.map_err(|e| self.named(&e))
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match &mut self.kind {
+        let result = match &mut self.kind {
             Kind::Stdout(w) => w.write_all(buf),
-            Kind::Direct { writer, .. } => writer.write_all(buf),
+            Kind::Direct(w) => w.write_all(buf),
             Kind::Temp { writer, .. } => writer.write_all(buf),
-        }
+        };
+        result.map_err(|e| self.named(&e))
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match &mut self.kind {
+        let result = match &mut self.kind {
             Kind::Stdout(w) => w.flush(),
-            Kind::Direct { writer, .. } => writer.flush(),
+            Kind::Direct(w) => w.flush(),
             Kind::Temp { writer, .. } => writer.flush(),
+        };
+        result.map_err(|e| self.named(&e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn written(path: &Path, text: &str) -> Output {
+        let mut out = Output::create(path).unwrap();
+        out.write_all(text.as_bytes()).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_group_commits_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&a, "old a").unwrap();
+        commit_all([written(&a, "new a"), written(&b, "new b")]).unwrap();
+        assert_eq!(fs::read_to_string(&a).unwrap(), "new a");
+        assert_eq!(fs::read_to_string(&b).unwrap(), "new b");
+        assert_eq!(names(dir.path()), ["a", "b"]);
+    }
+
+    #[test]
+    fn a_failed_rename_puts_back_the_outputs_already_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let (old, new, last) =
+            (dir.path().join("old"), dir.path().join("new"), dir.path().join("last"));
+        fs::write(&old, "old content").unwrap();
+        let outputs = [written(&old, "replaced"), written(&new, "created"), written(&last, "x")];
+        // The last target becomes a non-empty directory: renaming over it fails.
+        fs::create_dir(&last).unwrap();
+        fs::write(last.join("inside"), "").unwrap();
+        let err = commit_all(outputs).unwrap_err();
+        let message = format!("{err:#}");
+        assert!(message.contains("cannot move the finished file into place"), "{message}");
+        assert!(message.contains("put back as they were"), "{message}");
+        assert_eq!(fs::read_to_string(&old).unwrap(), "old content");
+        assert!(!new.exists(), "a target that did not exist is removed again");
+        assert!(last.join("inside").exists());
+        assert_eq!(names(dir.path()), ["last", "old"], "no temporary file or backup is left");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_write_error_leaves_no_output_in_place() {
+        if !Path::new("/dev/full").exists() {
+            return;
         }
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        fs::write(&a, "old").unwrap();
+        let full = written(Path::new("/dev/full"), "x");
+        let err = commit_all([written(&a, "new"), full]).unwrap_err();
+        assert!(format!("{err:#}").contains("/dev/full: No space left on device"), "{err:#}");
+        assert_eq!(fs::read_to_string(&a).unwrap(), "old");
+        assert_eq!(names(dir.path()), ["a"]);
+    }
+
+    #[test]
+    fn same_file_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.jsonl");
+        fs::write(&input, "x\n").unwrap();
+        let new = dir.path().join("new.tsv");
+        let other = dir.path().join("other.tsv");
+        check_paths(&[&input], &[("--output", &new), ("--removed", &other)]).unwrap();
+        let err = check_paths(&[&input], &[("--removed", &input)]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "--removed {} is the input {}: refusing to overwrite it",
+                input.display(),
+                input.display()
+            )
+        );
+        // A file not created yet, spelled two ways.
+        let spelled = dir.path().join(".").join("new.tsv");
+        let err = check_paths(&[], &[("--output", &new), ("--stats", &spelled)]).unwrap_err();
+        assert!(err.to_string().contains("refusing to write both"), "{err}");
+        #[cfg(unix)]
+        {
+            // A dangling symlink is the file it will create.
+            let link = dir.path().join("link");
+            std::os::unix::fs::symlink("new.tsv", &link).unwrap();
+            assert!(check_paths(&[], &[("-o", &new), ("--removed", &link)]).is_err());
+            let hard = dir.path().join("hard");
+            fs::hard_link(&input, &hard).unwrap();
+            assert!(check_paths(&[&input], &[("-o", &hard)]).is_err());
+            check_paths(
+                &[],
+                &[("-o", Path::new("/dev/null")), ("--removed", Path::new("/dev/null"))],
+            )
+            .unwrap();
+        }
+        // Output::create applies the rule to registered inputs and earlier outputs.
+        register_inputs(&[&input]).unwrap();
+        assert!(Output::create(&input).is_err());
+        let _first = Output::create(&new).unwrap();
+        assert!(Output::create(&spelled).is_err());
+        assert_eq!(fs::read_to_string(&input).unwrap(), "x\n");
     }
 }

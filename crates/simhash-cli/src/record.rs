@@ -20,6 +20,8 @@ pub enum Reason {
     BlankLine,
     TooLong,
     DuplicateId,
+    /// A record with an id in a corpus whose first record has none, or the reverse.
+    MixedIds,
 }
 
 impl Reason {
@@ -35,6 +37,7 @@ impl Reason {
             Reason::BlankLine => "blank_line",
             Reason::TooLong => "too_long",
             Reason::DuplicateId => "duplicate_id",
+            Reason::MixedIds => "mixed_ids",
         }
     }
 }

@@ -3,6 +3,9 @@
 
 pub use crate::args::Blocks;
 pub use crate::corpus::is_hash_header;
-pub use crate::input::{LineReader, LineStatus, Source};
-pub use crate::output::{Output, remove_pending};
+pub use crate::input::{LineReader, LineStatus, Source, compressed_error};
+pub use crate::output::{
+    Output, check_paths, commit_all, install_signal_handler, register_inputs, remove_pending,
+    temp_file,
+};
 pub use crate::record::{Columns, IdValue, Problem, Reason, parse_hash, parse_json};

@@ -6,7 +6,10 @@
 //!    lines (in the file, for `FILE:LINE` messages, and in the concatenation of the files,
 //!    for the ids of records without one, as `simhash` numbers the concatenated input), and
 //!    stops together if a worker failed.
-//! 3. `ids`, `duplicates`: ids are exchanged by hash; all but the first (in input order) of
+//! 3. `id kinds`: the first record of the input (over all files, in order) decides whether
+//!    records have ids; every record of the other kind is a bad record (`mixed_ids`), as
+//!    `simhash` reports it.
+//!    `ids`, `duplicates`: ids are exchanged by hash; all but the first (in input order) of
 //!    each id are sent back to their reader and skipped, as `simhash` skips them.
 //! 4. `census`: counts are all-gathered; bad records go to worker 0, which reports them in
 //!    input order (or stops, with `--strict`).
@@ -100,7 +103,7 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
     let mut out = None;
     let mut error = None;
     if me == 0 {
-        match Output::create(&job.output) {
+        match Output::create_for("--output", &job.output) {
             Ok(o) => out = Some(o),
             Err(e) => error = Some(format!("{e:#}")),
         }
@@ -144,11 +147,35 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
         bad.line += lines_before[bad.chunk as usize].0;
     }
 
-    // Rounds `ids` and `duplicates`.
+    // Round `id kinds`: the first record of the input (in input order, over all files)
+    // decides whether records have ids; each later record of the other kind is a bad record,
+    // as `simhash` reports it.
     let docs = &mut share.docs;
+    let firsts = all_gather(worker, &docs.pos.first().map(|&pos| (pos, !docs.generated[0])));
+    if let Some((_, with_ids)) = firsts.iter().flatten().min() {
+        for d in 0..docs.len() {
+            if docs.generated[d] != *with_ids {
+                continue;
+            }
+            docs.removed[d] = true;
+            let message = if *with_ids {
+                "no id, but earlier records have one (give every record an id, or none)"
+            } else {
+                "has an id, but earlier records have none (give every record an id, or none)"
+            };
+            share.bad.push(BadRecord {
+                pos: docs.pos[d],
+                chunk: 0,
+                line: docs.line[d],
+                problem: Problem { reason: Reason::MixedIds, message: message.to_string() },
+            });
+        }
+    }
+
+    // Rounds `ids` and `duplicates`.
     let ids = exchange(
         worker,
-        (0..docs.len()).filter_map(|d| {
+        (0..docs.len()).filter(|&d| !docs.removed[d]).filter_map(|d| {
             let h = id_hash(docs.given_id(d)?);
             Some(((h.0 % peers as u64) as usize, (h, docs.pos[d])))
         }),
@@ -394,7 +421,8 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
             Ok(())
         })();
         if let Err(e) = result {
-            break 'write Err(vec![format!("{}: cannot write: {e}", job.output.display())]);
+            // Write errors name the output already.
+            break 'write Err(vec![e.to_string()]);
         }
         if let Err(e) = out.commit() {
             // As `simhash`: a reader that stopped reading (`| head`) is not a failure.

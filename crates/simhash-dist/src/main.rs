@@ -23,12 +23,13 @@ mod round;
 mod share;
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser as _;
-use simhash_cli::shared::{Columns, remove_pending};
+use simhash_cli::shared::{Columns, check_paths, install_signal_handler, remove_pending};
 
 use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
 use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
@@ -61,6 +62,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Cluster(c) => (c.job, Mode::Cluster { singletons: c.singletons }),
     };
     check_matching(&args)?;
+    // Before any process starts: the output may not be an input (every process checks, and
+    // fails alike on a shared filesystem).
+    let paths = args.paths();
+    let inputs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
+    check_paths(&inputs, &[("--output", &args.output)])?;
     let launch = args.launch()?;
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let threads = args.timely.threads.get();
@@ -184,7 +190,7 @@ fn check_matching(args: &JobArgs) -> anyhow::Result<()> {
 /// Fail-stop: a panic anywhere (a worker, or timely's network threads when a peer process
 /// is gone) ends this process with exit code 2, after removing unfinished output files.
 /// Without this, the other workers of the process would wait for the failed one forever.
-/// Ctrl-C removes them too.
+/// SIGINT, SIGTERM and SIGHUP remove them too, and exit with 128 + the signal, as `simhash`.
 fn install_failure_handlers() {
     std::panic::set_hook(Box::new(|info| {
         let what = info
@@ -204,9 +210,5 @@ fn install_failure_handlers() {
         #[allow(clippy::exit)]
         std::process::exit(2);
     }));
-    let _ = ctrlc::set_handler(|| {
-        remove_pending();
-        #[allow(clippy::exit)]
-        std::process::exit(130);
-    });
+    install_signal_handler();
 }

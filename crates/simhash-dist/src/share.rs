@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use simhash_cli::shared::{
-    Columns, LineReader, LineStatus, Problem, Reason, Source, is_hash_header, parse_hash,
-    parse_json,
+    Columns, LineReader, LineStatus, Problem, Reason, Source, compressed_error, is_hash_header,
+    parse_hash, parse_json,
 };
 use simhash_core::Fingerprinter;
 
@@ -71,6 +71,9 @@ impl InputPlan {
                 .extension()
                 .and_then(|e| e.to_str())
                 .is_some_and(|e| e.eq_ignore_ascii_case("gz") || e.eq_ignore_ascii_case("zst"));
+            if regular && !compressed {
+                refuse_compressed(path)?;
+            }
             let size = meta.filter(std::fs::Metadata::is_file).map_or(0, |m| m.len());
             anyhow::ensure!(size <= OFFSET_MASK, "{}: larger than 16 TiB", path.display());
             files.push(InputFile {
@@ -143,6 +146,24 @@ impl InputPlan {
         }
         out
     }
+}
+
+/// Fails when a file not named `.gz` or `.zst` starts like compressed data (as `simhash`
+/// does): one message, not a bad record per line. Every process checks, before any reads.
+fn refuse_compressed(path: &Path) -> anyhow::Result<()> {
+    let Ok(mut file) = File::open(path) else {
+        // An unreadable file is reported by the worker that reads it.
+        return Ok(());
+    };
+    let mut head = [0u8; 4];
+    let mut n = 0;
+    while n < head.len() {
+        match file.read(&mut head[n..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    compressed_error(&path.display().to_string(), &head[..n])
 }
 
 /// The lines of one piece: where it starts, how many lines start in it, and its counts.

@@ -29,7 +29,8 @@ const WORDS: [&str; 24] = [
 ];
 
 /// A JSONL corpus with near-duplicates, a flood of exact copies, featureless records,
-/// records without ids, CRLF endings, blank lines and no final newline. All records valid.
+/// string and number ids, CRLF endings, blank lines and no final newline. All records valid
+/// (every record has an id: a corpus may not mix records with and without).
 fn jsonl_corpus(docs: usize, seed: u64) -> String {
     let mut rng = seed;
     let mut out = String::new();
@@ -59,9 +60,6 @@ fn jsonl_corpus(docs: usize, seed: u64) -> String {
             "...".to_string()
         };
         match i % 97 {
-            13 => {
-                let _ = write!(out, "{{\"text\":\"{text}\"}}");
-            }
             29 => {
                 let _ = write!(out, "{{\"id\":{i},\"text\":\"{text}\"}}");
             }
@@ -363,9 +361,9 @@ fn shards_read_as_their_concatenation() {
     let dir = Dir::new();
     let corpus = jsonl_corpus(1500, 3);
     let lines: Vec<&str> = corpus.lines().collect();
-    // A run of records without ids in each shard: their ids are line numbers in the
-    // concatenation, as `simhash` numbers the lines of the concatenated input.
-    let plain = |from: usize| -> Vec<String> {
+    // Records without ids: their ids are line numbers in the concatenation, as `simhash`
+    // numbers the lines of the concatenated input. (`with_ids`: the same records with ids.)
+    let records = |from: usize, with_ids: bool| -> Vec<String> {
         (from..from + 60)
             .map(|i| {
                 let mut words: Vec<&str> = (0..16).map(|j| WORDS[(j + i % 4) % 24]).collect();
@@ -373,14 +371,16 @@ fn shards_read_as_their_concatenation() {
                 if i % 3 == 0 {
                     words = vec!["the same boilerplate page again and again"];
                 }
-                format!("{{\"text\":\"{}\"}}", words.join(" "))
+                let id = if with_ids { format!("\"id\":\"p{i}\",") } else { String::new() };
+                format!("{{{id}\"text\":\"{}\"}}", words.join(" "))
             })
             .collect()
     };
+    let plain = |from: usize| records(from, false);
     let (a, b) = lines.split_at(lines.len() / 3);
     let mut one: Vec<String> = a.iter().map(ToString::to_string).collect();
-    one.extend(plain(0));
-    let mut two: Vec<String> = plain(60);
+    one.extend(records(0, true));
+    let mut two: Vec<String> = records(60, true);
     two.extend(b.iter().map(ToString::to_string));
     let all = dir.write("all.jsonl", &(one.join("\n") + "\n" + &two.join("\n") + "\n"));
     let one = dir.write("one.jsonl", &(one.join("\n") + "\n"));
@@ -563,6 +563,142 @@ fn every_process_exits_with_the_jobs_code() {
     let outs = dist_processes(&dir, 2, 1, &["pairs", &s(&input), "-q", "-o", "/dev/full"]);
     for (p, out) in outs.iter().enumerate() {
         assert_eq!(out.status.code(), Some(2), "process {p}: {}", stderr(out));
-        assert!(stderr(out).contains("/dev/full: cannot write"), "process {p}: {}", stderr(out));
+        assert!(
+            stderr(out).contains("/dev/full: No space left on device"),
+            "process {p}: {}",
+            stderr(out)
+        );
+    }
+}
+
+#[test]
+fn a_corpus_may_not_mix_records_with_and_without_ids() {
+    let dir = Dir::new();
+    let text = |i: usize| {
+        let words: Vec<&str> = (0..12).map(|j| WORDS[(i / 2 + j) % 24]).collect();
+        words.join(" ")
+    };
+    // `ids_first`: the first record has an id, and every 7th record has none; or the
+    // reverse. Returns the lines, and the lines with the odd ones blanked (what `simhash`
+    // sees without them, numbered the same).
+    let corpus = |ids_first: bool| -> (Vec<String>, Vec<String>) {
+        let mut lines = Vec::new();
+        let mut blanked = Vec::new();
+        for i in 0..60 {
+            let odd = i % 7 == 3;
+            let line = if odd == ids_first {
+                format!("{{\"text\":\"{}\"}}", text(i))
+            } else {
+                format!("{{\"id\":\"r{i}\",\"text\":\"{}\"}}", text(i))
+            };
+            blanked.push(if odd { String::new() } else { line.clone() });
+            lines.push(line);
+        }
+        (lines, blanked)
+    };
+    let got = dir.path("got.tsv");
+    let want = dir.path("want.tsv");
+    for ids_first in [true, false] {
+        let (lines, blanked) = corpus(ids_first);
+        // The first file holds one record: it decides for the other file too.
+        let a = dir.write("a.jsonl", &(lines[..1].join("\n") + "\n"));
+        let b = dir.write("b.jsonl", &(lines[1..].join("\n") + "\n"));
+        let clean = dir.write("clean.jsonl", &(blanked.join("\n") + "\n"));
+        assert_eq!(
+            simhash(&["pairs", &s(&clean), "-k", "6", "-q", "-o", &s(&want)]),
+            ExitCode::SUCCESS
+        );
+        for w in ["1", "3"] {
+            let out =
+                dist(&strings(&["pairs", &s(&a), &s(&b), "-k", "6", "-w", w, "-o", &s(&got)]));
+            assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+            let message = if ids_first {
+                "no id, but earlier records have one (give every record an id, or none)"
+            } else {
+                "has an id, but earlier records have none (give every record an id, or none)"
+            };
+            let err = stderr(&out);
+            let reported: Vec<&str> = err.lines().filter(|l| l.contains(&s(&b))).collect();
+            let want_lines: Vec<String> = (0..60)
+                .filter(|i| i % 7 == 3)
+                .map(|i| format!("simhash-dist: {}:{i}: {message}", s(&b)))
+                .collect();
+            assert_eq!(reported, want_lines, "-w {w}");
+            assert!(read(&got) == read(&want), "ids first {ids_first}, -w {w}: differs");
+        }
+        let strict = dir.path("strict.tsv");
+        let out = dist(&strings(&["pairs", &s(&a), &s(&b), "--strict", "-o", &s(&strict)]));
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains(&format!("{}:3: ", s(&b))), "{}", stderr(&out));
+        assert!(!strict.exists());
+    }
+}
+
+#[test]
+fn the_output_is_never_an_input_and_compressed_data_needs_its_name() {
+    let dir = Dir::new();
+    let data = jsonl_corpus(100, 11);
+    let input = dir.write("c.jsonl", &data);
+    let out = dist(&strings(&["pairs", &s(&input), "-o", &s(&input)]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is the input"), "{}", stderr(&out));
+    assert!(read(&input) == data);
+    let other = dir.write("d.jsonl", &data);
+    let out = dist(&strings(&["pairs", &s(&input), &s(&other), "-o", &s(&other)]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(read(&other) == data);
+
+    let gz = dir.path("g.jsonl");
+    std::fs::write(&gz, b"\x1f\x8b\x08\x00\x00\x00\x00\x00garbage\n").expect("write");
+    let out = dist(&strings(&["pairs", &s(&gz), "-w", "2", "-o", &s(&dir.path("o.tsv"))]));
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("g.jsonl: looks gzip-compressed but is not named .gz"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn signals_remove_the_temporary_output_and_exit_128_plus_the_signal() {
+    use std::io::Write as _;
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
+        let dir = Dir::new();
+        let mut child = Command::new(BIN)
+            .args(strings(&["pairs", "-", "-q", "-o", &s(&dir.path("out.tsv"))]))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        // Standard input stays open: the job waits in the middle of reading.
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(jsonl_corpus(200, 12).as_bytes()).expect("feed");
+        let temps = || {
+            std::fs::read_dir(dir.path("."))
+                .expect("read dir")
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while temps().is_empty() {
+            assert!(Instant::now() < deadline, "no temporary output file");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let killed = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "still running after SIG{signal}");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        drop(stdin);
+        assert_eq!(status.code(), Some(code), "SIG{signal}");
+        assert!(temps().is_empty(), "SIG{signal} left {:?}", temps());
     }
 }

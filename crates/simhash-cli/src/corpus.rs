@@ -52,6 +52,9 @@ pub struct Corpus {
     numeric: Vec<bool>,
     lines: Vec<u64>,
     lens: Vec<u64>,
+    /// Each record's line hash, when the input is read twice (dedup).
+    line_hashes: Vec<u64>,
+    keep_line_hashes: bool,
     /// The MinHash method's sketches, when the parser makes them.
     pub sketches: Option<Sketches>,
     no_features: usize,
@@ -87,6 +90,11 @@ impl Corpus {
         self.lines[doc]
     }
 
+    /// The hash of the document's line as read ([`line_hash`]), if kept.
+    pub fn line_hash(&self, doc: usize) -> Option<u64> {
+        self.line_hashes.get(doc).copied()
+    }
+
     pub fn lens(&self) -> &[u64] {
         &self.lens
     }
@@ -97,15 +105,11 @@ impl Corpus {
         self.no_features
     }
 
-    fn push(
-        &mut self,
-        id: &str,
-        numeric: bool,
-        fp: Option<Fingerprint>,
-        line: u64,
-        len: u64,
-        sketch: Option<&DocSketch>,
-    ) -> anyhow::Result<()> {
+    fn push(&mut self, id: &str, meta: Meta, sketch: Option<&DocSketch>) -> anyhow::Result<()> {
+        let Meta { numeric, fp, line, len, line_hash } = meta;
+        if self.keep_line_hashes {
+            self.line_hashes.push(line_hash);
+        }
         if let Some(sketches) = &mut self.sketches {
             sketches.push(sketch)?;
             self.no_features += usize::from(sketch.is_none());
@@ -121,6 +125,17 @@ impl Corpus {
         self.lens.push(len);
         Ok(())
     }
+}
+
+/// What the corpus keeps of a record besides its id and sketch.
+#[derive(Clone, Copy)]
+struct Meta {
+    /// The id is a JSON number (or a line number).
+    numeric: bool,
+    fp: Option<Fingerprint>,
+    line: u64,
+    len: u64,
+    line_hash: u64,
 }
 
 /// A run of lines as read.
@@ -278,6 +293,8 @@ struct ParsedDoc {
     len: u64,
     /// The MinHash sketch, when asked for and the text has features.
     sketch: Option<DocSketch>,
+    /// A 64-bit hash of the line, to check that a second pass reads the same record.
+    line_hash: u64,
 }
 
 fn parse_line(bytes: &[u8], parser: &Parser, ids: &mut String) -> Parsed {
@@ -303,7 +320,13 @@ fn parse_line(bytes: &[u8], parser: &Parser, ids: &mut String) -> Parsed {
         ids.push_str(&id.text);
         ids.len()
     });
-    Ok(ParsedDoc { id_end, number, fp, len, sketch })
+    Ok(ParsedDoc { id_end, number, fp, len, sketch, line_hash: line_hash(bytes) })
+}
+
+/// The hash of a record's line that the second pass of `dedup` checks each kept line
+/// against (XXH3, 64 bits: a change goes unnoticed with probability 2^-64 a line).
+pub fn line_hash(line: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(line)
 }
 
 /// Puts batches back in order and builds the corpus.
@@ -313,7 +336,7 @@ fn collect(
     reporter: &mut Reporter,
     name: &str,
 ) -> anyhow::Result<Corpus> {
-    let mut corpus = Corpus::default();
+    let mut corpus = Corpus { keep_line_hashes: options.spool, ..Corpus::default() };
     if let Parser::Json { sketcher: Some(sketcher), .. } = &options.parser {
         corpus.sketches = Some(Sketches::new(sketcher.banding.bands)?);
     }
@@ -322,6 +345,7 @@ fn collect(
     let mut pending: BTreeMap<u64, ParsedBatch> = BTreeMap::new();
     let mut next = 0;
     let mut line_id = String::new();
+    let mut ids_given: Option<bool> = None;
     for batch in rx {
         pending.insert(batch.seq, batch);
         while let Some(batch) = pending.remove(&next) {
@@ -342,7 +366,28 @@ fn collect(
                     }
                 };
                 corpus.records += 1;
-                let ParsedDoc { id_end, number, fp, len, sketch } = doc;
+                let ParsedDoc { id_end, number, fp, len, sketch, line_hash } = doc;
+                // The first record decides whether records have ids: a generated id (the
+                // line number) must never equal an explicit one.
+                let has_id = id_end.is_some();
+                if *ids_given.get_or_insert(has_id) != has_id {
+                    if let Some(end) = id_end {
+                        id_start = end;
+                    }
+                    let problem = Problem {
+                        reason: Reason::MixedIds,
+                        message: if has_id {
+                            "has an id, but earlier records have none (give every record an id, \
+                             or none)"
+                        } else {
+                            "no id, but earlier records have one (give every record an id, or \
+                             none)"
+                        }
+                        .into(),
+                    };
+                    reporter.problem(name, line, &problem)?;
+                    continue;
+                }
                 let (id, numeric, generated) = if let Some(end) = id_end {
                     let id = &batch.ids[id_start..end];
                     id_start = end;
@@ -360,9 +405,10 @@ fn collect(
                     reporter.problem(name, line, &problem)?;
                     continue;
                 }
+                let meta = Meta { numeric, fp, line, len, line_hash };
                 match &mut sampler {
-                    Some(s) => s.offer(line, id, numeric, fp, len, sketch),
-                    None => corpus.push(id, numeric, fp, line, len, sketch.as_ref())?,
+                    Some(s) => s.offer(id, meta, sketch),
+                    None => corpus.push(id, meta, sketch.as_ref())?,
                 }
             }
             reporter.progress(corpus.bytes, corpus.records);
@@ -371,7 +417,7 @@ fn collect(
     if let Some(sampler) = sampler {
         corpus.not_sampled = sampler.offered - sampler.heap.len() as u64;
         for doc in sampler.into_sorted() {
-            corpus.push(&doc.id, doc.numeric, doc.fp, doc.line, doc.len, doc.sketch.as_ref())?;
+            corpus.push(&doc.id, doc.meta, doc.sketch.as_ref())?;
         }
     }
     if let Some(sketches) = &mut corpus.sketches {
@@ -414,17 +460,14 @@ struct Sampler {
 
 struct Sampled {
     key: u64,
-    line: u64,
     id: Box<str>,
-    numeric: bool,
-    fp: Option<Fingerprint>,
-    len: u64,
+    meta: Meta,
     sketch: Option<DocSketch>,
 }
 
 impl PartialEq for Sampled {
     fn eq(&self, other: &Sampled) -> bool {
-        (self.key, self.line) == (other.key, other.line)
+        (self.key, self.meta.line) == (other.key, other.meta.line)
     }
 }
 impl Eq for Sampled {}
@@ -435,7 +478,7 @@ impl PartialOrd for Sampled {
 }
 impl Ord for Sampled {
     fn cmp(&self, other: &Sampled) -> std::cmp::Ordering {
-        (self.key, self.line).cmp(&(other.key, other.line))
+        (self.key, self.meta.line).cmp(&(other.key, other.meta.line))
     }
 }
 
@@ -444,15 +487,8 @@ impl Sampler {
         Sampler { n, seed, heap: BinaryHeap::new(), offered: 0 }
     }
 
-    fn offer(
-        &mut self,
-        line: u64,
-        id: &str,
-        numeric: bool,
-        fp: Option<Fingerprint>,
-        len: u64,
-        sketch: Option<DocSketch>,
-    ) {
+    fn offer(&mut self, id: &str, meta: Meta, sketch: Option<DocSketch>) {
+        let line = meta.line;
         self.offered += 1;
         if self.n == 0 {
             return;
@@ -460,18 +496,18 @@ impl Sampler {
         let key = splitmix(self.seed ^ splitmix(line));
         if self.heap.len() as u64 >= self.n {
             match self.heap.peek() {
-                Some(top) if (key, line) < (top.key, top.line) => {
+                Some(top) if (key, line) < (top.key, top.meta.line) => {
                     self.heap.pop();
                 }
                 _ => return,
             }
         }
-        self.heap.push(Sampled { key, line, id: id.into(), numeric, fp, len, sketch });
+        self.heap.push(Sampled { key, id: id.into(), meta, sketch });
     }
 
     fn into_sorted(self) -> Vec<Sampled> {
         let mut docs = self.heap.into_vec();
-        docs.sort_unstable_by_key(|d| d.line);
+        docs.sort_unstable_by_key(|d| d.meta.line);
         docs
     }
 }

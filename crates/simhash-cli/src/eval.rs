@@ -497,7 +497,10 @@ pub struct EvalOptions<'a> {
 }
 
 pub fn run(opts: &EvalOptions<'_>) -> anyhow::Result<ExitCode> {
-    let mut out = Output::create(opts.output)?;
+    let mut inputs = vec![opts.prediction, opts.truth];
+    inputs.extend(opts.tiers);
+    crate::output::register_inputs(&inputs)?;
+    let mut out = Output::create_for("--output", opts.output)?;
     let scores = evaluate(opts.prediction, opts.truth, opts.tiers)?;
     if opts.json {
         serde_json::to_writer_pretty(&mut out, &scores)?;

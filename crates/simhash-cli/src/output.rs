@@ -295,7 +295,7 @@ fn input_label(path: &Path) -> String {
 
 fn output_label(flag: &str, path: &Path) -> String {
     match (flag, path == Path::new("-")) {
-        ("", true) => "standard output".to_string(),
+        (_, true) => "standard output".to_string(),
         ("", false) => format!("output {}", path.display()),
         _ => format!("{flag} {}", path.display()),
     }

@@ -245,6 +245,11 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The summary line on stderr.
+    pub fn print(&self) {
+        let _ = writeln!(std::io::stderr().lock(), "simhash: {}", self.one_line());
+    }
+
     fn one_line(&self) -> String {
         let mut s = format!(
             "{} records read ({} skipped), {} documents ({} featureless)",

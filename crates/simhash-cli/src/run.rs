@@ -74,7 +74,7 @@ impl Session {
             reporter: Reporter::new(strict, run.quiet),
             summary: Summary { command, ..Summary::default() },
             quiet: run.quiet,
-            stats: run.stats.as_deref().map(Output::create).transpose()?,
+            stats: run.stats.as_deref().map(|p| Output::create_for("--stats", p)).transpose()?,
         })
     }
 
@@ -107,14 +107,20 @@ impl Session {
         Ok(corpus)
     }
 
-    /// Ends the run: summary, --stats file, exit code.
-    fn finish(mut self) -> anyhow::Result<ExitCode> {
+    /// Ends the run: puts `outputs` and the --stats file in place together (all or none;
+    /// see [`crate::output::commit_all`]), then the summary line and the exit code.
+    fn finish(mut self, outputs: Vec<Output>) -> anyhow::Result<ExitCode> {
         let skipped = self.reporter.skipped_total() + self.reporter.empty_inputs();
-        let summary = self.reporter.finish(std::mem::take(&mut self.summary), self.quiet);
+        let summary = self.reporter.finish(std::mem::take(&mut self.summary), true);
+        let mut outputs = outputs;
         if let Some(mut out) = self.stats.take() {
             serde_json::to_writer_pretty(&mut out, &summary).context("cannot write --stats")?;
             out.write_all(b"\n")?;
-            out.commit()?;
+            outputs.push(out);
+        }
+        crate::output::commit_all(outputs)?;
+        if !self.quiet {
+            summary.print();
         }
         Ok(if skipped > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
     }
@@ -190,10 +196,11 @@ fn resolve_matching(
 }
 
 fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<ExitCode> {
+    crate::output::register_inputs(&[args.input.path()])?;
     let mut session = Session::new("fingerprint", &args.run, args.input.strict)?;
     let parser = parser_for(&args.input, &args.fingerprint, Preset::default(), None, false)?;
     note_preset(&mut session.summary, &parser);
-    let mut out = Output::create(&args.output.output)?;
+    let mut out = Output::create_for("--output", &args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
     session.reporter.phase("writing", None);
@@ -205,9 +212,8 @@ fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<ExitCode> {
             None => out.write_all(b"\t\n")?,
         }
     }
-    out.commit()?;
     session.summary.written = corpus.len() as u64;
-    session.finish()
+    session.finish(vec![out])
 }
 
 /// The matching settings and the record parser of a matching command (`seed_mode`: the
@@ -665,6 +671,7 @@ fn id_ranks(corpus: &Corpus) -> Vec<u64> {
 }
 
 fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
+    crate::output::register_inputs(&[args.input.path()])?;
     let mut session = Session::new("pairs", &args.run, args.input.strict)?;
     let (matching, parser) = matching_and_parser(
         &mut session.summary,
@@ -674,7 +681,7 @@ fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
         Preset::default(),
         false,
     )?;
-    let mut out = Output::create(&args.output.output)?;
+    let mut out = Output::create_for("--output", &args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
     // 12 bytes a pair: the score as its 32-bit code.
@@ -693,12 +700,12 @@ fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
             Matching::Minhash { .. } => writeln!(out, "{}.{:04}", code / 10_000, code % 10_000)?,
         }
     }
-    out.commit()?;
     session.summary.written = pairs.len() as u64;
-    session.finish()
+    session.finish(vec![out])
 }
 
 fn cluster(args: &ClusterArgs, default: Preset) -> anyhow::Result<ExitCode> {
+    crate::output::register_inputs(&[args.input.path()])?;
     let mut session = Session::new("cluster", &args.run, args.input.strict)?;
     let (matching, parser) = matching_and_parser(
         &mut session.summary,
@@ -708,7 +715,7 @@ fn cluster(args: &ClusterArgs, default: Preset) -> anyhow::Result<ExitCode> {
         default,
         true,
     )?;
-    let mut out = Output::create(&args.output.output)?;
+    let mut out = Output::create_for("--output", &args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
     let mode = args.cluster.mode.unwrap_or(ClusterMode::Components);
@@ -733,12 +740,12 @@ fn cluster(args: &ClusterArgs, default: Preset) -> anyhow::Result<ExitCode> {
         }
         next_id += 1;
     }
-    out.commit()?;
     session.summary.written = written;
-    session.finish()
+    session.finish(vec![out])
 }
 
 fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
+    crate::output::register_inputs(&[args.input.path()])?;
     let mut session = Session::new("dedup", &args.run, args.input.strict)?;
     let (matching, parser) = matching_and_parser(
         &mut session.summary,
@@ -749,8 +756,9 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
         false,
     )?;
     let is_hash = matches!(parser, Parser::Hash);
-    let mut out = Output::create(&args.output.output)?;
-    let mut removed = args.removed.as_deref().map(Output::create).transpose()?;
+    let mut out = Output::create_for("--output", &args.output.output)?;
+    let mut removed =
+        args.removed.as_deref().map(|p| Output::create_for("--removed", p)).transpose()?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), true)?;
     let mode = args.cluster.mode.unwrap_or(ClusterMode::Star);
@@ -759,9 +767,9 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
 
     session.reporter.phase("writing", source.size);
     // The lines to keep, in order: every document that is its cluster's representative.
-    let mut keep: Vec<u64> = (0..corpus.len())
+    let mut keep: Vec<(u64, Option<u64>)> = (0..corpus.len())
         .filter(|&d| clusters.is_representative(d as u32))
-        .map(|d| corpus.line(d))
+        .map(|d| (corpus.line(d), corpus.line_hash(d)))
         .collect();
     keep.sort_unstable();
 
@@ -789,6 +797,7 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
         }
     }
 
+    between_passes_hook();
     let reader = source.reopen()?;
     let max = args.input.max_record_bytes;
     let mut lines = LineReader::new(reader, max);
@@ -801,9 +810,18 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
     {
         let header =
             is_hash && lines.line == 1 && status == LineStatus::Ok && corpus::is_hash_header(&buf);
-        if header || wanted.peek() == Some(&&lines.line) {
+        if header || wanted.peek().is_some_and(|w| w.0 == lines.line) {
             if !header {
-                wanted.next();
+                let expected = wanted.next().and_then(|w| w.1);
+                // The line must be the record that was read and matched in the first pass.
+                anyhow::ensure!(
+                    status == LineStatus::Ok
+                        && expected.is_none_or(|h| h == corpus::line_hash(&buf)),
+                    "{}:{}: the input changed while it was read (this record differs from \
+                     the first pass); nothing was written",
+                    source.name,
+                    lines.line
+                );
                 written += 1;
             }
             out.write_all(&raw)?;
@@ -824,16 +842,27 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
         wanted.peek().is_none(),
         "{}: the input changed while it was read (line {} is gone)",
         source.name,
-        wanted.peek().map_or(0, |l| **l)
+        wanted.peek().map_or(0, |l| l.0)
     );
-    // The kept records first: if they cannot be put in place, neither is --removed.
-    out.commit()?;
-    if let Some(removed) = removed {
-        removed.commit()?;
-    }
     session.summary.removed = removed_count;
     session.summary.written = written;
-    session.finish()
+    session.finish(std::iter::once(out).chain(removed).collect())
+}
+
+/// Tests only (debug builds): with `SIMHASH_TEST_BETWEEN_PASSES=PATH`, dedup creates PATH
+/// after its first pass and waits (up to 30 s) until it is removed, so that a test can
+/// change the input between the passes.
+fn between_passes_hook() {
+    #[cfg(debug_assertions)]
+    if let Some(path) = std::env::var_os("SIMHASH_TEST_BETWEEN_PASSES") {
+        let path = std::path::PathBuf::from(path);
+        if std::fs::write(&path, b"").is_ok() {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while path.exists() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+    }
 }
 
 /// `{"id": .., "duplicate_of": .., "distance": ..}` (simhash) or `.., "jaccard": ..}`
@@ -866,12 +895,13 @@ fn write_removed(
 
 /// simhash-cpp's `find-all` and `find-clusters`.
 fn seed(args: &SeedArgs, clusters_out: bool) -> anyhow::Result<ExitCode> {
+    crate::output::register_inputs(&[&args.input])?;
     let command = if clusters_out { "find-clusters" } else { "find-all" };
     let mut session = Session::new(command, &args.run, args.strict)?;
     let matching = Matching::Simhash { distance: args.distance, blocks: args.blocks };
     check_matching(&matching)?;
     session.summary.method = Some("simhash");
-    let mut out = Output::create(&args.output.output)?;
+    let mut out = Output::create_for("--output", &args.output.output)?;
     let mut source = Source::new(&args.input);
     let corpus = session.read(&mut source, Parser::SeedHash, None, false)?;
     let hash = |d: u32| corpus.fingerprint(d as usize).unwrap_or_default().get();
@@ -921,6 +951,5 @@ fn seed(args: &SeedArgs, clusters_out: bool) -> anyhow::Result<ExitCode> {
         let pairs = lines;
         session.summary.written = pairs.len() as u64;
     }
-    out.commit()?;
-    session.finish()
+    session.finish(vec![out])
 }

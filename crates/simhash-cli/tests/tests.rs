@@ -1,6 +1,7 @@
 //! Integration tests of the `simhash` binaries: every command, input format and bad input.
 
 mod safety;
+mod trust;
 mod util;
 
 use std::collections::{BTreeSet, HashMap};
@@ -497,7 +498,7 @@ fn missing_ids_become_line_numbers_and_nested_fields_work() {
     let dir = Dir::new();
     dir.write(
         "n.jsonl",
-        "{\"doc\":{\"body\":\"alpha beta gamma\"}}\n{\"doc\":{\"body\":\"delta\"},\"meta\":{\"key\":\"k2\"}}\n",
+        "{\"doc\":{\"body\":\"alpha beta gamma\"}}\n{\"doc\":{\"body\":\"delta\"},\"meta\":{\"key\":\"k2\"}}\n{\"doc\":{\"body\":\"epsilon\"}}\n",
     );
     let run = dir.run(&[
         "fingerprint",
@@ -507,9 +508,12 @@ fn missing_ids_become_line_numbers_and_nested_fields_work() {
         "--id-column",
         "meta.key",
     ]);
-    run.code(0);
+    // The first record has no id, so records are numbered by line; the second, which has
+    // one, is reported (mixing both could give two records one id).
+    run.code(1);
+    assert!(run.stderr.contains("n.jsonl:2: has an id, but earlier records have none"));
     let ids: Vec<String> = rows(&run.stdout).into_iter().map(|r| r[0].clone()).collect();
-    assert_eq!(ids, ["0", "k2"]);
+    assert_eq!(ids, ["0", "2"]);
 }
 
 #[test]
@@ -661,16 +665,38 @@ fn replaced_outputs_keep_their_mode() {
 fn ids_keep_their_type_and_generated_ids_do_not_clash() {
     let dir = Dir::new();
     let text = "the same words in the same order make the same fingerprint";
+    // A record without an id would be numbered 0, the id of the next one: the first
+    // record decides, and the others are reported and skipped (exit 1), never given an id
+    // that another record has.
     let input = format!(
         "\u{feff}{{\"text\":\"{text}\"}}\n{{\"id\":0,\"text\":\"{text}\"}}\n{{\"id\":\"42\",\"text\":\"{text}\"}}\n"
     );
     dir.write("ids.jsonl", input);
     let run = dir.run(&["dedup", "ids.jsonl", "--removed", "removed.jsonl"]);
-    run.code(0);
+    run.code(1);
+    assert!(run.stderr.contains("ids.jsonl:2: has an id, but earlier records have none"));
+    assert!(run.stderr.contains("ids.jsonl:3: has an id"), "{}", run.stderr);
+    assert_eq!(dir.read("removed.jsonl"), "");
+    // The other way round: ids first, then a record without one.
+    let input = format!(
+        "{{\"id\":1,\"text\":\"{text}\"}}\n{{\"text\":\"{text}\"}}\n{{\"id\":\"1.50\",\"text\":\"{text}\"}}\n"
+    );
+    dir.write("ids.jsonl", input);
+    let run = dir.run(&["dedup", "ids.jsonl", "--removed", "removed.jsonl", "--stats", "s.json"]);
+    run.code(1);
+    assert!(run.stderr.contains("ids.jsonl:2: no id, but earlier records have one"));
+    let s: serde_json::Value = serde_json::from_str(&dir.read("s.json")).unwrap();
+    assert_eq!(s["skipped"]["mixed_ids"], 1);
+    // Numeric ids are written back exactly as read.
     assert_eq!(
         dir.read("removed.jsonl"),
-        "{\"id\":0,\"duplicate_of\":0,\"jaccard\":1.0000}\n{\"id\":\"42\",\"duplicate_of\":0,\"jaccard\":1.0000}\n"
+        "{\"id\":\"1.50\",\"duplicate_of\":1,\"jaccard\":1.0000}\n"
     );
+    // Without any ids, records are numbered by line (from 0).
+    dir.write("plain.jsonl", format!("{{\"text\":\"{text}\"}}\n{{\"text\":\"{text}\"}}\n"));
+    let run = dir.run(&["dedup", "plain.jsonl", "--removed", "removed.jsonl"]);
+    run.code(0);
+    assert_eq!(dir.read("removed.jsonl"), "{\"id\":1,\"duplicate_of\":0,\"jaccard\":1.0000}\n");
 }
 
 #[test]

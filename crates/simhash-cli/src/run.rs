@@ -444,14 +444,17 @@ struct Grouped {
     jaccard: Option<Vec<f64>>,
 }
 
-/// Kept documents below which a walk compares fingerprints one by one, not through an
-/// index.
-const WALK_SCAN: usize = 256;
+/// Documents decided together by the simhash walk: each is looked up in parallel among the
+/// documents kept before the chunk, then the chunk is settled in order among its own.
+const WALK_CHUNK: usize = 8192;
 
 /// The simhash dedup walk: documents in priority order, each kept unless an already kept
-/// one is within `distance` bits, then it joins the first such in priority order. Runs per
-/// component of the within-`distance` graph (components in parallel; the outcome does not
-/// depend on the thread count). Returns each document's center.
+/// one is within `distance` bits, then it joins the first such in priority order (identical
+/// fingerprints collapse first). Only kept fingerprints are indexed, and a document is
+/// looked up among them: the pairs within `distance` are never enumerated, so a flood of
+/// `N` near-identical fingerprints with `K` kept costs about `N` lookups in an index of `K`.
+/// The lookups of a chunk run in parallel against the index as it stood before the chunk;
+/// the outcome does not depend on the thread count. Returns each document's center.
 fn simhash_walk(
     session: &mut Session,
     corpus: &Corpus,
@@ -460,79 +463,54 @@ fn simhash_walk(
     rank: &[u32],
 ) -> anyhow::Result<Vec<u32>> {
     use rayon::prelude::*;
-    let (reps, duplicates) = collapse_fingerprints(corpus, Some(rank));
-    let fps = fingerprints_of(corpus, &reps);
-    let mut uf = UnionFind::try_new(reps.len()).context("too many documents")?;
-    let mut error = None;
-    let found = match_fingerprints(session, &fps, distance, blocks, |a, b, _| {
-        if let Err(e) = uf.union(a, b) {
-            error.get_or_insert(e);
+    let (mut reps, duplicates) = collapse_fingerprints(corpus, Some(rank));
+    reps.sort_unstable_by_key(|&d| rank[d as usize]);
+    let tables = tables(distance, blocks, reps.len(), &mut session.summary)?;
+    session.reporter.phase("matching", None);
+    let mut center: Vec<u32> = (0..corpus.len() as u32).collect();
+    // Kept documents by ordinal (priority order), and the index of their fingerprints.
+    let mut kept: Vec<u32> = Vec::new();
+    let mut index = simhash_index::Index::<u32>::new(tables.clone());
+    let fp_of = |d: u32| corpus.fingerprint(d as usize).unwrap_or_default();
+    let mut matched = 0u64;
+    for chunk in reps.chunks(WALK_CHUNK) {
+        let before: Vec<Option<u32>> = session.pool.install(|| {
+            chunk
+                .par_iter()
+                .map_init(Vec::new, |hits, &d| {
+                    index.find_all_into(fp_of(d), hits);
+                    hits.iter().map(|h| h.id).min()
+                })
+                .collect()
+        });
+        // Settle the chunk in order: a document not matched before the chunk may match one
+        // kept earlier in it.
+        let mut local = simhash_index::Index::<u32>::new(tables.clone());
+        let mut hits = Vec::new();
+        let mut new_kept = Vec::new();
+        for (&d, first) in chunk.iter().zip(before) {
+            let first = first.or_else(|| {
+                local.find_all_into(fp_of(d), &mut hits);
+                hits.iter().map(|h| h.id).min()
+            });
+            if let Some(ordinal) = first {
+                center[d as usize] = kept[ordinal as usize];
+                matched += 1;
+            } else {
+                let ordinal = kept.len() as u32;
+                kept.push(d);
+                local.insert(ordinal, fp_of(d));
+                new_kept.push((ordinal, fp_of(d)));
+            }
         }
-    })?;
-    if let Some(e) = error {
-        return Err(e).context("clustering failed");
+        index.insert_many(new_kept);
+        session.reporter.message(format!("{} of {} fingerprints", kept.len(), reps.len()));
+    }
+    for (doc, rep) in &duplicates {
+        center[*doc as usize] = center[*rep as usize];
     }
     session.summary.exact_duplicates = Some(duplicates.len() as u64);
-    session.summary.pairs = found + duplicates.len() as u64;
-    let mut by_root = Vec::with_capacity(reps.len());
-    for p in 0..reps.len() as u32 {
-        by_root.push((
-            uf.find(p).context("clustering failed")?,
-            rank[reps[p as usize] as usize],
-            p,
-        ));
-    }
-    drop(uf);
-    by_root.par_sort_unstable();
-    let components: Vec<&[(u32, u32, u32)]> =
-        by_root.chunk_by(|x, y| x.0 == y.0).filter(|c| c.len() > 1).collect();
-    let tables =
-        Tables::new(session.summary.blocks.context("internal error: no tables")?, distance)
-            .context("invalid --blocks/--distance")?;
-    let decided: Vec<Vec<(u32, u32)>> = session.pool.install(|| {
-        components
-            .par_iter()
-            .map(|members| {
-                // Members in priority order; kept fingerprints scanned, then indexed.
-                let mut kept: Vec<(Fingerprint, u32)> = Vec::new();
-                let mut index: Option<simhash_index::Index<u32>> = None;
-                let mut removed = Vec::new();
-                let mut hits = Vec::new();
-                for &(_, _, p) in *members {
-                    let fp = fps[p as usize];
-                    let first = if let Some(index) = &index {
-                        index.find_all_into(fp, &mut hits);
-                        hits.iter().map(|h| h.id).min()
-                    } else {
-                        kept.iter().position(|&(k, _)| fp.distance(k) <= distance).map(|i| i as u32)
-                    };
-                    if let Some(ordinal) = first {
-                        removed.push((p, kept[ordinal as usize].1));
-                    } else {
-                        let ordinal = kept.len() as u32;
-                        kept.push((fp, p));
-                        if let Some(index) = &mut index {
-                            index.insert(ordinal, fp);
-                        } else if kept.len() > WALK_SCAN {
-                            let mut new = simhash_index::Index::new(tables.clone());
-                            new.insert_many(
-                                kept.iter().enumerate().map(|(i, &(k, _))| (i as u32, k)),
-                            );
-                            index = Some(new);
-                        }
-                    }
-                }
-                removed
-            })
-            .collect()
-    });
-    let mut center: Vec<u32> = (0..corpus.len() as u32).collect();
-    for (p, k) in decided.into_iter().flatten() {
-        center[reps[p as usize] as usize] = reps[k as usize];
-    }
-    for (doc, rep) in duplicates {
-        center[doc as usize] = center[rep as usize];
-    }
+    session.summary.pairs = matched + duplicates.len() as u64;
     Ok(center)
 }
 

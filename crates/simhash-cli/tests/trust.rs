@@ -253,6 +253,30 @@ fn floods_collapse_and_big_clusters_are_named() {
         assert_eq!(run.stdout.lines().count(), 3000);
         assert!(run.stdout.lines().skip(1).all(|l| l.starts_with("r0\t")));
     }
+    // The fork's top-level command line (components of its fingerprints).
+    let run = dir.run(&[
+        "--input",
+        "flood.jsonl",
+        "--format",
+        "json",
+        "--text_column=text",
+        "--id_column=id",
+        "--blocks",
+        "5",
+        "--distance",
+        "3",
+        "--output",
+        "out.tsv",
+        "--stats",
+        "s.json",
+    ]);
+    run.code(0);
+    let s: serde_json::Value = serde_json::from_str(&dir.read("s.json")).unwrap();
+    assert_eq!(
+        (s["exact_duplicates"].as_u64(), s["largest_cluster"].as_u64()),
+        (Some(2999), Some(3000))
+    );
+    assert_eq!(dir.read("out.tsv").lines().count(), 3001);
     // find-clusters and find-all on identical hashes: one cluster, one line.
     let hashes = "12345\n".repeat(5000);
     let run = dir.run_bin("simhash-find-clusters", &["--distance", "3"], Some(hashes.as_bytes()));

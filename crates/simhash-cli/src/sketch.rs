@@ -785,6 +785,34 @@ fn find(parent: &mut [u32], mut x: u32) -> u32 {
     x
 }
 
+/// The band buckets of a candidate component that hold two or more of its documents (only
+/// those can pair anything), numbered densely: `of_doc` lists `(document, bucket)` sorted.
+/// A sort of the component's `n × bands` band hashes, so memory is 16 bytes per document
+/// and band while it runs, then only the shared buckets' entries.
+struct SharedBuckets {
+    buckets: usize,
+    of_doc: Vec<(u32, u32)>,
+}
+
+fn shared_buckets(rows: &[u32], bands: usize, n: usize) -> SharedBuckets {
+    let mut keys: Vec<(u64, u32)> = Vec::with_capacity(n * bands);
+    for i in 0..n {
+        for (band, &h) in rows[i * bands..(i + 1) * bands].iter().enumerate() {
+            keys.push((bucket_key(band, h), i as u32));
+        }
+    }
+    keys.sort_unstable();
+    let mut of_doc = Vec::new();
+    let mut buckets = 0u32;
+    for group in keys.chunk_by(|x, y| x.0 == y.0).filter(|g| g.len() > 1) {
+        of_doc.extend(group.iter().map(|&(_, doc)| (doc, buckets)));
+        buckets += 1;
+    }
+    drop(keys);
+    of_doc.sort_unstable();
+    SharedBuckets { buckets: buckets as usize, of_doc }
+}
+
 /// [`components`] in one candidate component (`docs` ascending).
 fn components_component(
     sketches: &Sketches,
@@ -792,20 +820,22 @@ fn components_component(
     threshold: f64,
 ) -> anyhow::Result<(Vec<(u32, u32)>, MatchStats)> {
     let bands = sketches.bands;
-    let rows = component_rows(sketches, docs)?;
+    let shared = shared_buckets(&component_rows(sketches, docs)?, bands, docs.len());
     let mut stats = MatchStats { largest_component: docs.len() as u64, ..MatchStats::default() };
     let mut parent: Vec<u32> = (0..docs.len() as u32).collect();
-    let mut buckets: std::collections::HashMap<u64, Vec<Group>> = std::collections::HashMap::new();
+    let mut buckets: Vec<Vec<Group>> = Vec::new();
+    buckets.resize_with(shared.buckets, Vec::new);
     let mut edges = Vec::new();
     let (mut set, mut other) = (Vec::new(), Vec::new());
     // Members that failed to verify against the current document: not tried twice.
     let mut failed: std::collections::HashSet<u32> = std::collections::HashSet::new();
+    let mut next = shared.of_doc.iter().peekable();
     for i in 0..docs.len() as u32 {
-        let row = &rows[i as usize * bands..(i as usize + 1) * bands];
         failed.clear();
         let mut loaded = false;
-        for (band, &h) in row.iter().enumerate() {
-            let groups = buckets.entry(bucket_key(band, h)).or_default();
+        while let Some(&&(_, bucket)) = next.peek().filter(|&&&(doc, _)| doc == i) {
+            next.next();
+            let groups = &mut buckets[bucket as usize];
             // Roots move as components merge: bring the groups up to date, one per root.
             for g in groups.iter_mut() {
                 g.root = find(&mut parent, g.root);

@@ -44,6 +44,12 @@ impl Reporter {
             anyhow::bail!("{message} (stopped by --strict)");
         }
         *self.skipped.entry(problem.reason).or_default() += 1;
+        self.print(&message);
+        Ok(())
+    }
+
+    /// `simhash: MESSAGE` on stderr, above the progress bar if one is drawn.
+    fn print(&self, message: &str) {
         let print = || {
             let mut err = std::io::stderr().lock();
             let _ = writeln!(err, "simhash: {message}");
@@ -52,7 +58,6 @@ impl Reporter {
             Some(bar) => bar.suspend(print),
             None => print(),
         }
-        Ok(())
     }
 
     /// Reports an input with no records at all (likely the wrong file): exit code 1, or an
@@ -63,8 +68,7 @@ impl Reporter {
             anyhow::bail!("{message} (stopped by --strict)");
         }
         self.empty += 1;
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "simhash: {message}");
+        self.print(&message);
         Ok(())
     }
 
@@ -121,16 +125,8 @@ impl Reporter {
 
     /// A warning on stderr (not with --quiet): `simhash: warning: MESSAGE`.
     pub fn warning(&self, message: &str) {
-        if self.quiet {
-            return;
-        }
-        let print = || {
-            let mut err = std::io::stderr().lock();
-            let _ = writeln!(err, "simhash: warning: {message}");
-        };
-        match &self.bar {
-            Some(bar) => bar.suspend(print),
-            None => print(),
+        if !self.quiet {
+            self.print(&format!("warning: {message}"));
         }
     }
 

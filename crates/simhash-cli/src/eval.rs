@@ -514,6 +514,28 @@ pub fn evaluate(prediction: &Path, truth: &Path, tiers: Option<&Path>) -> anyhow
     })
 }
 
+/// [`evaluate`] with inputs in memory: `(name, contents)` for each (for fuzzing).
+pub(crate) fn evaluate_bytes(
+    prediction: (&str, &[u8]),
+    truth: (&str, &[u8]),
+    tiers: Option<(&str, &[u8])>,
+) -> anyhow::Result<Scores> {
+    let inputs = [Some(prediction), Some(truth), tiers];
+    evaluate_with(
+        Path::new(prediction.0),
+        Path::new(truth.0),
+        tiers.map(|(name, _)| Path::new(name)),
+        |path, what| {
+            inputs
+                .iter()
+                .flatten()
+                .find(|(name, _)| Path::new(name) == path)
+                .map(|&(name, bytes)| (name.to_owned(), bytes))
+                .with_context(|| format!("cannot open the {what}"))
+        },
+    )
+}
+
 /// [`evaluate`], with `open` giving an input's name and lines (in the order truth, tiers
 /// file, prediction).
 fn evaluate_with<R: BufRead>(
@@ -761,6 +783,20 @@ mod tests {
             "{\"id\":\"a\",\"cluster\":1}\n{\"id\":\"a\",\"cluster\":2}\n",
         );
         assert!(evaluate(&pred, &truth, None).is_ok());
+    }
+
+    #[test]
+    fn in_memory_inputs_read_as_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let truth = write(&dir, "truth.jsonl", TRUTH);
+        let pred = write(&dir, "p.tsv", "a\tb\nd\tf\n");
+        let from_files = evaluate(&pred, &truth, None).unwrap();
+        let in_memory =
+            evaluate_bytes(("p.tsv", b"a\tb\nd\tf\n"), ("truth.jsonl", TRUTH.as_bytes()), None)
+                .unwrap();
+        assert_eq!(format!("{from_files:?}"), format!("{in_memory:?}"));
+        let err = evaluate_bytes(("p.tsv", b"a\n"), ("t.tsv", b"x\ty\n"), None).unwrap_err();
+        assert_eq!(format!("{err:#}"), "p.tsv:1: expected two TAB-separated ids");
     }
 
     #[test]

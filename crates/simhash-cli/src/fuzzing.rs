@@ -40,8 +40,9 @@ const JSON_COLUMNS: [(&str, &str); 8] = [
 /// back (as `{"text":..,"id":..}`) to one that parses to the same id and text.
 pub fn json_record(data: &[u8]) {
     for line in lines(data) {
+        let view = serde_view(&line);
         for (text, id) in JSON_COLUMNS {
-            check_json_line(&line, text, id);
+            check_json_line(&line, &view, text, id);
         }
     }
 }
@@ -176,10 +177,10 @@ enum WantId {
     Number(serde_json::Number),
 }
 
-fn check_json_line(line: &[u8], text_path: &str, id_path: &str) {
+fn check_json_line(line: &[u8], view: &View, text_path: &str, id_path: &str) {
     let columns = Columns::new(text_path, id_path);
     let got = record::parse_json(line, &columns);
-    let want = expected_json(line, text_path, id_path);
+    let want = expected_json(view, text_path, id_path);
     let context = || format!("{text_path:?}/{id_path:?} {:?}", String::from_utf8_lossy(line));
     match (&got, &want) {
         (Err(problem), Want::Skip(reason)) => {
@@ -232,29 +233,48 @@ fn check_number_text(line: &[u8], text: &str, want: &serde_json::Number) {
     assert_eq!(value, Value::Number(want.clone()), "number id {text:?}");
 }
 
-fn expected_json(line: &[u8], text_path: &str, id_path: &str) -> Want {
+/// serde_json's view of a line.
+enum View {
+    /// A line any reader must skip, for this reason.
+    Skip(Reason),
+    /// An object without repeated keys.
+    Object(Value),
+    /// Nothing to compare (serde_json refuses what our reader may skip over, or keys repeat).
+    Unknown,
+}
+
+fn serde_view(line: &[u8]) -> View {
     let body = line.strip_prefix(BOM).unwrap_or(line);
-    let Ok(s) = std::str::from_utf8(body) else { return Want::Skip(Reason::InvalidUtf8) };
+    let Ok(s) = std::str::from_utf8(body) else { return View::Skip(Reason::InvalidUtf8) };
     if s.trim().is_empty() {
-        return Want::Skip(Reason::BlankLine);
+        return View::Skip(Reason::BlankLine);
     }
     // What serde_json cannot even skip over is invalid whatever the paths.
     if serde_json::from_str::<de::IgnoredAny>(s).is_err() {
-        return Want::Skip(Reason::InvalidJson);
+        return View::Skip(Reason::InvalidJson);
     }
-    let Ok(value) = serde_json::from_str::<Value>(s) else { return Want::Unknown };
+    let Ok(value) = serde_json::from_str::<Value>(s) else { return View::Unknown };
     if !value.is_object() {
-        return Want::Skip(Reason::InvalidJson);
+        return View::Skip(Reason::InvalidJson);
     }
     if serde_json::from_str::<NoRepeatedKeys>(s).is_err() {
-        return Want::Unknown;
+        return View::Unknown;
     }
-    let text = match lookup(&value, text_path) {
+    View::Object(value)
+}
+
+fn expected_json(view: &View, text_path: &str, id_path: &str) -> Want {
+    let value = match view {
+        View::Skip(reason) => return Want::Skip(*reason),
+        View::Unknown => return Want::Unknown,
+        View::Object(value) => value,
+    };
+    let text = match lookup(value, text_path) {
         None => return Want::Skip(Reason::MissingText),
         Some(Value::String(text)) => text.clone(),
         Some(_) => return Want::Skip(Reason::TextNotString),
     };
-    let id = match lookup(&value, id_path) {
+    let id = match lookup(value, id_path) {
         None | Some(Value::Null) => None,
         Some(Value::String(id)) => {
             if id.is_empty() || id.contains(['\t', '\n', '\r']) {

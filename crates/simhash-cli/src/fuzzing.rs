@@ -104,10 +104,11 @@ pub fn eval_input(data: &[u8]) {
         ),
         ("all three", eval::evaluate_bytes(("p", data), ("t", data), Some(("x", data))), ""),
     ];
+    let lines = data.split_inclusive(|&b| b == b'\n').count() as u64;
     for (what, result, name) in runs {
         match result {
             Ok(scores) => check_scores(&scores),
-            Err(err) => check_eval_error(&format!("{err:#}"), what, name),
+            Err(err) => check_eval_error(&format!("{err:#}"), what, name, lines),
         }
     }
 }
@@ -448,9 +449,9 @@ fn check_scores(s: &Scores) {
     }
 }
 
-/// An error names the file fuzzed (or, when all are, one of them): `NAME:LINE: what` or
-/// `NAME: what`.
-fn check_eval_error(message: &str, what: &str, name: &str) {
+/// An error names the file fuzzed (or, when all are, one of them): `NAME:LINE: what` (a line
+/// of the file: 1 to `lines`) or `NAME: what`.
+fn check_eval_error(message: &str, what: &str, name: &str, lines: u64) {
     let names: &[&str] = if name.is_empty() { &["p", "t", "x"] } else { &[name] };
     let ok = names.iter().any(|name| {
         message.strip_prefix(name).and_then(|rest| rest.strip_prefix(':')).is_some_and(|rest| {
@@ -458,7 +459,8 @@ fn check_eval_error(message: &str, what: &str, name: &str) {
             if digits == 0 {
                 rest.starts_with(' ')
             } else {
-                !rest.starts_with('0') && rest[digits..].starts_with(": ")
+                rest[digits..].starts_with(": ")
+                    && rest[..digits].parse::<u64>().is_ok_and(|line| (1..=lines).contains(&line))
             }
         })
     });

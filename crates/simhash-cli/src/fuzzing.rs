@@ -278,7 +278,7 @@ fn expected_json(view: &View, text_path: &str, id_path: &str) -> Want {
     let id = match lookup(value, id_path) {
         None | Some(Value::Null) => None,
         Some(Value::String(id)) => {
-            if id.is_empty() || id.contains(['\t', '\n', '\r']) {
+            if id.is_empty() || id.contains(['\t', '\n', '\r']) || id.starts_with('\u{feff}') {
                 return Want::Skip(Reason::BadId);
             }
             Some(WantId::Str(id.clone()))
@@ -407,7 +407,7 @@ fn expected_hash_line(line: &[u8]) -> Result<(String, Option<u64>), Reason> {
     }
     let fields: Vec<&str> = s.split('\t').collect();
     let [id, hash] = fields[..] else { return Err(Reason::BadColumns) };
-    if id.is_empty() || id.contains(['\n', '\r']) {
+    if id.is_empty() || id.contains(['\n', '\r']) || id.starts_with('\u{feff}') {
         return Err(Reason::BadId);
     }
     if hash.is_empty() {

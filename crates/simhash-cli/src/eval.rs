@@ -16,10 +16,12 @@
 //!   where 0 marks a negative pair, and an optional `tier` column); a header naming `id` and
 //!   `cluster` means one record per line (`simhash cluster` output); without a header the
 //!   first two columns are a pair (`simhash pairs` output has a header).
+//!
+//! The truth must hold at least one record, and may not put an id in two clusters.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::io::{BufRead, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -109,26 +111,54 @@ fn is_null(value: &RawValue) -> bool {
     value.get() == "null"
 }
 
-fn read_side(path: &Path, ids: &mut Ids, what: &str) -> anyhow::Result<Side> {
-    let mut source = Source::new(path);
-    let name = source.name.clone();
-    let reader = source.open(false).with_context(|| format!("cannot open the {what}"))?;
-    let mut lines = std::io::BufReader::with_capacity(1 << 16, reader);
-    let mut side = Side::default();
-    let mut labels: HashMap<String, u32> = HashMap::new();
+/// Where a truth id was put: a cluster label, or the cluster listed on a line.
+enum Home {
+    Label(String),
+    List,
+}
+
+/// Reads one file's lines into a [`Side`].
+struct SideReader<'i> {
+    ids: &'i mut Ids,
+    side: Side,
+    /// The first record of each cluster label.
+    labels: HashMap<String, u32>,
+    /// For the truth only: each labelled id's cluster and the line that put it there, so
+    /// that an id in two clusters is refused.
+    homes: Option<HashMap<u32, (Home, u64)>>,
+    /// 1-based number of the line being read.
+    line: u64,
+}
+
+/// Reads an input's lines (`name` is shown in messages). The truth (`truth` true) may not
+/// put an id in two clusters.
+fn read_side(
+    name: &str,
+    mut lines: impl BufRead,
+    ids: &mut Ids,
+    what: &str,
+    truth: bool,
+) -> anyhow::Result<Side> {
+    let mut reader = SideReader {
+        ids,
+        side: Side::default(),
+        labels: HashMap::new(),
+        homes: truth.then(HashMap::new),
+        line: 0,
+    };
     let mut columns: Option<Columns> = None;
     let mut line = String::new();
-    let mut number = 0u64;
     let mut seen_content = false;
     loop {
         line.clear();
         let n = lines.read_line(&mut line).with_context(|| {
-            format!("{name}:{}: read error (the {what} must be UTF-8 text)", number + 1)
+            format!("{name}:{}: read error (the {what} must be UTF-8 text)", reader.line + 1)
         })?;
         if n == 0 {
             break;
         }
-        number += 1;
+        reader.line += 1;
+        let number = reader.line;
         let text = line.trim_end_matches(['\n', '\r']);
         if text.trim().is_empty() {
             continue;
@@ -138,16 +168,16 @@ fn read_side(path: &Path, ids: &mut Ids, what: &str) -> anyhow::Result<Side> {
         if first_byte == b'{' || first_byte == b'[' {
             seen_content = true;
         }
-        match text.trim_start().as_bytes()[0] {
+        match first_byte {
             b'{' => {
                 let record: HashMap<String, &RawValue> = serde_json::from_str(text)
                     .map_err(|e| at(format!("invalid JSON object: {e}")))?;
-                read_json_record(&record, ids, &mut side, &mut labels).map_err(at)?;
+                reader.json_record(&record).map_err(at)?;
             }
             b'[' => {
                 let list: Vec<&RawValue> = serde_json::from_str(text)
                     .map_err(|e| at(format!("invalid JSON array: {e}")))?;
-                add_cluster(&list, ids, &mut side).map_err(at)?;
+                reader.cluster(&list).map_err(at)?;
             }
             _ => {
                 let fields: Vec<&str> = text.split('\t').collect();
@@ -159,127 +189,138 @@ fn read_side(path: &Path, ids: &mut Ids, what: &str) -> anyhow::Result<Side> {
                         continue;
                     }
                 }
-                read_tsv_line(&fields, columns.as_ref(), ids, &mut side, &mut labels)
-                    .map_err(at)?;
+                reader.tsv_line(&fields, columns.as_ref()).map_err(at)?;
             }
         }
     }
-    Ok(side)
+    Ok(reader.side)
 }
 
-fn read_json_record(
-    record: &HashMap<String, &RawValue>,
-    ids: &mut Ids,
-    side: &mut Side,
-    labels: &mut HashMap<String, u32>,
-) -> Result<(), String> {
-    if let Some(id) = record.get("id") {
-        let id = id_text(id).ok_or("\"id\" must be a string or a number")?;
-        let find = |keys: &[&str]| keys.iter().find_map(|k| record.get(*k).filter(|v| !is_null(v)));
-        if let Some(label) = find(&GROUP_KEYS) {
-            let label = id_text(label).ok_or("the cluster label must be a string or a number")?;
-            return add_label(&id, &label, ids, side, labels);
-        }
-        if let Some(other) = find(&POINTER_KEYS) {
-            let other = id_text(other).ok_or("the id it names must be a string or a number")?;
-            let (a, b) = (
-                ids.get(&id).map_err(|e| e.to_string())?,
-                ids.get(&other).map_err(|e| e.to_string())?,
-            );
-            side.mentioned.extend([a, b]);
-            side.edges.push((a, b));
+impl SideReader<'_> {
+    fn id(&mut self, id: &str) -> Result<u32, String> {
+        self.ids.get(id).map_err(|e| e.to_string())
+    }
+
+    fn json_record(&mut self, record: &HashMap<String, &RawValue>) -> Result<(), String> {
+        if let Some(id) = record.get("id") {
+            let id = id_text(id).ok_or("\"id\" must be a string or a number")?;
+            let find =
+                |keys: &[&str]| keys.iter().find_map(|k| record.get(*k).filter(|v| !is_null(v)));
+            if let Some(label) = find(&GROUP_KEYS) {
+                let label =
+                    id_text(label).ok_or("the cluster label must be a string or a number")?;
+                return self.label(&id, &label);
+            }
+            if let Some(other) = find(&POINTER_KEYS) {
+                let other = id_text(other).ok_or("the id it names must be a string or a number")?;
+                let (a, b) = (self.id(&id)?, self.id(&other)?);
+                self.side.mentioned.extend([a, b]);
+                self.side.edges.push((a, b));
+                return Ok(());
+            }
+            // A record that names no cluster is a cluster of its own.
+            let doc = self.id(&id)?;
+            self.side.mentioned.push(doc);
             return Ok(());
         }
-        // A record that names no cluster is a cluster of its own.
-        let doc = ids.get(&id).map_err(|e| e.to_string())?;
-        side.mentioned.push(doc);
-        return Ok(());
-    }
-    for key in ["ids", "members"] {
-        if let Some(value) = record.get(key) {
-            let list: Vec<&RawValue> = serde_json::from_str(value.get())
-                .map_err(|_| format!("\"{key}\" must be a list of ids"))?;
-            return add_cluster(&list, ids, side);
-        }
-    }
-    Err("expected {\"id\", \"cluster\"} (or another label field) or {\"ids\": [...]}".into())
-}
-
-/// A record with a cluster label: records sharing a label are one cluster.
-fn add_label(
-    id: &str,
-    label: &str,
-    ids: &mut Ids,
-    side: &mut Side,
-    labels: &mut HashMap<String, u32>,
-) -> Result<(), String> {
-    let doc = ids.get(id).map_err(|e| e.to_string())?;
-    side.mentioned.push(doc);
-    match labels.get(label) {
-        Some(&first) => side.edges.push((first, doc)),
-        None => {
-            labels.insert(label.to_owned(), doc);
-        }
-    }
-    Ok(())
-}
-
-fn add_cluster(list: &[&RawValue], ids: &mut Ids, side: &mut Side) -> Result<(), String> {
-    let mut first = None;
-    for value in list {
-        let id = id_text(value).ok_or("cluster members must be strings or numbers")?;
-        let doc = ids.get(&id).map_err(|e| e.to_string())?;
-        side.mentioned.push(doc);
-        match first {
-            None => first = Some(doc),
-            Some(f) => side.edges.push((f, doc)),
-        }
-    }
-    Ok(())
-}
-
-fn read_tsv_line(
-    fields: &[&str],
-    columns: Option<&Columns>,
-    ids: &mut Ids,
-    side: &mut Side,
-    labels: &mut HashMap<String, u32>,
-) -> Result<(), String> {
-    let field = |i: usize, name: &str| -> Result<&str, String> {
-        match fields.get(i) {
-            Some(f) if !f.is_empty() => Ok(*f),
-            _ => Err(format!("missing {name} (column {})", i + 1)),
-        }
-    };
-    let default = Columns::Pairs { a: 0, b: 1, label: None, tier: None };
-    match *columns.unwrap_or(&default) {
-        Columns::Labels { id, cluster } => {
-            let (id, label) = (field(id, "id")?, field(cluster, "cluster")?);
-            add_label(id, label, ids, side, labels)
-        }
-        Columns::Pairs { a, b, label, tier } => {
-            if fields.len() < 2 {
-                return Err("expected two TAB-separated ids".into());
+        for key in ["ids", "members"] {
+            if let Some(value) = record.get(key) {
+                let list: Vec<&RawValue> = serde_json::from_str(value.get())
+                    .map_err(|_| format!("\"{key}\" must be a list of ids"))?;
+                return self.cluster(&list);
             }
-            let a = ids.get(field(a, "id_a")?).map_err(|e| e.to_string())?;
-            let b = ids.get(field(b, "id_b")?).map_err(|e| e.to_string())?;
-            side.mentioned.extend([a, b]);
-            let positive = match label {
-                None => true,
-                Some(i) => match field(i, "label")?.trim() {
-                    "1" | "true" => true,
-                    "0" | "false" => false,
-                    other => return Err(format!("label must be 1 or 0, not {other:?}")),
-                },
-            };
-            if positive {
-                side.edges.push((a, b));
+        }
+        Err("expected {\"id\", \"cluster\"} (or another label field) or {\"ids\": [...]}".into())
+    }
+
+    /// A record with a cluster label: records sharing a label are one cluster.
+    fn label(&mut self, id: &str, label: &str) -> Result<(), String> {
+        let doc = self.id(id)?;
+        self.settle(id, doc, Home::Label(label.to_owned()))?;
+        self.side.mentioned.push(doc);
+        match self.labels.get(label) {
+            Some(&first) => self.side.edges.push((first, doc)),
+            None => {
+                self.labels.insert(label.to_owned(), doc);
             }
-            if label.is_some() || tier.is_some() {
-                let tier = tier.map(|i| field(i, "tier")).transpose()?.map(|t| t.trim().to_owned());
-                side.labelled.push(LabelledPair { a, b, positive, tier });
+        }
+        Ok(())
+    }
+
+    /// A cluster given as the list of its members.
+    fn cluster(&mut self, list: &[&RawValue]) -> Result<(), String> {
+        let mut first = None;
+        for value in list {
+            let id = id_text(value).ok_or("cluster members must be strings or numbers")?;
+            let doc = self.id(&id)?;
+            self.settle(&id, doc, Home::List)?;
+            self.side.mentioned.push(doc);
+            match first {
+                None => first = Some(doc),
+                Some(f) => self.side.edges.push((f, doc)),
             }
-            Ok(())
+        }
+        Ok(())
+    }
+
+    /// In the truth, records `doc`'s cluster; an error if it is already in another one.
+    fn settle(&mut self, id: &str, doc: u32, home: Home) -> Result<(), String> {
+        let line = self.line;
+        let Some(homes) = &mut self.homes else { return Ok(()) };
+        let Some((first, first_line)) = homes.get(&doc) else {
+            homes.insert(doc, (home, line));
+            return Ok(());
+        };
+        match (first, &home) {
+            (Home::Label(a), Home::Label(b)) if a == b => Ok(()),
+            (Home::List, Home::List) if *first_line == line => Ok(()),
+            (Home::Label(a), _) => {
+                Err(format!("id {id:?} is already in cluster {a:?} (line {first_line})"))
+            }
+            (Home::List, _) => {
+                Err(format!("id {id:?} is already in the cluster of line {first_line}"))
+            }
+        }
+    }
+
+    fn tsv_line(&mut self, fields: &[&str], columns: Option<&Columns>) -> Result<(), String> {
+        let field = |i: usize, name: &str| -> Result<&str, String> {
+            match fields.get(i) {
+                Some(f) if !f.is_empty() => Ok(*f),
+                _ => Err(format!("missing {name} (column {})", i + 1)),
+            }
+        };
+        let default = Columns::Pairs { a: 0, b: 1, label: None, tier: None };
+        match *columns.unwrap_or(&default) {
+            Columns::Labels { id, cluster } => {
+                let (id, label) = (field(id, "id")?, field(cluster, "cluster")?);
+                self.label(id, label)
+            }
+            Columns::Pairs { a, b, label, tier } => {
+                if fields.len() < 2 {
+                    return Err("expected two TAB-separated ids".into());
+                }
+                let a = self.id(field(a, "id_a")?)?;
+                let b = self.id(field(b, "id_b")?)?;
+                self.side.mentioned.extend([a, b]);
+                let positive = match label {
+                    None => true,
+                    Some(i) => match field(i, "label")?.trim() {
+                        "1" | "true" => true,
+                        "0" | "false" => false,
+                        other => return Err(format!("label must be 1 or 0, not {other:?}")),
+                    },
+                };
+                if positive {
+                    self.side.edges.push((a, b));
+                }
+                if label.is_some() || tier.is_some() {
+                    let tier =
+                        tier.map(|i| field(i, "tier")).transpose()?.map(|t| t.trim().to_owned());
+                    self.side.labelled.push(LabelledPair { a, b, positive, tier });
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -466,15 +507,54 @@ fn render(s: &Scores) -> String {
 
 /// Reads the prediction, the truth and the optional tiers file, and scores them.
 pub fn evaluate(prediction: &Path, truth: &Path, tiers: Option<&Path>) -> anyhow::Result<Scores> {
+    evaluate_with(prediction, truth, tiers, |path, what| {
+        let mut source = Source::new(path);
+        let reader = source.open(false).with_context(|| format!("cannot open the {what}"))?;
+        Ok((source.name, BufReader::with_capacity(1 << 16, reader)))
+    })
+}
+
+/// [`evaluate`] with inputs in memory: `(name, contents)` for each (for fuzzing).
+pub(crate) fn evaluate_bytes(
+    prediction: (&str, &[u8]),
+    truth: (&str, &[u8]),
+    tiers: Option<(&str, &[u8])>,
+) -> anyhow::Result<Scores> {
+    let inputs = [Some(prediction), Some(truth), tiers];
+    evaluate_with(
+        Path::new(prediction.0),
+        Path::new(truth.0),
+        tiers.map(|(name, _)| Path::new(name)),
+        |path, what| {
+            inputs
+                .iter()
+                .flatten()
+                .find(|(name, _)| Path::new(name) == path)
+                .map(|&(name, bytes)| (name.to_owned(), bytes))
+                .with_context(|| format!("cannot open the {what}"))
+        },
+    )
+}
+
+/// [`evaluate`], with `open` giving an input's name and lines (in the order truth, tiers
+/// file, prediction).
+fn evaluate_with<R: BufRead>(
+    prediction: &Path,
+    truth: &Path,
+    tiers: Option<&Path>,
+    mut open: impl FnMut(&Path, &str) -> anyhow::Result<(String, R)>,
+) -> anyhow::Result<Scores> {
     let mut ids = Ids::default();
-    let mut truth_side = read_side(truth, &mut ids, "truth")?;
+    let (name, lines) = open(truth, "truth")?;
+    let mut truth_side = read_side(&name, lines, &mut ids, "truth", true)?;
+    if truth_side.mentioned.is_empty() {
+        bail!("{name}: no labelled records");
+    }
     if let Some(path) = tiers {
-        let extra = read_side(path, &mut ids, "tiers file")?;
+        let (name, lines) = open(path, "tiers file")?;
+        let extra = read_side(&name, lines, &mut ids, "tiers file", false)?;
         if extra.labelled.is_empty() {
-            bail!(
-                "{}: no labelled pairs: expected a TSV header naming id_a, id_b and tier",
-                path.display()
-            );
+            bail!("{name}: no labelled pairs: expected a TSV header naming id_a, id_b and tier");
         }
         truth_side.mentioned.extend(extra.mentioned);
         truth_side.labelled.extend(extra.labelled);
@@ -483,7 +563,8 @@ pub fn evaluate(prediction: &Path, truth: &Path, tiers: Option<&Path>) -> anyhow
     for &d in &truth_side.mentioned {
         known[d as usize] = true;
     }
-    let pred = read_side(prediction, &mut ids, "prediction")?;
+    let (name, lines) = open(prediction, "prediction")?;
+    let pred = read_side(&name, lines, &mut ids, "prediction", false)?;
     known.resize(ids.names.len(), false);
     score(&ids, &truth_side, &pred, &known)
 }
@@ -639,6 +720,86 @@ mod tests {
         let no_tiers = write(&dir, "plain.tsv", "a\tb\n");
         let err = format!("{:#}", evaluate(&no_tiers, &truth, Some(&no_tiers)).unwrap_err());
         assert!(err.contains("no labelled pairs"), "{err}");
+    }
+
+    #[test]
+    fn empty_truth_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let pred = write(&dir, "p.tsv", "a\tb\n");
+        for (name, text) in [
+            ("empty.jsonl", ""),
+            ("blank.jsonl", "\n  \n\r\n"),
+            ("header.tsv", "id_a\tid_b\tlabel\n"),
+            ("labels-header.tsv", "id\tcluster\n"),
+        ] {
+            let truth = write(&dir, name, text);
+            let err = format!("{:#}", evaluate(&pred, &truth, None).unwrap_err());
+            assert_eq!(err, format!("{}: no labelled records", truth.display()), "{name}");
+        }
+    }
+
+    #[test]
+    fn truth_id_in_two_clusters_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let pred = write(&dir, "p.tsv", "a\tb\n");
+        let cases = [
+            (
+                "labels.jsonl",
+                "{\"id\":\"a\",\"cluster\":1}\n{\"id\":\"b\",\"cluster\":1}\n\
+                 {\"id\":\"a\",\"cluster\":2}\n",
+                ":3: id \"a\" is already in cluster \"1\" (line 1)",
+            ),
+            (
+                "labels.tsv",
+                "id\thash\tcluster\na\t1\t0\nb\t2\t0\n\nb\t2\t5\n",
+                ":5: id \"b\" is already in cluster \"0\" (line 3)",
+            ),
+            (
+                "lists.jsonl",
+                "[\"a\",\"b\"]\n{\"ids\":[\"c\",\"b\"]}\n",
+                ":2: id \"b\" is already in the cluster of line 1",
+            ),
+            (
+                "mixed.jsonl",
+                "{\"id\":7,\"group\":\"x\"}\n[7,8]\n",
+                ":2: id \"7\" is already in cluster \"x\" (line 1)",
+            ),
+        ];
+        for (name, text, want) in cases {
+            let truth = write(&dir, name, text);
+            let err = format!("{:#}", evaluate(&pred, &truth, None).unwrap_err());
+            assert_eq!(err, format!("{}{want}", truth.display()), "{name}");
+        }
+        // The same cluster again, an id repeated in its own list, and pairs are fine; so is
+        // a prediction that puts an id in two clusters (they are merged).
+        let truth = write(
+            &dir,
+            "ok.jsonl",
+            "{\"id\":\"a\",\"cluster\":1}\n{\"id\":\"a\",\"cluster\":1}\n[\"c\",\"d\",\"c\"]\n",
+        );
+        assert!(evaluate(&pred, &truth, None).is_ok());
+        let pairs = write(&dir, "pairs.tsv", "a\tb\nb\tc\na\tc\n");
+        assert!(evaluate(&pred, &pairs, None).is_ok());
+        let pred = write(
+            &dir,
+            "two.jsonl",
+            "{\"id\":\"a\",\"cluster\":1}\n{\"id\":\"a\",\"cluster\":2}\n",
+        );
+        assert!(evaluate(&pred, &truth, None).is_ok());
+    }
+
+    #[test]
+    fn in_memory_inputs_read_as_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let truth = write(&dir, "truth.jsonl", TRUTH);
+        let pred = write(&dir, "p.tsv", "a\tb\nd\tf\n");
+        let from_files = evaluate(&pred, &truth, None).unwrap();
+        let in_memory =
+            evaluate_bytes(("p.tsv", b"a\tb\nd\tf\n"), ("truth.jsonl", TRUTH.as_bytes()), None)
+                .unwrap();
+        assert_eq!(format!("{from_files:?}"), format!("{in_memory:?}"));
+        let err = evaluate_bytes(("p.tsv", b"a\n"), ("t.tsv", b"x\ty\n"), None).unwrap_err();
+        assert_eq!(format!("{err:#}"), "p.tsv:1: expected two TAB-separated ids");
     }
 
     #[test]

@@ -4,6 +4,8 @@
 mod args;
 mod corpus;
 mod eval;
+#[doc(hidden)]
+pub mod fuzzing;
 mod input;
 mod output;
 mod record;

@@ -208,13 +208,20 @@ fn invalid_json(e: &serde_json::Error) -> String {
     }
 }
 
-/// Ids are printed in TSV, so they may not hold TABs or line breaks.
+/// Ids are printed in TSV, so they may not hold TABs or line breaks, nor start with a
+/// byte-order mark (U+FEFF), which the TSV reader drops from the start of a line.
 fn check_id(id: &str) -> Result<(), Problem> {
     if id.is_empty() {
         return Err(Problem::new(Reason::BadId, "empty id"));
     }
     if id.contains(['\t', '\n', '\r']) {
         return Err(Problem::new(Reason::BadId, format!("id {id:?} contains a TAB or line break")));
+    }
+    if id.starts_with('\u{feff}') {
+        return Err(Problem::new(
+            Reason::BadId,
+            format!("id {id:?} starts with a byte-order mark (U+FEFF)"),
+        ));
     }
     Ok(())
 }
@@ -522,5 +529,26 @@ mod tests {
         ] {
             assert_eq!(parse_hash(line).unwrap_err().reason, want, "{line:?}");
         }
+    }
+
+    /// Found by the hash_tsv fuzz target: a line's leading byte-order mark is dropped, so an
+    /// id starting with U+FEFF (after one) was read back from written TSV as another id.
+    #[test]
+    fn ids_may_not_start_with_a_byte_order_mark() {
+        let bom = "\u{feff}";
+        assert_eq!(parse_hash(format!("{bom}a\t1").as_bytes()).unwrap().0.unwrap().text, "a");
+        let err = parse_hash(format!("{bom}{bom}a\t1").as_bytes()).unwrap_err();
+        assert_eq!(err.reason, Reason::BadId);
+        assert_eq!(err.message, "id \"\\u{feff}a\" starts with a byte-order mark (U+FEFF)");
+        for line in
+            [format!(r#"{{"id":"{bom}a","text":"x"}}"#), r#"{"id":"\ufeffa","text":"x"}"#.into()]
+        {
+            assert!(json(&line).unwrap_err().starts_with("bad_id"), "{line}");
+        }
+        // Elsewhere in an id it is an ordinary character.
+        assert_eq!(
+            json(r#"{"id":"a\ufeff","text":"x"}"#),
+            Ok((Some(format!("a{bom}")), "x".into()))
+        );
     }
 }

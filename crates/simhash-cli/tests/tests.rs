@@ -332,6 +332,32 @@ fn compressed_inputs() {
 // ---------------------------------------------------------------------------------------
 
 #[test]
+fn eval_refuses_an_empty_truth_and_an_id_in_two_true_clusters() {
+    let dir = Dir::new();
+    dir.write("p.tsv", "a\tb\n");
+    dir.write("empty.jsonl", "");
+    let run = dir.run(&["eval", "p.tsv", "--truth", "empty.jsonl"]);
+    run.code(2);
+    assert_eq!(run.stderr, "simhash: empty.jsonl: no labelled records\n");
+    assert_eq!(run.stdout, "");
+    dir.write(
+        "truth.jsonl",
+        "{\"id\":\"a\",\"cluster\":\"x\"}\n{\"id\":\"b\",\"cluster\":\"x\"}\n\
+         {\"id\":\"a\",\"cluster\":\"y\"}\n",
+    );
+    let run = dir.run(&["eval", "p.tsv", "--truth", "truth.jsonl"]);
+    run.code(2);
+    assert_eq!(
+        run.stderr,
+        "simhash: truth.jsonl:3: id \"a\" is already in cluster \"x\" (line 1)\n"
+    );
+    dir.write("truth.tsv", "id\tcluster\na\tx\nb\tx\n");
+    let run = dir.run(&["eval", "p.tsv", "--truth", "truth.tsv"]);
+    run.code(0);
+    assert!(run.stdout.contains("pairwise  precision 1.0000  recall 1.0000"), "{}", run.stdout);
+}
+
+#[test]
 fn bad_records_are_reported_with_file_and_line_and_skipped() {
     let dir = Dir::new();
     let mut input = Vec::new();

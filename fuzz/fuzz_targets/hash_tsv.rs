@@ -1,0 +1,4 @@
+//! The input as a hash TSV file (`id<TAB>hash`): see `simhash_cli::fuzzing::hash_tsv`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| simhash_cli::fuzzing::hash_tsv(data));

@@ -12,8 +12,10 @@
 //! band hashes, found with one union per band group, so never a pair per group member
 //! pair): a flood of `N` near-identical documents costs about `N × kept`, not `N²`.
 //!
-//! Memory per document is 17 bytes here (set hash, set offset, flag), and about 17 more
-//! while matching; the band hashes (32-bit, a file of per-band column blocks and one of
+//! Memory per document is 17 bytes here (set hash, set offset, flag), and about 30 more
+//! while matching (the identical-set pass, a union-find and one band's sorted column for the
+//! candidate components, then the walk's decisions: 12 bytes a document and 16 a removal);
+//! the band hashes (32-bit, a file of per-band column blocks and one of
 //! rows) and the shingle sets (8 bytes a shingle) are on disk, so the LSH sorts one band at
 //! a time.
 
@@ -640,8 +642,9 @@ pub struct Walk {
 /// each kept unless an already kept document shares a band hash with it and has a
 /// Jaccard similarity of at least `threshold` to it; then it is removed as a duplicate of
 /// the first such kept document in priority order. Documents with identical shingle sets
-/// follow the first of them in priority order (they would be decided alike). No kept pair
-/// verifies, and every removed document verifies against its kept one.
+/// follow the first of them in priority order (they would be decided alike). No two kept
+/// documents that share a band hash verify, and every removed document verifies against
+/// its kept one.
 ///
 /// Each candidate component is walked on its own (in parallel; the outcome does not
 /// depend on the thread count), with an index of its kept documents' band hashes: a

@@ -790,28 +790,26 @@ fn find(parent: &mut [u32], mut x: u32) -> u32 {
 
 /// The band buckets of a candidate component that hold two or more of its documents (only
 /// those can pair anything), numbered densely: `of_doc` lists `(document, bucket)` sorted.
-/// A sort of the component's `n × bands` band hashes, so memory is 16 bytes per document
-/// and band while it runs, then only the shared buckets' entries.
+/// One band at a time, so memory is 8 bytes a document while it runs, then only the shared
+/// buckets' entries.
 struct SharedBuckets {
     buckets: usize,
     of_doc: Vec<(u32, u32)>,
 }
 
 fn shared_buckets(rows: &[u32], bands: usize, n: usize) -> SharedBuckets {
-    let mut keys: Vec<(u64, u32)> = Vec::with_capacity(n * bands);
-    for i in 0..n {
-        for (band, &h) in rows[i * bands..(i + 1) * bands].iter().enumerate() {
-            keys.push((bucket_key(band, h), i as u32));
-        }
-    }
-    keys.sort_unstable();
+    let mut column: Vec<(u32, u32)> = Vec::with_capacity(n);
     let mut of_doc = Vec::new();
     let mut buckets = 0u32;
-    for group in keys.chunk_by(|x, y| x.0 == y.0).filter(|g| g.len() > 1) {
-        of_doc.extend(group.iter().map(|&(_, doc)| (doc, buckets)));
-        buckets += 1;
+    for band in 0..bands {
+        column.clear();
+        column.extend((0..n).map(|i| (rows[i * bands + band], i as u32)));
+        column.sort_unstable();
+        for group in column.chunk_by(|x, y| x.0 == y.0).filter(|g| g.len() > 1) {
+            of_doc.extend(group.iter().map(|&(_, doc)| (doc, buckets)));
+            buckets += 1;
+        }
     }
-    drop(keys);
     of_doc.sort_unstable();
     SharedBuckets { buckets: buckets as usize, of_doc }
 }

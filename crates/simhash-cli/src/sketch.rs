@@ -687,6 +687,77 @@ pub fn walk(
     Ok((Walk { center, jaccard }, stats))
 }
 
+/// Records of a candidate component decided together by the walk: each is compared in
+/// parallel with the records kept before the chunk, then the chunk is settled in order
+/// among the records kept within it. Small in tests, so that they cover many chunks.
+const WALK_CHUNK: usize = if cfg!(test) { 7 } else { 4096 };
+
+/// A kept record (component position) that a record verifies against, and their Jaccard
+/// similarity.
+type Match = (usize, f64);
+
+/// Kept records (component positions, in the order they were kept, which is priority
+/// order) and an index of their band hashes, listing kept ordinals.
+#[derive(Default)]
+struct Kept {
+    docs: Vec<usize>,
+    buckets: std::collections::HashMap<u64, Vec<u32>>,
+}
+
+impl Kept {
+    /// The first kept record, in priority order, that shares a band with `row` and whose
+    /// Jaccard similarity to `doc` is at least `threshold`; counts into `stats`.
+    fn first_match(
+        &self,
+        sketches: &Sketches,
+        doc: u32,
+        row: &[u32],
+        docs: &[u32],
+        threshold: f64,
+        stats: &mut MatchStats,
+    ) -> anyhow::Result<Option<Match>> {
+        SETS.with(|cell| {
+            let mut guard = cell.borrow_mut();
+            let (set, other) = &mut *guard;
+            let mut candidates: Vec<u32> = row
+                .iter()
+                .enumerate()
+                .filter_map(|(band, &h)| self.buckets.get(&bucket_key(band, h)))
+                .flatten()
+                .copied()
+                .collect();
+            candidates.sort_unstable();
+            candidates.dedup();
+            stats.candidates += candidates.len() as u64;
+            let mut found = None;
+            if !candidates.is_empty() {
+                sketches.read_set(doc as usize, set)?;
+                for &k in &candidates {
+                    let k = self.docs[k as usize];
+                    sketches.read_set(docs[k] as usize, other)?;
+                    stats.verified += 1;
+                    let j = simhash_core::jaccard(set, other);
+                    if j >= threshold {
+                        found = Some((k, j));
+                        break;
+                    }
+                }
+            }
+            trim(set);
+            trim(other);
+            Ok(found)
+        })
+    }
+
+    fn push(&mut self, i: usize, row: &[u32]) {
+        let ordinal = self.docs.len() as u32;
+        self.docs.push(i);
+        for (band, &h) in row.iter().enumerate() {
+            self.buckets.entry(bucket_key(band, h)).or_default().push(ordinal);
+        }
+    }
+}
+
 /// [`walk`] in one candidate component (`docs` ascending): the removed documents with the
 /// kept document each duplicates and the similarity.
 fn walk_component(
@@ -695,55 +766,51 @@ fn walk_component(
     rank: &[u32],
     threshold: f64,
 ) -> anyhow::Result<(Vec<Removal>, MatchStats)> {
+    use rayon::prelude::*;
     let bands = sketches.bands;
     let rows = component_rows(sketches, docs)?;
+    let row = |i: usize| &rows[i * bands..(i + 1) * bands];
     let mut order: Vec<usize> = (0..docs.len()).collect();
     order.sort_unstable_by_key(|&i| rank[docs[i] as usize]);
     let mut stats = MatchStats { largest_component: docs.len() as u64, ..MatchStats::default() };
-    // Kept documents (component positions) in the order they were kept, which is priority
-    // order; the buckets list kept ordinals.
-    let mut kept: Vec<usize> = Vec::new();
-    let mut buckets: std::collections::HashMap<u64, Vec<u32>> = std::collections::HashMap::new();
+    let mut kept = Kept::default();
     let mut removed = Vec::new();
-    let (mut set, mut other, mut candidates) = (Vec::new(), Vec::new(), Vec::new());
-    for &i in &order {
-        let row = &rows[i * bands..(i + 1) * bands];
-        candidates.clear();
-        for (band, &h) in row.iter().enumerate() {
-            if let Some(list) = buckets.get(&bucket_key(band, h)) {
-                candidates.extend_from_slice(list);
-            }
-        }
-        candidates.sort_unstable();
-        candidates.dedup();
-        stats.candidates += candidates.len() as u64;
-        let mut found = None;
-        if !candidates.is_empty() {
-            sketches.read_set(docs[i] as usize, &mut set)?;
-            for &k in &candidates {
-                let k = kept[k as usize];
-                sketches.read_set(docs[k] as usize, &mut other)?;
-                stats.verified += 1;
-                let j = simhash_core::jaccard(&set, &other);
-                if j >= threshold {
-                    found = Some((k, j));
-                    break;
-                }
-            }
-        }
-        if let Some((k, j)) = found {
-            stats.pairs += 1;
-            removed.push((docs[i], docs[k], j));
+    for chunk in order.chunks(WALK_CHUNK) {
+        // Against the records kept before the chunk, in parallel (none in the first).
+        let before: Vec<anyhow::Result<(Option<Match>, MatchStats)>> = if kept.docs.is_empty() {
+            chunk.iter().map(|_| Ok((None, MatchStats::default()))).collect()
         } else {
-            let ordinal = kept.len() as u32;
-            kept.push(i);
-            for (band, &h) in row.iter().enumerate() {
-                buckets.entry(bucket_key(band, h)).or_default().push(ordinal);
+            chunk
+                .par_iter()
+                .map(|&i| {
+                    let mut s = MatchStats::default();
+                    let found =
+                        kept.first_match(sketches, docs[i], row(i), docs, threshold, &mut s)?;
+                    Ok((found, s))
+                })
+                .collect()
+        };
+        // Then in order, against the records kept within the chunk: every one of those
+        // comes after every record kept before it.
+        let mut within = Kept::default();
+        for (&i, result) in chunk.iter().zip(before) {
+            let (mut found, s) = result?;
+            stats.add(&s);
+            if found.is_none() {
+                found =
+                    within.first_match(sketches, docs[i], row(i), docs, threshold, &mut stats)?;
             }
+            if let Some((k, j)) = found {
+                stats.pairs += 1;
+                removed.push((docs[i], docs[k], j));
+            } else {
+                within.push(i, row(i));
+            }
+        }
+        for &i in &within.docs {
+            kept.push(i, row(i));
         }
     }
-    trim(&mut set);
-    trim(&mut other);
     Ok((removed, stats))
 }
 

@@ -1,5 +1,5 @@
 //! MinHash signatures (one-permutation hashing with optimal densification), LSH band
-//! hashes, and exact Jaccard similarity of sorted 32-bit shingle sets.
+//! hashes, and exact Jaccard similarity of sorted 64-bit shingle sets.
 //!
 //! # The method, and why
 //!

@@ -544,21 +544,17 @@ fn clusters(
                     note_match_stats(&mut session.summary, &stats);
                     uf.union_all(edges).context("clustering failed")?;
                 }
-                Matching::Simhash { distance, blocks } => {
-                    let (reps, duplicates) = collapse_fingerprints(corpus, None);
-                    uf.union_all(duplicates.iter().copied()).context("clustering failed")?;
-                    let fps = fingerprints_of(corpus, &reps);
+                Matching::Simhash { .. } => {
+                    // Copies join their group's first; the other pairs join the firsts.
                     let mut error = None;
-                    let found = match_fingerprints(session, &fps, distance, blocks, |a, b, _| {
-                        if let Err(e) = uf.union(reps[a as usize], reps[b as usize]) {
+                    match_docs(session, corpus, matching, |a, b, _| {
+                        if let Err(e) = uf.union(a, b) {
                             error.get_or_insert(e);
                         }
                     })?;
                     if let Some(e) = error {
                         return Err(e).context("clustering failed");
                     }
-                    session.summary.exact_duplicates = Some(duplicates.len() as u64);
-                    session.summary.pairs = found + duplicates.len() as u64;
                 }
             }
             session.reporter.phase("clustering", None);

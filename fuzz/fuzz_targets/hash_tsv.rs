@@ -1,4 +1,4 @@
-//! The input as a hash TSV file (`id<TAB>hash`): see `simhash_cli::fuzzing::hash_tsv`.
+//! The input as a hash TSV file (`id<TAB>hash`): see `simhash_io::fuzzing::hash_tsv`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| simhash_cli::fuzzing::hash_tsv(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| simhash_io::fuzzing::hash_tsv(data));

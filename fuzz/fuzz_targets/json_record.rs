@@ -1,4 +1,4 @@
-//! The input as a JSONL file, each line read with several text and id paths: see `simhash_cli::fuzzing::json_record`.
+//! The input as a JSONL file, each line read with several text and id paths: see `simhash_io::fuzzing::json_record`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| simhash_cli::fuzzing::json_record(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| simhash_io::fuzzing::json_record(data));

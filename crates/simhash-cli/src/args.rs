@@ -143,7 +143,7 @@ pub struct InputArgs {
     pub strict: bool,
 
     /// Longest record accepted, in bytes; a longer line is reported and skipped.
-    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20, hide_short_help = true)]
+    #[arg(long, value_name = "BYTES", default_value_t = simhash_io::DEFAULT_MAX_RECORD_BYTES, hide_short_help = true)]
     pub max_record_bytes: u64,
 
     /// Use a uniform random sample of N records (one pass, memory for N records).
@@ -168,6 +168,16 @@ pub enum Format {
     Hash,
 }
 
+impl Format {
+    /// The format `path`'s name implies ([`simhash_io::Format::infer`]).
+    pub fn inferred(path: &Path) -> Format {
+        match simhash_io::Format::infer(path) {
+            simhash_io::Format::Hash => Format::Hash,
+            _ => Format::Json,
+        }
+    }
+}
+
 impl InputArgs {
     /// The input path, `-` for standard input.
     pub fn path(&self) -> &Path {
@@ -176,15 +186,7 @@ impl InputArgs {
 
     /// The format, inferred from the file name when not given.
     pub fn format(&self) -> Format {
-        self.format.unwrap_or_else(|| {
-            let name = self.path().to_string_lossy().to_ascii_lowercase();
-            let name = name.trim_end_matches(".gz").trim_end_matches(".zst");
-            if Path::new(name).extension().is_some_and(|e| e == "tsv") {
-                Format::Hash
-            } else {
-                Format::Json
-            }
-        })
+        self.format.unwrap_or_else(|| Format::inferred(self.path()))
     }
 }
 

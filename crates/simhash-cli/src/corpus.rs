@@ -2,37 +2,37 @@
 //! channel of numbered batches, fingerprint workers, and this thread putting the results
 //! back in input order.
 
-use std::collections::{BTreeMap, BinaryHeap, HashSet};
-use std::hash::Hasher;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use simhash_core::{Fingerprint, Fingerprinter};
+use simhash_io::{Body, IdSet, IdTable, LineReader, LineStatus, Problem, Reason, Source};
 
-use crate::input::{LineReader, LineStatus, Source};
-use crate::record::{self, Columns, Problem, Reason};
 use crate::report::Reporter;
 use crate::sketch::{DocSketch, Sketcher, Sketches};
 
-/// How the records of a line are read.
+/// How a line becomes a document: its record (read by `parser`), and for text the
+/// fingerprint and, with a sketcher, the MinHash sketch.
 #[derive(Clone, Debug)]
-pub enum Parser {
-    /// JSONL records, fingerprinted; with a sketcher, also MinHash-sketched.
-    Json {
-        columns: Columns,
-        fingerprinter: Fingerprinter,
-        sketcher: Option<std::sync::Arc<Sketcher>>,
-    },
-    /// TSV `id<TAB>hash` with a header line.
-    Hash,
-    /// simhash-cpp's input: one hash per line; the id is the line number.
-    SeedHash,
+pub struct Reading {
+    pub parser: simhash_io::Parser,
+    /// Set for JSONL records: a text without one would be featureless.
+    pub fingerprinter: Option<Fingerprinter>,
+    pub sketcher: Option<std::sync::Arc<Sketcher>>,
+}
+
+impl Reading {
+    /// Records that are hashes already (hash TSV, simhash-cpp's input).
+    pub fn hashes(parser: simhash_io::Parser) -> Reading {
+        Reading { parser, fingerprinter: None, sketcher: None }
+    }
 }
 
 pub struct ReadOptions {
-    pub parser: Parser,
+    pub reading: Reading,
     pub threads: usize,
     pub max_record_bytes: u64,
     pub sample: Option<(u64, u64)>,
@@ -44,8 +44,7 @@ pub struct ReadOptions {
 /// Memory grows with the number of documents, never with their text.
 #[derive(Default)]
 pub struct Corpus {
-    ids: String,
-    id_ends: Vec<usize>,
+    ids: IdTable,
     fps: Vec<Fingerprint>,
     featureless: Vec<bool>,
     /// The id was a JSON number (or a line number), not a string.
@@ -74,23 +73,23 @@ impl Corpus {
     }
 
     pub fn id(&self, doc: usize) -> &str {
-        let start = if doc == 0 { 0 } else { self.id_ends[doc - 1] };
-        &self.ids[start..self.id_ends[doc]]
+        self.ids.get(doc)
+    }
+
+    /// The id as it appeared: a JSON number (or a line number), or a string.
+    pub fn id_value(&self, doc: usize) -> simhash_io::IdValue<'_> {
+        simhash_io::IdValue { text: self.id(doc).into(), number: self.numeric[doc] }
     }
 
     pub fn fingerprint(&self, doc: usize) -> Option<Fingerprint> {
         (!self.featureless[doc]).then(|| self.fps[doc])
     }
 
-    pub fn id_is_number(&self, doc: usize) -> bool {
-        self.numeric[doc]
-    }
-
     pub fn line(&self, doc: usize) -> u64 {
         self.lines[doc]
     }
 
-    /// The hash of the document's line as read ([`line_hash`]), if kept.
+    /// The hash of the document's line as read ([`simhash_io::line_hash`]), if kept.
     pub fn line_hash(&self, doc: usize) -> Option<u64> {
         self.line_hashes.get(doc).copied()
     }
@@ -116,8 +115,7 @@ impl Corpus {
         } else {
             self.no_features += usize::from(fp.is_none());
         }
-        self.ids.push_str(id);
-        self.id_ends.push(self.ids.len());
+        self.ids.push(id);
         self.numeric.push(numeric);
         self.fps.push(fp.unwrap_or_default());
         self.featureless.push(fp.is_none());
@@ -177,13 +175,13 @@ pub fn read(
         let stop = &stop;
         // The reader owns the only sender: when it returns, the workers see the end.
         let reader_thread = scope.spawn(move || {
-            read_batches(reader, options.max_record_bytes, &options.parser, &raw_tx, stop)
+            read_batches(reader, options.max_record_bytes, &options.reading.parser, &raw_tx, stop)
         });
         for _ in 0..threads {
             let (rx, tx) = (raw_rx.clone(), done_tx.clone());
-            let parser = &options.parser;
+            let reading = &options.reading;
             let max = options.max_record_bytes;
-            scope.spawn(move || parse_batches(&rx, &tx, parser, max));
+            scope.spawn(move || parse_batches(&rx, &tx, reading, max));
         }
         drop(raw_rx);
         drop(done_tx);
@@ -207,13 +205,12 @@ pub fn read(
 fn read_batches(
     reader: Box<dyn Read + Send>,
     max: u64,
-    parser: &Parser,
+    parser: &simhash_io::Parser,
     tx: &Sender<RawBatch>,
     stop: &AtomicBool,
 ) -> Result<(), (u64, std::io::Error)> {
     let mut lines = LineReader::new(reader, max);
     let mut seq = 0;
-    let skip_header = matches!(parser, Parser::Hash);
     let mut batch = RawBatch { seq, bytes: 0, data: Vec::new(), lines: Vec::new() };
     let mut sent_bytes = 0;
     loop {
@@ -222,7 +219,7 @@ fn read_batches(
             Ok(None) => break,
             Err(e) => return Err((lines.line + 1, e)),
         };
-        if skip_header && lines.line == 1 && is_hash_header(&batch.data) {
+        if parser.skips_header(lines.line, &batch.data) {
             batch.data.clear();
             continue;
         }
@@ -250,12 +247,7 @@ fn read_batches(
     Ok(())
 }
 
-/// The header line `id<TAB>hash` of the hash TSV format.
-pub fn is_hash_header(line: &[u8]) -> bool {
-    line.split(|&b| b == b'\t').nth(1).is_some_and(|c| c.trim_ascii() == b"hash")
-}
-
-fn parse_batches(rx: &Receiver<RawBatch>, tx: &Sender<ParsedBatch>, parser: &Parser, max: u64) {
+fn parse_batches(rx: &Receiver<RawBatch>, tx: &Sender<ParsedBatch>, reading: &Reading, max: u64) {
     for raw in rx {
         let mut out = ParsedBatch {
             seq: raw.seq,
@@ -269,7 +261,7 @@ fn parse_batches(rx: &Receiver<RawBatch>, tx: &Sender<ParsedBatch>, parser: &Par
             start = end;
             let item = match status {
                 LineStatus::TooLong(n) => Err(Problem::too_long(n, max)),
-                LineStatus::Ok => parse_line(bytes, parser, &mut out.ids),
+                LineStatus::Ok => parse_line(bytes, reading, &mut out.ids),
             };
             out.items.push((line, item));
         }
@@ -297,36 +289,28 @@ struct ParsedDoc {
     line_hash: u64,
 }
 
-fn parse_line(bytes: &[u8], parser: &Parser, ids: &mut String) -> Parsed {
-    let (id, fp, len, sketch) = match parser {
-        Parser::Json { columns, fingerprinter, sketcher: None } => {
-            let (id, text) = record::parse_json(bytes, columns)?;
-            (id, fingerprinter.fingerprint(&text), text.len() as u64, None)
+fn parse_line(bytes: &[u8], reading: &Reading, ids: &mut String) -> Parsed {
+    // simhash-cpp's input has no ids: repeated hashes are repeated documents, each with its
+    // line number as id.
+    let record = reading.parser.parse(bytes)?;
+    let id = record.id;
+    let (fp, len, sketch) = match (record.body, &reading.fingerprinter, &reading.sketcher) {
+        (Body::Text(text), Some(fingerprinter), None) => {
+            (fingerprinter.fingerprint(&text), text.len() as u64, None)
         }
-        Parser::Json { columns, fingerprinter, sketcher: Some(sketcher) } => {
-            let (id, text) = record::parse_json(bytes, columns)?;
+        (Body::Text(text), Some(fingerprinter), Some(sketcher)) => {
             let (fp, sketch) = sketcher.sketch(fingerprinter, &text);
-            (id, fp, text.len() as u64, sketch)
+            (fp, text.len() as u64, sketch)
         }
-        Parser::Hash => {
-            let (id, fp) = record::parse_hash(bytes)?;
-            (id, fp, 0, None)
-        }
-        // Repeated hashes are repeated documents here: the id is the line number.
-        Parser::SeedHash => (None, Some(record::parse_seed_hash(bytes)?), 0, None),
+        (Body::Text(text), None, _) => (None, text.len() as u64, None),
+        (Body::Hash(fp), ..) => (fp, 0, None),
     };
     let number = id.as_ref().is_some_and(|id| id.number);
     let id_end = id.map(|id| {
         ids.push_str(&id.text);
         ids.len()
     });
-    Ok(ParsedDoc { id_end, number, fp, len, sketch, line_hash: line_hash(bytes) })
-}
-
-/// The hash of a record's line that the second pass of `dedup` checks each kept line
-/// against (XXH3, 64 bits: a change goes unnoticed with probability 2^-64 a line).
-pub fn line_hash(line: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(line)
+    Ok(ParsedDoc { id_end, number, fp, len, sketch, line_hash: simhash_io::line_hash(bytes) })
 }
 
 /// Puts batches back in order and builds the corpus.
@@ -337,7 +321,7 @@ fn collect(
     name: &str,
 ) -> anyhow::Result<Corpus> {
     let mut corpus = Corpus { keep_line_hashes: options.spool, ..Corpus::default() };
-    if let Parser::Json { sketcher: Some(sketcher), .. } = &options.parser {
+    if let Some(sketcher) = &options.reading.sketcher {
         corpus.sketches = Some(Sketches::new(sketcher.banding.bands)?);
     }
     let mut ids = IdSet::default();
@@ -374,18 +358,7 @@ fn collect(
                     if let Some(end) = id_end {
                         id_start = end;
                     }
-                    let problem = Problem {
-                        reason: Reason::MixedIds,
-                        message: if has_id {
-                            "has an id, but earlier records have none (give every record an id, \
-                             or none)"
-                        } else {
-                            "no id, but earlier records have one (give every record an id, or \
-                             none)"
-                        }
-                        .into(),
-                    };
-                    reporter.problem(name, line, &problem)?;
+                    reporter.problem(name, line, &Problem::mixed_ids(has_id))?;
                     continue;
                 }
                 let (id, numeric, generated) = if let Some(end) = id_end {
@@ -398,11 +371,7 @@ fn collect(
                     (line_id.as_str(), true, true)
                 };
                 if !ids.insert(id, generated) {
-                    let problem = Problem {
-                        reason: Reason::DuplicateId,
-                        message: format!("duplicate id {id:?} (an earlier record has it)"),
-                    };
-                    reporter.problem(name, line, &problem)?;
+                    reporter.problem(name, line, &Problem::duplicate_id(id))?;
                     continue;
                 }
                 let meta = Meta { numeric, fp, line, len, line_hash };
@@ -424,28 +393,6 @@ fn collect(
         sketches.finish()?;
     }
     Ok(corpus)
-}
-
-/// Ids seen so far, to report duplicates: a 128-bit hash per id (16 bytes, where keeping
-/// the ids again would cost their length), so two different ids are taken for one with a
-/// probability of about n² / 2¹²⁹: never, in practice.
-#[derive(Default)]
-struct IdSet {
-    seen: HashSet<u128>,
-}
-
-impl IdSet {
-    /// Returns false when `id` was seen before. Line-number ids given to records without
-    /// one are `generated`: they never clash with ids from the input.
-    fn insert(&mut self, id: &str, generated: bool) -> bool {
-        let hash = |salt: u8| {
-            let mut h = std::hash::DefaultHasher::new();
-            h.write_u8(salt + 2 * u8::from(generated));
-            h.write(id.as_bytes());
-            h.finish()
-        };
-        self.seen.insert((u128::from(hash(1)) << 64) | u128::from(hash(2)))
-    }
 }
 
 /// Bottom-k sampling: each record gets a pseudo-random key from (seed, line); the n records

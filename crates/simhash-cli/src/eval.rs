@@ -18,19 +18,21 @@
 //!   first two columns are a pair (`simhash pairs` output has a header).
 //!
 //! The truth must hold at least one record, and may not put an id in two clusters.
+//!
+//! Lines are read as every command reads them ([`simhash_io::LineReader`]): LF or CRLF ends
+//! a line, a line over [`simhash_io::DEFAULT_MAX_RECORD_BYTES`] is an error, a byte-order
+//! mark at the start of a line is dropped, and every id follows [`simhash_io::check_id`].
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use serde_json::value::RawValue;
 use simhash_cluster::UnionFind;
-
-use crate::input::Source;
-use crate::output::Output;
+use simhash_io::{DEFAULT_MAX_RECORD_BYTES, LineReader, LineStatus, Output, Source};
 
 /// Label fields of per-record JSONL naming a cluster: records sharing one are a cluster.
 const GROUP_KEYS: [&str; 4] = ["cluster", "cluster_id", "group", "group_id"];
@@ -134,7 +136,7 @@ struct SideReader<'i> {
 /// put an id in two clusters.
 fn read_side(
     name: &str,
-    mut lines: impl BufRead,
+    input: impl Read,
     ids: &mut Ids,
     what: &str,
     truth: bool,
@@ -147,19 +149,20 @@ fn read_side(
         line: 0,
     };
     let mut columns: Option<Columns> = None;
-    let mut line = String::new();
+    let mut lines = LineReader::new(input, DEFAULT_MAX_RECORD_BYTES);
+    let mut line = Vec::new();
     let mut seen_content = false;
     loop {
         line.clear();
-        let n = lines.read_line(&mut line).with_context(|| {
+        let status = lines.next_line(&mut line, None).with_context(|| {
             format!("{name}:{}: read error (the {what} must be UTF-8 text)", reader.line + 1)
         })?;
-        if n == 0 {
-            break;
-        }
+        let Some(status) = status else { break };
         reader.line += 1;
         let number = reader.line;
-        let text = line.trim_end_matches(['\n', '\r']);
+        let text =
+            line_text(&line, status, what).map_err(|e| anyhow::anyhow!("{name}:{number}: {e}"))?;
+        let text = text.trim_end_matches('\r');
         if text.trim().is_empty() {
             continue;
         }
@@ -196,8 +199,25 @@ fn read_side(
     Ok(reader.side)
 }
 
+/// A line as text: the line reader's bytes, valid UTF-8 and within the length limit, without
+/// a byte-order mark at its start.
+fn line_text<'a>(line: &'a [u8], status: LineStatus, what: &str) -> Result<&'a str, String> {
+    if let LineStatus::TooLong(n) = status {
+        return Err(format!(
+            "line of {n} bytes is longer than the limit of {DEFAULT_MAX_RECORD_BYTES} bytes"
+        ));
+    }
+    let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
+    std::str::from_utf8(line).map_err(|_| {
+        format!("read error (the {what} must be UTF-8 text): stream did not contain valid UTF-8")
+    })
+}
+
 impl SideReader<'_> {
+    /// The id's number; an error for an id that breaks the rule of every command
+    /// ([`simhash_io::check_id`]).
     fn id(&mut self, id: &str) -> Result<u32, String> {
+        simhash_io::check_id(id).map_err(|p| p.message)?;
         self.ids.get(id).map_err(|e| e.to_string())
     }
 
@@ -510,7 +530,7 @@ pub fn evaluate(prediction: &Path, truth: &Path, tiers: Option<&Path>) -> anyhow
     evaluate_with(prediction, truth, tiers, |path, what| {
         let mut source = Source::new(path);
         let reader = source.open(false).with_context(|| format!("cannot open the {what}"))?;
-        Ok((source.name, BufReader::with_capacity(1 << 16, reader)))
+        Ok((source.name, reader))
     })
 }
 
@@ -538,7 +558,7 @@ pub(crate) fn evaluate_bytes(
 
 /// [`evaluate`], with `open` giving an input's name and lines (in the order truth, tiers
 /// file, prediction).
-fn evaluate_with<R: BufRead>(
+fn evaluate_with<R: Read>(
     prediction: &Path,
     truth: &Path,
     tiers: Option<&Path>,
@@ -580,7 +600,7 @@ pub struct EvalOptions<'a> {
 pub fn run(opts: &EvalOptions<'_>) -> anyhow::Result<ExitCode> {
     let mut inputs = vec![opts.prediction, opts.truth];
     inputs.extend(opts.tiers);
-    crate::output::register_inputs(&inputs)?;
+    simhash_io::register_inputs(&inputs)?;
     let mut out = Output::create_for("--output", opts.output)?;
     let scores = evaluate(opts.prediction, opts.truth, opts.tiers)?;
     if opts.json {
@@ -800,6 +820,45 @@ mod tests {
         assert_eq!(format!("{from_files:?}"), format!("{in_memory:?}"));
         let err = evaluate_bytes(("p.tsv", b"a\n"), ("t.tsv", b"x\ty\n"), None).unwrap_err();
         assert_eq!(format!("{err:#}"), "p.tsv:1: expected two TAB-separated ids");
+    }
+
+    #[test]
+    fn lines_and_ids_follow_the_rules_of_every_command() {
+        let truth = ("t.jsonl", TRUTH.as_bytes());
+        // A byte-order mark at the start of a line is dropped, so the header is a header.
+        let bom =
+            evaluate_bytes(("p.tsv", b"\xef\xbb\xbfid_a\tid_b\na\tb\n"), truth, None).unwrap();
+        assert_eq!((bom.predicted_pairs, bom.unknown_ids), (1, 0));
+        // Ids that no command accepts.
+        for (pred, want) in [
+            (&b"{\"id\":\"\",\"cluster\":1}\n"[..], "p:1: empty id"),
+            (b"a\tb\n\xef\xbb\xbf\xef\xbb\xbfc\td\n", "p:2: id \"\\u{feff}c\" starts with"),
+            (b"[\"a\",\"b\\rc\"]\n", "p:1: id \"b\\rc\" contains a TAB or line break"),
+        ] {
+            let err = format!("{:#}", evaluate_bytes(("p", pred), truth, None).unwrap_err());
+            assert!(err.starts_with(want), "{err}");
+        }
+        // Invalid UTF-8 is named as before.
+        let err = evaluate_bytes(("p", b"a\tb\n\xff\tc\n"), truth, None).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            "p:2: read error (the prediction must be UTF-8 text): stream did not contain valid \
+             UTF-8"
+        );
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_an_error() {
+        let mut pred = b"a\tb\n".to_vec();
+        pred.resize(pred.len() + DEFAULT_MAX_RECORD_BYTES as usize + 1, b'x');
+        let err = evaluate_bytes(("p", &pred), ("t.jsonl", TRUTH.as_bytes()), None).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            format!(
+                "p:2: line of {} bytes is longer than the limit of {DEFAULT_MAX_RECORD_BYTES} bytes",
+                DEFAULT_MAX_RECORD_BYTES + 1
+            )
+        );
     }
 
     #[test]

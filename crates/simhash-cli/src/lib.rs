@@ -6,9 +6,6 @@ mod corpus;
 mod eval;
 #[doc(hidden)]
 pub mod fuzzing;
-mod input;
-mod output;
-mod record;
 mod report;
 mod run;
 #[doc(hidden)]
@@ -58,20 +55,15 @@ fn usage_error(err: &clap::Error) -> ExitCode {
 fn install_interrupt_handler() {
     // SIGINT, SIGTERM, SIGHUP: remove the temporary files of unfinished outputs (targets are
     // never touched before they are complete), then exit with 128 + the signal.
-    output::install_signal_handler();
-    output::begin_run();
+    simhash_io::install_signal_handler();
+    simhash_io::begin_run();
 }
 
 fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            let broken_pipe = err.chain().any(|cause| {
-                cause
-                    .downcast_ref::<std::io::Error>()
-                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-            });
-            if broken_pipe {
+            if simhash_io::is_broken_pipe(err.as_ref()) {
                 return ExitCode::SUCCESS;
             }
             let mut stderr = std::io::stderr().lock();

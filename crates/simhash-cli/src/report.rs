@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
-use crate::record::{Problem, Reason};
+use simhash_io::{Problem, Reason};
 
 /// Reports bad records as `FILE:LINE: message` on stderr, counts them by reason, shows
 /// progress, and times the phases of the run.
@@ -39,7 +39,7 @@ impl Reporter {
 
     /// Reports a bad record. With --strict it is an error that ends the run.
     pub fn problem(&mut self, file: &str, line: u64, problem: &Problem) -> anyhow::Result<()> {
-        let message = format!("{file}:{line}: {}", problem.message);
+        let message = problem.at(file, line).to_string();
         if self.strict {
             anyhow::bail!("{message} (stopped by --strict)");
         }
@@ -153,21 +153,13 @@ impl Reporter {
         summary.records_skipped = self.skipped_total();
         summary.seconds = self.phases.iter().map(|(n, s)| ((*n).to_string(), round3(*s))).collect();
         summary.seconds_total = round3(self.phases.iter().map(|(_, s)| s).sum());
-        summary.peak_memory_bytes = peak_memory();
+        summary.peak_memory_bytes = simhash_io::peak_memory();
         if !quiet {
             let mut err = std::io::stderr().lock();
             let _ = writeln!(err, "simhash: {}", summary.one_line());
         }
         summary
     }
-}
-
-/// `VmHWM` from `/proc/self/status`: the peak resident set size.
-fn peak_memory() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }
 
 fn round3(x: f64) -> f64 {

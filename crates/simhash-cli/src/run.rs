@@ -13,9 +13,11 @@ use crate::args::{
     Blocks, ClusterArgs, ClusterMode, ClusterOpts, Command, DedupArgs, FingerprintArgs,
     FingerprintOpts, InputArgs, KeepPolicy, MatchOpts, Matching, PairsArgs, RunOpts, SeedArgs,
 };
-use crate::corpus::{self, Corpus, Parser, ReadOptions};
-use crate::input::{LineReader, LineStatus, Source};
-use crate::output::Output;
+use simhash_io::{
+    ClustersTsv, HashTsv, LineReader, LineStatus, Measure, Output, PairsTsv, Score, Source,
+};
+
+use crate::corpus::{self, Corpus, ReadOptions, Reading};
 use crate::report::{self, Reporter, Summary};
 use crate::sketch::{self, MatchSink, Sketcher};
 
@@ -81,14 +83,14 @@ impl Session {
     fn read(
         &mut self,
         source: &mut Source,
-        parser: Parser,
+        reading: Reading,
         input: Option<&InputArgs>,
         spool: bool,
     ) -> anyhow::Result<Corpus> {
         self.summary.input.clone_from(&source.name);
         self.reporter.phase("reading", source.size);
         let options = ReadOptions {
-            parser,
+            reading,
             threads: self.threads,
             max_record_bytes: input.map_or(u64::MAX, |i| i.max_record_bytes),
             sample: input.and_then(|i| i.sample.map(|n| (n, i.seed))),
@@ -108,7 +110,7 @@ impl Session {
     }
 
     /// Ends the run: puts `outputs` and the --stats file in place together (all or none;
-    /// see [`crate::output::commit_all`]), then the summary line and the exit code.
+    /// see [`simhash_io::commit_all`]), then the summary line and the exit code.
     fn finish(mut self, outputs: Vec<Output>) -> anyhow::Result<ExitCode> {
         let skipped = self.reporter.skipped_total() + self.reporter.empty_inputs();
         let summary = self.reporter.finish(std::mem::take(&mut self.summary), true);
@@ -118,7 +120,7 @@ impl Session {
             out.write_all(b"\n")?;
             outputs.push(out);
         }
-        crate::output::commit_all(outputs)?;
+        simhash_io::commit_all(outputs)?;
         if !self.quiet {
             summary.print();
         }
@@ -134,9 +136,9 @@ fn parser_for(
     default: Preset,
     matching: Option<&Matching>,
     fingerprints: bool,
-) -> anyhow::Result<Parser> {
+) -> anyhow::Result<Reading> {
     Ok(match input.format() {
-        crate::args::Format::Hash => Parser::Hash,
+        crate::args::Format::Hash => Reading::hashes(simhash_io::Parser::Hash),
         crate::args::Format::Json => {
             let mut builder = Fingerprinter::builder();
             builder.preset(opts.preset.unwrap_or(default));
@@ -154,20 +156,23 @@ fn parser_for(
                 }
                 _ => None,
             };
-            Parser::Json {
-                columns: crate::record::Columns::new(&input.text_column, &input.id_column),
-                fingerprinter: builder.build(),
+            Reading {
+                parser: simhash_io::Parser::Json(simhash_io::Columns::new(
+                    &input.text_column,
+                    &input.id_column,
+                )),
+                fingerprinter: Some(builder.build()),
                 sketcher,
             }
         }
     })
 }
 
-fn note_preset(summary: &mut Summary, parser: &Parser) {
-    if let Parser::Json { fingerprinter, sketcher, .. } = parser {
+fn note_preset(summary: &mut Summary, reading: &Reading) {
+    if let Some(fingerprinter) = &reading.fingerprinter {
         summary.preset =
             Some(format!("{} (window {})", fingerprinter.preset(), fingerprinter.window()));
-        if let Some(s) = sketcher {
+        if let Some(s) = &reading.sketcher {
             summary.lsh_bands = Some(format!("{} x {}", s.banding.bands, s.banding.rows));
         }
     }
@@ -196,24 +201,20 @@ fn resolve_matching(
 }
 
 fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<ExitCode> {
-    crate::output::register_inputs(&[args.input.path()])?;
+    simhash_io::register_inputs(&[args.input.path()])?;
     let mut session = Session::new("fingerprint", &args.run, args.input.strict)?;
     let parser = parser_for(&args.input, &args.fingerprint, Preset::default(), None, false)?;
     note_preset(&mut session.summary, &parser);
-    let mut out = Output::create_for("--output", &args.output.output)?;
+    let out = Output::create_for("--output", &args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
     session.reporter.phase("writing", None);
-    out.write_all(b"id\thash\n")?;
+    let mut tsv = HashTsv::new(out)?;
     for doc in 0..corpus.len() {
-        out.write_all(corpus.id(doc).as_bytes())?;
-        match corpus.fingerprint(doc) {
-            Some(fp) => writeln!(out, "\t{}", fp.get())?,
-            None => out.write_all(b"\t\n")?,
-        }
+        tsv.record(corpus.id(doc), corpus.fingerprint(doc).map(Fingerprint::get))?;
     }
     session.summary.written = corpus.len() as u64;
-    session.finish(vec![out])
+    session.finish(vec![tsv.into_inner()])
 }
 
 /// The matching settings and the record parser of a matching command (`seed_mode`: the
@@ -225,7 +226,7 @@ fn matching_and_parser(
     matching: &MatchOpts,
     default: Preset,
     fingerprints: bool,
-) -> anyhow::Result<(Matching, Parser)> {
+) -> anyhow::Result<(Matching, Reading)> {
     let seed_mode = default == Preset::Fork;
     let matching = resolve_matching(summary, matching, input, fingerprint, seed_mode)?;
     let parser = parser_for(input, fingerprint, default, Some(&matching), fingerprints)?;
@@ -247,37 +248,6 @@ fn check_matching(matching: &Matching) -> anyhow::Result<()> {
             simhash_index::Banding::for_threshold(lsh_threshold, num_perm)
                 .map(drop)
                 .context("invalid --lsh-threshold")
-        }
-    }
-}
-
-/// How strongly a pair matched: bits apart (simhash) or Jaccard similarity (minhash).
-#[derive(Clone, Copy, Debug)]
-enum Score {
-    Distance(u32),
-    Jaccard(f64),
-}
-
-impl Score {
-    /// The score in 32 bits, for pairs held by the million: the distance, or the Jaccard
-    /// similarity in units of 0.0001, rounded exactly as `Display` prints it.
-    fn code(self) -> u32 {
-        match self {
-            Score::Distance(d) => d,
-            Score::Jaccard(_) => {
-                let text = self.to_string();
-                let (whole, frac) = text.split_once('.').unwrap_or((&text, "0"));
-                whole.parse::<u32>().unwrap_or(0) * 10_000 + frac.parse::<u32>().unwrap_or(0)
-            }
-        }
-    }
-}
-
-impl std::fmt::Display for Score {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Score::Distance(d) => write!(f, "{d}"),
-            Score::Jaccard(j) => write!(f, "{j:.4}"),
         }
     }
 }
@@ -645,7 +615,7 @@ fn id_ranks(corpus: &Corpus) -> Vec<u64> {
 }
 
 fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
-    crate::output::register_inputs(&[args.input.path()])?;
+    simhash_io::register_inputs(&[args.input.path()])?;
     let mut session = Session::new("pairs", &args.run, args.input.strict)?;
     let (matching, parser) = matching_and_parser(
         &mut session.summary,
@@ -655,7 +625,7 @@ fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
         Preset::default(),
         false,
     )?;
-    let mut out = Output::create_for("--output", &args.output.output)?;
+    let out = Output::create_for("--output", &args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
     // 12 bytes a pair: the score as its 32-bit code.
@@ -663,23 +633,20 @@ fn pairs(args: &PairsArgs) -> anyhow::Result<ExitCode> {
     match_docs(&mut session, &corpus, &matching, |a, b, d| pairs.push((a, b, d.code())))?;
     session.reporter.phase("writing", None);
     session.pool.install(|| rayon::slice::ParallelSliceMut::par_sort_unstable(&mut pairs[..]));
-    out.write_all(match matching {
-        Matching::Simhash { .. } => b"id_a\tid_b\tdistance\n",
-        Matching::Minhash { .. } => b"id_a\tid_b\tjaccard\n",
-    })?;
+    let measure = match matching {
+        Matching::Simhash { .. } => Measure::Distance,
+        Matching::Minhash { .. } => Measure::Jaccard,
+    };
+    let mut tsv = PairsTsv::new(out, measure)?;
     for &(a, b, code) in &pairs {
-        write!(out, "{}\t{}\t", corpus.id(a as usize), corpus.id(b as usize))?;
-        match matching {
-            Matching::Simhash { .. } => writeln!(out, "{code}")?,
-            Matching::Minhash { .. } => writeln!(out, "{}.{:04}", code / 10_000, code % 10_000)?,
-        }
+        tsv.pair(corpus.id(a as usize), corpus.id(b as usize), code)?;
     }
     session.summary.written = pairs.len() as u64;
-    session.finish(vec![out])
+    session.finish(vec![tsv.into_inner()])
 }
 
 fn cluster(args: &ClusterArgs, default: Preset) -> anyhow::Result<ExitCode> {
-    crate::output::register_inputs(&[args.input.path()])?;
+    simhash_io::register_inputs(&[args.input.path()])?;
     let mut session = Session::new("cluster", &args.run, args.input.strict)?;
     let (matching, parser) = matching_and_parser(
         &mut session.summary,
@@ -689,13 +656,13 @@ fn cluster(args: &ClusterArgs, default: Preset) -> anyhow::Result<ExitCode> {
         default,
         true,
     )?;
-    let mut out = Output::create_for("--output", &args.output.output)?;
+    let out = Output::create_for("--output", &args.output.output)?;
     let mut source = Source::new(args.input.path());
     let corpus = session.read(&mut source, parser, Some(&args.input), false)?;
     let mode = args.cluster.mode.unwrap_or(ClusterMode::Components);
     let clusters = clusters(&mut session, &corpus, &matching, &args.cluster, mode)?.clusters;
     session.reporter.phase("writing", None);
-    out.write_all(b"id\thash\tcluster\n")?;
+    let mut tsv = ClustersTsv::new(out)?;
     let mut next_id = 0u64;
     let mut written = 0u64;
     for members in &clusters {
@@ -704,22 +671,17 @@ fn cluster(args: &ClusterArgs, default: Preset) -> anyhow::Result<ExitCode> {
         }
         for &doc in members {
             let doc = doc as usize;
-            out.write_all(corpus.id(doc).as_bytes())?;
-            match corpus.fingerprint(doc) {
-                Some(fp) => write!(out, "\t{}", fp.get())?,
-                None => out.write_all(b"\t")?,
-            }
-            writeln!(out, "\t{next_id}")?;
+            tsv.member(corpus.id(doc), corpus.fingerprint(doc).map(Fingerprint::get), next_id)?;
             written += 1;
         }
         next_id += 1;
     }
     session.summary.written = written;
-    session.finish(vec![out])
+    session.finish(vec![tsv.into_inner()])
 }
 
 fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
-    crate::output::register_inputs(&[args.input.path()])?;
+    simhash_io::register_inputs(&[args.input.path()])?;
     let mut session = Session::new("dedup", &args.run, args.input.strict)?;
     let (matching, parser) = matching_and_parser(
         &mut session.summary,
@@ -729,7 +691,7 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
         Preset::default(),
         false,
     )?;
-    let is_hash = matches!(parser, Parser::Hash);
+    let records = parser.parser.clone();
     let mut out = Output::create_for("--output", &args.output.output)?;
     let mut removed =
         args.removed.as_deref().map(|p| Output::create_for("--removed", p)).transpose()?;
@@ -767,7 +729,7 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
                     })
                 }
             };
-            write_removed(out, &corpus, doc, rep, score)?;
+            simhash_io::write_removed(out, &corpus.id_value(doc), &corpus.id_value(rep), score)?;
         }
     }
 
@@ -782,15 +744,14 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
         .next_line(&mut buf, Some(&mut raw))
         .with_context(|| format!("{}: read error", source.name))?
     {
-        let header =
-            is_hash && lines.line == 1 && status == LineStatus::Ok && corpus::is_hash_header(&buf);
+        let header = status == LineStatus::Ok && records.skips_header(lines.line, &buf);
         if header || wanted.peek().is_some_and(|w| w.0 == lines.line) {
             if !header {
                 let expected = wanted.next().and_then(|w| w.1);
                 // The line must be the record that was read and matched in the first pass.
                 anyhow::ensure!(
                     status == LineStatus::Ok
-                        && expected.is_none_or(|h| h == corpus::line_hash(&buf)),
+                        && expected.is_none_or(|h| h == simhash_io::line_hash(&buf)),
                     "{}:{}: the input changed while it was read (this record differs from \
                      the first pass); nothing was written",
                     source.name,
@@ -839,37 +800,9 @@ fn between_passes_hook() {
     }
 }
 
-/// `{"id": .., "duplicate_of": .., "distance": ..}` (simhash) or `.., "jaccard": ..}`
-/// (minhash), each id as it appeared in the input: a JSON number or a string.
-fn write_removed(
-    out: &mut Output,
-    corpus: &Corpus,
-    doc: usize,
-    kept: usize,
-    score: Score,
-) -> anyhow::Result<()> {
-    let id = |out: &mut Output, doc: usize| -> anyhow::Result<()> {
-        if corpus.id_is_number(doc) {
-            out.write_all(corpus.id(doc).as_bytes())?;
-        } else {
-            serde_json::to_writer(&mut *out, corpus.id(doc))?;
-        }
-        Ok(())
-    };
-    out.write_all(b"{\"id\":")?;
-    id(out, doc)?;
-    out.write_all(b",\"duplicate_of\":")?;
-    id(out, kept)?;
-    match score {
-        Score::Distance(d) => writeln!(out, ",\"distance\":{d}}}")?,
-        Score::Jaccard(_) => writeln!(out, ",\"jaccard\":{score}}}")?,
-    }
-    Ok(())
-}
-
 /// simhash-cpp's `find-all` and `find-clusters`.
 fn seed(args: &SeedArgs, clusters_out: bool) -> anyhow::Result<ExitCode> {
-    crate::output::register_inputs(&[&args.input])?;
+    simhash_io::register_inputs(&[&args.input])?;
     let command = if clusters_out { "find-clusters" } else { "find-all" };
     let mut session = Session::new(command, &args.run, args.strict)?;
     let matching = Matching::Simhash { distance: args.distance, blocks: args.blocks };
@@ -877,7 +810,8 @@ fn seed(args: &SeedArgs, clusters_out: bool) -> anyhow::Result<ExitCode> {
     session.summary.method = Some("simhash");
     let mut out = Output::create_for("--output", &args.output.output)?;
     let mut source = Source::new(&args.input);
-    let corpus = session.read(&mut source, Parser::SeedHash, None, false)?;
+    let corpus =
+        session.read(&mut source, Reading::hashes(simhash_io::Parser::CppHash), None, false)?;
     let hash = |d: u32| corpus.fingerprint(d as usize).unwrap_or_default().get();
     if clusters_out {
         let opts = ClusterOpts { mode: None, keep: KeepPolicy::First, big_cluster: 1000 };
@@ -885,8 +819,8 @@ fn seed(args: &SeedArgs, clusters_out: bool) -> anyhow::Result<ExitCode> {
             clusters(&mut session, &corpus, &matching, &opts, ClusterMode::Components)?.clusters;
         session.reporter.phase("writing", None);
         for members in clusters.iter().filter(|m| m.len() > 1) {
-            let items: Vec<String> = members.iter().map(|&d| hash(d).to_string()).collect();
-            writeln!(out, "[{}]", items.join(","))?;
+            let hashes: Vec<u64> = members.iter().map(|&d| hash(d)).collect();
+            simhash_io::write_hash_list(&mut out, &hashes)?;
             session.summary.written += 1;
         }
     } else {
@@ -920,7 +854,7 @@ fn seed(args: &SeedArgs, clusters_out: bool) -> anyhow::Result<ExitCode> {
         }
         lines.sort_unstable();
         for &(a, b) in &lines {
-            writeln!(out, "[{},{}]", hash(a), hash(b))?;
+            simhash_io::write_hash_pair(&mut out, hash(a), hash(b))?;
         }
         let pairs = lines;
         session.summary.written = pairs.len() as u64;

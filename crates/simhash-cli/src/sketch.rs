@@ -127,7 +127,7 @@ thread_local! {
 
 impl Spill {
     fn new() -> anyhow::Result<Spill> {
-        let file = crate::output::temp_file("the MinHash sketches")?;
+        let file = simhash_io::temp_file("the MinHash sketches")?;
         let writer = file.try_clone().context("cannot open a temporary file")?;
         Ok(Spill {
             writer: Some(BufWriter::with_capacity(1 << 16, writer)),

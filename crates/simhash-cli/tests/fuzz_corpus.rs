@@ -1,4 +1,5 @@
-//! The regression run of the fuzz targets: every file of `fuzz/corpus/TARGET/` (and of
+//! The regression run of the fuzz target of `simhash eval` (the record parsers' targets run
+//! in simhash-io's `tests/fuzz_corpus.rs`): every file of `fuzz/corpus/TARGET/` (and of
 //! `fuzz/artifacts/TARGET/`, crashes found and fixed) goes through the function the target
 //! fuzzes. See docs/fuzzing.md.
 
@@ -31,21 +32,6 @@ fn run(target: &str, min: usize, check: fn(&[u8])) {
         let outcome = std::panic::catch_unwind(|| check(&data));
         assert!(outcome.is_ok(), "{} fails", path.display());
     }
-}
-
-#[test]
-fn json_record_corpus() {
-    run("json_record", 8, fuzzing::json_record);
-}
-
-#[test]
-fn hash_tsv_corpus() {
-    run("hash_tsv", 4, fuzzing::hash_tsv);
-}
-
-#[test]
-fn find_all_input_corpus() {
-    run("find_all_input", 3, fuzzing::find_all_input);
 }
 
 #[test]

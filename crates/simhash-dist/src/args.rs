@@ -3,7 +3,7 @@
 //! rather than by timely's own argument parser (whose `-h` would shadow `--help`).
 
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -95,7 +95,7 @@ pub(crate) struct JobArgs {
     pub(crate) strict: bool,
 
     /// Longest record accepted, in bytes; a longer line is reported and skipped.
-    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20, hide_short_help = true)]
+    #[arg(long, value_name = "BYTES", default_value_t = simhash_io::DEFAULT_MAX_RECORD_BYTES, hide_short_help = true)]
     pub(crate) max_record_bytes: u64,
 
     /// Fingerprint definition: default, default-v1, moz (simhash-cpp) or fork (the OpenMP fork).
@@ -209,16 +209,14 @@ impl JobArgs {
         }
     }
 
-    /// The format, inferred from the first file's name when not given.
+    /// The format, inferred from the first file's name when not given
+    /// ([`simhash_io::Format::infer`]).
     pub(crate) fn format(&self) -> Format {
         self.format.unwrap_or_else(|| {
             let first = self.paths().into_iter().next().unwrap_or_default();
-            let name = first.to_string_lossy().to_ascii_lowercase();
-            let name = name.trim_end_matches(".gz").trim_end_matches(".zst");
-            if Path::new(name).extension().is_some_and(|e| e == "tsv") {
-                Format::Hash
-            } else {
-                Format::Json
+            match simhash_io::Format::infer(&first) {
+                simhash_io::Format::Hash => Format::Hash,
+                _ => Format::Json,
             }
         })
     }

@@ -28,14 +28,14 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use simhash_cli::shared::{Output, Problem, Reason};
 use simhash_cluster::Clusters;
 use simhash_index::Tables;
+use simhash_io::{ClustersTsv, Measure, Output, PairsTsv, Problem};
 use timely::worker::Worker;
 
 use crate::forest::Forest;
 use crate::round::{Rep, all_gather, exchange, mix, table_phase};
-use crate::share::{BadRecord, Chunk, InputPlan, OFFSET_BITS, Parser, Share, read_share};
+use crate::share::{BadRecord, Chunk, InputPlan, OFFSET_BITS, Reading, Share, read_share};
 
 /// What to compute and write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub(crate) enum Mode {
 pub(crate) struct Job {
     pub(crate) mode: Mode,
     pub(crate) paths: Vec<PathBuf>,
-    pub(crate) parser: Parser,
+    pub(crate) reading: Reading,
     pub(crate) max_record_bytes: u64,
     pub(crate) strict: bool,
     /// Fixed blocks, or `None` for the planner's choice.
@@ -105,7 +105,7 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
     if me == 0 {
         match Output::create_for("--output", &job.output) {
             Ok(o) => out = Some(o),
-            Err(e) => error = Some(format!("{e:#}")),
+            Err(e) => error = Some(format!("{:#}", anyhow::Error::from(e))),
         }
     }
     let plan = match InputPlan::new(&job.paths, peers) {
@@ -115,7 +115,7 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
     };
     let mut share = Share::default();
     if error.is_none() {
-        match read_share(&plan, me, &job.parser, job.max_record_bytes) {
+        match read_share(&plan, me, &job.reading, job.max_record_bytes) {
             Ok(s) => share = s,
             Err(e) => error = Some(format!("worker {me}: {e:#}")),
         }
@@ -158,16 +158,11 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
                 continue;
             }
             docs.removed[d] = true;
-            let message = if *with_ids {
-                "no id, but earlier records have one (give every record an id, or none)"
-            } else {
-                "has an id, but earlier records have none (give every record an id, or none)"
-            };
             share.bad.push(BadRecord {
                 pos: docs.pos[d],
                 chunk: 0,
                 line: docs.line[d],
-                problem: Problem { reason: Reason::MixedIds, message: message.to_string() },
+                problem: Problem::mixed_ids(!*with_ids),
             });
         }
     }
@@ -196,10 +191,7 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
                 pos,
                 chunk: 0,
                 line: docs.line[d],
-                problem: Problem {
-                    reason: Reason::DuplicateId,
-                    message: format!("duplicate id {id:?} (an earlier record has it)"),
-                },
+                problem: Problem::duplicate_id(id),
             });
         }
     }
@@ -368,7 +360,7 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
             break 'write Ok(code);
         }
         records.sort_unstable_by_key(|r| r.0);
-        let Some(mut out) = out.take() else {
+        let Some(out) = out.take() else {
             break 'write Err(vec!["worker 0 has no output".to_string()]);
         };
         let positions: Vec<u64> = records.iter().map(|r| r.0).collect();
@@ -376,17 +368,18 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
         let write_start = Instant::now();
         let mut written = 0u64;
         let mut summary_clusters = None;
-        let result = (|| -> std::io::Result<()> {
-            match job.mode {
+        let result = (|| -> std::io::Result<Output> {
+            Ok(match job.mode {
                 Mode::Pairs => {
-                    out.write_all(b"id_a\tid_b\tdistance\n")?;
+                    let mut tsv = PairsTsv::new(out, Measure::Distance)?;
                     for &(a, b, d) in &pairs {
                         let (Some(ia), Some(ib)) = (index(a), index(b)) else {
                             return Err(std::io::Error::other("a paired record's id is missing"));
                         };
-                        writeln!(out, "{}\t{}\t{d}", records[ia].1, records[ib].1)?;
+                        tsv.pair(&records[ia].1, &records[ib].1, d)?;
                     }
                     written = pairs.len() as u64;
+                    tsv.into_inner()
                 }
                 Mode::Cluster { singletons } => {
                     let dense: Vec<(u32, u32)> = edges
@@ -395,7 +388,7 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
                         .collect();
                     let clusters = Clusters::components(records.len(), dense)
                         .map_err(|e| std::io::Error::other(format!("clustering failed: {e}")))?;
-                    out.write_all(b"id\thash\tcluster\n")?;
+                    let mut tsv = ClustersTsv::new(out)?;
                     let mut next_id = 0u64;
                     for members in &clusters {
                         if members.len() < 2 && !singletons {
@@ -403,12 +396,7 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
                         }
                         for &doc in members {
                             let (_, id, _, fp) = &records[doc as usize];
-                            out.write_all(id.as_bytes())?;
-                            match fp {
-                                Some(fp) => write!(out, "\t{fp}")?,
-                                None => out.write_all(b"\t")?,
-                            }
-                            writeln!(out, "\t{next_id}")?;
+                            tsv.member(id, *fp, next_id)?;
                             written += 1;
                         }
                         next_id += 1;
@@ -416,20 +404,21 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
                     let s = clusters.stats(usize::MAX);
                     summary_clusters =
                         Some((s.clusters, s.largest.max(usize::from(s.clusters > 0))));
+                    tsv.into_inner()
                 }
-            }
-            Ok(())
+            })
         })();
-        if let Err(e) = result {
+        let out = match result {
+            Ok(out) => out,
             // Write errors name the output already.
-            break 'write Err(vec![e.to_string()]);
-        }
+            Err(e) => break 'write Err(vec![e.to_string()]),
+        };
         if let Err(e) = out.commit() {
             // As `simhash`: a reader that stopped reading (`| head`) is not a failure.
-            if broken_pipe(&e) {
+            if simhash_io::is_broken_pipe(&e) {
                 break 'write Ok(0);
             }
-            break 'write Err(vec![format!("{e:#}")]);
+            break 'write Err(vec![format!("{:#}", anyhow::Error::from(e))]);
         }
         if !job.quiet {
             let records_read: u64 = all_chunks.iter().map(|c| c.records).sum();
@@ -471,15 +460,10 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
     }
 }
 
-/// `VmHWM` from `/proc/self/status`: this process's peak resident memory (Linux; 0
-/// elsewhere).
+/// This process's peak resident memory in MiB ([`simhash_io::peak_memory`]; 0 where it is
+/// not known).
 pub(crate) fn peak_memory_mib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |kib| kib / 1024)
+    simhash_io::peak_memory().map_or(0, |bytes| bytes >> 20)
 }
 
 /// For each of `mine`: the lines of its file before it (so messages name `FILE:LINE` in the
@@ -493,13 +477,6 @@ fn chunk_lines(mine: &[Chunk], all: &[&Chunk]) -> Vec<(u64, u64)> {
             (in_file.sum(), earlier.sum())
         })
         .collect()
-}
-
-fn broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 fn file_name(plan: &InputPlan, pos: u64) -> &str {

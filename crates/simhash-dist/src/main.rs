@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser as _;
-use simhash_cli::shared::{Columns, check_paths, install_signal_handler, remove_pending};
+use simhash_io::{Columns, check_paths, install_signal_handler, remove_pending};
 
 use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
 use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
@@ -37,7 +37,7 @@ use timely::communication::{Hooks, WorkerGuards};
 
 use crate::args::{Blocks, Cli, Command, JobArgs, Launch};
 use crate::job::{End, Job, Mode};
-use crate::share::Parser;
+use crate::share::Reading;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -76,17 +76,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             "simhash-dist: warning: -w {threads} workers on {cores} cores: workers will share cores"
         );
     }
-    let parser = match args.fingerprinter() {
-        Some(fingerprinter) => Parser::Json {
-            columns: Columns::new(&args.text_column, &args.id_column),
-            fingerprinter,
-        },
-        None => Parser::Hash,
+    let fingerprinter = args.fingerprinter();
+    let parser = match fingerprinter {
+        Some(_) => simhash_io::Parser::Json(Columns::new(&args.text_column, &args.id_column)),
+        None => simhash_io::Parser::Hash,
     };
     let job = Arc::new(Job {
         mode,
         paths: args.paths(),
-        parser,
+        reading: Reading { parser, fingerprinter },
         max_record_bytes: args.max_record_bytes,
         strict: args.strict,
         blocks: match args.blocks {

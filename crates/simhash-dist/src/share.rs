@@ -11,11 +11,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
-use simhash_cli::shared::{
-    Columns, LineReader, LineStatus, Problem, Reason, Source, compressed_error, is_hash_header,
-    parse_hash, parse_json,
-};
 use simhash_core::Fingerprinter;
+use simhash_io::{Body, IdTable, LineReader, LineStatus, Problem, Reason, Source};
 
 /// Bits of a position that hold the byte offset within a file (16 TiB per file).
 pub(crate) const OFFSET_BITS: u32 = 44;
@@ -67,12 +64,11 @@ impl InputPlan {
             // An unreadable file is reported by the worker that reads it, as `simhash` does.
             let meta = std::fs::metadata(path).ok();
             let regular = meta.as_ref().is_some_and(std::fs::Metadata::is_file);
-            let compressed = path
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| e.eq_ignore_ascii_case("gz") || e.eq_ignore_ascii_case("zst"));
+            let compressed = simhash_io::compression(path).is_some();
             if regular && !compressed {
-                refuse_compressed(path)?;
+                // As `simhash` does: one message, not a bad record per line. Every process
+                // checks, before any reads.
+                simhash_io::refuse_compressed_file(path)?;
             }
             let size = meta.filter(std::fs::Metadata::is_file).map_or(0, |m| m.len());
             anyhow::ensure!(size <= OFFSET_MASK, "{}: larger than 16 TiB", path.display());
@@ -148,24 +144,6 @@ impl InputPlan {
     }
 }
 
-/// Fails when a file not named `.gz` or `.zst` starts like compressed data (as `simhash`
-/// does): one message, not a bad record per line. Every process checks, before any reads.
-fn refuse_compressed(path: &Path) -> anyhow::Result<()> {
-    let Ok(mut file) = File::open(path) else {
-        // An unreadable file is reported by the worker that reads it.
-        return Ok(());
-    };
-    let mut head = [0u8; 4];
-    let mut n = 0;
-    while n < head.len() {
-        match file.read(&mut head[n..]) {
-            Ok(0) | Err(_) => break,
-            Ok(k) => n += k,
-        }
-    }
-    compressed_error(&path.display().to_string(), &head[..n])
-}
-
 /// The lines of one piece: where it starts, how many lines start in it, and its counts.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Chunk {
@@ -179,11 +157,12 @@ pub(crate) struct Chunk {
     pub(crate) bytes: u64,
 }
 
-/// How a line becomes a record.
+/// How a line becomes a record: read by `parser`, and for text fingerprinted.
 #[derive(Clone, Debug)]
-pub(crate) enum Parser {
-    Json { columns: Columns, fingerprinter: Fingerprinter },
-    Hash,
+pub(crate) struct Reading {
+    pub(crate) parser: simhash_io::Parser,
+    /// Set for JSONL records: a text without one would be featureless.
+    pub(crate) fingerprinter: Option<Fingerprinter>,
 }
 
 /// The records one worker read, in input order.
@@ -195,8 +174,8 @@ pub(crate) struct Docs {
     pub(crate) line: Vec<u64>,
     /// The fingerprint, or `None` for a featureless record.
     pub(crate) fp: Vec<Option<u64>>,
-    ids: String,
-    id_ends: Vec<usize>,
+    /// The ids as read (empty for a generated one).
+    ids: IdTable,
     /// The id is a JSON number (written back as one).
     pub(crate) numeric: Vec<bool>,
     /// The record had no id: it is its 0-based line number in the input files laid end to
@@ -221,8 +200,7 @@ impl Docs {
         if self.generated[doc] {
             return None;
         }
-        let start = if doc == 0 { 0 } else { self.id_ends[doc - 1] };
-        Some(&self.ids[start..self.id_ends[doc]])
+        Some(self.ids.get(doc))
     }
 
     /// The id as `simhash` writes it for the concatenation of the input files: a record
@@ -249,10 +227,7 @@ impl Docs {
         self.line.push(line);
         self.chunk.push(chunk);
         self.fp.push(fp);
-        if let Some((id, _)) = id {
-            self.ids.push_str(id);
-        }
-        self.id_ends.push(self.ids.len());
+        self.ids.push(id.map_or("", |(id, _)| id));
         self.numeric.push(id.is_none_or(|(_, n)| n));
         self.generated.push(id.is_none());
         self.removed.push(false);
@@ -281,7 +256,7 @@ pub(crate) struct Share {
 pub(crate) fn read_share(
     plan: &InputPlan,
     worker: usize,
-    parser: &Parser,
+    reading: &Reading,
     max_record_bytes: u64,
 ) -> anyhow::Result<Share> {
     let mut share = Share::default();
@@ -324,12 +299,12 @@ pub(crate) fn read_share(
             };
             local += 1;
             let pos = position(file, start);
-            if lo == 0 && local == 1 && matches!(parser, Parser::Hash) && is_hash_header(&buf) {
+            if lo == 0 && reading.parser.skips_header(local, &buf) {
                 continue;
             }
             let parsed = match status {
                 LineStatus::TooLong(n) => Err(Problem::too_long(n, max_record_bytes)),
-                LineStatus::Ok => parse_line(&buf, parser),
+                LineStatus::Ok => parse_line(&buf, reading),
             };
             match parsed {
                 Err(p) if p.reason == Reason::BlankLine => chunk.blank += 1,
@@ -354,18 +329,14 @@ pub(crate) fn read_share(
 /// A record: its id (text, is a number) when it has one, and its fingerprint.
 type Record = (Option<(String, bool)>, Option<u64>);
 
-fn parse_line(bytes: &[u8], parser: &Parser) -> Result<Record, Problem> {
-    match parser {
-        Parser::Json { columns, fingerprinter } => {
-            let (id, text) = parse_json(bytes, columns)?;
-            let fp = fingerprinter.fingerprint(&text).map(|f| f.0);
-            Ok((id.map(|id| (id.text.into_owned(), id.number)), fp))
-        }
-        Parser::Hash => {
-            let (id, fp) = parse_hash(bytes)?;
-            Ok((id.map(|id| (id.text.into_owned(), id.number)), fp.map(|f| f.0)))
-        }
-    }
+fn parse_line(bytes: &[u8], reading: &Reading) -> Result<Record, Problem> {
+    let record = reading.parser.parse(bytes)?;
+    let fp = match (record.body, &reading.fingerprinter) {
+        (Body::Text(text), Some(fingerprinter)) => fingerprinter.fingerprint(&text),
+        (Body::Text(_), None) => None,
+        (Body::Hash(fp), _) => fp,
+    };
+    Ok((record.id.map(|id| (id.text.into_owned(), id.number)), fp.map(|f| f.0)))
 }
 
 /// Opens `path` at the first line that starts at or after byte `lo`: returns the reader

@@ -10,16 +10,18 @@
 //! * Anything else that is not a regular file (`/dev/null`, a FIFO, a device) is written
 //!   directly: renaming over it would replace a device or pipe with a file.
 //!
-//! No output may be an input or another output of the same run: [`check_paths`] decides,
-//! and [`Output::create`] applies the same rule to every input given to [`register_inputs`]
-//! (and every input [`crate::input::Source`] opens) and every output created before.
+//! No output may be an input or another output of the same run: [`crate::check_paths`]
+//! decides, and [`Output::create`] applies the same rule to every input given to
+//! [`crate::register_inputs`]
+//! (and every input [`crate::Source`] opens) and every output created before.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use anyhow::Context;
+use crate::error::{Error, ErrorKind};
+use crate::paths::{Location, locate, named_output, parent_of, register_output};
 
 /// Temporary files not yet renamed into place, removed if the run is interrupted. (An
 /// output dropped without a commit has already removed its own; removing it again is
@@ -29,27 +31,6 @@ static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// Held while outputs are moved into place: a signal waits for it, so that a group commit
 /// is never cut in half (it takes milliseconds).
 static COMMIT: Mutex<()> = Mutex::new(());
-
-thread_local! {
-    /// The inputs and outputs of this run, for [`Output::create`]'s check. Per thread: a
-    /// command runs on one thread (its workers neither open inputs nor create outputs), and
-    /// tests run many commands at once in one process. [`begin_run`] empties it.
-    static REGISTRY: std::cell::RefCell<Registry> =
-        const { std::cell::RefCell::new(Registry { inputs: Vec::new(), outputs: Vec::new() }) };
-}
-
-fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
-    REGISTRY.with(|r| f(&mut r.borrow_mut()))
-}
-
-/// Forgets the inputs and outputs of earlier runs on this thread (a file freed since may
-/// reappear under another name with the same inode).
-pub fn begin_run() {
-    with_registry(|r| {
-        r.inputs.clear();
-        r.outputs.clear();
-    });
-}
 
 /// Removes the temporary files of outputs still being written: for signal handlers.
 pub fn remove_pending() {
@@ -102,283 +83,37 @@ fn ignored(signal: i32) -> bool {
 
 /// A temporary file that the system removes however the process ends. Failing, the message
 /// names the directory (`TMPDIR`) and what the file was for.
-pub fn temp_file(what: &str) -> anyhow::Result<File> {
-    tempfile::tempfile().with_context(|| {
-        format!(
-            "cannot create a temporary file for {what} in {} (set TMPDIR to a writable \
-             directory)",
-            std::env::temp_dir().display()
+pub fn temp_file(what: &str) -> Result<File, Error> {
+    tempfile::tempfile().map_err(|e| {
+        Error::io(
+            format!(
+                "cannot create a temporary file for {what} in {} (set TMPDIR to a writable \
+                 directory)",
+                std::env::temp_dir().display()
+            ),
+            e,
         )
     })
 }
 
-// ---------------------------------------------------------------------------------------
-// Which file a path names
-// ---------------------------------------------------------------------------------------
-
-/// What a path names, to tell whether two paths are the same file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Identity {
-    /// An existing file: device and inode.
-    File { dev: u64, ino: u64 },
-    /// A file that does not exist yet: its path, symlinks resolved.
-    New(PathBuf),
-}
-
-/// A named input or output, as the check sees it.
-#[derive(Debug)]
-struct Named {
-    /// `--removed out.jsonl`, or the input's path.
-    label: String,
-    identity: Identity,
-    /// `/dev/null` or a terminal: several outputs may write to it, and reading it does not
-    /// conflict with writing it.
-    shareable: bool,
-}
-
-#[derive(Debug)]
-struct Registry {
-    inputs: Vec<Named>,
-    outputs: Vec<Named>,
-}
-
-/// Where a path leads, symlinks followed.
-#[derive(Debug)]
-enum Location {
-    /// `-`: standard output (of an output) or standard input (of an input).
-    Dash,
-    /// `/dev/stdout`, `/dev/fd/N` and the like: a descriptor already open.
-    Fd(i32),
-    /// A path that is not a symlink, with its metadata when it exists.
-    Path { path: PathBuf, meta: Option<fs::Metadata> },
-}
-
-/// The descriptor a special path names: `/dev/stdin`, `/dev/stdout`, `/dev/stderr`,
-/// `/dev/fd/N`, `/proc/self/fd/N`.
-fn special_fd(path: &Path) -> Option<i32> {
-    if !cfg!(unix) {
-        return None;
-    }
-    let s = path.to_str()?;
-    match s {
-        "/dev/stdin" => Some(0),
-        "/dev/stdout" => Some(1),
-        "/dev/stderr" => Some(2),
-        _ => s.strip_prefix("/dev/fd/").or_else(|| s.strip_prefix("/proc/self/fd/"))?.parse().ok(),
-    }
-}
-
-/// The directory a path is in (`.` for a bare name).
-fn parent_of(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
-/// Follows `path` through symlinks (a chain, relative links, a link to a file that does
-/// not exist yet) to the file it names.
-fn locate(path: &Path) -> io::Result<Location> {
-    if path == Path::new("-") {
-        return Ok(Location::Dash);
-    }
-    let mut p = path.to_path_buf();
-    for _ in 0..40 {
-        if let Some(fd) = special_fd(&p) {
-            return Ok(Location::Fd(fd));
-        }
-        match fs::symlink_metadata(&p) {
-            Ok(m) if m.file_type().is_symlink() => {
-                let link = fs::read_link(&p)?;
-                p = if link.is_absolute() {
-                    link
-                } else {
-                    fs::canonicalize(parent_of(&p))?.join(link)
-                };
-            }
-            Ok(_) => {
-                let meta = fs::metadata(&p)?;
-                return Ok(Location::Path { path: p, meta: Some(meta) });
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Ok(Location::Path { path: p, meta: None });
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Err(io::Error::other("too many levels of symbolic links"))
-}
-
-/// Device and inode of an open descriptor, and whether it is shareable; `None` when it is
-/// not open.
-#[cfg(unix)]
-fn fd_identity(fd: i32) -> Option<(Identity, bool)> {
-    // SAFETY: fstat into a zeroed `stat` we own; an fd that is not open gives EBADF.
-    let st = unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::fstat(fd, &raw mut st) != 0 {
-            return None;
-        }
-        st
-    };
-    let identity = Identity::File { dev: st.st_dev as u64, ino: st.st_ino as u64 };
-    let char_device = st.st_mode & libc::S_IFMT == libc::S_IFCHR;
-    // SAFETY: isatty only inspects the descriptor.
-    let tty = unsafe { libc::isatty(fd) } == 1;
-    let shareable = char_device && (tty || is_null(&identity));
-    Some((identity, shareable))
-}
-
-#[cfg(not(unix))]
-fn fd_identity(_fd: i32) -> Option<(Identity, bool)> {
-    None
-}
-
-fn meta_identity(path: &Path, meta: &fs::Metadata) -> Identity {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let _ = path;
-        Identity::File { dev: meta.dev(), ino: meta.ino() }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        Identity::New(fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
-    }
-}
-
-fn is_null(identity: &Identity) -> bool {
-    fs::metadata("/dev/null").is_ok_and(|m| meta_identity(Path::new("/dev/null"), &m) == *identity)
-}
-
-/// Whether an existing non-regular file is `/dev/null` or a terminal.
-fn shareable_path(path: &Path, meta: &fs::Metadata, identity: &Identity) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if !meta.file_type().is_char_device() {
-            return false;
-        }
-        is_null(identity)
-            || OpenOptions::new().write(true).open(path).is_ok_and(|f| f.is_terminal())
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (path, meta, identity);
-        false
-    }
-}
-
-/// The identity of a located path: `None` for an input that does not exist (opening it
-/// reports that) or a descriptor that is not open.
-fn identify(location: &Location, dash_fd: i32) -> io::Result<Option<(Identity, bool)>> {
-    Ok(match location {
-        Location::Dash => fd_identity(dash_fd),
-        Location::Fd(fd) => fd_identity(*fd),
-        Location::Path { path, meta: Some(meta) } => {
-            let identity = meta_identity(path, meta);
-            let shareable = !meta.is_file() && shareable_path(path, meta, &identity);
-            Some((identity, shareable))
-        }
-        Location::Path { path, meta: None } => {
-            let dir = fs::canonicalize(parent_of(path))?;
-            let name = path.file_name().ok_or_else(|| io::Error::other("not a file name"))?;
-            Some((Identity::New(dir.join(name)), false))
-        }
-    })
-}
-
-fn input_label(path: &Path) -> String {
-    if path == Path::new("-") { "<stdin>".to_string() } else { path.display().to_string() }
-}
-
-fn output_label(flag: &str, path: &Path) -> String {
-    match (flag, path == Path::new("-")) {
-        (_, true) => "standard output".to_string(),
-        ("", false) => format!("output {}", path.display()),
-        _ => format!("{flag} {}", path.display()),
-    }
-}
-
-fn named_input(path: &Path) -> Option<Named> {
-    let location = locate(path).ok()?;
-    let (identity, shareable) = identify(&location, 0).ok()??;
-    if matches!(identity, Identity::New(_)) {
-        return None;
-    }
-    Some(Named { label: input_label(path), identity, shareable })
-}
-
-fn named_output(flag: &str, location: &Location, path: &Path) -> anyhow::Result<Option<Named>> {
-    let identity = identify(location, 1)
-        .with_context(|| format!("{}: cannot create output file", path.display()))?;
-    Ok(identity.map(|(identity, shareable)| Named {
-        label: output_label(flag, path),
-        identity,
-        shareable,
-    }))
-}
-
-/// The rule: an output may not be an input, nor another output, unless it is `/dev/null`
-/// or a terminal.
-fn check_output(out: &Named, inputs: &[Named], outputs: &[Named]) -> anyhow::Result<()> {
-    if out.shareable {
-        return Ok(());
-    }
-    if let Some(input) = inputs.iter().find(|i| i.identity == out.identity) {
-        anyhow::bail!("{} is the input {}: refusing to overwrite it", out.label, input.label);
-    }
-    if let Some(other) = outputs.iter().find(|o| o.identity == out.identity) {
-        anyhow::bail!("{} is also {}: refusing to write both to one file", out.label, other.label);
-    }
-    Ok(())
-}
-
-/// Fails when an output is the same file as an input or as another output: the same
-/// device and inode when both exist, or the same path (symlinks resolved) for a file not
-/// created yet. `-` and `/dev/stdout` are standard output as it is redirected (`>> log`
-/// makes them `log`); `-` as an input is standard input. `/dev/null` and terminals may be
-/// named any number of times. Each output is `(flag, path)`; the flag names it in messages.
-pub fn check_paths(inputs: &[&Path], outputs: &[(&str, &Path)]) -> anyhow::Result<()> {
-    let inputs: Vec<Named> = inputs.iter().filter_map(|p| named_input(p)).collect();
-    let mut seen: Vec<Named> = Vec::new();
-    for &(flag, path) in outputs {
-        let location =
-            locate(path).with_context(|| format!("{}: cannot resolve", path.display()))?;
-        if let Some(out) = named_output(flag, &location, path)? {
-            check_output(&out, &inputs, &seen)?;
-            seen.push(out);
-        }
-    }
-    Ok(())
-}
-
-/// Records the run's inputs, so that no output of this process may replace one: fails if
-/// an output already created is one of them. Call it before creating outputs.
-pub fn register_inputs(paths: &[&Path]) -> anyhow::Result<()> {
-    with_registry(|registry| {
-        for path in paths {
-            let Some(input) = named_input(path) else { continue };
-            if let Some(out) =
-                registry.outputs.iter().find(|o| !o.shareable && o.identity == input.identity)
-            {
-                anyhow::bail!(
-                    "{} is the input {}: refusing to overwrite it",
-                    out.label,
-                    input.label
-                );
-            }
-            registry.inputs.push(input);
-        }
-        Ok(())
-    })
-}
-
-// ---------------------------------------------------------------------------------------
-// Writing
-// ---------------------------------------------------------------------------------------
-
+/// An output file, written whole or not at all ([`commit_all`]): a regular file through a
+/// temporary file renamed into place, standard output, a descriptor already open
+/// (`/dev/stdout`, `/dev/fd/N`, written through its duplicate so that `>> log` appends), or
+/// a device or pipe written directly. Write errors name the output (`out.tsv: No space left on device`) and
+/// keep their kind (a closed pipe stays [`io::ErrorKind::BrokenPipe`]).
+///
+/// ```
+/// use std::io::Write;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("out.txt");
+/// let mut out = simhash_io::Output::create_for("--output", &path)?;
+/// out.write_all(b"hello\n")?;
+/// assert!(!path.exists(), "not before the commit");
+/// out.commit()?;
+/// assert_eq!(std::fs::read_to_string(&path)?, "hello\n");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Output {
     kind: Kind,
     /// Names the output in messages: its path, or `<stdout>`.
@@ -395,9 +130,15 @@ enum Kind {
     },
 }
 
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Output").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
 impl Output {
     /// [`Output::create_for`] without a flag name for messages.
-    pub fn create(path: &Path) -> anyhow::Result<Output> {
+    pub fn create(path: &Path) -> Result<Output, Error> {
         Output::create_for("", path)
     }
 
@@ -406,24 +147,16 @@ impl Output {
     /// directory and renamed on [`commit_all`] (dropped without a commit, the temporary file
     /// is removed and the target is left as it was); anything else is written directly.
     /// Fails, creating nothing, when the output is an input registered so far or an output
-    /// created before (see [`check_paths`] for the rule).
-    pub fn create_for(flag: &str, path: &Path) -> anyhow::Result<Output> {
+    /// created before (see [`crate::check_paths`] for the rule).
+    pub fn create_for(flag: &str, path: &Path) -> Result<Output, Error> {
         let shown = path.display();
-        let location = locate(path).with_context(|| format!("{shown}: cannot resolve"))?;
+        let location =
+            locate(path).map_err(|e| Error::io(format!("{shown}: cannot resolve"), e))?;
         let named = named_output(flag, &location, path)?;
-        with_registry(|registry| {
-            if let Some(named) = &named {
-                check_output(named, &registry.inputs, &registry.outputs)?;
-            }
-            let output = Output::open(path, location)?;
-            if let Some(named) = named {
-                registry.outputs.push(named);
-            }
-            Ok(output)
-        })
+        register_output(named, || Output::open(path, location))
     }
 
-    fn open(path: &Path, location: Location) -> anyhow::Result<Output> {
+    fn open(path: &Path, location: Location) -> Result<Output, Error> {
         let shown = path.display();
         let name = shown.to_string();
         let (target, existing) = match location {
@@ -435,18 +168,22 @@ impl Output {
                 return Ok(Output { kind: Kind::Stdout(writer), name: "<stdout>".into() });
             }
             Location::Fd(fd) => {
-                let file = dup(fd).with_context(|| format!("{shown}: cannot write to it"))?;
+                let file =
+                    dup(fd).map_err(|e| Error::io(format!("{shown}: cannot write to it"), e))?;
                 let writer = BufWriter::with_capacity(1 << 16, file);
                 return Ok(Output { kind: Kind::Direct(writer), name });
             }
             Location::Path { path: target, meta: Some(meta) } if !meta.is_file() => {
                 if meta.is_dir() {
-                    anyhow::bail!("{shown}: is a directory");
+                    return Err(Error::msg(
+                        ErrorKind::IsDirectory,
+                        format!("{shown}: is a directory"),
+                    ));
                 }
                 let file = OpenOptions::new()
                     .write(true)
                     .open(&target)
-                    .with_context(|| format!("{shown}: cannot open for writing"))?;
+                    .map_err(|e| Error::io(format!("{shown}: cannot open for writing"), e))?;
                 let writer = BufWriter::with_capacity(1 << 16, file);
                 return Ok(Output { kind: Kind::Direct(writer), name });
             }
@@ -468,9 +205,9 @@ impl Output {
         if let Some(permissions) = existing {
             builder.permissions(permissions);
         }
-        let temp = builder
-            .tempfile_in(dir)
-            .with_context(|| format!("{shown}: cannot create output file in {}", dir.display()))?;
+        let temp = builder.tempfile_in(dir).map_err(|e| {
+            Error::io(format!("{shown}: cannot create output file in {}", dir.display()), e)
+        })?;
         PENDING.lock().unwrap_or_else(PoisonError::into_inner).push(temp.path().to_path_buf());
         Ok(Output {
             kind: Kind::Temp { writer: BufWriter::with_capacity(1 << 16, temp), target },
@@ -479,7 +216,7 @@ impl Output {
     }
 
     /// Flushes and, for a temporary file, moves it into place: [`commit_all`] of one.
-    pub fn commit(self) -> anyhow::Result<()> {
+    pub fn commit(self) -> Result<(), Error> {
         commit_all([self])
     }
 
@@ -520,7 +257,10 @@ fn dup(fd: i32) -> io::Result<File> {
 
 #[cfg(not(unix))]
 fn dup(_fd: i32) -> io::Result<File> {
-    Err(io::Error::other("descriptor paths are not supported on this system"))
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "descriptor paths are not supported on this system",
+    ))
 }
 
 /// Writes out every output, or (as far as possible) none: the one failure rule.
@@ -536,7 +276,7 @@ fn dup(_fd: i32) -> io::Result<File> {
 /// 4. The directories are synced and the backups removed.
 ///
 /// A signal that arrives during a group commit waits for it to end.
-pub fn commit_all(outputs: impl IntoIterator<Item = Output>) -> anyhow::Result<()> {
+pub fn commit_all(outputs: impl IntoIterator<Item = Output>) -> Result<(), Error> {
     let _commit = COMMIT.lock().unwrap_or_else(PoisonError::into_inner);
     let outputs: Vec<Output> = outputs.into_iter().collect();
     let mut temps = Vec::new();
@@ -569,7 +309,10 @@ pub fn commit_all(outputs: impl IntoIterator<Item = Output>) -> anyhow::Result<(
                 Ok(b) => Some(b),
                 Err(e) => {
                     let undone = roll_back(&done);
-                    return Err(anyhow::anyhow!("{name}: cannot keep a backup of it: {e}{undone}"));
+                    return Err(Error::msg(
+                        ErrorKind::Io,
+                        format!("{name}: cannot keep a backup of it: {e}{undone}"),
+                    ));
                 }
             },
             _ => None,
@@ -582,9 +325,12 @@ pub fn commit_all(outputs: impl IntoIterator<Item = Output>) -> anyhow::Result<(
                 let _ = fs::remove_file(b);
             }
             let undone = roll_back(&done);
-            return Err(anyhow::anyhow!(
-                "{name}: cannot move the finished file into place: {}{undone}",
-                describe(&e.error)
+            return Err(Error::msg(
+                ErrorKind::Io,
+                format!(
+                    "{name}: cannot move the finished file into place: {}{undone}",
+                    describe(&e.error)
+                ),
             ));
         }
         forget_pending(&temp_path);
@@ -616,7 +362,7 @@ fn backup(target: &Path) -> io::Result<PathBuf> {
             Err(e) => return Err(e),
         }
     }
-    Err(io::Error::other("no unused backup name"))
+    Err(io::Error::new(io::ErrorKind::AlreadyExists, "no unused backup name"))
 }
 
 /// Puts back what `done` replaced; returns a note for the error message if it could not.
@@ -687,6 +433,7 @@ impl Write for Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::paths::{check_paths, register_inputs};
 
     fn names(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(dir)

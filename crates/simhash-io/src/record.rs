@@ -1,4 +1,5 @@
-//! Turning one input line into a record: its id and text (JSONL) or id and hash (TSV).
+//! Turning one input line into a record: its id and text (JSONL), id and hash (hash TSV),
+//! or hash (simhash-cpp's decimal hashes).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -7,67 +8,17 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visi
 use serde_json::value::RawValue;
 use simhash_core::Fingerprint;
 
-/// Why a record was skipped: the key in the summary's `skipped` counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Reason {
-    InvalidJson,
-    InvalidUtf8,
-    MissingText,
-    TextNotString,
-    BadId,
-    BadHash,
-    BadColumns,
-    BlankLine,
-    TooLong,
-    DuplicateId,
-    /// A record with an id in a corpus whose first record has none, or the reverse.
-    MixedIds,
-}
+use crate::problem::{Problem, Reason};
 
-impl Reason {
-    pub fn key(self) -> &'static str {
-        match self {
-            Reason::InvalidJson => "invalid_json",
-            Reason::InvalidUtf8 => "invalid_utf8",
-            Reason::MissingText => "missing_text",
-            Reason::TextNotString => "text_not_string",
-            Reason::BadId => "bad_id",
-            Reason::BadHash => "bad_hash",
-            Reason::BadColumns => "bad_columns",
-            Reason::BlankLine => "blank_line",
-            Reason::TooLong => "too_long",
-            Reason::DuplicateId => "duplicate_id",
-            Reason::MixedIds => "mixed_ids",
-        }
-    }
-}
-
-/// A bad record: why, and a message for `FILE:LINE: message`.
-#[derive(Debug)]
-pub struct Problem {
-    pub reason: Reason,
-    pub message: String,
-}
-
-impl Problem {
-    fn new(reason: Reason, message: impl Into<String>) -> Problem {
-        Problem { reason, message: message.into() }
-    }
-
-    pub fn too_long(bytes: u64, max: u64) -> Problem {
-        Problem::new(
-            Reason::TooLong,
-            format!("record of {bytes} bytes is longer than --max-record-bytes {max}"),
-        )
-    }
-}
-
-/// A record's id as it appeared: a JSON string (unescaped) or the text of a JSON number.
-/// `None` means the record has no id; it then gets its 0-based line number.
+/// A record's id as it appeared, or `None` when the record has none (it then gets its
+/// 0-based line number).
 pub type Id<'a> = Option<IdValue<'a>>;
 
-#[derive(Debug, PartialEq, Eq)]
+/// An id as it appeared: a JSON string (unescaped), or the text of a JSON number exactly as
+/// written (`1.50` stays `1.50`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IdValue<'a> {
+    /// The id's text.
     pub text: Cow<'a, str>,
     /// A JSON number (written back as a number).
     pub number: bool,
@@ -95,6 +46,18 @@ impl Columns {
 }
 
 /// Reads the id and text of a JSONL line.
+///
+/// ```
+/// use simhash_io::{Columns, Reason, parse_json};
+///
+/// let columns = Columns::new("meta.body", "id");
+/// let (id, text) = parse_json(br#"{"id":7,"meta":{"body":"hello"}}"#, &columns)?;
+/// assert_eq!((id.unwrap().text.as_ref(), text.as_ref()), ("7", "hello"));
+/// let problem = parse_json(br#"{"id":7}"#, &columns).unwrap_err();
+/// assert_eq!(problem.reason, Reason::MissingText);
+/// assert_eq!(problem.message, r#"missing text field "meta.body""#);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn parse_json<'a>(
     line: &'a [u8],
     columns: &Columns,
@@ -128,35 +91,59 @@ pub fn parse_json<'a>(
     };
     let id = match found.id {
         None => None,
-        Some(raw) if raw.get() == "null" => None,
-        Some(raw) => {
-            let s = raw.get();
-            if s.starts_with('"') {
-                let text = string_value(raw).map_err(|e| {
-                    Problem::new(Reason::BadId, format!("id field {:?}: {e}", columns.id_name))
-                })?;
-                Some(IdValue { text, number: false })
-            } else if s.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
-                Some(IdValue { text: Cow::Borrowed(s), number: true })
-            } else {
-                return Err(Problem::new(
-                    Reason::BadId,
-                    format!(
-                        "id field {:?} is {}, not a string or number",
-                        columns.id_name,
-                        kind(s)
-                    ),
-                ));
-            }
-        }
+        Some(raw) => json_id(raw, &columns.id_name)?,
     };
-    if let Some(id) = &id {
-        check_id(&id.text)?;
-    }
     Ok((id, text))
 }
 
-/// Reads a line `id<TAB>hash` of the hash TSV format. An empty hash is a featureless record.
+/// The id a JSON value holds (`field` names it in messages): a string (unescaped) or a
+/// number (as written), checked with [`check_id`]; `None` for `null`.
+///
+/// ```
+/// use serde_json::value::RawValue;
+/// use simhash_io::json_id;
+///
+/// let raw: &RawValue = serde_json::from_str("1.50")?;
+/// assert_eq!(json_id(raw, "id")?.unwrap().text, "1.50");
+/// let raw: &RawValue = serde_json::from_str("true")?;
+/// assert_eq!(
+///     json_id(raw, "id").unwrap_err().message,
+///     r#"id field "id" is a boolean, not a string or number"#
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn json_id<'a>(raw: &'a RawValue, field: &str) -> Result<Id<'a>, Problem> {
+    let s = raw.get();
+    let id = if s == "null" {
+        return Ok(None);
+    } else if s.starts_with('"') {
+        let text = string_value(raw)
+            .map_err(|e| Problem::new(Reason::BadId, format!("id field {field:?}: {e}")))?;
+        IdValue { text, number: false }
+    } else if s.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+        IdValue { text: Cow::Borrowed(s), number: true }
+    } else {
+        return Err(Problem::new(
+            Reason::BadId,
+            format!("id field {field:?} is {}, not a string or number", kind(s)),
+        ));
+    };
+    check_id(&id.text)?;
+    Ok(Some(id))
+}
+
+/// Reads a line `id<TAB>hash` of the hash TSV format (the hash in decimal or `0x` hex). An
+/// empty hash is a featureless record.
+///
+/// ```
+/// use simhash_core::Fingerprint;
+/// use simhash_io::parse_hash;
+///
+/// let (id, fp) = parse_hash(b"doc-1\t0xff")?;
+/// assert_eq!((id.unwrap().text.as_ref(), fp), ("doc-1", Some(Fingerprint(255))));
+/// assert_eq!(parse_hash(b"doc-2\t")?.1, None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn parse_hash(line: &[u8]) -> Result<(Id<'_>, Option<Fingerprint>), Problem> {
     let line = utf8(line)?;
     if line.is_empty() {
@@ -181,8 +168,9 @@ pub fn parse_hash(line: &[u8]) -> Result<(Id<'_>, Option<Fingerprint>), Problem>
     Ok((id, Some(fp)))
 }
 
-/// Reads a line of simhash-cpp's input: one decimal (or 0x hex) hash.
-pub fn parse_seed_hash(line: &[u8]) -> Result<Fingerprint, Problem> {
+/// Reads a line of simhash-cpp's input: one decimal (or `0x` hex) hash, spaces around
+/// allowed.
+pub fn parse_cpp_hash(line: &[u8]) -> Result<Fingerprint, Problem> {
     let line = utf8(line)?;
     line.trim()
         .parse::<Fingerprint>()
@@ -190,7 +178,7 @@ pub fn parse_seed_hash(line: &[u8]) -> Result<Fingerprint, Problem> {
 }
 
 /// The line as text, without a byte-order mark (which editors put on the first line).
-fn utf8(line: &[u8]) -> Result<&str, Problem> {
+pub(crate) fn utf8(line: &[u8]) -> Result<&str, Problem> {
     let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
     std::str::from_utf8(line).map_err(|e| {
         Problem::new(Reason::InvalidUtf8, format!("invalid UTF-8 at byte {}", e.valid_up_to() + 1))
@@ -208,9 +196,15 @@ fn invalid_json(e: &serde_json::Error) -> String {
     }
 }
 
-/// Ids are printed in TSV, so they may not hold TABs or line breaks, nor start with a
-/// byte-order mark (U+FEFF), which the TSV reader drops from the start of a line.
-fn check_id(id: &str) -> Result<(), Problem> {
+/// The rule for every id: ids are printed in TSV, so they may not be empty, hold TABs or
+/// line breaks, nor start with a byte-order mark (U+FEFF), which the TSV reader drops from
+/// the start of a line.
+///
+/// ```
+/// assert!(simhash_io::check_id("doc 1").is_ok());
+/// assert_eq!(simhash_io::check_id("").unwrap_err().message, "empty id");
+/// ```
+pub fn check_id(id: &str) -> Result<(), Problem> {
     if id.is_empty() {
         return Err(Problem::new(Reason::BadId, "empty id"));
     }
@@ -441,6 +435,80 @@ impl<'de: 'a, 'a> DeserializeSeed<'de> for Nested<'_, '_, 'a> {
                 .map_err(de::Error::custom)?;
         }
         Ok(())
+    }
+}
+
+/// The header line `id<TAB>hash` of the hash TSV format (any second column named `hash`).
+pub fn is_hash_header(line: &[u8]) -> bool {
+    line.split(|&b| b == b'\t').nth(1).is_some_and(|c| c.trim_ascii() == b"hash")
+}
+
+/// The hash of a record's line that a second pass checks each line against (XXH3, 64 bits:
+/// a change goes unnoticed with probability 2^-64 a line).
+pub fn line_hash(line: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(line)
+}
+
+/// How the lines of an input are read into records.
+///
+/// ```
+/// use simhash_io::{Body, Columns, Parser};
+///
+/// let parser = Parser::Json(Columns::new("text", "id"));
+/// let record = parser.parse(br#"{"id":"a","text":"hello"}"#)?;
+/// assert_eq!(record.id.unwrap().text, "a");
+/// assert!(matches!(record.body, Body::Text(t) if t == "hello"));
+/// assert!(Parser::Hash.skips_header(1, b"id\thash"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub enum Parser {
+    /// JSONL records: the text and id at these paths.
+    Json(Columns),
+    /// Hash TSV `id<TAB>hash`, with a header line.
+    Hash,
+    /// simhash-cpp's input: one hash per line, no ids.
+    CppHash,
+}
+
+/// What a line holds besides its id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Body<'a> {
+    /// The text of a JSONL record, borrowed from the line unless it has escapes.
+    Text(Cow<'a, str>),
+    /// A hash read as it is (`None`: the empty hash of a featureless record).
+    Hash(Option<Fingerprint>),
+}
+
+/// One record as read from a line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record<'a> {
+    /// The id (`None`: the record has none).
+    pub id: Id<'a>,
+    /// The text or hash.
+    pub body: Body<'a>,
+}
+
+impl Parser {
+    /// Reads one line (without its terminator) into a record, or says why it is skipped.
+    pub fn parse<'a>(&self, line: &'a [u8]) -> Result<Record<'a>, Problem> {
+        Ok(match self {
+            Parser::Json(columns) => {
+                let (id, text) = parse_json(line, columns)?;
+                Record { id, body: Body::Text(text) }
+            }
+            Parser::Hash => {
+                let (id, fp) = parse_hash(line)?;
+                Record { id, body: Body::Hash(fp) }
+            }
+            Parser::CppHash => Record { id: None, body: Body::Hash(Some(parse_cpp_hash(line)?)) },
+        })
+    }
+
+    /// Whether line `number` (1-based) of an input is a header to skip, not a record: the
+    /// first line of a hash TSV input, when it is `id<TAB>hash`.
+    pub fn skips_header(&self, number: u64, line: &[u8]) -> bool {
+        matches!(self, Parser::Hash) && number == 1 && is_hash_header(line)
     }
 }
 

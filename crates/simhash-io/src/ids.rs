@@ -1,0 +1,122 @@
+//! Ids: a compact table of each document's id, and the set that finds duplicate ids.
+
+use std::collections::HashSet;
+use std::hash::Hasher;
+
+/// The ids of documents `0..n`, in one string: 8 bytes a document besides the ids' text,
+/// where a `Vec<String>` costs 24 and an allocation each.
+///
+/// ```
+/// use simhash_io::IdTable;
+///
+/// let mut ids = IdTable::default();
+/// ids.push("a");
+/// ids.push("");
+/// ids.push("doc-3");
+/// assert_eq!((ids.len(), ids.get(0), ids.get(1), ids.get(2)), (3, "a", "", "doc-3"));
+/// ```
+#[derive(Clone, Default)]
+pub struct IdTable {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl IdTable {
+    /// Adds the id of the next document.
+    pub fn push(&mut self, id: &str) {
+        self.text.push_str(id);
+        self.ends.push(self.text.len());
+    }
+
+    /// The id of document `doc`.
+    ///
+    /// # Panics
+    ///
+    /// When `doc` is not below [`IdTable::len`].
+    pub fn get(&self, doc: usize) -> &str {
+        let start = if doc == 0 { 0 } else { self.ends[doc - 1] };
+        &self.text[start..self.ends[doc]]
+    }
+
+    /// The number of documents.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+}
+
+impl std::fmt::Debug for IdTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdTable").field("len", &self.len()).finish_non_exhaustive()
+    }
+}
+
+/// Ids seen so far, to report duplicates ([`crate::Problem::duplicate_id`]): a 128-bit hash
+/// per id (16 bytes, where keeping the ids again would cost their length), so two different
+/// ids are taken for one with a probability of about n² / 2¹²⁹: never, in practice.
+///
+/// ```
+/// use simhash_io::IdSet;
+///
+/// let mut seen = IdSet::default();
+/// assert!(seen.insert("7", false));
+/// assert!(!seen.insert("7", false), "a duplicate");
+/// assert!(seen.insert("7", true), "line 7's generated id is not the explicit id \"7\"");
+/// ```
+#[derive(Debug, Default)]
+pub struct IdSet {
+    seen: HashSet<u128>,
+}
+
+impl IdSet {
+    /// Returns false when `id` was seen before. Line-number ids given to records without
+    /// one are `generated`: they never clash with ids from the input.
+    pub fn insert(&mut self, id: &str, generated: bool) -> bool {
+        let hash = |salt: u8| {
+            let mut h = std::hash::DefaultHasher::new();
+            h.write_u8(salt + 2 * u8::from(generated));
+            h.write(id.as_bytes());
+            h.finish()
+        };
+        self.seen.insert((u128::from(hash(1)) << 64) | u128::from(hash(2)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_agrees_with_a_vec_of_strings() {
+        let ids = ["", "a", "", "bc", "été", "\u{feff}", "x y", ""];
+        let mut table = IdTable::default();
+        assert!(table.is_empty());
+        for id in ids {
+            table.push(id);
+        }
+        assert_eq!(table.len(), ids.len());
+        for (doc, id) in ids.iter().enumerate() {
+            assert_eq!(table.get(doc), *id, "{doc}");
+        }
+        assert_eq!(format!("{table:?}"), "IdTable { len: 8, .. }");
+    }
+
+    #[test]
+    fn set_finds_exactly_the_repeats() {
+        let mut set = IdSet::default();
+        let ids: Vec<String> = (0..5000).map(|i| format!("{}", i % 3001)).collect();
+        let mut naive = std::collections::HashSet::new();
+        for id in &ids {
+            assert_eq!(set.insert(id, false), naive.insert(id.clone()), "{id}");
+        }
+        // Generated ids live apart from explicit ones, and repeat among themselves.
+        assert!(set.insert("0", true));
+        assert!(!set.insert("0", true));
+        assert!(set.insert("", false));
+        assert!(!set.insert("", false));
+    }
+}

@@ -1,0 +1,109 @@
+//! Reading and writing for the simhash tools: where records come from, how a line becomes
+//! a record (or a reported problem), and how results are written, so that `simhash`,
+//! `simhash-dist` and `simhash eval` read and write the same bytes the same way.
+//!
+//! # Overview
+//!
+//! * [`Source`] opens an input: a file, standard input (`-`), `.gz` or `.zst` by
+//!   extension; compressed data without the extension is refused
+//!   ([`refuse_compressed`]); standard input can be spooled for a second pass.
+//! * [`LineReader`] splits it into numbered lines with a length limit, never holding more
+//!   than the limit in memory.
+//! * [`Parser`] turns a line into a [`Record`] (JSONL at dotted paths with [`Columns`],
+//!   hash TSV, simhash-cpp's decimal hashes), or into a [`Problem`] with a [`Reason`],
+//!   reported as `FILE:LINE: message` with [`Problem::at`]. [`IdTable`] stores ids compactly
+//!   and [`IdSet`] finds duplicates ([`Problem::duplicate_id`]).
+//! * [`Output`] writes a file whole or not at all (a temporary file renamed by
+//!   [`commit_all`]), never over an input of the run ([`check_paths`],
+//!   [`register_inputs`]); [`PairsTsv`], [`ClustersTsv`], [`HashTsv`], [`write_removed`],
+//!   [`write_hash_pair`] and [`write_hash_list`] are the output formats.
+//!
+//! Errors are [`Error`]s: a message naming the file, an [`ErrorKind`], and the
+//! [`std::io::Error`] behind it as the source. [`is_broken_pipe`] tells a closed output pipe
+//! (which the tools count as success) anywhere in an error's chain.
+//!
+//! # Examples
+//!
+//! Read records from a file, reporting bad lines as `FILE:LINE: message`:
+//!
+//! ```
+//! use simhash_io::{Body, Columns, LineReader, LineStatus, Parser, Problem, Source};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("in.jsonl");
+//! std::fs::write(&path, "{\"id\":\"a\",\"text\":\"hello\"}\n{\"id\":\"b\"}\n")?;
+//!
+//! let mut source = Source::new(&path);
+//! let mut lines = LineReader::new(source.open(false)?, 1 << 20);
+//! let parser = Parser::Json(Columns::new("text", "id"));
+//! let (mut line, mut texts, mut problems) = (Vec::new(), Vec::new(), Vec::new());
+//! while let Some(status) = lines.next_line(&mut line, None)? {
+//!     let record = match status {
+//!         LineStatus::TooLong(n) => Err(Problem::too_long(n, 1 << 20)),
+//!         LineStatus::Ok => parser.parse(&line),
+//!     };
+//!     match record {
+//!         Ok(record) => {
+//!             if let Body::Text(text) = record.body {
+//!                 texts.push(text.into_owned());
+//!             }
+//!         }
+//!         Err(problem) => problems.push(problem.at(&source.name, lines.line).to_string()),
+//!     }
+//!     line.clear();
+//! }
+//! assert_eq!(texts, ["hello"]);
+//! assert_eq!(problems, [format!("{}:2: missing text field \"text\"", path.display())]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Write a pairs TSV atomically: the file appears, complete, only on commit.
+//!
+//! ```
+//! use simhash_io::{Measure, Output, PairsTsv};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("pairs.tsv");
+//! let mut tsv = PairsTsv::new(Output::create_for("--output", &path)?, Measure::Distance)?;
+//! tsv.pair("a", "b", 2)?;
+//! assert!(!path.exists());
+//! tsv.into_inner().commit()?;
+//! assert_eq!(std::fs::read_to_string(&path)?, "id_a\tid_b\tdistance\na\tb\t2\n");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+mod error;
+mod format;
+#[doc(hidden)]
+pub mod fuzzing;
+mod ids;
+mod lines;
+mod output;
+mod paths;
+mod problem;
+mod process;
+mod record;
+mod source;
+
+/// The default length limit of a record, in bytes (256 MiB): `--max-record-bytes`.
+pub const DEFAULT_MAX_RECORD_BYTES: u64 = 256 << 20;
+
+pub use crate::error::{Error, ErrorKind, is_broken_pipe};
+pub use crate::format::{
+    ClustersTsv, Format, HashTsv, Measure, PairsTsv, Score, write_hash_list, write_hash_pair,
+    write_removed,
+};
+pub use crate::ids::{IdSet, IdTable};
+pub use crate::lines::{LineReader, LineStatus};
+pub use crate::output::{Output, commit_all, install_signal_handler, remove_pending, temp_file};
+pub use crate::paths::{begin_run, check_paths, register_inputs};
+pub use crate::problem::{Located, Problem, Reason};
+pub use crate::process::peak_memory;
+pub use crate::record::{
+    Body, Columns, Id, IdValue, Parser, Record, check_id, is_hash_header, json_id, line_hash,
+    parse_cpp_hash, parse_hash, parse_json,
+};
+pub use crate::source::{
+    Compression, Source, compression, refuse_compressed, refuse_compressed_file,
+};

@@ -1,0 +1,330 @@
+//! Which file a path names, and the rule that no output of a run may be one of its
+//! inputs or another of its outputs.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, IsTerminal};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorKind};
+
+thread_local! {
+    /// The inputs and outputs of this run, for [`crate::Output::create`]'s check. Per thread: a
+    /// command runs on one thread (its workers neither open inputs nor create outputs), and
+    /// tests run many commands at once in one process. [`begin_run`] empties it.
+    static REGISTRY: std::cell::RefCell<Registry> =
+        const { std::cell::RefCell::new(Registry { inputs: Vec::new(), outputs: Vec::new() }) };
+}
+
+fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
+    REGISTRY.with(|r| f(&mut r.borrow_mut()))
+}
+
+/// Forgets the inputs and outputs of earlier runs on this thread (a file freed since may
+/// reappear under another name with the same inode).
+///
+/// A command line calls it once at the start of a run; tests that run several commands on
+/// one thread call it before each.
+pub fn begin_run() {
+    with_registry(|r| {
+        r.inputs.clear();
+        r.outputs.clear();
+    });
+}
+
+/// What a path names, to tell whether two paths are the same file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Identity {
+    /// An existing file: device and inode.
+    File { dev: u64, ino: u64 },
+    /// A file that does not exist yet: its path, symlinks resolved.
+    New(PathBuf),
+}
+
+/// A named input or output, as the check sees it.
+#[derive(Debug)]
+pub(crate) struct Named {
+    /// `--removed out.jsonl`, or the input's path.
+    label: String,
+    identity: Identity,
+    /// `/dev/null` or a terminal: several outputs may write to it, and reading it does not
+    /// conflict with writing it.
+    shareable: bool,
+}
+
+#[derive(Debug)]
+struct Registry {
+    inputs: Vec<Named>,
+    outputs: Vec<Named>,
+}
+
+/// Where a path leads, symlinks followed.
+#[derive(Debug)]
+pub(crate) enum Location {
+    /// `-`: standard output (of an output) or standard input (of an input).
+    Dash,
+    /// `/dev/stdout`, `/dev/fd/N` and the like: a descriptor already open.
+    Fd(i32),
+    /// A path that is not a symlink, with its metadata when it exists.
+    Path { path: PathBuf, meta: Option<fs::Metadata> },
+}
+
+/// The descriptor a special path names: `/dev/stdin`, `/dev/stdout`, `/dev/stderr`,
+/// `/dev/fd/N`, `/proc/self/fd/N`.
+fn special_fd(path: &Path) -> Option<i32> {
+    if !cfg!(unix) {
+        return None;
+    }
+    let s = path.to_str()?;
+    match s {
+        "/dev/stdin" => Some(0),
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        _ => s.strip_prefix("/dev/fd/").or_else(|| s.strip_prefix("/proc/self/fd/"))?.parse().ok(),
+    }
+}
+
+/// The directory a path is in (`.` for a bare name).
+pub(crate) fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Follows `path` through symlinks (a chain, relative links, a link to a file that does
+/// not exist yet) to the file it names.
+pub(crate) fn locate(path: &Path) -> io::Result<Location> {
+    if path == Path::new("-") {
+        return Ok(Location::Dash);
+    }
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        if let Some(fd) = special_fd(&p) {
+            return Ok(Location::Fd(fd));
+        }
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = fs::read_link(&p)?;
+                p = if link.is_absolute() {
+                    link
+                } else {
+                    fs::canonicalize(parent_of(&p))?.join(link)
+                };
+            }
+            Ok(_) => {
+                let meta = fs::metadata(&p)?;
+                return Ok(Location::Path { path: p, meta: Some(meta) });
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok(Location::Path { path: p, meta: None });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(io::ErrorKind::InvalidInput, "too many levels of symbolic links"))
+}
+
+/// Device and inode of an open descriptor, and whether it is shareable; `None` when it is
+/// not open.
+#[cfg(unix)]
+fn fd_identity(fd: i32) -> Option<(Identity, bool)> {
+    // SAFETY: fstat into a zeroed `stat` we own; an fd that is not open gives EBADF.
+    let st = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &raw mut st) != 0 {
+            return None;
+        }
+        st
+    };
+    let identity = Identity::File { dev: st.st_dev as u64, ino: st.st_ino as u64 };
+    let char_device = st.st_mode & libc::S_IFMT == libc::S_IFCHR;
+    // SAFETY: isatty only inspects the descriptor.
+    let tty = unsafe { libc::isatty(fd) } == 1;
+    let shareable = char_device && (tty || is_null(&identity));
+    Some((identity, shareable))
+}
+
+#[cfg(not(unix))]
+fn fd_identity(_fd: i32) -> Option<(Identity, bool)> {
+    None
+}
+
+fn meta_identity(path: &Path, meta: &fs::Metadata) -> Identity {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let _ = path;
+        Identity::File { dev: meta.dev(), ino: meta.ino() }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        Identity::New(fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+    }
+}
+
+fn is_null(identity: &Identity) -> bool {
+    fs::metadata("/dev/null").is_ok_and(|m| meta_identity(Path::new("/dev/null"), &m) == *identity)
+}
+
+/// Whether an existing non-regular file is `/dev/null` or a terminal.
+fn shareable_path(path: &Path, meta: &fs::Metadata, identity: &Identity) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if !meta.file_type().is_char_device() {
+            return false;
+        }
+        is_null(identity)
+            || OpenOptions::new().write(true).open(path).is_ok_and(|f| f.is_terminal())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, meta, identity);
+        false
+    }
+}
+
+/// The identity of a located path: `None` for an input that does not exist (opening it
+/// reports that) or a descriptor that is not open.
+fn identify(location: &Location, dash_fd: i32) -> io::Result<Option<(Identity, bool)>> {
+    Ok(match location {
+        Location::Dash => fd_identity(dash_fd),
+        Location::Fd(fd) => fd_identity(*fd),
+        Location::Path { path, meta: Some(meta) } => {
+            let identity = meta_identity(path, meta);
+            let shareable = !meta.is_file() && shareable_path(path, meta, &identity);
+            Some((identity, shareable))
+        }
+        Location::Path { path, meta: None } => {
+            let dir = fs::canonicalize(parent_of(path))?;
+            let name = path
+                .file_name()
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
+            Some((Identity::New(dir.join(name)), false))
+        }
+    })
+}
+
+fn input_label(path: &Path) -> String {
+    if path == Path::new("-") { "<stdin>".to_string() } else { path.display().to_string() }
+}
+
+fn output_label(flag: &str, path: &Path) -> String {
+    match (flag, path == Path::new("-")) {
+        (_, true) => "standard output".to_string(),
+        ("", false) => format!("output {}", path.display()),
+        _ => format!("{flag} {}", path.display()),
+    }
+}
+
+fn named_input(path: &Path) -> Option<Named> {
+    let location = locate(path).ok()?;
+    let (identity, shareable) = identify(&location, 0).ok()??;
+    if matches!(identity, Identity::New(_)) {
+        return None;
+    }
+    Some(Named { label: input_label(path), identity, shareable })
+}
+
+pub(crate) fn named_output(
+    flag: &str,
+    location: &Location,
+    path: &Path,
+) -> Result<Option<Named>, Error> {
+    let identity = identify(location, 1)
+        .map_err(|e| Error::io(format!("{}: cannot create output file", path.display()), e))?;
+    Ok(identity.map(|(identity, shareable)| Named {
+        label: output_label(flag, path),
+        identity,
+        shareable,
+    }))
+}
+
+/// The rule: an output may not be an input, nor another output, unless it is `/dev/null`
+/// or a terminal.
+fn check_output(out: &Named, inputs: &[Named], outputs: &[Named]) -> Result<(), Error> {
+    if out.shareable {
+        return Ok(());
+    }
+    if let Some(input) = inputs.iter().find(|i| i.identity == out.identity) {
+        return Err(overwrites_input(out, input));
+    }
+    if let Some(other) = outputs.iter().find(|o| o.identity == out.identity) {
+        return Err(Error::msg(
+            ErrorKind::SameFile,
+            format!("{} is also {}: refusing to write both to one file", out.label, other.label),
+        ));
+    }
+    Ok(())
+}
+
+fn overwrites_input(out: &Named, input: &Named) -> Error {
+    Error::msg(
+        ErrorKind::SameFile,
+        format!("{} is the input {}: refusing to overwrite it", out.label, input.label),
+    )
+}
+
+/// Checks a new output against the registered inputs and the outputs created before, calls
+/// `create`, and registers the output if that succeeds.
+pub(crate) fn register_output<T>(
+    named: Option<Named>,
+    create: impl FnOnce() -> Result<T, Error>,
+) -> Result<T, Error> {
+    with_registry(|registry| {
+        if let Some(named) = &named {
+            check_output(named, &registry.inputs, &registry.outputs)?;
+        }
+        let created = create()?;
+        if let Some(named) = named {
+            registry.outputs.push(named);
+        }
+        Ok(created)
+    })
+}
+
+/// Fails when an output is the same file as an input or as another output: the same
+/// device and inode when both exist, or the same path (symlinks resolved) for a file not
+/// created yet. `-` and `/dev/stdout` are standard output as it is redirected (`>> log`
+/// makes them `log`); `-` as an input is standard input. `/dev/null` and terminals may be
+/// named any number of times. Each output is `(flag, path)`; the flag names it in messages.
+///
+/// ```
+/// use std::path::Path;
+///
+/// let input = Path::new("Cargo.toml");
+/// let err = simhash_io::check_paths(&[input], &[("--output", input)]).unwrap_err();
+/// assert_eq!(err.to_string(), "--output Cargo.toml is the input Cargo.toml: refusing to overwrite it");
+/// assert_eq!(err.kind(), simhash_io::ErrorKind::SameFile);
+/// ```
+pub fn check_paths(inputs: &[&Path], outputs: &[(&str, &Path)]) -> Result<(), Error> {
+    let inputs: Vec<Named> = inputs.iter().filter_map(|p| named_input(p)).collect();
+    let mut seen: Vec<Named> = Vec::new();
+    for &(flag, path) in outputs {
+        let location = locate(path)
+            .map_err(|e| Error::io(format!("{}: cannot resolve", path.display()), e))?;
+        if let Some(out) = named_output(flag, &location, path)? {
+            check_output(&out, &inputs, &seen)?;
+            seen.push(out);
+        }
+    }
+    Ok(())
+}
+
+/// Records the run's inputs, so that no output of this process may replace one: fails if
+/// an output already created is one of them. Call it before creating outputs.
+pub fn register_inputs(paths: &[&Path]) -> Result<(), Error> {
+    with_registry(|registry| {
+        for path in paths {
+            let Some(input) = named_input(path) else { continue };
+            if let Some(out) =
+                registry.outputs.iter().find(|o| !o.shareable && o.identity == input.identity)
+            {
+                return Err(overwrites_input(out, &input));
+            }
+            registry.inputs.push(input);
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,227 @@
+//! Opening inputs: files, standard input, `.gz` and `.zst` (by extension), refusing
+//! compressed data without the extension, and spooling what cannot be read twice.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorKind};
+
+/// An input to read from: its name for messages, and how to open it (again).
+#[derive(Debug)]
+pub struct Source {
+    /// Shown in messages: the path, or `<stdin>`.
+    pub name: String,
+    /// `None` for standard input.
+    path: Option<PathBuf>,
+    /// A regular file can be read twice; stdin, pipes and devices must be spooled.
+    regular: bool,
+    /// Bytes to read, when known (for the progress bar): uncompressed regular files only.
+    pub size: Option<u64>,
+    /// What was read from a non-regular input, in an unnamed temporary file (the system
+    /// removes it however the process ends), for a second pass.
+    spool: Option<File>,
+}
+
+impl Source {
+    /// The input at `path`; `-` is standard input. Nothing is opened yet.
+    pub fn new(path: &Path) -> Source {
+        if path == Path::new("-") {
+            return Source {
+                name: "<stdin>".into(),
+                path: None,
+                regular: false,
+                size: None,
+                spool: None,
+            };
+        }
+        let meta = std::fs::metadata(path).ok();
+        let regular = meta.as_ref().is_some_and(std::fs::Metadata::is_file);
+        let size = meta.filter(|m| m.is_file() && compression(path).is_none()).map(|m| m.len());
+        Source {
+            name: path.display().to_string(),
+            path: Some(path.to_path_buf()),
+            regular,
+            size,
+            spool: None,
+        }
+    }
+
+    /// Opens the input for reading, decompressing by extension. With `spool`, an input that
+    /// cannot be read twice (stdin, a pipe) is also copied to a temporary file that
+    /// [`Source::reopen`] reads back.
+    ///
+    /// The input is registered first ([`crate::register_inputs`]): it fails if an output of
+    /// this run is the same file. Data that looks compressed (by its first bytes) in an
+    /// input not named `.gz` or `.zst` is an error.
+    pub fn open(&mut self, spool: bool) -> Result<Box<dyn Read + Send>, Error> {
+        crate::paths::register_inputs(&[self.path.as_deref().unwrap_or(Path::new("-"))])?;
+        let reader: Box<dyn Read + Send> = match &self.path {
+            None => sniffed(&self.name, Box::new(io::stdin()))?,
+            Some(path) => open_path(path)?,
+        };
+        if !spool || self.regular {
+            return Ok(reader);
+        }
+        let file = crate::output::temp_file(&format!("a copy of {}", self.name))?;
+        let copy =
+            file.try_clone().map_err(|e| Error::io("cannot open the input's temporary copy", e))?;
+        self.spool = Some(file);
+        Ok(Box::new(Tee { inner: reader, copy: io::BufWriter::with_capacity(1 << 16, copy) }))
+    }
+
+    /// Opens the input again for a second pass (already decompressed when spooled).
+    pub fn reopen(&self) -> Result<Box<dyn Read + Send>, Error> {
+        if let Some(spool) = &self.spool {
+            let mut file = spool
+                .try_clone()
+                .map_err(|e| Error::io("cannot reopen the input's temporary copy", e))?;
+            file.seek(io::SeekFrom::Start(0))
+                .map_err(|e| Error::io("cannot rewind the input's temporary copy", e))?;
+            return Ok(Box::new(file));
+        }
+        match &self.path {
+            Some(path) if self.regular => open_path(path),
+            _ => Err(Error::msg(
+                ErrorKind::NotRereadable,
+                format!("{}: cannot be read twice", self.name),
+            )),
+        }
+    }
+}
+
+/// How an input is compressed, by its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Compression {
+    /// `.gz` (any number of gzip members, as `zcat` reads them).
+    Gzip,
+    /// `.zst`.
+    Zstd,
+}
+
+/// The compression a path's extension names (`.gz`, `.zst`, in any case), if any.
+///
+/// ```
+/// use std::path::Path;
+/// use simhash_io::{Compression, compression};
+///
+/// assert_eq!(compression(Path::new("corpus.jsonl.GZ")), Some(Compression::Gzip));
+/// assert_eq!(compression(Path::new("corpus.jsonl")), None);
+/// ```
+pub fn compression(path: &Path) -> Option<Compression> {
+    let ext = path.extension()?.to_str()?;
+    if ext.eq_ignore_ascii_case("gz") {
+        Some(Compression::Gzip)
+    } else if ext.eq_ignore_ascii_case("zst") {
+        Some(Compression::Zstd)
+    } else {
+        None
+    }
+}
+
+fn open_path(path: &Path) -> Result<Box<dyn Read + Send>, Error> {
+    let file =
+        File::open(path).map_err(|e| Error::io(format!("{}: cannot open", path.display()), e))?;
+    Ok(match compression(path) {
+        Some(Compression::Gzip) => Box::new(flate2::read::MultiGzDecoder::new(file)),
+        Some(Compression::Zstd) => Box::new(zstd::Decoder::new(file).map_err(|e| {
+            Error::io(format!("{}: cannot start zstd decoding", path.display()), e)
+        })?),
+        None => sniffed(&path.display().to_string(), Box::new(file))?,
+    })
+}
+
+/// The compression that `head` (a file's first bytes) starts with: gzip's or zstd's magic.
+fn magic(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Some("gzip")
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Some("zstd")
+    } else {
+        None
+    }
+}
+
+/// Fails when `head` (the first bytes of an input named `name`, which has no `.gz` or
+/// `.zst` extension) starts like compressed data: one clear message instead of a bad record
+/// per line.
+///
+/// ```
+/// let err = simhash_io::refuse_compressed("x.jsonl", &[0x1f, 0x8b, 8, 0]).unwrap_err();
+/// assert_eq!(err.kind(), simhash_io::ErrorKind::Compressed);
+/// assert_eq!(
+///     err.to_string(),
+///     "x.jsonl: looks gzip-compressed but is not named .gz: rename it (or pipe it through zcat)"
+/// );
+/// assert!(simhash_io::refuse_compressed("x.jsonl", b"{\"text\"").is_ok());
+/// ```
+pub fn refuse_compressed(name: &str, head: &[u8]) -> Result<(), Error> {
+    match magic(head) {
+        Some(kind) => {
+            let (ext, tool) = if kind == "gzip" { (".gz", "zcat") } else { (".zst", "zstdcat") };
+            Err(Error::msg(
+                ErrorKind::Compressed,
+                format!(
+                    "{name}: looks {kind}-compressed but is not named {ext}: rename it (or pipe \
+                     it through {tool})"
+                ),
+            ))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Reads the first bytes of `reader` (at most 4, fewer at its end), retrying interrupted
+/// reads.
+pub(crate) fn read_head(reader: &mut dyn Read) -> io::Result<([u8; 4], usize)> {
+    let mut head = [0u8; 4];
+    let mut n = 0;
+    while n < head.len() {
+        match reader.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((head, n))
+}
+
+/// [`refuse_compressed`] for the file at `path` (regular and not named `.gz` or `.zst`),
+/// checked without reading it whole. A file that cannot be opened or read passes: reading
+/// it reports that.
+pub fn refuse_compressed_file(path: &Path) -> Result<(), Error> {
+    let Ok(mut file) = File::open(path) else {
+        return Ok(());
+    };
+    match read_head(&mut file) {
+        Ok((head, n)) => refuse_compressed(&path.display().to_string(), &head[..n]),
+        Err(_) => Ok(()),
+    }
+}
+
+/// Reads the first bytes of `reader` to refuse compressed data, and gives them back.
+fn sniffed(name: &str, mut reader: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, Error> {
+    let (head, n) =
+        read_head(&mut reader).map_err(|e| Error::io(format!("{name}: read error"), e))?;
+    refuse_compressed(name, &head[..n])?;
+    Ok(Box::new(io::Cursor::new(head[..n].to_vec()).chain(reader)))
+}
+
+/// Copies what it reads to a file (standard input's spool).
+struct Tee<R> {
+    inner: R,
+    copy: io::BufWriter<File>,
+}
+
+impl<R: Read> Read for Tee<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.copy.write_all(&buf[..n])?;
+        if n == 0 {
+            self.copy.flush()?;
+        }
+        Ok(n)
+    }
+}

@@ -151,7 +151,7 @@ fn bad() -> String {
     out += "[1,2]\n";
     out += "\n";
     out += "{\"id\":\"bin\",\"text\":\"\\ud800\"}\n";
-    out += &format!("{{\"id\":\"long\",\"text\":\"{}\"}}\n", "w ".repeat(3000));
+    writeln!(out, "{{\"id\":\"long\",\"text\":\"{}\"}}", "w ".repeat(3000)).unwrap();
     out += "{\"id\":\"last\",\"text\":\"no final newline here\"}";
     out
 }

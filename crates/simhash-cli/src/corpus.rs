@@ -10,11 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Context;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use simhash_core::{Fingerprint, Fingerprinter};
+use simhash_index::lsh::{DocSketch, SketchStore, Sketcher, SpillStore};
 
 use crate::input::{LineReader, LineStatus, Source};
 use crate::record::{self, Columns, Problem, Reason};
 use crate::report::Reporter;
-use crate::sketch::{DocSketch, Sketcher, Sketches};
 
 /// How the records of a line are read.
 #[derive(Clone, Debug)]
@@ -56,7 +56,7 @@ pub struct Corpus {
     line_hashes: Vec<u64>,
     keep_line_hashes: bool,
     /// The MinHash method's sketches, when the parser makes them.
-    pub sketches: Option<Sketches>,
+    pub sketches: Option<SpillStore>,
     no_features: usize,
     /// Records read (lines, bar the TSV header and blank lines), including skipped and not
     /// sampled ones.
@@ -338,7 +338,7 @@ fn collect(
 ) -> anyhow::Result<Corpus> {
     let mut corpus = Corpus { keep_line_hashes: options.spool, ..Corpus::default() };
     if let Parser::Json { sketcher: Some(sketcher), .. } = &options.parser {
-        corpus.sketches = Some(Sketches::new(sketcher.banding.bands)?);
+        corpus.sketches = Some(SpillStore::new(sketcher.banding().bands)?);
     }
     let mut ids = IdSet::default();
     let mut sampler = options.sample.map(|(n, seed)| Sampler::new(n, seed));

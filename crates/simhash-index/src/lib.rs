@@ -81,7 +81,7 @@
 
 mod batch;
 mod kernel;
-mod lsh;
+pub mod lsh;
 mod online;
 mod plan;
 mod tables;

@@ -40,6 +40,27 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
+mod components;
+mod engine;
+mod error;
+mod scan;
+mod sink;
+mod sketch;
+mod store;
+mod walk;
+
+pub use components::components;
+pub use engine::{
+    DEFAULT_JACCARD, DEFAULT_LSH_THRESHOLD, DEFAULT_NUM_PERM, DEFAULT_SEED, Decision, MinHashDedup,
+    MinHashDedupBuilder, SimilarPair,
+};
+pub use error::{EngineError, EngineErrorKind};
+pub use scan::{find_matches, similarity};
+pub use sink::{MatchSink, MatchStats};
+pub use sketch::{DocSketch, Sketcher};
+pub use store::{MemoryStore, SPILL_CACHE_BYTES, SketchStore, SpillStore};
+pub use walk::{Walk, walk};
+
 /// The error for an invalid LSH configuration.
 ///
 /// Its [`Display`](fmt::Display) says what is wrong, in lowercase with no trailing period.
@@ -610,5 +631,7 @@ pub fn candidate_pairs<H: Copy + Ord + Send + Sync>(
     out
 }
 
+#[cfg(test)]
+mod search_tests;
 #[cfg(test)]
 mod tests;

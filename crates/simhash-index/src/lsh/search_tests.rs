@@ -43,10 +43,10 @@ impl MatchSink for Record {
 }
 
 /// xorshift, for reproducible random sets.
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
+    pub(super) fn below(&mut self, n: u64) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -92,7 +92,7 @@ fn fixture_in<S: SketchStore>(docs: &[Vec<u64>], mut store: S) -> Fixture<S> {
 }
 
 /// Documents drawn around a few bases (near and exact copies), some featureless.
-fn random_docs(seed: u64, n: u64) -> Vec<Vec<u64>> {
+pub(super) fn random_docs(seed: u64, n: u64) -> Vec<Vec<u64>> {
     let mut rng = Rng(seed);
     (0..n)
         .map(|doc| {
@@ -113,7 +113,7 @@ fn random_docs(seed: u64, n: u64) -> Vec<Vec<u64>> {
 
 /// A template flood: a shared paragraph and a few own words each; identical copies;
 /// hashes that agree in 32 bits only; and tiny documents.
-fn adversarial_docs(seed: u64) -> Vec<Vec<u64>> {
+pub(super) fn adversarial_docs(seed: u64) -> Vec<Vec<u64>> {
     let mut rng = Rng(seed);
     let mut docs = Vec::new();
     for _ in 0..150 {

@@ -1,11 +1,13 @@
 //! MinHash signatures in MB/s of text, next to fingerprinting the same text in the same run,
-//! and LSH candidate generation for a million documents.
+//! LSH candidate generation for a million documents, and the library's MinHash dedup engine
+//! (`simhash_index::lsh::MinHashDedup`) end to end on 100k shingle sets.
 
 use std::hint::black_box;
 
 use benches::SplitMix;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use simhash_core::{Fingerprinter, MinHasher, band_hashes, shingle_set_into};
+use simhash_index::lsh::MinHashDedup;
 use simhash_index::{Banding, candidate_pairs_with};
 
 fn signatures(c: &mut Criterion) {
@@ -111,5 +113,60 @@ fn candidates(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, signatures, candidates);
+/// `n` shingle sets of about 100 shingles: one in four a near-duplicate of an earlier one
+/// (about a tenth of its shingles replaced), one in fifty an exact copy. Deterministic.
+fn shingle_docs(n: usize) -> Vec<Vec<u64>> {
+    let mut rng = SplitMix(11);
+    let mut docs: Vec<Vec<u64>> = Vec::with_capacity(n);
+    for d in 0..n {
+        let doc = match rng.below(100) {
+            0..=1 if d > 0 => docs[rng.below(d) as usize].clone(),
+            2..=26 if d > 0 => {
+                let mut doc = docs[rng.below(d) as usize].clone();
+                for s in &mut doc {
+                    if rng.below(10) == 0 {
+                        *s = rng.next_u64();
+                    }
+                }
+                doc
+            }
+            _ => (0..80 + rng.below(40)).map(|_| rng.next_u64()).collect(),
+        };
+        docs.push(doc);
+    }
+    docs
+}
+
+/// The engine as a library user meets it: add shingle sets (sketched in parallel), then the
+/// dedup walk, in memory and spilled to temporary files.
+fn engine(c: &mut Criterion) {
+    let n = 100_000;
+    let docs = shingle_docs(n);
+    let mut group = c.benchmark_group("minhash-dedup/100k");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(n as u64));
+    for spill in [false, true] {
+        let name = if spill { "spilled" } else { "in-memory" };
+        group.bench_function(format!("extend_shingles+dedup, {name}"), |b| {
+            b.iter(|| {
+                let mut dedup =
+                    MinHashDedup::builder().spill_to_disk(spill).build().expect("valid settings");
+                dedup.extend_shingles(black_box(&docs)).expect("in memory or a temp dir");
+                let decisions = dedup.dedup().expect("in memory or a temp dir");
+                decisions.iter().filter(|d| !d.is_keep()).count()
+            });
+        });
+    }
+    let mut dedup = MinHashDedup::new().expect("valid settings");
+    dedup.extend_shingles(&docs).expect("in memory");
+    group.bench_function("dedup only, in-memory", |b| {
+        b.iter(|| dedup.dedup().expect("in memory").len());
+    });
+    group.bench_function("pairs only, in-memory", |b| {
+        b.iter(|| dedup.pairs().expect("in memory").len());
+    });
+    group.finish();
+}
+
+criterion_group!(benches, signatures, candidates, engine);
 criterion_main!(benches);

@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Context;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use simhash_core::{Fingerprint, Fingerprinter};
+use simhash_index::lsh::{DocSketch, SketchStore, Sketcher, SpillStore};
 use simhash_io::{Body, IdSet, IdTable, LineReader, LineStatus, Problem, Reason, Source};
 
 use crate::report::Reporter;
-use crate::sketch::{DocSketch, Sketcher, Sketches};
 
 /// How a line becomes a document: its record (read by `parser`), and for text the
 /// fingerprint and, with a sketcher, the MinHash sketch.
@@ -55,7 +55,7 @@ pub struct Corpus {
     line_hashes: Vec<u64>,
     keep_line_hashes: bool,
     /// The MinHash method's sketches, when the parser makes them.
-    pub sketches: Option<Sketches>,
+    pub sketches: Option<SpillStore>,
     no_features: usize,
     /// Records read (lines, bar the TSV header and blank lines), including skipped and not
     /// sampled ones.
@@ -322,7 +322,7 @@ fn collect(
 ) -> anyhow::Result<Corpus> {
     let mut corpus = Corpus { keep_line_hashes: options.spool, ..Corpus::default() };
     if let Some(sketcher) = &options.reading.sketcher {
-        corpus.sketches = Some(Sketches::new(sketcher.banding.bands)?);
+        corpus.sketches = Some(SpillStore::new(sketcher.banding().bands)?);
     }
     let mut ids = IdSet::default();
     let mut sampler = options.sample.map(|(n, seed)| Sampler::new(n, seed));

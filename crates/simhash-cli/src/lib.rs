@@ -10,7 +10,6 @@ mod report;
 mod run;
 #[doc(hidden)]
 pub mod shared;
-mod sketch;
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -8,6 +8,7 @@ use anyhow::Context;
 use simhash_cluster::{Clusters, Representative, UnionFind};
 use simhash_core::{Fingerprint, Fingerprinter, Preset};
 use simhash_index::Tables;
+use simhash_index::lsh::{self, MatchSink, Sketcher, SpillStore};
 
 use crate::args::{
     Blocks, ClusterArgs, ClusterMode, ClusterOpts, Command, DedupArgs, FingerprintArgs,
@@ -19,7 +20,6 @@ use simhash_io::{
 
 use crate::corpus::{self, Corpus, ReadOptions, Reading};
 use crate::report::{self, Reporter, Summary};
-use crate::sketch::{self, MatchSink, Sketcher};
 
 /// simhash-cpp's `find-all` (`clusters` false) or `find-clusters`.
 pub fn run_seed(args: &SeedArgs, clusters: bool) -> anyhow::Result<ExitCode> {
@@ -152,7 +152,10 @@ fn parser_for(
                             .context("invalid --num-perm")?;
                     let banding = simhash_index::Banding::for_threshold(lsh_threshold, num_perm)
                         .context("invalid --lsh-threshold")?;
-                    Some(std::sync::Arc::new(Sketcher { minhasher, banding, fingerprints }))
+                    let sketcher = Sketcher::new(minhasher, banding)
+                        .context("invalid --lsh-threshold")?
+                        .with_fingerprints(fingerprints);
+                    Some(std::sync::Arc::new(sketcher))
                 }
                 _ => None,
             };
@@ -173,7 +176,7 @@ fn note_preset(summary: &mut Summary, reading: &Reading) {
         summary.preset =
             Some(format!("{} (window {})", fingerprinter.preset(), fingerprinter.window()));
         if let Some(s) = &reading.sketcher {
-            summary.lsh_bands = Some(format!("{} x {}", s.banding.bands, s.banding.rows));
+            summary.lsh_bands = Some(format!("{} x {}", s.banding().bands, s.banding().rows));
         }
     }
 }
@@ -308,20 +311,20 @@ fn match_docs(
             session.reporter.phase("matching", None);
             let stats = session
                 .pool
-                .install(|| sketch::find_matches(sketches, jaccard, &mut List { sink }))?;
+                .install(|| lsh::find_matches(sketches, jaccard, &mut List { sink }))?;
             note_match_stats(&mut session.summary, &stats);
             Ok(())
         }
     }
 }
 
-fn sketches_of(corpus: &Corpus) -> anyhow::Result<&sketch::Sketches> {
+fn sketches_of(corpus: &Corpus) -> anyhow::Result<&SpillStore> {
     corpus.sketches.as_ref().context("internal error: no MinHash sketches")
 }
 
 /// The MinHash search's counts in the summary: matches are exact duplicates and verified
 /// pairs.
-fn note_match_stats(s: &mut Summary, stats: &sketch::MatchStats) {
+fn note_match_stats(s: &mut Summary, stats: &lsh::MatchStats) {
     s.exact_duplicates = Some(stats.duplicates);
     s.candidates = Some(stats.candidates);
     s.verified = Some(stats.verified);
@@ -510,7 +513,7 @@ fn clusters(
                     let sketches = sketches_of(corpus)?;
                     session.reporter.phase("matching", None);
                     let (edges, stats) =
-                        session.pool.install(|| sketch::components(sketches, jaccard))?;
+                        session.pool.install(|| lsh::components(sketches, jaccard))?;
                     note_match_stats(&mut session.summary, &stats);
                     uf.union_all(edges).context("clustering failed")?;
                 }
@@ -537,7 +540,7 @@ fn clusters(
                     let sketches = sketches_of(corpus)?;
                     session.reporter.phase("matching", None);
                     let (walk, stats) =
-                        session.pool.install(|| sketch::walk(sketches, jaccard, &rank))?;
+                        session.pool.install(|| lsh::walk(sketches, jaccard, &rank))?;
                     note_match_stats(&mut session.summary, &stats);
                     jaccard_of = Some(walk.jaccard);
                     walk.center
@@ -720,7 +723,7 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<ExitCode> {
             let score = match (&corpus.sketches, &jaccard) {
                 (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
                 (Some(sketches), None) => {
-                    Score::Jaccard(sketch::similarity(sketches, doc as u32, rep as u32)?)
+                    Score::Jaccard(lsh::similarity(sketches, doc as u32, rep as u32)?)
                 }
                 (None, None) => {
                     Score::Distance(match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {

@@ -24,10 +24,33 @@
 //! * [`pair_group`] and [`cross_group`] are the pairing kernel the batch functions are built
 //!   on: given the fingerprints that share one table's prefix, emit the pairs that table
 //!   owns. A distributed engine that groups records by `(table, prefix)` calls them directly.
+//! * [`lsh::MinHashDedup`] is MinHash near-duplicate detection with exact Jaccard
+//!   verification, from texts or shingle sets to keep/remove decisions, verified pairs or
+//!   clusters (the `simhash` command's `--method minhash`); the [`lsh`] module has its
+//!   pieces (sketcher, in-memory and spilled stores, the searches).
 //! * [`Banding`] and [`candidate_pairs_with`] are LSH banding over MinHash signatures (the
 //!   high-recall mode): bands and rows for a Jaccard threshold, and every pair of documents
 //!   sharing a band hash, each once; [`for_each_band_group`] gives the groups themselves.
 //! * [`plan`] recommends `m` for `n` fingerprints and reports the expected work ([`Plan`]).
+//!
+//! # Example: near-duplicate texts (MinHash)
+//!
+//! ```
+//! use simhash_index::lsh::{Decision, MinHashDedup};
+//!
+//! let mut dedup = MinHashDedup::builder().jaccard(0.5).build()?;
+//! for text in [
+//!     "the cat sat on the mat and looked out of the window",
+//!     "stock markets fell sharply on monday after the announcement",
+//!     "the cat sat on the mat and looked out of the window again",
+//! ] {
+//!     dedup.add_text(text)?;
+//! }
+//! let decisions = dedup.dedup()?;
+//! assert!(matches!(decisions[2], Decision::Duplicate { of: 0, .. }));
+//! assert_eq!(decisions.iter().filter(|d| d.is_keep()).count(), 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! # Example: all pairs
 //!
@@ -81,7 +104,7 @@
 
 mod batch;
 mod kernel;
-mod lsh;
+pub mod lsh;
 mod online;
 mod plan;
 mod tables;

@@ -1,5 +1,58 @@
-//! LSH banding over MinHash signatures: choosing bands and rows for a Jaccard threshold, and
-//! batch candidate pairs, each pair once.
+//! MinHash near-duplicate detection with exact verification ([`MinHashDedup`] and the
+//! pieces it is made of), and the LSH banding under it: choosing bands and rows for a
+//! Jaccard threshold, and batch candidate pairs, each pair once.
+//!
+//! # Near-duplicates in a few lines
+//!
+//! ```
+//! use simhash_index::lsh::{Decision, MinHashDedup};
+//!
+//! let texts = [
+//!     "MinHash estimates the Jaccard similarity of two shingle sets",
+//!     "a recipe for bread: flour, water, salt and a little yeast",
+//!     "MinHash estimates the Jaccard similarity of two shingle sets quickly",
+//! ];
+//! let mut dedup = MinHashDedup::builder().jaccard(0.5).build()?; // defaults: the CLI's
+//! dedup.extend_texts(&texts)?; // in parallel; or add_text / add_shingles one at a time
+//! let decisions = dedup.dedup()?; // insertion order is the priority (or dedup_by_rank)
+//! assert!(decisions[0].is_keep() && decisions[1].is_keep());
+//! assert!(matches!(decisions[2], Decision::Duplicate { of: 0, jaccard } if jaccard >= 0.5));
+//! let pairs = dedup.pairs()?; // verified pairs with their exact Jaccard similarity
+//! assert_eq!((pairs[0].a, pairs[0].b), (0, 2));
+//! assert_eq!(dedup.clusters()?, [vec![0, 2], vec![1]]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # The engine's pieces
+//!
+//! [`MinHashDedup`] is a [`Sketcher`] and a [`SketchStore`] behind a builder. Front ends
+//! with their own reading pipeline use the pieces: workers call [`Sketcher::sketch`] (pure,
+//! `Send + Sync`) on documents in any order, one thread pushes the [`DocSketch`]es into a
+//! store in document order ([`MemoryStore`], or [`SpillStore`] for corpora larger than
+//! memory: band hashes and shingle sets in temporary files), then one of the searches runs
+//! on rayon's current pool, with the same result at any thread count:
+//!
+//! - [`find_matches`]: every verified pair, to a [`MatchSink`];
+//! - [`walk`]: the dedup walk, records in priority order, each kept unless it verifies
+//!   against a record already kept (the first such kept record is the one it duplicates);
+//! - [`components`]: the connected components of the verified pairs, as spanning edges.
+//!
+//! All three first collapse documents with identical shingle sets (compared whole, never by
+//! a hash), and the last two work per *candidate component* (documents linked by shared
+//! band hashes, found with one union per band group, so never a pair per group member
+//! pair): a flood of `N` near-identical documents costs about `N × kept`, not `N²`.
+//! Candidates are verified by their exact Jaccard similarity ([`similarity`]), so there are
+//! no false positives. Errors are [`EngineError`]s (with the [`std::io::Error`] of a spill
+//! file as their source).
+//!
+//! Memory per document is 17 bytes in a store (set hash, set offset, flag), and about 30
+//! more while matching (the identical-set pass, a union-find and one band's sorted column
+//! for the candidate components, then the walk's decisions: 12 bytes a document and 16 a
+//! removal); a [`SpillStore`] keeps the band hashes (32-bit, a file of per-band column
+//! blocks and one of rows) and the shingle sets (8 bytes a shingle) on disk, so the LSH
+//! sorts one band at a time.
+//!
+//! # Banding
 //!
 //! A signature of `bands × rows` slots (from `simhash_core::MinHasher`) is cut into `bands`
 //! bands of `rows` slots, and each band is hashed (`simhash_core::band_hashes`). Two
@@ -39,6 +92,27 @@ use std::fmt;
 use std::ops::Range;
 
 use rayon::prelude::*;
+
+mod components;
+mod engine;
+mod error;
+mod scan;
+mod sink;
+mod sketch;
+mod store;
+mod walk;
+
+pub use components::components;
+pub use engine::{
+    DEFAULT_JACCARD, DEFAULT_LSH_THRESHOLD, DEFAULT_NUM_PERM, DEFAULT_SEED, Decision, MinHashDedup,
+    MinHashDedupBuilder, SimilarPair,
+};
+pub use error::{EngineError, EngineErrorKind};
+pub use scan::{find_matches, similarity};
+pub use sink::{MatchSink, MatchStats};
+pub use sketch::{DocSketch, Sketcher};
+pub use store::{MemoryStore, SPILL_CACHE_BYTES, SketchStore, SpillStore};
+pub use walk::{Walk, walk};
 
 /// The error for an invalid LSH configuration.
 ///
@@ -610,5 +684,9 @@ pub fn candidate_pairs<H: Copy + Ord + Send + Sync>(
     out
 }
 
+#[cfg(test)]
+mod dedup_tests;
+#[cfg(test)]
+mod search_tests;
 #[cfg(test)]
 mod tests;

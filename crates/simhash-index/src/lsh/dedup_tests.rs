@@ -1,0 +1,262 @@
+//! [`MinHashDedup`] against brute force: every pair with an exact Jaccard of at least the
+//! threshold among those sharing a band, a naive sequential walk, and the components of
+//! those pairs; on random and adversarial documents, floods, tiny and empty documents, in
+//! memory and spilled, at several thread counts.
+
+use super::search_tests::{Rng, Uf, adversarial_docs, random_docs};
+use super::*;
+
+/// What brute force decides, from each document's shingle set and band hashes.
+struct Oracle {
+    sets: Vec<Vec<u64>>,
+    bands: Vec<Vec<u32>>,
+    t: f64,
+}
+
+impl Oracle {
+    fn new(sketcher: &Sketcher, docs: &[Vec<u64>], t: f64) -> Oracle {
+        let sketches: Vec<Option<DocSketch>> =
+            docs.iter().map(|d| sketcher.sketch_shingles(d.iter().copied())).collect();
+        Oracle {
+            sets: sketches
+                .iter()
+                .map(|s| s.as_ref().map(|s| s.set().to_vec()).unwrap_or_default())
+                .collect(),
+            bands: sketches
+                .iter()
+                .map(|s| s.as_ref().map(|s| s.bands().to_vec()).unwrap_or_default())
+                .collect(),
+            t,
+        }
+    }
+
+    fn identical(&self, a: usize, b: usize) -> bool {
+        !self.sets[a].is_empty() && self.sets[a] == self.sets[b]
+    }
+
+    /// A candidate pair that verifies (identical sets always do).
+    fn matches(&self, a: usize, b: usize) -> Option<f64> {
+        if self.sets[a].is_empty() || self.sets[b].is_empty() {
+            return None;
+        }
+        let share = self.bands[a].iter().zip(&self.bands[b]).any(|(x, y)| x == y);
+        let j = simhash_core::jaccard(&self.sets[a], &self.sets[b]);
+        ((share || self.identical(a, b)) && j >= self.t).then_some(j)
+    }
+
+    /// The first earlier document with the same set, if any.
+    fn first_copy(&self, d: usize) -> Option<usize> {
+        (0..d).find(|&e| self.identical(e, d))
+    }
+
+    fn pairs(&self) -> Vec<SimilarPair> {
+        let n = self.sets.len();
+        let mut out = Vec::new();
+        for b in 0..n {
+            if let Some(a) = self.first_copy(b) {
+                out.push(SimilarPair { a, b, jaccard: 1.0 });
+                continue;
+            }
+            for a in (0..b).filter(|&a| self.first_copy(a).is_none()) {
+                if let Some(jaccard) = self.matches(a, b) {
+                    out.push(SimilarPair { a, b, jaccard });
+                }
+            }
+        }
+        out.sort_by_key(|p| (p.a, p.b));
+        out
+    }
+
+    /// The naive walk: each document against every kept one, in priority order.
+    fn dedup(&self, rank: &[u32]) -> Vec<Decision> {
+        let n = self.sets.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&d| rank[d]);
+        let mut out = vec![Decision::Keep; n];
+        let mut kept: Vec<usize> = Vec::new();
+        for d in order {
+            match kept.iter().find_map(|&k| self.matches(d, k).map(|j| (k, j))) {
+                Some((of, jaccard)) => out[d] = Decision::Duplicate { of, jaccard },
+                None => kept.push(d),
+            }
+        }
+        out
+    }
+
+    fn clusters(&self) -> Vec<Vec<usize>> {
+        let n = self.sets.len();
+        let mut uf = Uf::new(n);
+        for a in 0..n {
+            for b in a + 1..n {
+                if self.matches(a, b).is_some() {
+                    uf.union(a as u32, b as u32);
+                }
+            }
+        }
+        let mut by_root = std::collections::BTreeMap::<u32, Vec<usize>>::new();
+        for d in 0..n {
+            by_root.entry(uf.find(d as u32)).or_default().push(d);
+        }
+        let mut out: Vec<Vec<usize>> = by_root.into_values().collect();
+        out.sort();
+        out
+    }
+}
+
+fn engine(t: f64, spill: bool, docs: &[Vec<u64>]) -> MinHashDedup {
+    let mut dedup = MinHashDedup::builder().jaccard(t).spill_to_disk(spill).build().unwrap();
+    let range = dedup.extend_shingles(docs).unwrap();
+    assert_eq!(range, 0..docs.len());
+    dedup
+}
+
+fn shuffled(n: usize, seed: u64) -> Vec<u32> {
+    let mut rng = Rng(seed);
+    let mut rank: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        rank.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    rank
+}
+
+#[test]
+fn pairs_dedup_and_clusters_agree_with_brute_force() {
+    for (seed, docs) in
+        [(1, random_docs(0xfeed, 220)), (2, adversarial_docs(11)), (3, random_docs(0xabc, 90))]
+    {
+        let n = docs.len();
+        for t in [0.4, 0.75] {
+            let mut dedup = engine(t, false, &docs);
+            let oracle = Oracle::new(dedup.sketcher(), &docs, t);
+            let want_pairs = oracle.pairs();
+            assert!(!want_pairs.is_empty());
+            let identity: Vec<u32> = (0..n as u32).collect();
+            let rank = shuffled(n, seed);
+            let want_clusters = oracle.clusters();
+            for threads in [1, 2, 4] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                pool.install(|| {
+                    assert_eq!(dedup.pairs().unwrap(), want_pairs, "seed {seed} t {t}");
+                    assert_eq!(dedup.dedup().unwrap(), oracle.dedup(&identity));
+                    assert_eq!(dedup.dedup_by_rank(&rank).unwrap(), oracle.dedup(&rank));
+                    assert_eq!(dedup.clusters().unwrap(), want_clusters);
+                });
+            }
+        }
+    }
+}
+
+#[test]
+fn spilled_and_in_memory_engines_agree() {
+    let docs = adversarial_docs(5);
+    let (mut memory, mut spilled) = (engine(0.4, false, &docs), engine(0.4, true, &docs));
+    let rank = shuffled(docs.len(), 9);
+    assert_eq!(memory.pairs().unwrap(), spilled.pairs().unwrap());
+    assert_eq!(memory.stats(), spilled.stats());
+    assert_eq!(memory.dedup_by_rank(&rank).unwrap(), spilled.dedup_by_rank(&rank).unwrap());
+    assert_eq!(memory.clusters().unwrap(), spilled.clusters().unwrap());
+    // The memory store takes more documents after a search; the spilled one refuses them.
+    assert_eq!(memory.add_shingles([1, 2, 3]).unwrap(), docs.len());
+    assert_eq!(memory.dedup().unwrap().len(), docs.len() + 1);
+    let err = spilled.add_shingles([1, 2, 3]).unwrap_err();
+    assert_eq!(err.kind(), EngineErrorKind::Finished);
+}
+
+#[test]
+fn a_flood_of_identical_documents() {
+    let docs = vec![(0..30).collect::<Vec<u64>>(); 10_000];
+    let mut dedup = engine(0.5, false, &docs);
+    let decisions = dedup.dedup().unwrap();
+    assert_eq!(decisions[0], Decision::Keep);
+    assert!(decisions[1..].iter().all(|d| *d == Decision::Duplicate { of: 0, jaccard: 1.0 }));
+    assert_eq!((dedup.stats().duplicates, dedup.stats().verified), (9_999, 0));
+    let pairs = dedup.pairs().unwrap();
+    assert_eq!(pairs.len(), 9_999);
+    assert!(pairs.iter().enumerate().all(|(i, p)| (p.a, p.b, p.jaccard) == (0, i + 1, 1.0)));
+    assert_eq!(dedup.clusters().unwrap(), [(0..10_000).collect::<Vec<usize>>()]);
+    // The last document first: it is kept, and the others are its duplicates.
+    let mut rank: Vec<u32> = vec![1; 10_000];
+    rank[9_999] = 0;
+    let decisions = dedup.dedup_by_rank(&rank).unwrap();
+    assert_eq!(decisions[9_999], Decision::Keep);
+    assert!(
+        decisions[..9_999].iter().all(|d| *d == Decision::Duplicate { of: 9_999, jaccard: 1.0 })
+    );
+}
+
+#[test]
+fn tiny_and_empty_documents() {
+    let mut dedup = MinHashDedup::new().unwrap();
+    let texts = ["", "   ", "hello", "hello", "hello world", "", "world"];
+    for text in texts {
+        dedup.add_text(text).unwrap();
+    }
+    assert_eq!(dedup.add_shingles([]).unwrap(), texts.len());
+    let decisions = dedup.dedup().unwrap();
+    // Empty documents match nothing, not even each other.
+    for d in [0, 1, 5, 7] {
+        assert_eq!(decisions[d], Decision::Keep, "{d}");
+    }
+    assert_eq!(decisions[3], Decision::Duplicate { of: 2, jaccard: 1.0 });
+    let pairs = dedup.pairs().unwrap();
+    assert!(pairs.contains(&SimilarPair { a: 2, b: 3, jaccard: 1.0 }));
+    assert!(pairs.iter().all(|p| ![0, 1, 5, 7].contains(&p.a) && ![0, 1, 5, 7].contains(&p.b)));
+    let clusters = dedup.clusters().unwrap();
+    assert_eq!(clusters.iter().map(Vec::len).sum::<usize>(), 8);
+    assert!(clusters.contains(&vec![0]) && clusters.contains(&vec![7]));
+    // Nothing added: nothing decided.
+    let mut empty = MinHashDedup::new().unwrap();
+    assert!(empty.dedup().unwrap().is_empty() && empty.pairs().unwrap().is_empty());
+    assert!(empty.clusters().unwrap().is_empty());
+}
+
+#[test]
+fn bulk_adds_equal_one_at_a_time() {
+    let texts: Vec<String> = (0..300)
+        .map(|i| {
+            format!("record {} of a template shared by many documents, variant {}", i % 7, i % 13)
+        })
+        .collect();
+    let mut one = MinHashDedup::new().unwrap();
+    for t in &texts {
+        one.add_text(t).unwrap();
+    }
+    let mut bulk = MinHashDedup::new().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    assert_eq!(pool.install(|| bulk.extend_texts(&texts)).unwrap(), 0..300);
+    let decisions = one.dedup().unwrap();
+    assert_eq!(decisions, bulk.dedup().unwrap());
+    assert!(decisions.iter().filter(|d| d.is_keep()).count() < 300);
+    assert_eq!(one.pairs().unwrap(), bulk.pairs().unwrap());
+}
+
+#[test]
+fn bad_settings_are_typed_errors() {
+    for j in [0.0, -1.0, 1.5, f64::NAN] {
+        let err = MinHashDedup::builder().jaccard(j).build().unwrap_err();
+        assert_eq!(err.kind(), EngineErrorKind::Config, "{j}");
+        assert!(err.to_string().starts_with("jaccard ("), "{err}");
+    }
+    let err = MinHashDedup::builder().lsh_threshold(1.0).build().unwrap_err();
+    assert_eq!(err.kind(), EngineErrorKind::Config);
+    let source = std::error::Error::source(&err).expect("the LSH error");
+    assert!(source.to_string().contains("threshold"), "{source}");
+    let err = MinHashDedup::builder().num_perm(0).build().unwrap_err();
+    assert_eq!(err.kind(), EngineErrorKind::Config);
+    let mh = simhash_core::MinHasher::new(16, 0).unwrap();
+    let err = Sketcher::new(mh, Banding::new(5, 4).unwrap()).unwrap_err();
+    assert_eq!(err.to_string(), "bands × rows (5 × 4) exceeds num_perm (16)");
+    let mut dedup = MinHashDedup::new().unwrap();
+    dedup.add_text("some text").unwrap();
+    assert_eq!(dedup.dedup_by_rank(&[0, 1]).unwrap_err().kind(), EngineErrorKind::Mismatch);
+}
+
+#[test]
+fn the_engine_crosses_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Sketcher>();
+    send_sync::<MinHashDedup>();
+    send_sync::<MemoryStore>();
+    send_sync::<SpillStore>();
+    send_sync::<EngineError>();
+}

@@ -1,0 +1,254 @@
+//! The pair search over a [`SketchStore`]: identical sets collapsed, candidates from shared
+//! band hashes (each pair once), each verified by its exact Jaccard similarity.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rayon::prelude::*;
+
+use super::store::trim;
+use super::{EngineError, EngineErrorKind, MatchSink, MatchStats, SketchStore};
+
+thread_local! {
+    /// Two shingle sets read back, reused.
+    pub(crate) static SETS: RefCell<(Vec<u64>, Vec<u64>)> =
+        const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Candidate pairs verified together.
+const VERIFY_CHUNK: usize = 4096;
+
+/// Documents with identical shingle sets, collapsed: `reps` (ascending) stand for every
+/// document with a sketch, and `duplicates` lists `(doc, rep)` for the others, in document
+/// order. Each group's representative is its member of lowest `rank` (lowest position
+/// without ranks, or among equal ranks). Equal set hashes are only a hint: sets are
+/// compared whole.
+pub(crate) struct Collapsed {
+    pub(crate) reps: Vec<u32>,
+    pub(crate) duplicates: Vec<(u32, u32)>,
+}
+
+pub(crate) fn collapse_identical<S: SketchStore + ?Sized>(
+    sketches: &S,
+    rank: Option<&[u32]>,
+) -> Result<Collapsed, EngineError> {
+    let n = sketches.len();
+    let rank_of = |d: usize| rank.map_or(d as u32, |r| r[d]);
+    let mut by_hash: Vec<(u64, u32, u32)> = (0..n)
+        .filter(|&d| sketches.has(d))
+        .map(|d| (sketches.set_hash(d), rank_of(d), d as u32))
+        .collect();
+    by_hash.par_sort_unstable();
+    let mut is_rep = vec![false; n];
+    let mut duplicates = Vec::new();
+    let (mut set, mut other) = (Vec::new(), Vec::new());
+    for run in by_hash.chunk_by(|x, y| x.0 == y.0) {
+        let mut reps: Vec<u32> = vec![run[0].2];
+        is_rep[run[0].2 as usize] = true;
+        for &(_, _, doc) in &run[1..] {
+            sketches.read_set(doc as usize, &mut set)?;
+            let mut found = None;
+            for &rep in &reps {
+                sketches.read_set(rep as usize, &mut other)?;
+                if set == other {
+                    found = Some(rep);
+                    break;
+                }
+            }
+            if let Some(rep) = found {
+                duplicates.push((doc, rep));
+            } else {
+                reps.push(doc);
+                is_rep[doc as usize] = true;
+            }
+        }
+    }
+    drop(by_hash);
+    duplicates.sort_unstable();
+    let reps = (0..n as u32).filter(|&d| is_rep[d as usize]).collect();
+    Ok(Collapsed { reps, duplicates })
+}
+
+/// Every pair of documents whose shingle sets reach `threshold` Jaccard similarity among
+/// the LSH candidates: documents with equal sets are collapsed onto the first of them
+/// (reported through [`MatchSink::duplicate`]), the others' band hashes give candidate
+/// pairs, each once, and each candidate is verified by its exact Jaccard similarity (pairs
+/// through [`MatchSink::pair`]). Runs on the current rayon pool; what the sink receives
+/// does not depend on the thread count.
+///
+/// The store must be [finished](SketchStore::finish).
+pub fn find_matches<S: SketchStore + ?Sized>(
+    sketches: &S,
+    threshold: f64,
+    sink: &mut dyn MatchSink,
+) -> Result<MatchStats, EngineError> {
+    let mut stats = MatchStats::default();
+    let Collapsed { reps: rep_docs, duplicates } = collapse_identical(sketches, None)?;
+    stats.duplicates = duplicates.len() as u64;
+    for (doc, rep) in duplicates {
+        sink.duplicate(doc, rep);
+    }
+    // Candidates among the representatives, one band at a time from the store;
+    // `rep_docs[i]` is the document of LSH position `i`.
+    let mut error = None;
+    // A failed verification stops the scan at its next read.
+    let failed = AtomicBool::new(false);
+    let stop = || {
+        if failed.load(Ordering::Relaxed) {
+            return Err(EngineError::other(EngineErrorKind::Io, "stopped after an error"));
+        }
+        Ok(())
+    };
+    let scan = super::candidate_pairs_from_columns(
+        rep_docs.len(),
+        sketches.bands(),
+        |band| {
+            stop()?;
+            sketches.column(band, &rep_docs)
+        },
+        |positions, band, out| {
+            stop()?;
+            let docs: Vec<u32> = positions.iter().map(|&p| rep_docs[p as usize]).collect();
+            sketches.rows(&docs, band, out)
+        },
+        |batch| {
+            if error.is_some() {
+                return;
+            }
+            stats.candidates += batch.len() as u64;
+            for chunk in batch.chunks(VERIFY_CHUNK) {
+                let verified: Result<Vec<Option<f64>>, EngineError> = chunk
+                    .par_iter()
+                    .map(|c| similarity(sketches, rep_docs[c.a as usize], rep_docs[c.b as usize]))
+                    .map(|j| j.map(|j| (j >= threshold).then_some(j)))
+                    .collect();
+                stats.verified += chunk.len() as u64;
+                match verified {
+                    Ok(verified) => {
+                        for (c, j) in chunk.iter().zip(verified) {
+                            if let Some(j) = j {
+                                stats.pairs += 1;
+                                sink.pair(rep_docs[c.a as usize], rep_docs[c.b as usize], j);
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        error = Some(e);
+                        failed.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                }
+            }
+        },
+    );
+    // The verification's own error first: the scan's is then only "stopped".
+    match error {
+        Some(e) => Err(e),
+        None => scan.map(|()| stats),
+    }
+}
+
+/// The exact Jaccard similarity of two documents' shingle sets (0 when either has none).
+pub fn similarity<S: SketchStore + ?Sized>(
+    sketches: &S,
+    a: u32,
+    b: u32,
+) -> Result<f64, EngineError> {
+    SETS.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let (set_a, set_b) = &mut *guard;
+        sketches.read_set(a as usize, set_a)?;
+        sketches.read_set(b as usize, set_b)?;
+        let jaccard = simhash_core::jaccard(set_a, set_b);
+        trim(set_a);
+        trim(set_b);
+        Ok(jaccard)
+    })
+}
+
+/// Union-find by size with path halving, for the candidate components.
+pub(crate) struct Forest {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl Forest {
+    pub(crate) fn new(n: usize) -> Forest {
+        Forest { parent: (0..n as u32).collect(), size: vec![1; n] }
+    }
+
+    pub(crate) fn find(&mut self, x: u32) -> u32 {
+        find(&mut self.parent, x)
+    }
+
+    pub(crate) fn union(&mut self, a: u32, b: u32) {
+        let (mut ra, mut rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return;
+        }
+        if self.size[ra as usize] < self.size[rb as usize] {
+            std::mem::swap(&mut ra, &mut rb);
+        }
+        self.parent[rb as usize] = ra;
+        self.size[ra as usize] += self.size[rb as usize];
+    }
+}
+
+/// The root of `x` in a forest of parent links, halving the path.
+pub(crate) fn find(parent: &mut [u32], mut x: u32) -> u32 {
+    while parent[x as usize] != x {
+        let up = parent[parent[x as usize] as usize];
+        parent[x as usize] = up;
+        x = up;
+    }
+    x
+}
+
+/// The candidate components of `docs` (ascending): documents linked by chains of shared
+/// band hashes. One union per member of each band group (never one per pair), so the cost
+/// is `bands × n log n` whatever the groups' sizes. Components of two or more documents,
+/// each ascending, in order of first member.
+pub(crate) fn candidate_components<S: SketchStore + ?Sized>(
+    sketches: &S,
+    docs: &[u32],
+) -> Result<Vec<Vec<u32>>, EngineError> {
+    let mut uf = Forest::new(docs.len());
+    let mut entries: Vec<(u32, u32)> = Vec::with_capacity(docs.len());
+    for band in 0..sketches.bands() {
+        let column = sketches.column(band, docs)?;
+        entries.clear();
+        entries.extend(column.iter().enumerate().map(|(p, &h)| (h, p as u32)));
+        drop(column);
+        entries.par_sort_unstable();
+        for group in entries.chunk_by(|x, y| x.0 == y.0) {
+            for e in &group[1..] {
+                uf.union(group[0].1, e.1);
+            }
+        }
+    }
+    drop(entries);
+    let mut by_root: Vec<(u32, u32)> = Vec::with_capacity(docs.len());
+    for p in 0..docs.len() as u32 {
+        by_root.push((uf.find(p), p));
+    }
+    drop(uf);
+    by_root.par_sort_unstable();
+    let mut components: Vec<Vec<u32>> = by_root
+        .chunk_by(|x, y| x.0 == y.0)
+        .filter(|g| g.len() > 1)
+        .map(|g| g.iter().map(|&(_, p)| docs[p as usize]).collect())
+        .collect();
+    components.sort_unstable_by_key(|c| c[0]);
+    Ok(components)
+}
+
+/// The band hashes of `docs` (ascending): document `i` has `rows[i * bands..(i + 1) *
+/// bands]`.
+pub(crate) fn component_rows<S: SketchStore + ?Sized>(
+    sketches: &S,
+    docs: &[u32],
+) -> Result<Vec<u32>, EngineError> {
+    let mut rows = Vec::with_capacity(docs.len() * sketches.bands());
+    sketches.rows(docs, sketches.bands(), &mut rows)?;
+    Ok(rows)
+}

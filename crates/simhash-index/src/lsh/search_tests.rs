@@ -1,0 +1,365 @@
+//! The searches against brute-force oracles (moved from the `simhash` binary's sketch
+//! module with the code): the walk, the components and the pairs, on random and adversarial
+//! documents, from memory, cached and file-read stores, at several thread counts.
+#![allow(clippy::many_single_char_names)] // sets, ranks and thresholds in the oracles
+
+use super::*;
+
+/// A naive union-find for the oracles.
+pub(super) struct Uf(Vec<u32>);
+
+impl Uf {
+    pub(super) fn new(n: usize) -> Uf {
+        Uf((0..n as u32).collect())
+    }
+
+    pub(super) fn find(&mut self, mut x: u32) -> u32 {
+        while self.0[x as usize] != x {
+            x = self.0[x as usize];
+        }
+        x
+    }
+
+    pub(super) fn union(&mut self, a: u32, b: u32) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        self.0[ra.max(rb) as usize] = ra.min(rb);
+    }
+}
+
+/// Records the matches.
+#[derive(Default)]
+struct Record {
+    duplicates: Vec<(u32, u32)>,
+    pairs: Vec<(u32, u32, u64)>,
+}
+
+impl MatchSink for Record {
+    fn duplicate(&mut self, doc: u32, of: u32) {
+        self.duplicates.push((doc, of));
+    }
+    fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
+        self.pairs.push((a, b, jaccard.to_bits()));
+    }
+}
+
+/// xorshift, for reproducible random sets.
+pub(super) struct Rng(pub(super) u64);
+
+impl Rng {
+    pub(super) fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// The sketches of documents given as feature lists (empty: featureless), with their
+/// band hashes kept for the oracles.
+struct Fixture<S = SpillStore> {
+    store: S,
+    sets: Vec<Vec<u64>>,
+    bands: Vec<Vec<u32>>,
+}
+
+fn fixture(docs: &[Vec<u64>], cache_bytes: u64) -> Fixture {
+    let banding = Banding::for_threshold(0.3, 128).unwrap();
+    let store = SpillStore::with_cache_bytes(banding.bands, cache_bytes).unwrap();
+    fixture_in(docs, store)
+}
+
+/// [`fixture`] in a given store.
+fn fixture_in<S: SketchStore>(docs: &[Vec<u64>], mut store: S) -> Fixture<S> {
+    let minhasher = simhash_core::MinHasher::new(128, 0).unwrap();
+    let banding = Banding::for_threshold(0.3, 128).unwrap();
+    let (mut sets, mut bands) = (Vec::new(), Vec::new());
+    for features in docs {
+        let sketch = (!features.is_empty()).then(|| {
+            let sig = minhasher.signature(features.iter().copied()).unwrap();
+            let mut b = vec![0u64; banding.bands];
+            simhash_core::band_hashes(&sig, banding.bands, banding.rows, &mut b);
+            DocSketch {
+                bands: b.iter().map(|&h| (h ^ (h >> 32)) as u32).collect(),
+                set: simhash_core::shingle_set(features.iter().copied()),
+            }
+        });
+        sets.push(sketch.as_ref().map(|s| s.set.clone()).unwrap_or_default());
+        bands.push(sketch.as_ref().map(|s| s.bands.clone()).unwrap_or_default());
+        store.push(sketch.as_ref()).unwrap();
+    }
+    store.finish().unwrap();
+    Fixture { store, sets, bands }
+}
+
+/// Documents drawn around a few bases (near and exact copies), some featureless.
+pub(super) fn random_docs(seed: u64, n: u64) -> Vec<Vec<u64>> {
+    let mut rng = Rng(seed);
+    (0..n)
+        .map(|doc| {
+            let base = doc % 40;
+            if doc % 37 == 5 {
+                return Vec::new();
+            }
+            (0..60)
+                .map(
+                    |i| {
+                        if rng.below(10) < doc % 4 { 1000 + rng.below(500) } else { base * 100 + i }
+                    },
+                )
+                .collect()
+        })
+        .collect()
+}
+
+/// A template flood: a shared paragraph and a few own words each; identical copies;
+/// hashes that agree in 32 bits only; and tiny documents.
+pub(super) fn adversarial_docs(seed: u64) -> Vec<Vec<u64>> {
+    let mut rng = Rng(seed);
+    let mut docs = Vec::new();
+    for _ in 0..150 {
+        let mut d: Vec<u64> = (0..40).collect();
+        d.extend((0..6 + rng.below(30)).map(|_| 10_000 + rng.below(1_000_000)));
+        docs.push(d);
+    }
+    for i in 0..60u64 {
+        docs.push(vec![5_000_000, 5_000_001 + i % 3]);
+        docs.push(vec![1 << 32 | i, i]);
+        docs.push(vec![i]);
+    }
+    docs
+}
+
+fn run<S: SketchStore>(store: &S, threads: usize) -> Record {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let mut record = Record::default();
+    pool.install(|| find_matches(store, 0.4, &mut record)).unwrap();
+    record
+}
+
+fn share_band<S>(f: &Fixture<S>, a: usize, b: usize) -> bool {
+    !f.sets[a].is_empty()
+        && !f.sets[b].is_empty()
+        && f.bands[a].iter().zip(&f.bands[b]).any(|(x, y)| x == y)
+}
+
+/// The brute-force walk: every kept document is compared, in priority order.
+fn oracle_walk<S>(f: &Fixture<S>, rank: &[u32], t: f64) -> (Vec<u32>, Vec<f64>) {
+    let n = f.sets.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&d| rank[d]);
+    let mut center: Vec<u32> = (0..n as u32).collect();
+    let mut jaccard = vec![0.0; n];
+    let mut kept: Vec<usize> = Vec::new();
+    for &d in &order {
+        let hit = kept.iter().find_map(|&k| {
+            let j = simhash_core::jaccard(&f.sets[d], &f.sets[k]);
+            let identical = !f.sets[d].is_empty() && f.sets[d] == f.sets[k];
+            ((share_band(f, d, k) || identical) && j >= t).then_some((k, j))
+        });
+        match hit {
+            Some((k, j)) => {
+                center[d] = k as u32;
+                jaccard[d] = j;
+            }
+            None => kept.push(d),
+        }
+    }
+    (center, jaccard)
+}
+
+/// The brute-force components of the verified candidate pairs.
+fn oracle_components<S>(f: &Fixture<S>, t: f64) -> Vec<u32> {
+    let n = f.sets.len();
+    let mut uf = Uf::new(n);
+    for a in 0..n {
+        for b in a + 1..n {
+            if share_band(f, a, b) && simhash_core::jaccard(&f.sets[a], &f.sets[b]) >= t {
+                uf.union(a as u32, b as u32);
+            }
+        }
+    }
+    (0..n as u32).map(|d| uf.find(d)).collect()
+}
+
+fn same_partition(a: &[u32], b: &[u32]) -> bool {
+    let mut map = std::collections::HashMap::new();
+    let mut back = std::collections::HashMap::new();
+    a.iter()
+        .zip(b)
+        .all(|(x, y)| *map.entry(x).or_insert(y) == y && *back.entry(y).or_insert(x) == x)
+}
+
+#[test]
+fn cached_and_file_reads_find_the_same_matches() {
+    let docs = random_docs(0x9e37_79b9, 300);
+    let cached = fixture(&docs, SPILL_CACHE_BYTES);
+    let on_disk = fixture(&docs, 0);
+    let sets = &cached.sets;
+    assert_eq!(cached.store.cached(), (true, true));
+    assert_eq!(on_disk.store.cached(), (false, false));
+    let want = run(&cached.store, 1);
+    assert!(want.duplicates.len() > 10 && want.pairs.len() > 50);
+    for (store, threads) in [(&cached.store, 3), (&on_disk.store, 1), (&on_disk.store, 3)] {
+        let got = run(store, threads);
+        assert_eq!(got.duplicates, want.duplicates);
+        assert_eq!(got.pairs, want.pairs);
+    }
+    // Every match is exact: equal sets, or a Jaccard of at least the threshold.
+    for &(doc, of) in &want.duplicates {
+        assert!(of < doc && sets[doc as usize] == sets[of as usize]);
+    }
+    for &(a, b, j) in &want.pairs {
+        let j = f64::from_bits(j);
+        let exact = simhash_core::jaccard(&sets[a as usize], &sets[b as usize]);
+        assert_eq!(j.to_bits(), exact.to_bits());
+        assert!(a < b && j >= 0.4, "{a} {b} {j}");
+    }
+    // Sets and columns read back as written, through many column blocks.
+    let mut set = Vec::new();
+    for (doc, want) in sets.iter().enumerate() {
+        on_disk.store.read_set(doc, &mut set).unwrap();
+        assert_eq!(&set, want);
+    }
+    assert!(on_disk.store.column_blocks(0).0 > 50);
+    assert_eq!(on_disk.store.column_blocks(3).1, cached.store.column_blocks(3).1);
+}
+
+#[test]
+fn walk_and_components_agree_with_brute_force() {
+    for (seed, docs) in [
+        (1, random_docs(0x1234_5678, 300)),
+        (2, random_docs(0xdead_beef, 200)),
+        (3, adversarial_docs(77)),
+    ] {
+        let n = docs.len();
+        for cache in [SPILL_CACHE_BYTES, 0] {
+            let f = fixture(&docs, cache);
+            let mut rng = Rng(seed * 31 + cache);
+            let mut shuffled: Vec<u32> = (0..n as u32).collect();
+            for i in (1..n).rev() {
+                shuffled.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            let identity: Vec<u32> = (0..n as u32).collect();
+            for t in [0.4, 0.7] {
+                let want_components = oracle_components(&f, t);
+                for rank in [&identity, &shuffled] {
+                    let want = oracle_walk(&f, rank, t);
+                    for threads in [1, 3] {
+                        let pool =
+                            rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                        let (got, _) = pool.install(|| walk(&f.store, t, rank)).unwrap();
+                        assert_eq!(got.center, want.0, "seed {seed} t {t} threads {threads}");
+                        for d in 0..n {
+                            assert_eq!(got.jaccard[d].to_bits(), want.1[d].to_bits());
+                        }
+                        let (edges, _) = pool.install(|| components(&f.store, t)).unwrap();
+                        let mut uf = Uf::new(n);
+                        for &(a, b) in &edges {
+                            let j = simhash_core::jaccard(&f.sets[a as usize], &f.sets[b as usize]);
+                            assert!(j >= t, "an unverified edge {a} {b}: {j}");
+                            uf.union(a, b);
+                        }
+                        let got: Vec<u32> = (0..n as u32).map(|d| uf.find(d)).collect();
+                        assert!(same_partition(&got, &want_components), "seed {seed} t {t}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn floods_cost_one_comparison_a_document() {
+    // 3,000 near-identical documents: one kept, every other compared with it once.
+    let mut rng = Rng(5);
+    let docs: Vec<Vec<u64>> = (0..3000)
+        .map(|_| {
+            let mut d: Vec<u64> = (0..100).collect();
+            d.extend((0..12).map(|_| 1000 + rng.below(1 << 40)));
+            d
+        })
+        .collect();
+    let f = fixture(&docs, SPILL_CACHE_BYTES);
+    let rank: Vec<u32> = (0..3000).collect();
+    let (walked, stats) = walk(&f.store, 0.4, &rank).unwrap();
+    assert!(walked.center.iter().all(|&c| c == 0));
+    assert_eq!(stats.verified, 2999);
+    let (edges, stats) = components(&f.store, 0.4).unwrap();
+    assert_eq!(edges.len(), 2999);
+    assert_eq!(stats.verified, 2999);
+    // Identical documents are not compared at all.
+    let f = fixture(&vec![(0..50).collect::<Vec<u64>>(); 3000], SPILL_CACHE_BYTES);
+    let (walked, stats) = walk(&f.store, 0.4, &rank).unwrap();
+    assert!(walked.center.iter().all(|&c| c == 0) && stats.verified == 0);
+    assert_eq!(stats.duplicates, 2999);
+}
+
+#[test]
+fn different_tiny_texts_are_never_identical() {
+    // Two one-shingle documents whose hashes agree in their low 32 bits, or whose
+    // halves XOR alike: distinct sets, so neither a duplicate nor a pair.
+    let docs = vec![
+        vec![0x0000_0001_0000_0005],
+        vec![0x0000_0002_0000_0005],
+        vec![0x0000_0005_0000_0001],
+        vec![0x0000_0004_0000_0000],
+    ];
+    let f = fixture(&docs, SPILL_CACHE_BYTES);
+    let got = run(&f.store, 1);
+    assert!(got.duplicates.is_empty() && got.pairs.is_empty());
+    let (walked, _) = walk(&f.store, 0.4, &[0, 1, 2, 3]).unwrap();
+    assert_eq!(walked.center, [0, 1, 2, 3]);
+}
+
+#[test]
+fn memory_and_spill_stores_agree() {
+    for docs in [random_docs(0x5eed, 250), adversarial_docs(3)] {
+        let spilled = fixture(&docs, 0);
+        let memory = fixture_in(&docs, MemoryStore::new(spilled.store.bands()));
+        assert_eq!(memory.sets, spilled.sets);
+        let n = docs.len();
+        let rank: Vec<u32> = (0..n as u32).rev().collect();
+        for threads in [1, 2, 4] {
+            let (a, b) = (run(&memory.store, threads), run(&spilled.store, threads));
+            assert_eq!((a.duplicates, a.pairs), (b.duplicates, b.pairs));
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let walks = pool.install(|| {
+                (
+                    walk(&memory.store, 0.4, &rank).unwrap(),
+                    walk(&spilled.store, 0.4, &rank).unwrap(),
+                )
+            });
+            assert_eq!(walks.0, walks.1);
+            let edges = pool.install(|| {
+                (components(&memory.store, 0.4).unwrap(), components(&spilled.store, 0.4).unwrap())
+            });
+            assert_eq!(edges.0, edges.1);
+        }
+    }
+}
+
+#[test]
+fn stores_check_what_they_are_given() {
+    let mut store = MemoryStore::new(3);
+    let sketch = DocSketch { bands: vec![1, 2], set: vec![5] };
+    let err = store.push(Some(&sketch)).unwrap_err();
+    assert_eq!(err.kind(), EngineErrorKind::Mismatch);
+    assert_eq!(err.to_string(), "a sketch has 2 band hashes, the store 3");
+    assert!(store.is_empty(), "a refused sketch is not recorded");
+    let err = walk(&store, 0.5, &[0]).unwrap_err();
+    assert_eq!(
+        (err.kind(), err.to_string().as_str()),
+        (EngineErrorKind::Mismatch, "1 ranks for 0 documents")
+    );
+    // A spilled store is closed by its first search.
+    let mut spilled = SpillStore::new(2).unwrap();
+    spilled.push(Some(&sketch)).unwrap();
+    spilled.finish().unwrap();
+    spilled.finish().unwrap();
+    let err = spilled.push(None).unwrap_err();
+    assert_eq!(err.kind(), EngineErrorKind::Finished);
+    assert_eq!(spilled.len(), 1);
+    let mut set = Vec::new();
+    spilled.read_set(0, &mut set).unwrap();
+    assert_eq!(set, [5]);
+}

@@ -1,0 +1,36 @@
+//! What the searches report: matches to a [`MatchSink`], counts in [`MatchStats`].
+
+/// Receives what [`find_matches`](super::find_matches) finds, on the calling thread, in an
+/// order that does not depend on the thread count.
+pub trait MatchSink: Send {
+    /// `doc` has exactly the shingle set of `of`, an earlier document (`of < doc`), which
+    /// stands for it in the search: every match of `of` is a match of `doc`.
+    fn duplicate(&mut self, doc: u32, of: u32);
+    /// `a < b` have a Jaccard similarity of at least the threshold.
+    fn pair(&mut self, a: u32, b: u32, jaccard: f64);
+}
+
+/// What a search did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MatchStats {
+    /// Documents whose shingle set equals an earlier (or higher-priority) one's.
+    pub duplicates: u64,
+    /// Candidate pairs considered (sharing a band hash, not already decided).
+    pub candidates: u64,
+    /// Candidate pairs whose exact Jaccard similarity was computed.
+    pub verified: u64,
+    /// Verified pairs at or above the threshold.
+    pub pairs: u64,
+    /// Documents in the largest candidate component (walk and components only).
+    pub largest_component: u64,
+}
+
+impl MatchStats {
+    pub(crate) fn add(&mut self, other: &MatchStats) {
+        self.candidates += other.candidates;
+        self.verified += other.verified;
+        self.pairs += other.pairs;
+        self.largest_component = self.largest_component.max(other.largest_component);
+    }
+}

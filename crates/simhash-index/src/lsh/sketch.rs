@@ -1,0 +1,143 @@
+//! Sketches: a text (or a list of shingle hashes) to its shingle set and LSH band hashes.
+
+use std::cell::RefCell;
+
+use simhash_core::{Fingerprint, Fingerprinter, MinHasher};
+
+use super::{Banding, EngineError, EngineErrorKind};
+
+/// Makes the [`DocSketch`] of each document: its shingle set (for exact verification) and
+/// its LSH band hashes (for candidates), and its simhash fingerprint when asked for.
+///
+/// Pure and `Send + Sync`: share one between worker threads and sketch documents in any
+/// order, then push the sketches into a [`SketchStore`](super::SketchStore) in document
+/// order.
+#[derive(Clone, Debug)]
+pub struct Sketcher {
+    minhasher: MinHasher,
+    banding: Banding,
+    fingerprints: bool,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<(Vec<u64>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+impl Sketcher {
+    /// A sketcher that cuts `minhasher`'s signatures by `banding`.
+    ///
+    /// Errors ([`EngineErrorKind::Config`]): the banding needs more slots than the
+    /// signature has.
+    pub fn new(minhasher: MinHasher, banding: Banding) -> Result<Sketcher, EngineError> {
+        Banding::new(banding.bands, banding.rows)?;
+        if banding.bands.checked_mul(banding.rows).is_none_or(|n| n > minhasher.num_perm()) {
+            return Err(EngineError::other(
+                EngineErrorKind::Config,
+                format!(
+                    "bands × rows ({} × {}) exceeds num_perm ({})",
+                    banding.bands,
+                    banding.rows,
+                    minhasher.num_perm()
+                ),
+            ));
+        }
+        Ok(Sketcher { minhasher, banding, fingerprints: false })
+    }
+
+    /// Also computes the simhash fingerprint in [`sketch`](Sketcher::sketch) (for outputs
+    /// that show it); off by default.
+    #[must_use]
+    pub fn with_fingerprints(mut self, fingerprints: bool) -> Sketcher {
+        self.fingerprints = fingerprints;
+        self
+    }
+
+    /// The banding: the number of band hashes of each sketch.
+    pub fn banding(&self) -> Banding {
+        self.banding
+    }
+
+    /// The MinHash signature maker.
+    pub fn minhasher(&self) -> &MinHasher {
+        &self.minhasher
+    }
+
+    /// The fingerprint of `text` (when asked for with
+    /// [`with_fingerprints`](Sketcher::with_fingerprints)) and its sketch, from the
+    /// shingles `fingerprinter` makes; both none for a featureless text.
+    pub fn sketch(
+        &self,
+        fingerprinter: &Fingerprinter,
+        text: &str,
+    ) -> (Option<Fingerprint>, Option<DocSketch>) {
+        let mut fp = None;
+        let sketch = SCRATCH.with(|cell| {
+            let mut guard = cell.borrow_mut();
+            let (features, signature) = &mut *guard;
+            features.clear();
+            if self.fingerprints {
+                fp = fingerprinter.fingerprint_and_features(text, |hash| features.push(hash));
+            } else {
+                fingerprinter.for_each_feature(text, |hash, _| features.push(hash));
+            }
+            self.sketch_features(features, signature)
+        });
+        (fp, sketch)
+    }
+
+    /// The sketch of a document given as shingle hashes (repeats and order do not
+    /// matter); none when there are none.
+    pub fn sketch_shingles(&self, shingles: impl IntoIterator<Item = u64>) -> Option<DocSketch> {
+        SCRATCH.with(|cell| {
+            let mut guard = cell.borrow_mut();
+            let (features, signature) = &mut *guard;
+            features.clear();
+            features.extend(shingles);
+            self.sketch_features(features, signature)
+        })
+    }
+
+    fn sketch_features(&self, features: &[u64], signature: &mut Vec<u32>) -> Option<DocSketch> {
+        if features.is_empty() {
+            return None;
+        }
+        signature.resize(self.minhasher.num_perm(), 0);
+        self.minhasher.signature_into(features.iter().copied(), signature);
+        let mut bands = vec![0; self.banding.bands];
+        simhash_core::band_hashes(signature, self.banding.bands, self.banding.rows, &mut bands);
+        let bands = bands.iter().map(|&h| (h ^ (h >> 32)) as u32).collect();
+        Some(DocSketch { bands, set: simhash_core::shingle_set(features.iter().copied()) })
+    }
+}
+
+/// What the engine keeps of one document with features.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DocSketch {
+    /// One hash per LSH band, folded to 32 bits (chance collisions only add candidates,
+    /// which verification drops).
+    pub(crate) bands: Vec<u32>,
+    /// The distinct 64-bit shingle hashes, sorted.
+    pub(crate) set: Vec<u64>,
+}
+
+impl DocSketch {
+    /// One hash per LSH band (64-bit band hashes folded to 32 bits).
+    pub fn bands(&self) -> &[u32] {
+        &self.bands
+    }
+
+    /// The shingle set: distinct 64-bit shingle hashes, ascending.
+    pub fn set(&self) -> &[u64] {
+        &self.set
+    }
+
+    /// A hash of the whole set: documents with equal sets have equal hashes (the members
+    /// are already well-mixed hashes, so a cheap fold does; equal hashes are verified).
+    pub(crate) fn set_hash(&self) -> u64 {
+        let mut h = self.set.len() as u64;
+        for &x in &self.set {
+            h = (h.rotate_left(26) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+        h ^ (h >> 29)
+    }
+}

@@ -1,0 +1,520 @@
+//! Where the sketches of a corpus live while it is searched: the [`SketchStore`] trait, and
+//! two stores, [`MemoryStore`] and [`SpillStore`] (band hashes and shingle sets in unnamed
+//! temporary files).
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+
+use super::{DocSketch, EngineError, EngineErrorKind};
+
+/// The sketches of a corpus, indexed by document (`0..len`, in the order they were pushed;
+/// documents without features have none). The searches ([`find_matches`](super::find_matches),
+/// [`walk`](super::walk), [`components`](super::components)) read them through this trait,
+/// from rayon's worker threads.
+///
+/// Contract: [`push`](SketchStore::push) in document order, then
+/// [`finish`](SketchStore::finish) (idempotent) before any read; the reads of a document
+/// return what was pushed for it. A store may refuse pushes after `finish`
+/// ([`EngineErrorKind::Finished`]). Two stores holding the same sketches give every search
+/// the same result.
+pub trait SketchStore: Send + Sync {
+    /// Band hashes per sketch.
+    fn bands(&self) -> usize;
+
+    /// Documents pushed (with or without a sketch).
+    fn len(&self) -> usize;
+
+    /// True when no document was pushed.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends the next document's sketch (none when it has no features).
+    ///
+    /// Errors: [`EngineErrorKind::Mismatch`] for a sketch of another number of bands,
+    /// [`EngineErrorKind::TooManyDocuments`] past `u32::MAX` documents, and I/O errors.
+    fn push(&mut self, sketch: Option<&DocSketch>) -> Result<(), EngineError>;
+
+    /// Ends writing: sketches can be read from now on.
+    fn finish(&mut self) -> Result<(), EngineError>;
+
+    /// Whether `doc` has a sketch.
+    fn has(&self, doc: usize) -> bool;
+
+    /// A hash of `doc`'s shingle set (equal sets, equal hashes; 0 without a sketch).
+    fn set_hash(&self, doc: usize) -> u64;
+
+    /// Reads `doc`'s shingle set into `out` (cleared first; empty without a sketch).
+    fn read_set(&self, doc: usize, out: &mut Vec<u64>) -> Result<(), EngineError>;
+
+    /// One band's hash of each of `docs` (ascending): 0 for a document without a sketch.
+    fn column(&self, band: usize, docs: &[u32]) -> Result<Vec<u32>, EngineError>;
+
+    /// Appends the first `band` hashes of each of `docs` (ascending) to `out`, row after
+    /// row (`band` may be every band).
+    fn rows(&self, docs: &[u32], band: usize, out: &mut Vec<u32>) -> Result<(), EngineError>;
+}
+
+/// What every store keeps in memory: 17 bytes a document.
+#[derive(Debug)]
+struct DocIndex {
+    set_hashes: Vec<u64>,
+    /// Start of each document's set, in shingles; one more entry at the end.
+    offsets: Vec<u64>,
+    has: Vec<bool>,
+}
+
+impl DocIndex {
+    fn new() -> DocIndex {
+        DocIndex { set_hashes: Vec::new(), offsets: vec![0], has: Vec::new() }
+    }
+
+    /// Checks `sketch` and records it.
+    fn push(&mut self, bands: usize, sketch: Option<&DocSketch>) -> Result<(), EngineError> {
+        if self.has.len() >= u32::MAX as usize {
+            return Err(EngineError::other(
+                EngineErrorKind::TooManyDocuments,
+                format!("a store holds at most {} documents", u32::MAX),
+            ));
+        }
+        let end = self.offsets[self.offsets.len() - 1];
+        if let Some(s) = sketch {
+            if s.bands.len() != bands {
+                return Err(EngineError::other(
+                    EngineErrorKind::Mismatch,
+                    format!("a sketch has {} band hashes, the store {bands}", s.bands.len()),
+                ));
+            }
+            self.set_hashes.push(s.set_hash());
+            self.offsets.push(end + s.set.len() as u64);
+        } else {
+            self.set_hashes.push(0);
+            self.offsets.push(end);
+        }
+        self.has.push(sketch.is_some());
+        Ok(())
+    }
+
+    /// The range of `doc`'s set, in shingles.
+    fn range(&self, doc: usize) -> (u64, u64) {
+        (self.offsets[doc], self.offsets[doc + 1])
+    }
+}
+
+/// Sketches held in memory: the shingle sets (8 bytes a shingle) and band hashes (4 bytes
+/// a band) of every document, and 17 bytes a document. Accepts pushes after a search.
+#[derive(Debug)]
+pub struct MemoryStore {
+    bands: usize,
+    index: DocIndex,
+    sets: Vec<u64>,
+    /// Every document's band hashes, one row after another.
+    rows: Vec<u32>,
+}
+
+impl MemoryStore {
+    /// An empty store for sketches of `bands` band hashes.
+    pub fn new(bands: usize) -> MemoryStore {
+        MemoryStore { bands, index: DocIndex::new(), sets: Vec::new(), rows: Vec::new() }
+    }
+}
+
+impl SketchStore for MemoryStore {
+    fn bands(&self) -> usize {
+        self.bands
+    }
+
+    fn len(&self) -> usize {
+        self.index.has.len()
+    }
+
+    fn push(&mut self, sketch: Option<&DocSketch>) -> Result<(), EngineError> {
+        self.index.push(self.bands, sketch)?;
+        match sketch {
+            Some(s) => {
+                self.sets.extend_from_slice(&s.set);
+                self.rows.extend_from_slice(&s.bands);
+            }
+            None => self.rows.resize(self.rows.len() + self.bands, 0),
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    fn has(&self, doc: usize) -> bool {
+        self.index.has[doc]
+    }
+
+    fn set_hash(&self, doc: usize) -> u64 {
+        self.index.set_hashes[doc]
+    }
+
+    fn read_set(&self, doc: usize, out: &mut Vec<u64>) -> Result<(), EngineError> {
+        let (start, end) = self.index.range(doc);
+        out.clear();
+        out.extend_from_slice(&self.sets[start as usize..end as usize]);
+        Ok(())
+    }
+
+    fn column(&self, band: usize, docs: &[u32]) -> Result<Vec<u32>, EngineError> {
+        Ok(docs.iter().map(|&d| self.rows[d as usize * self.bands + band]).collect())
+    }
+
+    fn rows(&self, docs: &[u32], band: usize, out: &mut Vec<u32>) -> Result<(), EngineError> {
+        for &d in docs {
+            let at = d as usize * self.bands;
+            out.extend_from_slice(&self.rows[at..at + band]);
+        }
+        Ok(())
+    }
+}
+
+/// An unnamed temporary file, written front to back once, then read at offsets (the
+/// system removes it however the process ends).
+#[derive(Debug)]
+struct Spill {
+    writer: Option<BufWriter<File>>,
+    file: File,
+    /// u32 values written.
+    len: u64,
+    /// The whole file in memory, when it fits the cache budget.
+    cache: Option<Vec<u32>>,
+}
+
+/// Memory the row and set files of a [`SpillStore`] may take when read back whole, instead
+/// of a read per lookup: small corpora match from memory, large ones from the page cache.
+pub const SPILL_CACHE_BYTES: u64 = 256 << 20;
+
+/// Thread-local buffers larger than this are given back after use (one huge document must
+/// not keep every thread's buffer huge).
+const KEEP_BUFFER_BYTES: usize = 1 << 20;
+
+/// Gives back a reused buffer's memory when it grew past [`KEEP_BUFFER_BYTES`].
+pub(crate) fn trim<T>(buf: &mut Vec<T>) {
+    if buf.capacity() * std::mem::size_of::<T>() > KEEP_BUFFER_BYTES {
+        *buf = Vec::new();
+    }
+}
+
+thread_local! {
+    /// A shingle set's words read back, reused.
+    static WORDS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+    /// Bytes read back from a spill file, reused.
+    static READ_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Spill {
+    fn new() -> Result<Spill, EngineError> {
+        let file = tempfile::tempfile().map_err(EngineError::temp_file)?;
+        let writer =
+            file.try_clone().map_err(|e| EngineError::io("cannot open a temporary file", e))?;
+        Ok(Spill {
+            writer: Some(BufWriter::with_capacity(1 << 16, writer)),
+            file,
+            len: 0,
+            cache: None,
+        })
+    }
+
+    fn append(&mut self, values: &[u32]) -> Result<(), EngineError> {
+        let writer = self.writer.as_mut().ok_or_else(finished)?;
+        for v in values {
+            writer.write_all(&v.to_le_bytes()).map_err(EngineError::write)?;
+        }
+        self.len += values.len() as u64;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), EngineError> {
+        if let Some(mut writer) = self.writer.take() {
+            writer.flush().map_err(EngineError::write)?;
+        }
+        Ok(())
+    }
+
+    /// Reads the whole file into memory if it takes at most `*budget` bytes, taking them
+    /// from the budget.
+    fn cache_within(&mut self, budget: &mut u64) -> Result<(), EngineError> {
+        let bytes = self.len * 4;
+        if bytes <= *budget {
+            let mut all = Vec::with_capacity(self.len as usize);
+            let chunk = 1 << 18;
+            let mut at = 0;
+            while at < self.len {
+                let count = chunk.min(self.len - at) as usize;
+                self.read(at, count, &mut all)?;
+                at += count as u64;
+            }
+            self.cache = Some(all);
+            *budget -= bytes;
+        }
+        Ok(())
+    }
+
+    /// Appends the `count` values from value `start` to `out`.
+    fn read(&self, start: u64, count: usize, out: &mut Vec<u32>) -> Result<(), EngineError> {
+        if count == 0 {
+            return Ok(());
+        }
+        if let Some(cache) = &self.cache {
+            out.extend_from_slice(&cache[start as usize..start as usize + count]);
+            return Ok(());
+        }
+        READ_BUF.with(|cell| {
+            let mut bytes = cell.borrow_mut();
+            bytes.resize(count * 4, 0);
+            read_at(&self.file, &mut bytes, start * 4).map_err(EngineError::read)?;
+            out.extend(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+            trim(&mut bytes);
+            Ok(())
+        })
+    }
+}
+
+/// Values per block of a band's column in the column file (tiny in tests, so that they
+/// cover many blocks).
+const COLUMN_BLOCK: usize = if cfg!(test) { 5 } else { 1 << 13 };
+
+/// Every band's column of hashes in one file, written in blocks of [`COLUMN_BLOCK`] values
+/// per band (so a band reads back in large pieces, and any number of bands takes one file).
+#[derive(Debug)]
+struct Columns {
+    spill: Spill,
+    /// Values of each band not yet written.
+    pending: Vec<Vec<u32>>,
+    /// Each band's blocks: start (in values) and length.
+    blocks: Vec<Vec<(u64, usize)>>,
+}
+
+impl Columns {
+    fn new(bands: usize) -> Result<Columns, EngineError> {
+        Ok(Columns {
+            spill: Spill::new()?,
+            pending: vec![Vec::new(); bands],
+            blocks: vec![Vec::new(); bands],
+        })
+    }
+
+    fn push(&mut self, hashes: &[u32]) -> Result<(), EngineError> {
+        for (band, &h) in hashes.iter().enumerate() {
+            self.pending[band].push(h);
+            if self.pending[band].len() == COLUMN_BLOCK {
+                self.flush(band)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, band: usize) -> Result<(), EngineError> {
+        let values = std::mem::take(&mut self.pending[band]);
+        if !values.is_empty() {
+            self.blocks[band].push((self.spill.len, values.len()));
+            self.spill.append(&values)?;
+        }
+        self.pending[band] = values;
+        self.pending[band].clear();
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), EngineError> {
+        for band in 0..self.pending.len() {
+            self.flush(band)?;
+        }
+        self.pending = Vec::new();
+        self.spill.finish()
+    }
+
+    /// One band's hash of every document.
+    fn read(&self, band: usize) -> Result<Vec<u32>, EngineError> {
+        let mut all = Vec::with_capacity(self.blocks[band].iter().map(|b| b.1).sum());
+        for &(start, len) in &self.blocks[band] {
+            self.spill.read(start, len, &mut all)?;
+        }
+        Ok(all)
+    }
+}
+
+/// Sketches in unnamed temporary files, for corpora larger than memory.
+///
+/// In memory: 17 bytes a document. On disk: each document's band hashes twice (by band, for
+/// sorting one band at a time, and by document, for the ownership test of the documents
+/// that share a band) and its shingle set. At [`finish`](SketchStore::finish) the row
+/// file, then the set file, is read back into memory if it fits what is left of the cache
+/// budget ([`SPILL_CACHE_BYTES`] unless given). Refuses pushes after `finish`.
+#[derive(Debug)]
+pub struct SpillStore {
+    bands: usize,
+    index: DocIndex,
+    sets: Spill,
+    /// Each band's hash of every document (0 without a sketch).
+    columns: Columns,
+    /// Every document's band hashes, one row after another.
+    rows: Spill,
+    /// The band hashes of a document without a sketch.
+    zeros: Vec<u32>,
+    /// Bytes the row and set files may take in memory when read back.
+    cache_bytes: u64,
+    finished: bool,
+}
+
+impl SpillStore {
+    /// An empty store for sketches of `bands` band hashes, with a cache budget of
+    /// [`SPILL_CACHE_BYTES`]. Creates its temporary files (in `std::env::temp_dir()`).
+    pub fn new(bands: usize) -> Result<SpillStore, EngineError> {
+        SpillStore::with_cache_bytes(bands, SPILL_CACHE_BYTES)
+    }
+
+    /// [`new`](SpillStore::new) with another cache budget (0: every read from the files).
+    pub fn with_cache_bytes(bands: usize, cache_bytes: u64) -> Result<SpillStore, EngineError> {
+        Ok(SpillStore {
+            bands,
+            index: DocIndex::new(),
+            sets: Spill::new()?,
+            columns: Columns::new(bands)?,
+            rows: Spill::new()?,
+            zeros: vec![0; bands],
+            cache_bytes,
+            finished: false,
+        })
+    }
+
+    /// Whether the row and set files were read back into memory, in that order.
+    #[cfg(test)]
+    pub(crate) fn cached(&self) -> (bool, bool) {
+        (self.rows.cache.is_some(), self.sets.cache.is_some())
+    }
+
+    /// The column blocks of `band`, and its column read back whole.
+    #[cfg(test)]
+    pub(crate) fn column_blocks(&self, band: usize) -> (usize, Vec<u32>) {
+        (self.columns.blocks[band].len(), self.columns.read(band).unwrap())
+    }
+}
+
+impl SketchStore for SpillStore {
+    fn bands(&self) -> usize {
+        self.bands
+    }
+
+    fn len(&self) -> usize {
+        self.index.has.len()
+    }
+
+    fn push(&mut self, sketch: Option<&DocSketch>) -> Result<(), EngineError> {
+        if self.finished {
+            return Err(finished());
+        }
+        self.index.push(self.bands, sketch)?;
+        let bands = if let Some(s) = sketch {
+            let words: Vec<u32> =
+                s.set.iter().flat_map(|&x| [x as u32, (x >> 32) as u32]).collect();
+            self.sets.append(&words)?;
+            &s.bands
+        } else {
+            &self.zeros
+        };
+        self.columns.push(bands)?;
+        self.rows.append(bands)
+    }
+
+    fn finish(&mut self) -> Result<(), EngineError> {
+        if self.finished {
+            return Ok(());
+        }
+        self.sets.finish()?;
+        self.columns.finish()?;
+        self.rows.finish()?;
+        let mut budget = self.cache_bytes;
+        self.rows.cache_within(&mut budget)?;
+        self.sets.cache_within(&mut budget)?;
+        self.finished = true;
+        Ok(())
+    }
+
+    fn has(&self, doc: usize) -> bool {
+        self.index.has[doc]
+    }
+
+    fn set_hash(&self, doc: usize) -> u64 {
+        self.index.set_hashes[doc]
+    }
+
+    fn read_set(&self, doc: usize, out: &mut Vec<u64>) -> Result<(), EngineError> {
+        let (start, end) = self.index.range(doc);
+        out.clear();
+        let len = (end - start) as usize;
+        WORDS.with(|cell| {
+            let mut words = cell.borrow_mut();
+            words.clear();
+            self.sets.read(2 * start, 2 * len, &mut words)?;
+            out.extend(words.chunks_exact(2).map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32)));
+            trim(&mut words);
+            Ok(())
+        })
+    }
+
+    fn column(&self, band: usize, docs: &[u32]) -> Result<Vec<u32>, EngineError> {
+        let all = self.columns.read(band)?;
+        Ok(docs.iter().map(|&d| all[d as usize]).collect())
+    }
+
+    /// Each read covers the rows of as many of the next documents as fit in a window of
+    /// the row file.
+    fn rows(&self, docs: &[u32], band: usize, out: &mut Vec<u32>) -> Result<(), EngineError> {
+        let width = self.bands as u64;
+        if let Some(rows) = &self.rows.cache {
+            for &d in docs {
+                let at = (u64::from(d) * width) as usize;
+                out.extend_from_slice(&rows[at..at + band]);
+            }
+            return Ok(());
+        }
+        let window = (1u64 << 14).max(width);
+        let mut buf = Vec::new();
+        let mut i = 0;
+        while i < docs.len() {
+            let start = u64::from(docs[i]) * width;
+            let mut j = i;
+            while j + 1 < docs.len() && (u64::from(docs[j + 1]) + 1) * width - start <= window {
+                j += 1;
+            }
+            buf.clear();
+            let count = (u64::from(docs[j]) + 1) * width - start;
+            self.rows.read(start, count as usize, &mut buf)?;
+            for &d in &docs[i..=j] {
+                let at = (u64::from(d) * width - start) as usize;
+                out.extend_from_slice(&buf[at..at + band]);
+            }
+            i = j + 1;
+        }
+        Ok(())
+    }
+}
+
+/// The error for a push after [`SketchStore::finish`] on a [`SpillStore`].
+fn finished() -> EngineError {
+    EngineError::other(
+        EngineErrorKind::Finished,
+        "documents cannot be added to a spilled store after it is searched",
+    )
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    // One reader at a time: a cloned handle shares the cursor.
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
+}

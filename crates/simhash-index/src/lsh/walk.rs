@@ -1,0 +1,223 @@
+//! The dedup walk: records in priority order, each kept unless it verifies against a record
+//! already kept.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use super::scan::{Collapsed, SETS, candidate_components, collapse_identical, component_rows};
+use super::store::trim;
+use super::{EngineError, EngineErrorKind, MatchStats, SketchStore};
+
+/// A removed document, the kept one it duplicates, and their Jaccard similarity.
+type Removal = (u32, u32, f64);
+
+/// What the dedup walk decided: for each document, the kept record it duplicates
+/// (`center[d] == d` when `d` is kept) and, when removed, the Jaccard similarity to it
+/// (0 for kept documents).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Walk {
+    /// The kept document each document duplicates (itself when kept).
+    pub center: Vec<u32>,
+    /// The Jaccard similarity of each removed document to its kept one.
+    pub jaccard: Vec<f64>,
+}
+
+/// The key of a band hash in a per-component bucket map.
+fn bucket_key(band: usize, hash: u32) -> u64 {
+    ((band as u64) << 32) | u64::from(hash)
+}
+
+/// The dedup walk: documents in priority order (`rank[d]`, lowest first; equal ranks in
+/// document order), each kept unless an already kept document shares a band hash with it
+/// and has a Jaccard similarity of at least `threshold` to it; then it is removed as a
+/// duplicate of the first such kept document in priority order. Documents with identical
+/// shingle sets follow the first of them in priority order (they would be decided alike).
+/// No two kept documents that share a band hash verify, and every removed document
+/// verifies against its kept one. Documents without a sketch are kept.
+///
+/// Each candidate component is walked on its own (in parallel; the outcome does not
+/// depend on the thread count), with an index of its kept documents' band hashes: a
+/// document is compared with the kept documents it shares a band with, in priority order,
+/// until one verifies. A flood of `N` near-duplicates with `K` kept costs about `N × K`.
+///
+/// The store must be [finished](SketchStore::finish). Errors: `rank` not one per document
+/// ([`EngineErrorKind::Mismatch`]), or the store's.
+pub fn walk<S: SketchStore + ?Sized>(
+    sketches: &S,
+    threshold: f64,
+    rank: &[u32],
+) -> Result<(Walk, MatchStats), EngineError> {
+    let n = sketches.len();
+    if rank.len() != n {
+        return Err(EngineError::other(
+            EngineErrorKind::Mismatch,
+            format!("{} ranks for {n} documents", rank.len()),
+        ));
+    }
+    let Collapsed { reps, duplicates } = collapse_identical(sketches, Some(rank))?;
+    let components = candidate_components(sketches, &reps)?;
+    let results: Vec<Result<(Vec<Removal>, MatchStats), EngineError>> =
+        components.par_iter().map(|docs| walk_component(sketches, docs, rank, threshold)).collect();
+    let mut center: Vec<u32> = (0..n as u32).collect();
+    let mut jaccard = vec![0.0; n];
+    let mut stats = MatchStats { duplicates: duplicates.len() as u64, ..MatchStats::default() };
+    for result in results {
+        let (removed, s) = result?;
+        stats.add(&s);
+        for (doc, kept, j) in removed {
+            center[doc as usize] = kept;
+            jaccard[doc as usize] = j;
+        }
+    }
+    // A document identical to its group's representative is decided as it is.
+    for (doc, rep) in duplicates {
+        let (c, j) = (center[rep as usize], jaccard[rep as usize]);
+        if c == rep {
+            center[doc as usize] = rep;
+            jaccard[doc as usize] = 1.0;
+        } else {
+            center[doc as usize] = c;
+            jaccard[doc as usize] = j;
+        }
+    }
+    Ok((Walk { center, jaccard }, stats))
+}
+
+/// Records of a candidate component decided together by the walk: each is compared in
+/// parallel with the records kept before the chunk, then the chunk is settled in order
+/// among the records kept within it. Small in tests, so that they cover many chunks.
+const WALK_CHUNK: usize = if cfg!(test) { 7 } else { 4096 };
+
+/// A kept record (component position) that a record verifies against, and their Jaccard
+/// similarity.
+type Match = (usize, f64);
+
+/// A component's documents and their band hashes, as the walk reads them.
+struct Component<'a, S: ?Sized> {
+    sketches: &'a S,
+    docs: &'a [u32],
+    rows: Vec<u32>,
+    bands: usize,
+    threshold: f64,
+}
+
+impl<S: SketchStore + ?Sized> Component<'_, S> {
+    fn row(&self, i: usize) -> &[u32] {
+        &self.rows[i * self.bands..(i + 1) * self.bands]
+    }
+}
+
+/// Kept records (component positions, in the order they were kept, which is priority
+/// order) and an index of their band hashes, listing kept ordinals.
+#[derive(Default)]
+struct Kept {
+    docs: Vec<usize>,
+    buckets: HashMap<u64, Vec<u32>>,
+}
+
+impl Kept {
+    /// The first kept record, in priority order, that shares a band with record `i` of
+    /// the component and whose Jaccard similarity to it is at least the threshold; counts
+    /// into `stats`.
+    fn first_match<S: SketchStore + ?Sized>(
+        &self,
+        c: &Component<'_, S>,
+        i: usize,
+        stats: &mut MatchStats,
+    ) -> Result<Option<Match>, EngineError> {
+        SETS.with(|cell| {
+            let mut guard = cell.borrow_mut();
+            let (set, other) = &mut *guard;
+            let mut candidates: Vec<u32> = c
+                .row(i)
+                .iter()
+                .enumerate()
+                .filter_map(|(band, &h)| self.buckets.get(&bucket_key(band, h)))
+                .flatten()
+                .copied()
+                .collect();
+            candidates.sort_unstable();
+            candidates.dedup();
+            stats.candidates += candidates.len() as u64;
+            let mut found = None;
+            if !candidates.is_empty() {
+                c.sketches.read_set(c.docs[i] as usize, set)?;
+                for &k in &candidates {
+                    let k = self.docs[k as usize];
+                    c.sketches.read_set(c.docs[k] as usize, other)?;
+                    stats.verified += 1;
+                    let j = simhash_core::jaccard(set, other);
+                    if j >= c.threshold {
+                        found = Some((k, j));
+                        break;
+                    }
+                }
+            }
+            trim(set);
+            trim(other);
+            Ok(found)
+        })
+    }
+
+    fn push(&mut self, i: usize, row: &[u32]) {
+        let ordinal = self.docs.len() as u32;
+        self.docs.push(i);
+        for (band, &h) in row.iter().enumerate() {
+            self.buckets.entry(bucket_key(band, h)).or_default().push(ordinal);
+        }
+    }
+}
+
+/// [`walk`] in one candidate component (`docs` ascending): the removed documents with the
+/// kept document each duplicates and the similarity.
+fn walk_component<S: SketchStore + ?Sized>(
+    sketches: &S,
+    docs: &[u32],
+    rank: &[u32],
+    threshold: f64,
+) -> Result<(Vec<Removal>, MatchStats), EngineError> {
+    let bands = sketches.bands();
+    let c = Component { sketches, docs, rows: component_rows(sketches, docs)?, bands, threshold };
+    let mut order: Vec<usize> = (0..docs.len()).collect();
+    order.sort_unstable_by_key(|&i| (rank[docs[i] as usize], i));
+    let mut stats = MatchStats { largest_component: docs.len() as u64, ..MatchStats::default() };
+    let mut kept = Kept::default();
+    let mut removed = Vec::new();
+    for chunk in order.chunks(WALK_CHUNK) {
+        // Against the records kept before the chunk, in parallel (none in the first).
+        let before: Vec<Result<(Option<Match>, MatchStats), EngineError>> = if kept.docs.is_empty()
+        {
+            chunk.iter().map(|_| Ok((None, MatchStats::default()))).collect()
+        } else {
+            chunk
+                .par_iter()
+                .map(|&i| {
+                    let mut s = MatchStats::default();
+                    let found = kept.first_match(&c, i, &mut s)?;
+                    Ok((found, s))
+                })
+                .collect()
+        };
+        // Then in order, against the records kept within the chunk: every one of those
+        // comes after every record kept before it.
+        let mut within = Kept::default();
+        for (&i, result) in chunk.iter().zip(before) {
+            let (mut found, s) = result?;
+            stats.add(&s);
+            if found.is_none() {
+                found = within.first_match(&c, i, &mut stats)?;
+            }
+            if let Some((k, j)) = found {
+                stats.pairs += 1;
+                removed.push((docs[i], docs[k], j));
+            } else {
+                within.push(i, c.row(i));
+            }
+        }
+        for &i in &within.docs {
+            kept.push(i, c.row(i));
+        }
+    }
+    Ok((removed, stats))
+}

@@ -79,28 +79,21 @@
 //!   fingerprints per slice.
 #![deny(missing_docs)]
 
-mod batch;
-mod kernel;
+mod hamming;
 mod lsh;
-mod online;
-mod plan;
-mod tables;
 
-pub use crate::batch::{
+pub use crate::hamming::batch::{
     CrossPair, Pair, all_pairs, all_pairs_with, all_pairs_with_progress, cross_pairs,
     cross_pairs_with,
 };
-pub use crate::kernel::{cross_group, pair_group};
+pub use crate::hamming::kernel::{cross_group, pair_group};
+pub use crate::hamming::online::{Hit, Hits, Index};
+pub use crate::hamming::plan::{Plan, plan};
+pub use crate::hamming::tables::{ConfigError, MAX_TABLES, Table, Tables};
 pub use crate::lsh::{
     Banding, Candidate, LshError, candidate_pairs, candidate_pairs_from_columns,
     candidate_pairs_with, first_common_band, for_each_band_group,
 };
-pub use crate::online::{Hit, Hits, Index};
-pub use crate::plan::{Plan, plan};
-pub use crate::tables::{ConfigError, MAX_TABLES, Table, Tables};
-
-#[cfg(test)]
-mod tests;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -12,8 +12,8 @@ use std::ops::Range;
 use rayon::prelude::*;
 use simhash_core::Fingerprint;
 
-use crate::kernel::{Entry, cross_run, pair_run};
-use crate::tables::{Table, Tables};
+use crate::hamming::kernel::{Entry, cross_run, pair_run};
+use crate::hamming::tables::{Table, Tables};
 
 /// A pair of positions in the input slice whose fingerprints are within the maximum
 /// distance: `a < b`.

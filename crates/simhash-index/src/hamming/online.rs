@@ -6,7 +6,7 @@ use std::hash::Hash;
 use rayon::prelude::*;
 use simhash_core::Fingerprint;
 
-use crate::tables::{Table, Tables};
+use crate::hamming::tables::{Table, Tables};
 
 /// A match: the caller's id of a stored fingerprint and its distance to the query.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -593,10 +593,10 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     /// bits of their permuted value (one parallel counting-sort pass), so that they walk the
     /// table's arrays in order instead of at random. Returns `(query, hit)` pairs, table by table.
     fn probe_sorted(&self, queries: &[Fingerprint], owned_only: bool) -> Vec<(u32, Hit<I>)> {
-        use crate::batch::{chunk_inputs, scatter, sort_bucket, tasks};
+        use crate::hamming::batch::{chunk_inputs, scatter, sort_bucket, tasks};
         // The scatter numbers queries with u32 positions.
         assert!(u32::try_from(queries.len()).is_ok(), "more than u32::MAX queries");
-        let mut dest = vec![crate::kernel::Entry::default(); queries.len()];
+        let mut dest = vec![crate::hamming::kernel::Entry::default(); queries.len()];
         let chunks = chunk_inputs(&[queries]);
         let mut all = Vec::new();
         for (t, table) in self.tables.iter().enumerate() {
@@ -605,7 +605,7 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
             // Split the buckets into tasks over disjoint slices; each bucket is then sorted
             // by the rest of the prefix, so that its queries walk the arrays in order.
             let mut slices = Vec::new();
-            let mut rest: &mut [crate::kernel::Entry] = &mut dest;
+            let mut rest: &mut [crate::hamming::kernel::Entry] = &mut dest;
             for (b_lo, b_hi) in tasks(&starts) {
                 let (mine, tail) =
                     std::mem::take(&mut rest).split_at_mut(starts[b_hi] - starts[b_lo]);
@@ -633,7 +633,7 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     fn scan_entries(
         &self,
         t: usize,
-        entries: &[crate::kernel::Entry],
+        entries: &[crate::hamming::kernel::Entry],
         owned_only: bool,
         out: &mut Vec<(u32, Hit<I>)>,
     ) {
@@ -651,7 +651,7 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     fn scan_entries_popcnt(
         &self,
         t: usize,
-        entries: &[crate::kernel::Entry],
+        entries: &[crate::hamming::kernel::Entry],
         owned_only: bool,
         out: &mut Vec<(u32, Hit<I>)>,
     ) {
@@ -662,7 +662,7 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     fn scan_entries_impl(
         &self,
         t: usize,
-        entries: &[crate::kernel::Entry],
+        entries: &[crate::hamming::kernel::Entry],
         owned_only: bool,
         out: &mut Vec<(u32, Hit<I>)>,
     ) {

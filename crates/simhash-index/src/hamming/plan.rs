@@ -1,6 +1,6 @@
 //! The planner: how many blocks to use for `n` fingerprints at distance `k`.
 
-use crate::tables::{ConfigError, MAX_TABLES, binomial, block_widths};
+use crate::hamming::tables::{ConfigError, MAX_TABLES, binomial, block_widths};
 
 /// CPU nanoseconds per fingerprint per table for the scatter pass, the scan and the
 /// bookkeeping. The three constants are fitted to `bench_all_pairs` runs on the reference
@@ -99,7 +99,7 @@ fn evaluate(n: u64, m: usize, k: u32) -> Plan {
         tables += count;
         candidates += count * pairs / 2f64.powi(bits as i32);
         let scatter_bits =
-            crate::batch::scatter_bits(usize::try_from(n).unwrap_or(usize::MAX), bits);
+            crate::hamming::batch::scatter_bits(usize::try_from(n).unwrap_or(usize::MAX), bits);
         passes += count * f64::from((bits - scatter_bits).div_ceil(8));
     }
     let cost_ns = tables * n_f * NS_PER_ELEMENT

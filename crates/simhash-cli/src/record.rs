@@ -175,8 +175,7 @@ pub fn parse_hash(line: &[u8]) -> Result<(Id<'_>, Option<Fingerprint>), Problem>
     if hash.is_empty() {
         return Ok((id, None));
     }
-    let fp = hash
-        .parse::<Fingerprint>()
+    let fp = Fingerprint::from_decimal(hash)
         .map_err(|e| Problem::new(Reason::BadHash, format!("bad hash: {e}")))?;
     Ok((id, Some(fp)))
 }
@@ -184,8 +183,7 @@ pub fn parse_hash(line: &[u8]) -> Result<(Id<'_>, Option<Fingerprint>), Problem>
 /// Reads a line of simhash-cpp's input: one decimal (or 0x hex) hash.
 pub fn parse_seed_hash(line: &[u8]) -> Result<Fingerprint, Problem> {
     let line = utf8(line)?;
-    line.trim()
-        .parse::<Fingerprint>()
+    Fingerprint::from_decimal(line.trim())
         .map_err(|e| Problem::new(Reason::BadHash, format!("bad hash: {e}")))
 }
 

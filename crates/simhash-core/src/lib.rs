@@ -70,7 +70,7 @@ mod tf;
 mod tokenize;
 
 pub use crate::accumulate::{Accumulator, compute, compute_weighted};
-pub use crate::fingerprint::{Fingerprint, ParseFingerprintError};
+pub use crate::fingerprint::{Fingerprint, ParseFingerprintError, ParseFingerprintErrorKind};
 pub use crate::fingerprinter::{
     Fingerprinter, FingerprinterBuilder, Preset, PresetTokenizer, UnknownPreset, sublinear_weight,
 };

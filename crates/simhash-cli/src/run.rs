@@ -7,11 +7,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 use simhash_cluster::{Clusters, Representative, UnionFind};
 use simhash_core::{Fingerprint, Fingerprinter, Preset};
-use simhash_index::Tables;
+use simhash_index::{Blocks, Tables};
 
 use crate::args::{
-    Blocks, ClusterArgs, ClusterMode, ClusterOpts, Command, DedupArgs, FingerprintArgs,
-    FingerprintOpts, InputArgs, KeepPolicy, MatchOpts, Matching, PairsArgs, RunOpts, SeedArgs,
+    ClusterArgs, ClusterMode, ClusterOpts, Command, DedupArgs, FingerprintArgs, FingerprintOpts,
+    InputArgs, KeepPolicy, MatchOpts, Matching, PairsArgs, RunOpts, SeedArgs,
 };
 use crate::corpus::{self, Corpus, Parser, ReadOptions};
 use crate::input::{LineReader, LineStatus, Source};
@@ -138,16 +138,15 @@ fn parser_for(
     Ok(match input.format() {
         crate::args::Format::Hash => Parser::Hash,
         crate::args::Format::Json => {
-            let mut builder = Fingerprinter::builder();
-            builder.preset(opts.preset.unwrap_or(default));
-            if let Some(w) = opts.window {
-                builder.window(usize::from(w));
-            }
+            let fingerprinter = Fingerprinter::with_settings(
+                opts.preset.unwrap_or(default),
+                opts.window.map(usize::from),
+            );
             let sketcher = match matching {
                 Some(&Matching::Minhash { lsh_threshold, num_perm, .. }) => {
+                    // --num-perm is range-checked when resolved (`MatchOpts::resolve`).
                     let minhasher =
-                        simhash_core::MinHasher::new(num_perm, crate::args::defaults::MINHASH_SEED)
-                            .context("invalid --num-perm")?;
+                        simhash_core::MinHasher::new(num_perm, crate::args::defaults::MINHASH_SEED);
                     let banding = simhash_index::Banding::for_threshold(lsh_threshold, num_perm)
                         .context("invalid --lsh-threshold")?;
                     Some(std::sync::Arc::new(Sketcher { minhasher, banding, fingerprints }))
@@ -156,7 +155,7 @@ fn parser_for(
             };
             Parser::Json {
                 columns: crate::record::Columns::new(&input.text_column, &input.id_column),
-                fingerprinter: builder.build(),
+                fingerprinter,
                 sketcher,
             }
         }
@@ -236,11 +235,8 @@ fn matching_and_parser(
 /// Fails early, before any input is read, on settings the index would refuse.
 fn check_matching(matching: &Matching) -> anyhow::Result<()> {
     match *matching {
-        Matching::Simhash { distance, blocks: Blocks::Fixed(m) } => {
-            Tables::new(m, distance).map(drop).context("invalid --blocks/--distance")
-        }
-        Matching::Simhash { distance, blocks: Blocks::Auto } => {
-            simhash_index::plan(1, distance).map(drop).context("invalid --distance")
+        Matching::Simhash { distance, blocks } => {
+            blocks.validate(distance).context(blocks_context(blocks))
         }
         // --num-perm is range-checked when resolved; the MinHasher is built once reading starts.
         Matching::Minhash { lsh_threshold, num_perm, .. } => {
@@ -248,6 +244,15 @@ fn check_matching(matching: &Matching) -> anyhow::Result<()> {
                 .map(drop)
                 .context("invalid --lsh-threshold")
         }
+    }
+}
+
+/// The flags to blame when `--blocks` and `-k/--distance` are refused: `--blocks auto` can
+/// only fail on the distance.
+fn blocks_context(blocks: Blocks) -> &'static str {
+    match blocks {
+        Blocks::Fixed(_) => "invalid --blocks/--distance",
+        Blocks::Auto => "invalid --distance",
     }
 }
 
@@ -284,12 +289,8 @@ impl std::fmt::Display for Score {
 
 /// The tables for `n` fingerprints: the planner's choice for `--blocks auto`.
 fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> anyhow::Result<Tables> {
-    let blocks = match blocks {
-        Blocks::Fixed(m) => m,
-        Blocks::Auto => simhash_index::plan(n as u64, k).context("invalid --distance")?.blocks,
-    };
-    let tables = Tables::new(blocks, k).context("invalid --blocks/--distance")?;
-    summary.blocks = Some(blocks);
+    let tables = blocks.tables(n as u64, k).context(blocks_context(blocks))?;
+    summary.blocks = Some(tables.blocks());
     summary.distance = Some(k);
     summary.tables = Some(tables.len());
     Ok(tables)

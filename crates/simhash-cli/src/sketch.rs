@@ -1017,7 +1017,7 @@ mod tests {
     }
 
     fn fixture(docs: &[Vec<u64>], cache_bytes: u64) -> Fixture {
-        let minhasher = simhash_core::MinHasher::new(128, 0).unwrap();
+        let minhasher = simhash_core::MinHasher::new(128, 0);
         let banding = simhash_index::Banding::for_threshold(0.3, 128).unwrap();
         let mut store = Sketches::with_cache(banding.bands, cache_bytes).unwrap();
         let (mut sets, mut bands) = (Vec::new(), Vec::new());

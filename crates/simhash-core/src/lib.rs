@@ -72,12 +72,13 @@ mod tokenize;
 pub use crate::accumulate::{Accumulator, compute, compute_weighted};
 pub use crate::fingerprint::{Fingerprint, ParseFingerprintError, ParseFingerprintErrorKind};
 pub use crate::fingerprinter::{
-    Fingerprinter, FingerprinterBuilder, Preset, PresetTokenizer, UnknownPreset, sublinear_weight,
+    Fingerprinter, FingerprinterBuilder, Preset, PresetTokenizer, UnknownPreset, UnknownPresetKind,
+    sublinear_weight,
 };
 pub use crate::hash::{jenkins64, unsigned_hash};
 pub use crate::minhash::{
-    EMPTY, MAX_PERM, MinHashError, MinHasher, band_hashes, estimate_jaccard, intersection_size,
-    jaccard, shingle_set, shingle_set_into,
+    EMPTY, MAX_PERM, MinHasher, band_hashes, estimate_jaccard, intersection_size, jaccard,
+    shingle_set, shingle_set_into,
 };
 pub use crate::shingle::{CyclicWindow, MAX_WINDOW, Window, combine, shingle};
 pub use crate::tokenize::{AsciiLetters, Tokenizer, Words};

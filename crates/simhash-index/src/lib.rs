@@ -41,7 +41,7 @@
 //!         .map(Fingerprint)
 //!         .collect();
 //! let plan = plan(fps.len() as u64, 3)?;
-//! let tables = Tables::new(plan.blocks, 3)?;
+//! let tables = Tables::from_plan(&plan)?;
 //! let mut pairs: Vec<Pair> = Vec::new();
 //! all_pairs_with(&fps, &tables, |batch| pairs.extend_from_slice(batch));
 //! pairs.sort();
@@ -86,12 +86,13 @@ pub use crate::hamming::batch::{
     CrossPair, Pair, all_pairs, all_pairs_with, all_pairs_with_progress, cross_pairs,
     cross_pairs_with,
 };
+pub use crate::hamming::blocks::{Blocks, ParseBlocksError, ParseBlocksErrorKind};
 pub use crate::hamming::kernel::{cross_group, pair_group};
 pub use crate::hamming::online::{Hit, Hits, Index};
 pub use crate::hamming::plan::{Plan, plan};
-pub use crate::hamming::tables::{ConfigError, MAX_TABLES, Table, Tables};
+pub use crate::hamming::tables::{ConfigError, ConfigErrorKind, MAX_TABLES, Table, Tables};
 pub use crate::lsh::{
-    Banding, Candidate, LshError, candidate_pairs, candidate_pairs_from_columns,
+    Banding, Candidate, LshError, LshErrorKind, candidate_pairs, candidate_pairs_from_columns,
     candidate_pairs_with, first_common_band, for_each_band_group,
 };
 

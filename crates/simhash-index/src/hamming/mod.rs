@@ -3,6 +3,7 @@
 //! `blocks` setting. Everything here is re-exported at the crate root.
 
 pub(crate) mod batch;
+pub(crate) mod blocks;
 pub(crate) mod kernel;
 pub(crate) mod online;
 pub(crate) mod plan;

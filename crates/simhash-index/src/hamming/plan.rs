@@ -16,7 +16,7 @@ const NS_PER_CANDIDATE: f64 = 0.6;
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Plan {
-    /// The recommended number of blocks `m` (pass it to [`Tables::new`](crate::Tables::new)).
+    /// The recommended number of blocks `m` (or build the tables with [`Tables::from_plan`](crate::Tables::from_plan)).
     pub blocks: usize,
     /// The maximum distance `k` planned for.
     pub max_distance: u32,
@@ -53,7 +53,7 @@ pub struct Plan {
 /// ```
 /// let plan = simhash_index::plan(10_000_000, 3)?;
 /// assert!(plan.blocks > 3);
-/// let tables = simhash_index::Tables::new(plan.blocks, 3)?;
+/// let tables = simhash_index::Tables::from_plan(&plan)?;
 /// assert_eq!(tables.len(), plan.tables);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

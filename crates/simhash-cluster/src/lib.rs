@@ -91,7 +91,7 @@ mod union_find;
 pub use crate::{
     builder::{ClustersBuilder, Mode},
     clusters::{Clusters, Iter},
-    error::{ClusterError, MAX_DOCUMENTS},
+    error::{ClusterError, ClusterErrorKind, MAX_DOCUMENTS},
     policy::Representative,
     stats::Stats,
     union_find::UnionFind,

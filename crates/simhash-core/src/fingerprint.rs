@@ -310,3 +310,15 @@ mod tests {
         );
     }
 }
+
+#[cfg(all(test, feature = "serde"))]
+mod serde_tests {
+    use super::*;
+
+    #[test]
+    fn fingerprint_is_a_transparent_u64() {
+        let f = Fingerprint(u64::MAX);
+        assert_eq!(serde_json::to_string(&f).unwrap(), "18446744073709551615");
+        assert_eq!(serde_json::from_str::<Fingerprint>("18446744073709551615").unwrap(), f);
+    }
+}

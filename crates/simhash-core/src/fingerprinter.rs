@@ -511,3 +511,20 @@ mod tests {
         assert_eq!(Fingerprinter::builder().preset(Preset::Fork).build().window(), 5);
     }
 }
+
+#[cfg(all(test, feature = "serde"))]
+mod serde_tests {
+    use super::*;
+
+    #[test]
+    fn presets_serialize_as_their_names() {
+        for p in Preset::ALL {
+            let json = serde_json::to_string(&p).unwrap();
+            assert_eq!(json, format!("\"{}\"", p.name()));
+            assert_eq!(serde_json::from_str::<Preset>(&json).unwrap(), p);
+        }
+        assert_eq!(serde_json::from_str::<Preset>("\"default\"").unwrap(), Preset::default());
+        let e = serde_json::from_str::<Preset>("\"nope\"").unwrap_err();
+        assert!(e.to_string().contains("unknown preset"), "{e}");
+    }
+}

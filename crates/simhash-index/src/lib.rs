@@ -83,8 +83,8 @@ mod hamming;
 mod lsh;
 
 pub use crate::hamming::batch::{
-    CrossPair, Pair, all_pairs, all_pairs_with, all_pairs_with_progress, cross_pairs,
-    cross_pairs_with,
+    CrossPair, Pair, all_pairs, all_pairs_optional, all_pairs_optional_with, all_pairs_with,
+    all_pairs_with_progress, cross_pairs, cross_pairs_with,
 };
 pub use crate::hamming::blocks::{Blocks, ParseBlocksError, ParseBlocksErrorKind};
 pub use crate::hamming::kernel::{cross_group, pair_group};
@@ -95,6 +95,8 @@ pub use crate::lsh::{
     Banding, Candidate, LshError, LshErrorKind, candidate_pairs, candidate_pairs_from_columns,
     candidate_pairs_with, first_common_band, for_each_band_group,
 };
+/// The matching vocabulary from `simhash-core`, so that a matching user needs one crate.
+pub use simhash_core::{Fingerprint, MAX_PERM, MinHasher, ParseFingerprintError};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

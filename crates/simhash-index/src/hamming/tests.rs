@@ -4,7 +4,9 @@
 use proptest::prelude::*;
 use simhash_core::Fingerprint;
 
-use crate::{CrossPair, Pair, Tables, all_pairs, all_pairs_with, cross_pairs, pair_group};
+use crate::{
+    CrossPair, Pair, Tables, all_pairs, all_pairs_optional, all_pairs_with, cross_pairs, pair_group,
+};
 
 /// The configurations the issue names, and more.
 const CONFIGS: &[(usize, u32)] = &[
@@ -140,6 +142,34 @@ proptest! {
         let fps: Vec<Fingerprint> =
             flips.iter().map(|&(b, s, p)| flip(Fingerprint(base), b, s, p)).collect();
         check_all_pairs(&fps, m, k);
+    }
+
+    #[test]
+    fn optional_pairs_match_brute_force_on_the_present(
+        seeds in proptest::collection::vec(any::<u64>(), 0..120),
+        missing in proptest::collection::vec(any::<bool>(), 0..240),
+        salt in any::<u64>(),
+        config in 0..CONFIGS.len(),
+    ) {
+        let (m, k) = CONFIGS[config];
+        let fps: Vec<Option<Fingerprint>> = adversarial(&seeds, k, salt)
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| (!missing.get(i).copied().unwrap_or(false)).then_some(f))
+            .collect();
+        // Brute force over positions, skipping the documents with no fingerprint.
+        let mut expect = Vec::new();
+        for (i, a) in fps.iter().enumerate() {
+            for (j, b) in fps.iter().enumerate().skip(i + 1) {
+                if let (Some(a), Some(b)) = (a, b) {
+                    let d = a.distance(*b);
+                    if d <= k {
+                        expect.push(Pair { a: i as u32, b: j as u32, distance: d });
+                    }
+                }
+            }
+        }
+        prop_assert_eq!(all_pairs_optional(&fps, &Tables::new(m, k).unwrap()), expect);
     }
 
     #[test]

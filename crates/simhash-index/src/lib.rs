@@ -88,7 +88,7 @@ pub use crate::hamming::batch::{
 };
 pub use crate::hamming::blocks::{Blocks, ParseBlocksError, ParseBlocksErrorKind};
 pub use crate::hamming::kernel::{cross_group, pair_group};
-pub use crate::hamming::online::{Hit, Hits, Index};
+pub use crate::hamming::online::{DEFAULT_BLOCKS, DEFAULT_MAX_DISTANCE, Hit, Hits, Index};
 pub use crate::hamming::plan::{Plan, plan};
 pub use crate::hamming::tables::{ConfigError, ConfigErrorKind, MAX_TABLES, Table, Tables};
 pub use crate::lsh::{

@@ -14,6 +14,7 @@ const NS_PER_CANDIDATE: f64 = 0.6;
 
 /// A recommended configuration for a batch job; see [`plan`].
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct Plan {
     /// The recommended number of blocks `m` (or build the tables with [`Tables::from_plan`](crate::Tables::from_plan)).

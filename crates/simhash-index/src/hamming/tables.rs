@@ -85,6 +85,30 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// The serialized form of [`Tables`].
+#[cfg(feature = "serde")]
+#[derive(serde::Serialize, serde::Deserialize)]
+struct TablesConfig {
+    blocks: usize,
+    max_distance: u32,
+}
+
+#[cfg(feature = "serde")]
+impl From<Tables> for TablesConfig {
+    fn from(t: Tables) -> TablesConfig {
+        TablesConfig { blocks: t.blocks(), max_distance: t.max_distance() }
+    }
+}
+
+#[cfg(feature = "serde")]
+impl TryFrom<TablesConfig> for Tables {
+    type Error = ConfigError;
+
+    fn try_from(c: TablesConfig) -> Result<Tables, ConfigError> {
+        Tables::new(c.blocks, c.max_distance)
+    }
+}
+
 /// `C(n, r)`, saturating at `u128::MAX` (never reached for `n <= 64`).
 pub(crate) fn binomial(n: u64, r: u64) -> u128 {
     let r = r.min(n - r.min(n));
@@ -280,7 +304,12 @@ fn block_mask(start_from_msb: u32, width: u32) -> u64 {
 /// assert!(Tables::new(3, 3).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// With the `serde` feature, tables serialize as their configuration,
+/// `{"blocks": m, "max_distance": k}`, and are rebuilt (and checked) on the way in.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(into = "TablesConfig", try_from = "TablesConfig"))]
 pub struct Tables {
     max_distance: u32,
     widths: Box<[u32]>,

@@ -92,8 +92,9 @@ pub use crate::hamming::online::{DEFAULT_BLOCKS, DEFAULT_MAX_DISTANCE, Hit, Hits
 pub use crate::hamming::plan::{Plan, plan};
 pub use crate::hamming::tables::{ConfigError, ConfigErrorKind, MAX_TABLES, Table, Tables};
 pub use crate::lsh::{
-    Banding, Candidate, LshError, LshErrorKind, candidate_pairs, candidate_pairs_from_columns,
-    candidate_pairs_with, first_common_band, for_each_band_group,
+    Banding, Candidate, JaccardHit, LshError, LshErrorKind, MINHASH_INDEX_SEED, MinHashIndex,
+    candidate_pairs, candidate_pairs_from_columns, candidate_pairs_with, first_common_band,
+    for_each_band_group,
 };
 /// The matching vocabulary from `simhash-core`, so that a matching user needs one crate.
 pub use simhash_core::{Fingerprint, MAX_PERM, MinHasher, ParseFingerprintError};
@@ -116,5 +117,53 @@ mod testoibits {
         assert_all::<Index>();
         assert_all::<Hits>();
         assert_all::<Plan>();
+        assert_all::<Blocks>();
+        assert_all::<MinHashIndex>();
+        assert_all::<MinHashIndex<String>>();
+        assert_all::<Index<String>>();
+        assert_all::<LshError>();
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod serde_tests {
+    use super::*;
+
+    fn round_trip<T>(value: &T, json: &str)
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        assert_eq!(serde_json::to_string(value).unwrap(), json);
+        assert_eq!(&serde_json::from_str::<T>(json).unwrap(), value);
+    }
+
+    #[test]
+    fn settings_and_results_round_trip() {
+        round_trip(&Pair { a: 1, b: 2, distance: 3 }, r#"{"a":1,"b":2,"distance":3}"#);
+        round_trip(
+            &CrossPair { query: 1, corpus: 2, distance: 0 },
+            r#"{"query":1,"corpus":2,"distance":0}"#,
+        );
+        round_trip(&Hit { distance: 1, id: "a".to_string() }, r#"{"distance":1,"id":"a"}"#);
+        round_trip(&JaccardHit { id: 7u32, jaccard: 0.5 }, r#"{"id":7,"jaccard":0.5}"#);
+        round_trip(&Blocks::Auto, r#""auto""#);
+        round_trip(&Blocks::Fixed(6), r#"{"fixed":6}"#);
+        round_trip(&Tables::new(5, 3).unwrap(), r#"{"blocks":5,"max_distance":3}"#);
+        round_trip(&Banding::new(25, 5).unwrap(), r#"{"bands":25,"rows":5}"#);
+        round_trip(&Fingerprint(255), "255");
+        let plan = plan(1000, 3).unwrap();
+        let back: Plan = serde_json::from_str(&serde_json::to_string(&plan).unwrap()).unwrap();
+        assert_eq!(back, plan);
+    }
+
+    #[test]
+    fn invalid_settings_are_refused_on_the_way_in() {
+        for bad in [r#"{"blocks":3,"max_distance":3}"#, r#"{"blocks":65,"max_distance":3}"#] {
+            assert!(serde_json::from_str::<Tables>(bad).is_err(), "{bad}");
+        }
+        for bad in [r#"{"bands":0,"rows":5}"#, r#"{"bands":1000,"rows":1000}"#] {
+            let e = serde_json::from_str::<Banding>(bad).unwrap_err();
+            assert!(e.to_string().contains("bands"), "{e}");
+        }
     }
 }

@@ -60,7 +60,8 @@ pub enum LshErrorKind {
     Weights,
     /// Bands or rows is 0.
     Empty,
-    /// `bands × rows` is more than [`MAX_PERM`], the longest signature a `MinHasher` makes.
+    /// `bands × rows` is more than the signature holds: more than [`MAX_PERM`], the longest
+    /// signature a `MinHasher` makes, or than the hasher it is paired with.
     TooLong,
 }
 
@@ -70,16 +71,26 @@ enum Repr {
     Weights { false_positive: f64, false_negative: f64 },
     Empty { bands: usize, rows: usize },
     TooLong { bands: usize, rows: usize },
+    LongerThanSignature { bands: usize, rows: usize, num_perm: usize },
 }
 
 impl LshError {
+    pub(crate) fn threshold(threshold: f64) -> LshError {
+        LshError { kind: Repr::Threshold { threshold } }
+    }
+
+    pub(crate) fn too_long_for(banding: Banding, num_perm: usize) -> LshError {
+        let Banding { bands, rows } = banding;
+        LshError { kind: Repr::LongerThanSignature { bands, rows, num_perm } }
+    }
+
     /// What is wrong.
     pub fn kind(&self) -> LshErrorKind {
         match self.kind {
             Repr::Threshold { .. } => LshErrorKind::Threshold,
             Repr::Weights { .. } => LshErrorKind::Weights,
             Repr::Empty { .. } => LshErrorKind::Empty,
-            Repr::TooLong { .. } => LshErrorKind::TooLong,
+            Repr::TooLong { .. } | Repr::LongerThanSignature { .. } => LshErrorKind::TooLong,
         }
     }
 }
@@ -101,6 +112,10 @@ impl fmt::Display for LshError {
             Repr::TooLong { bands, rows } => write!(
                 f,
                 "bands ({bands}) × rows ({rows}) must be at most {MAX_PERM}, the longest signature"
+            ),
+            Repr::LongerThanSignature { bands, rows, num_perm } => write!(
+                f,
+                "bands ({bands}) × rows ({rows}) must be at most {num_perm}, the signature length"
             ),
         }
     }
@@ -676,6 +691,10 @@ pub fn candidate_pairs<H: Copy + Ord + Send + Sync>(
     out.par_sort_unstable();
     out
 }
+
+mod online;
+
+pub use online::{JaccardHit, MINHASH_INDEX_SEED, MinHashIndex};
 
 #[cfg(test)]
 mod tests;

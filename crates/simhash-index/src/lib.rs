@@ -1,5 +1,14 @@
-//! Exact matching of 64-bit simhash fingerprints within `k` bits: all pairs among millions
-//! to billions of fingerprints, (query, corpus) pairs between two sets, and an online index.
+//! Near-duplicate matching: exact Hamming matching of 64-bit simhash fingerprints
+//! ([`hamming`](#hamming-matching): block-permutation tables, batch all-pairs, an online
+//! [`Index`], the planner and the [`Blocks`] setting) and MinHash LSH (banding with
+//! [`Banding`], batch candidate pairs, and the online [`MinHashIndex`] with exact Jaccard
+//! verification). The sketches themselves come from `simhash-core`; the types a matching
+//! user needs from it ([`Fingerprint`], [`MinHasher`]) are re-exported here.
+//!
+//! # Hamming matching
+//!
+//! Within `k` bits: all pairs among millions to billions of fingerprints, (query, corpus)
+//! pairs between two sets, and an online index.
 //!
 //! Matching is exact: every pair within `k` bits is found, each exactly once, with its
 //! distance; pairs at exactly `k` bits are included, and identical fingerprints at two
@@ -13,12 +22,16 @@
 //! # Overview
 //!
 //! * [`Tables`] is a validated `(blocks, max_distance)` configuration and its tables
-//!   ([`Tables::new`] returns a [`ConfigError`] rather than panicking).
+//!   ([`Tables::new`] returns a [`ConfigError`] rather than panicking; [`Tables::from_plan`]
+//!   builds what [`plan`] recommends; [`Blocks`] is the `auto | N` setting).
 //! * [`all_pairs_with`] streams every pair among a slice of fingerprints to a callback, as
 //!   [`Pair`]s of positions; [`all_pairs`] collects them sorted. [`cross_pairs_with`] and
 //!   [`cross_pairs`] do the same for (query, corpus) [`CrossPair`]s. They run on rayon's
 //!   current thread pool, and their output does not depend on the number of threads.
-//! * [`Index`] is the online index: [`insert`](Index::insert), [`remove`](Index::remove),
+//!   [`all_pairs_optional`] takes `Option<Fingerprint>`s (documents with no features) and
+//!   reports positions among all of them. A [`Pair`] converts into `(a, b)`, so pairs go to
+//!   `simhash-cluster` as they are.
+//! * [`Index`] is the online index (ids of any `Clone + Eq + Hash + Ord` type): [`insert`](Index::insert), [`remove`](Index::remove),
 //!   [`find_first`](Index::find_first), [`find_all`](Index::find_all) (a [`Hits`] iterator
 //!   of [`Hit`]s) and [`find_all_into`](Index::find_all_into), and parallel bulk versions.
 //! * [`pair_group`] and [`cross_group`] are the pairing kernel the batch functions are built
@@ -27,13 +40,15 @@
 //! * [`Banding`] and [`candidate_pairs_with`] are LSH banding over MinHash signatures (the
 //!   high-recall mode): bands and rows for a Jaccard threshold, and every pair of documents
 //!   sharing a band hash, each once; [`for_each_band_group`] gives the groups themselves.
+//! * [`MinHashIndex`] is the online MinHash index: insert, remove and query feature sets;
+//!   candidates share a band bucket, and each is verified by exact Jaccard similarity, so
+//!   a query returns exactly the bucket-sharing sets at or above the threshold.
 //! * [`plan`] recommends `m` for `n` fingerprints and reports the expected work ([`Plan`]).
 //!
 //! # Example: all pairs
 //!
 //! ```
-//! use simhash_core::Fingerprint;
-//! use simhash_index::{Pair, Tables, all_pairs_with, plan};
+//! use simhash_index::{Fingerprint, Pair, Tables, all_pairs_with, plan};
 //!
 //! let fps: Vec<Fingerprint> =
 //!     [0x0000_0000_0000_00ff, 0x0000_0000_0000_00fe, 0xffff_0000_0000_0000, 0x0000_0000_0000_00ff]
@@ -68,6 +83,26 @@
 //! assert!(seen.find_first(Fingerprint(0xffff_ffff_0000_0000)).is_none());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Example: an online MinHash index
+//!
+//! ```
+//! use simhash_index::MinHashIndex;
+//!
+//! // Feature sets: shingle hashes (from `Fingerprinter::for_each_feature`, or your own).
+//! let mut seen: MinHashIndex<String> = MinHashIndex::new(0.7, 128)?;
+//! seen.insert("doc-1".to_string(), 0..100u64);
+//! seen.insert("doc-2".to_string(), 500..600u64);
+//! let hits = seen.query(5..100u64); // Jaccard 95 / 100 with doc-1
+//! assert_eq!(hits.len(), 1);
+//! assert_eq!((hits[0].id.as_str(), hits[0].jaccard), ("doc-1", 0.95));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Errors
+//!
+//! Every error type ([`ConfigError`], [`LshError`], [`ParseBlocksError`]) has a lowercase
+//! message with no trailing period and a `kind()`, a `#[non_exhaustive]` enum to match on.
 //!
 //! # Guarantees and costs
 //!

@@ -1,5 +1,6 @@
 //! Integration tests of the `simhash` binaries: every command, input format and bad input.
 
+mod digests;
 mod safety;
 mod trust;
 mod util;

@@ -1,6 +1,9 @@
-//! simhash-dist against the single-machine `simhash` (run in process through
-//! `simhash_cli::main_with`) and against brute force: one process with two workers, two
-//! OS processes on loopback, failures.
+//! simhash-dist against the single-machine `simhash` binary and against brute force: one
+//! process with two workers, two OS processes on loopback, failures.
+//!
+//! simhash-dist does not depend on the `simhash` binary's crate, so cargo does not build
+//! that binary for these tests: [`simhash_exe`] builds it (once per test run, with the
+//! same cargo and profile) before the first comparison.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -8,6 +11,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Output, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use simhash_core::{Fingerprint, Fingerprinter};
@@ -96,11 +100,36 @@ fn s(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// The single-machine binary's simhash job (`--method simhash`), in process.
+/// The `simhash` binary of this build: `cargo build -p simhash-cli --bin simhash` with the
+/// cargo and profile that built this test, run once, so the comparison is never against a
+/// stale binary.
+fn simhash_exe() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| {
+        let dir = Path::new(BIN).parent().expect("the binary's directory");
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo.args(["build", "--quiet", "-p", "simhash-cli", "--bin", "simhash"]);
+        cargo.current_dir(env!("CARGO_MANIFEST_DIR"));
+        if dir.file_name().is_some_and(|name| name == "release") {
+            cargo.arg("--release");
+        }
+        let status = cargo.status().expect("run cargo build for the simhash binary");
+        assert!(status.success(), "cargo build -p simhash-cli --bin simhash failed");
+        let exe = dir.join(format!("simhash{}", std::env::consts::EXE_SUFFIX));
+        assert!(exe.is_file(), "no simhash binary at {}", exe.display());
+        exe
+    })
+}
+
+/// The single-machine binary's simhash job (`--method simhash`).
 fn simhash(args: &[&str]) -> ExitCode {
-    let mut all = vec!["simhash", args[0], "--method", "simhash"];
+    let mut all = vec![args[0], "--method", "simhash"];
     all.extend_from_slice(&args[1..]);
-    simhash_cli::main_with(all)
+    let status = Command::new(simhash_exe()).args(all).status().expect("run simhash");
+    match status.code() {
+        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(255)),
+        None => ExitCode::from(255),
+    }
 }
 
 /// Runs the single-machine `simhash COMMAND INPUT -q -o OUT [EXTRA]`.

@@ -17,6 +17,8 @@ step "cargo test --workspace"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --workspace --locked 2>&1 | tee "$log"
+step "cargo test -p simhash-core -p simhash-index -p simhash-cluster --features serde"
+cargo test -p simhash-core -p simhash-index -p simhash-cluster --features serde --locked 2>&1 | tee -a "$log"
 step "cargo bench -p benches -- --test (smoke run)"
 cargo bench -p benches --locked -- --test
 

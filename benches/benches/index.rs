@@ -121,7 +121,7 @@ fn queries(c: &mut Criterion) {
                 index.insert((n + i) as u32, f);
             }
             for i in 0..extra.len() {
-                index.remove((n + i) as u32);
+                index.remove(&((n + i) as u32));
             }
         });
     });

@@ -12,7 +12,7 @@ use simhash_index::{Banding, candidate_pairs_with};
 
 fn signatures(c: &mut Criterion) {
     let fp = Fingerprinter::new();
-    let mh = MinHasher::new(128, 0).expect("valid");
+    let mh = MinHasher::new(128, 0);
     let banding = Banding::for_threshold(0.5, 128).expect("valid");
     let text = benches::english();
     let paragraphs: Vec<&str> = text.split("\n\n").filter(|d| !d.trim().is_empty()).collect();

@@ -113,7 +113,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let ins = t.elapsed().as_secs_f64();
     let t = Instant::now();
     for i in 0..extra {
-        index.remove(n + i);
+        index.remove(&(n + i));
     }
     let rem = t.elapsed().as_secs_f64();
     println!(

@@ -4,6 +4,7 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use simhash_index::Blocks;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -356,25 +357,6 @@ impl MatchOpts {
                 Ok(Matching::Minhash { jaccard, lsh_threshold, num_perm })
             }
         }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Blocks {
-    Auto,
-    Fixed(usize),
-}
-
-impl std::str::FromStr for Blocks {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Blocks, String> {
-        if s == "auto" {
-            return Ok(Blocks::Auto);
-        }
-        s.parse::<usize>()
-            .map(Blocks::Fixed)
-            .map_err(|_| format!("expected a number of blocks or `auto`, got {s:?}"))
     }
 }
 

@@ -8,8 +8,6 @@ mod eval;
 pub mod fuzzing;
 mod report;
 mod run;
-#[doc(hidden)]
-pub mod shared;
 
 use std::ffi::OsString;
 use std::io::Write;

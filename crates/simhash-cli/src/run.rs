@@ -7,12 +7,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use simhash_cluster::{Clusters, Representative, UnionFind};
 use simhash_core::{Fingerprint, Fingerprinter, Preset};
-use simhash_index::Tables;
 use simhash_index::lsh::{self, MatchSink, Sketcher, SpillStore};
+use simhash_index::{Blocks, Tables};
 
 use crate::args::{
-    Blocks, ClusterArgs, ClusterMode, ClusterOpts, Command, DedupArgs, FingerprintArgs,
-    FingerprintOpts, InputArgs, KeepPolicy, MatchOpts, Matching, PairsArgs, RunOpts, SeedArgs,
+    ClusterArgs, ClusterMode, ClusterOpts, Command, DedupArgs, FingerprintArgs, FingerprintOpts,
+    InputArgs, KeepPolicy, MatchOpts, Matching, PairsArgs, RunOpts, SeedArgs,
 };
 use simhash_io::{
     ClustersTsv, HashTsv, LineReader, LineStatus, Measure, Output, PairsTsv, Score, Source,
@@ -140,16 +140,15 @@ fn parser_for(
     Ok(match input.format() {
         crate::args::Format::Hash => Reading::hashes(simhash_io::Parser::Hash),
         crate::args::Format::Json => {
-            let mut builder = Fingerprinter::builder();
-            builder.preset(opts.preset.unwrap_or(default));
-            if let Some(w) = opts.window {
-                builder.window(usize::from(w));
-            }
+            let fingerprinter = Fingerprinter::with_settings(
+                opts.preset.unwrap_or(default),
+                opts.window.map(usize::from),
+            );
             let sketcher = match matching {
                 Some(&Matching::Minhash { lsh_threshold, num_perm, .. }) => {
+                    // --num-perm is range-checked when resolved (`MatchOpts::resolve`).
                     let minhasher =
-                        simhash_core::MinHasher::new(num_perm, crate::args::defaults::MINHASH_SEED)
-                            .context("invalid --num-perm")?;
+                        simhash_core::MinHasher::new(num_perm, crate::args::defaults::MINHASH_SEED);
                     let banding = simhash_index::Banding::for_threshold(lsh_threshold, num_perm)
                         .context("invalid --lsh-threshold")?;
                     let sketcher = Sketcher::new(minhasher, banding)
@@ -164,7 +163,7 @@ fn parser_for(
                     &input.text_column,
                     &input.id_column,
                 )),
-                fingerprinter: Some(builder.build()),
+                fingerprinter: Some(fingerprinter),
                 sketcher,
             }
         }
@@ -240,11 +239,8 @@ fn matching_and_parser(
 /// Fails early, before any input is read, on settings the index would refuse.
 fn check_matching(matching: &Matching) -> anyhow::Result<()> {
     match *matching {
-        Matching::Simhash { distance, blocks: Blocks::Fixed(m) } => {
-            Tables::new(m, distance).map(drop).context("invalid --blocks/--distance")
-        }
-        Matching::Simhash { distance, blocks: Blocks::Auto } => {
-            simhash_index::plan(1, distance).map(drop).context("invalid --distance")
+        Matching::Simhash { distance, blocks } => {
+            blocks.validate(distance).context(blocks_context(blocks))
         }
         // --num-perm is range-checked when resolved; the MinHasher is built once reading starts.
         Matching::Minhash { lsh_threshold, num_perm, .. } => {
@@ -255,14 +251,19 @@ fn check_matching(matching: &Matching) -> anyhow::Result<()> {
     }
 }
 
+/// The flags to blame when `--blocks` and `-k/--distance` are refused: `--blocks auto` can
+/// only fail on the distance.
+fn blocks_context(blocks: Blocks) -> &'static str {
+    match blocks {
+        Blocks::Fixed(_) => "invalid --blocks/--distance",
+        Blocks::Auto => "invalid --distance",
+    }
+}
+
 /// The tables for `n` fingerprints: the planner's choice for `--blocks auto`.
 fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> anyhow::Result<Tables> {
-    let blocks = match blocks {
-        Blocks::Fixed(m) => m,
-        Blocks::Auto => simhash_index::plan(n as u64, k).context("invalid --distance")?.blocks,
-    };
-    let tables = Tables::new(blocks, k).context("invalid --blocks/--distance")?;
-    summary.blocks = Some(blocks);
+    let tables = blocks.tables(n as u64, k).context(blocks_context(blocks))?;
+    summary.blocks = Some(tables.blocks());
     summary.distance = Some(k);
     summary.tables = Some(tables.len());
     Ok(tables)

@@ -168,8 +168,10 @@ fn pairs_agree_with_brute_force() {
     dir.write("c.jsonl", corpus(150, 7));
     let fps = dir.run(&["fingerprint", "c.jsonl"]);
     fps.code(0);
-    let docs: Vec<(String, Option<Fingerprint>)> =
-        rows(&fps.stdout).into_iter().map(|r| (r[0].clone(), r[1].parse().ok())).collect();
+    let docs: Vec<(String, Option<Fingerprint>)> = rows(&fps.stdout)
+        .into_iter()
+        .map(|r| (r[0].clone(), Fingerprint::from_decimal(&r[1]).ok()))
+        .collect();
     for (k, blocks) in [("0", "auto"), ("3", "auto"), ("3", "4"), ("6", "8"), ("10", "auto")] {
         let run = dir.run(&["pairs", "c.jsonl", "-k", k, "--blocks", blocks]);
         run.code(0);

@@ -9,6 +9,8 @@ use crate::union_find::UnionFind;
 /// Both modes are deterministic: the result depends only on the set of pairs (and the
 /// [`Representative`] policy), never on their order or on the number of threads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 #[non_exhaustive]
 pub enum Mode {
     /// Connected components: two documents share a cluster when a chain of pairs links
@@ -113,7 +115,8 @@ impl<'a> ClustersBuilder<'a> {
     /// number of documents.
     pub fn build<I>(&self, documents: usize, pairs: I) -> Result<Clusters, ClusterError>
     where
-        I: IntoIterator<Item = (u32, u32)>,
+        I: IntoIterator,
+        I::Item: Into<(u32, u32)>,
     {
         check_documents(documents)?;
         self.representative.check(documents)?;

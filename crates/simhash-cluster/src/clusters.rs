@@ -39,7 +39,13 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// assert!(clusters.is_representative(0) && !clusters.is_representative(4));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// With the `serde` feature it serializes as `{"cluster_ids": [...], "representatives":
+/// [...]}` and deserializing checks that layout (dense ids in order of first member, each
+/// representative a member of its cluster).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(into = "ClustersFields", try_from = "ClustersFields"))]
 pub struct Clusters {
     /// The cluster id of each document.
     cluster_of: Vec<u32>,
@@ -65,7 +71,8 @@ impl Clusters {
     /// [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS).
     pub fn components<I>(documents: usize, pairs: I) -> Result<Clusters, ClusterError>
     where
-        I: IntoIterator<Item = (u32, u32)>,
+        I: IntoIterator,
+        I::Item: Into<(u32, u32)>,
     {
         Clusters::builder().build(documents, pairs)
     }
@@ -83,7 +90,8 @@ impl Clusters {
         policy: &Representative<'_>,
     ) -> Result<Clusters, ClusterError>
     where
-        I: IntoIterator<Item = (u32, u32)>,
+        I: IntoIterator,
+        I::Item: Into<(u32, u32)>,
     {
         Clusters::builder().mode(Mode::Star).representative(*policy).build(documents, pairs)
     }
@@ -166,6 +174,34 @@ impl Clusters {
         let mut clusters = Clusters::layout(cluster_of, representatives.len());
         clusters.representatives = representatives;
         clusters
+    }
+
+    /// Checks a layout given as parts (from a deserializer): ids dense in order of first
+    /// member, one representative per cluster, each a member of its cluster.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) fn try_from_parts(
+        cluster_of: Vec<u32>,
+        representatives: Vec<u32>,
+    ) -> Result<Clusters, ClusterError> {
+        crate::error::check_documents(cluster_of.len())?;
+        let mut next = 0u32;
+        for &c in &cluster_of {
+            if c > next {
+                return Err(ClusterError::malformed("cluster ids not numbered by first member"));
+            }
+            if c == next {
+                next += 1;
+            }
+        }
+        if representatives.len() != next as usize {
+            return Err(ClusterError::malformed("not one representative per cluster"));
+        }
+        for (c, &r) in representatives.iter().enumerate() {
+            if cluster_of.get(r as usize) != Some(&(c as u32)) {
+                return Err(ClusterError::malformed("a representative is not in its cluster"));
+            }
+        }
+        Ok(Clusters::from_parts(cluster_of, representatives))
     }
 
     /// A counting sort of the documents by cluster id; representatives left empty.
@@ -420,5 +456,70 @@ mod tests {
             .build(6, pairs)
             .unwrap_err();
         assert_eq!(err.to_string(), "representative policy has 5 keys for 6 documents");
+    }
+}
+
+/// The serialized form of [`Clusters`].
+#[cfg(feature = "serde")]
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ClustersFields {
+    cluster_ids: Vec<u32>,
+    representatives: Vec<u32>,
+}
+
+#[cfg(feature = "serde")]
+impl From<Clusters> for ClustersFields {
+    fn from(c: Clusters) -> ClustersFields {
+        ClustersFields { cluster_ids: c.cluster_of, representatives: c.representatives }
+    }
+}
+
+#[cfg(feature = "serde")]
+impl TryFrom<ClustersFields> for Clusters {
+    type Error = ClusterError;
+
+    fn try_from(f: ClustersFields) -> Result<Clusters, ClusterError> {
+        Clusters::try_from_parts(f.cluster_ids, f.representatives)
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod serde_tests {
+    use super::*;
+    use crate::{ClusterErrorKind, Mode, Stats};
+
+    #[test]
+    fn clusters_round_trip_and_malformed_input_is_refused() {
+        let c = Clusters::components(6, [(4, 1), (1, 0), (3, 5)]).unwrap();
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(json, r#"{"cluster_ids":[0,0,1,2,0,2],"representatives":[0,2,3]}"#);
+        assert_eq!(serde_json::from_str::<Clusters>(&json).unwrap(), c);
+        for bad in [
+            r#"{"cluster_ids":[1,0],"representatives":[1,0]}"#,
+            r#"{"cluster_ids":[0,0],"representatives":[0,1]}"#,
+            r#"{"cluster_ids":[0,1],"representatives":[1,0]}"#,
+            r#"{"cluster_ids":[0,2],"representatives":[0,1,1]}"#,
+        ] {
+            let e = serde_json::from_str::<Clusters>(bad).unwrap_err();
+            assert!(e.to_string().contains("malformed clusters"), "{bad}: {e}");
+        }
+        assert_eq!(
+            Clusters::try_from_parts(vec![0, 1], vec![0]).unwrap_err().kind(),
+            ClusterErrorKind::Malformed
+        );
+        let empty = Clusters::components(0, std::iter::empty::<(u32, u32)>()).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Clusters>(&serde_json::to_string(&empty).unwrap()).unwrap(),
+            empty
+        );
+    }
+
+    #[test]
+    fn settings_and_stats_round_trip() {
+        assert_eq!(serde_json::to_string(&Mode::Star).unwrap(), r#""star""#);
+        assert_eq!(serde_json::from_str::<Mode>(r#""components""#).unwrap(), Mode::Components);
+        let stats = Clusters::components(4, [(0, 1)]).unwrap().stats(1);
+        let back: Stats = serde_json::from_str(&serde_json::to_string(&stats).unwrap()).unwrap();
+        assert_eq!(back, stats);
     }
 }

@@ -15,7 +15,26 @@ pub struct ClusterError {
     kind: ErrorKind,
 }
 
-/// What went wrong. Private, so new kinds can be added; ask the error with its methods.
+/// What went wrong; see [`ClusterError::kind`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ClusterErrorKind {
+    /// A pair or center names a document `>= n`
+    /// ([`out_of_range_document`](ClusterError::out_of_range_document) says which).
+    OutOfRange,
+    /// More than [`MAX_DOCUMENTS`] documents.
+    TooManyDocuments,
+    /// A [`Representative`](crate::Representative) policy's keys do not number the documents.
+    KeyCount,
+    /// Two partial results over different numbers of documents.
+    SizeMismatch,
+    /// A document is named as a center but is not its own center.
+    NotACenter,
+    /// Deserialized clusters that are not a valid layout.
+    Malformed,
+}
+
+/// What went wrong, with the details the message shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum ErrorKind {
     OutOfRange { doc: u32, documents: usize },
@@ -23,6 +42,7 @@ enum ErrorKind {
     KeyCount { keys: usize, documents: usize },
     SizeMismatch { left: usize, right: usize },
     NotACenter { doc: u32 },
+    Malformed { why: &'static str },
 }
 
 impl ClusterError {
@@ -44,6 +64,23 @@ impl ClusterError {
 
     pub(crate) fn not_a_center(doc: u32) -> Self {
         ClusterError { kind: ErrorKind::NotACenter { doc } }
+    }
+
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) fn malformed(why: &'static str) -> Self {
+        ClusterError { kind: ErrorKind::Malformed { why } }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> ClusterErrorKind {
+        match self.kind {
+            ErrorKind::OutOfRange { .. } => ClusterErrorKind::OutOfRange,
+            ErrorKind::TooManyDocuments { .. } => ClusterErrorKind::TooManyDocuments,
+            ErrorKind::KeyCount { .. } => ClusterErrorKind::KeyCount,
+            ErrorKind::SizeMismatch { .. } => ClusterErrorKind::SizeMismatch,
+            ErrorKind::NotACenter { .. } => ClusterErrorKind::NotACenter,
+            ErrorKind::Malformed { .. } => ClusterErrorKind::Malformed,
+        }
     }
 
     /// The document position that was out of range, if that is what went wrong.
@@ -73,6 +110,7 @@ impl fmt::Display for ClusterError {
             ErrorKind::NotACenter { doc } => {
                 write!(f, "document {doc} is named as a center but is not its own center")
             }
+            ErrorKind::Malformed { why } => write!(f, "malformed clusters: {why}"),
         }
     }
 }
@@ -126,6 +164,12 @@ mod tests {
     fn accessors() {
         assert_eq!(ClusterError::out_of_range(7, 5).out_of_range_document(), Some(7));
         assert_eq!(ClusterError::key_count(3, 4).out_of_range_document(), None);
+        assert_eq!(ClusterError::out_of_range(7, 5).kind(), ClusterErrorKind::OutOfRange);
+        assert_eq!(ClusterError::too_many_documents(9).kind(), ClusterErrorKind::TooManyDocuments);
+        assert_eq!(ClusterError::key_count(3, 4).kind(), ClusterErrorKind::KeyCount);
+        assert_eq!(ClusterError::size_mismatch(3, 4).kind(), ClusterErrorKind::SizeMismatch);
+        assert_eq!(ClusterError::not_a_center(1).kind(), ClusterErrorKind::NotACenter);
+        assert_eq!(ClusterError::malformed("x").kind(), ClusterErrorKind::Malformed);
         assert!(check_documents(MAX_DOCUMENTS).is_ok());
         #[cfg(target_pointer_width = "64")]
         assert!(check_documents(MAX_DOCUMENTS + 1).is_err());

@@ -3,7 +3,8 @@
 //!
 //! Documents are positions `0..n` (`u32`), in input order. Given the pairs of documents
 //! whose fingerprints are within `k` bits (from `simhash-index`, or anywhere), this crate
-//! groups them into clusters and picks the document each cluster keeps. It does no I/O,
+//! groups them into clusters and picks the document each cluster keeps. Pairs are anything
+//! that converts into `(u32, u32)`: plain tuples, or `simhash-index`'s `Pair` as it comes. It does no I/O,
 //! prints nothing and starts no threads; it depends on nothing.
 //!
 //! # Overview
@@ -33,7 +34,8 @@
 //!
 //! # Errors
 //!
-//! A pair naming a document `>= n` is a [`ClusterError`], as is a policy whose keys do not
+//! Errors are [`ClusterError`]s, with a lowercase message and a [`kind`](ClusterError::kind)
+//! ([`ClusterErrorKind`], `#[non_exhaustive]`) to match on. A pair naming a document `>= n` is one, as is a policy whose keys do not
 //! match `n`, or more than [`MAX_DOCUMENTS`] documents. Lookups by cluster or document id
 //! on a built [`Clusters`] panic when out of range, like slice indexing
 //! ([`Clusters::get`] does not).
@@ -91,7 +93,7 @@ mod union_find;
 pub use crate::{
     builder::{ClustersBuilder, Mode},
     clusters::{Clusters, Iter},
-    error::{ClusterError, MAX_DOCUMENTS},
+    error::{ClusterError, ClusterErrorKind, MAX_DOCUMENTS},
     policy::Representative,
     stats::Stats,
     union_find::UnionFind,

@@ -14,11 +14,12 @@ struct Adjacency {
 impl Adjacency {
     fn new<I>(documents: usize, pairs: I) -> Result<Adjacency, ClusterError>
     where
-        I: IntoIterator<Item = (u32, u32)>,
+        I: IntoIterator,
+        I::Item: Into<(u32, u32)>,
     {
         let mut edges = Vec::new();
         let mut starts = vec![0usize; documents + 1];
-        for (a, b) in pairs {
+        for (a, b) in pairs.into_iter().map(Into::into) {
             check_document(a, documents)?;
             check_document(b, documents)?;
             if a != b {
@@ -60,7 +61,8 @@ pub(crate) fn star<I>(
     policy: &Representative<'_>,
 ) -> Result<Clusters, ClusterError>
 where
-    I: IntoIterator<Item = (u32, u32)>,
+    I: IntoIterator,
+    I::Item: Into<(u32, u32)>,
 {
     let graph = Adjacency::new(documents, pairs)?;
     // The center of each document. The outcome does not depend on the order of the

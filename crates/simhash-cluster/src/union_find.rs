@@ -167,9 +167,10 @@ impl UnionFind {
     /// returns its error; the pairs before it have been applied.
     pub fn union_all<I>(&mut self, pairs: I) -> Result<(), ClusterError>
     where
-        I: IntoIterator<Item = (u32, u32)>,
+        I: IntoIterator,
+        I::Item: Into<(u32, u32)>,
     {
-        for (a, b) in pairs {
+        for (a, b) in pairs.into_iter().map(Into::into) {
             self.union(a, b)?;
         }
         Ok(())

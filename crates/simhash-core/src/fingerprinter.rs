@@ -16,6 +16,8 @@ use crate::{Accumulator, Fingerprint};
 /// preset and window is the one every later release computes. New definitions arrive as new
 /// variants; old ones stay selectable.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(into = "&'static str", try_from = "String"))]
 #[non_exhaustive]
 pub enum Preset {
     /// `default-v1`, the default for new users: [`Words`] tokens, each normalised as
@@ -79,9 +81,44 @@ impl FromStr for Preset {
     }
 }
 
+impl From<Preset> for &'static str {
+    fn from(p: Preset) -> &'static str {
+        p.name()
+    }
+}
+
+impl TryFrom<String> for Preset {
+    type Error = UnknownPreset;
+
+    /// As [`FromStr`].
+    fn try_from(s: String) -> Result<Preset, UnknownPreset> {
+        s.parse()
+    }
+}
+
 /// The error for a preset name that does not exist.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownPreset(Box<str>);
+
+/// Why a preset name was refused; see [`UnknownPreset::kind`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum UnknownPresetKind {
+    /// No preset has this name.
+    Unknown,
+}
+
+impl UnknownPreset {
+    /// Why the name was refused.
+    pub fn kind(&self) -> UnknownPresetKind {
+        UnknownPresetKind::Unknown
+    }
+
+    /// The name that was refused.
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+}
 
 impl fmt::Display for UnknownPreset {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -133,7 +170,8 @@ impl FingerprinterBuilder {
     }
 
     /// Sets the shingle window: tokens for `default-v1` and `moz`, bytes for `fork`. Clamped
-    /// to `1..=64`.
+    /// to `1..=`[`MAX_WINDOW`] (64), as every size setting of this crate is clamped to its
+    /// range rather than refused; [`Fingerprinter::window`] reads back the value in use.
     ///
     /// By default, the preset's [`default_window`](Preset::default_window).
     pub fn window(&mut self, window: usize) -> &mut FingerprinterBuilder {
@@ -201,6 +239,26 @@ impl Fingerprinter {
     /// A builder for other settings.
     pub fn builder() -> FingerprinterBuilder {
         FingerprinterBuilder::new()
+    }
+
+    /// The fingerprinter of `preset` with `window` (`None`: the preset's
+    /// [`default_window`](Preset::default_window); clamped as
+    /// [`FingerprinterBuilder::window`] says): what a front end's `--preset` and `--window`
+    /// settings name.
+    ///
+    /// ```
+    /// use simhash_core::{Fingerprinter, Preset};
+    ///
+    /// assert_eq!(Fingerprinter::with_settings(Preset::Fork, None).window(), 5);
+    /// assert_eq!(Fingerprinter::with_settings(Preset::Moz, Some(4)).window(), 4);
+    /// ```
+    pub fn with_settings(preset: Preset, window: Option<usize>) -> Fingerprinter {
+        let mut builder = FingerprinterBuilder::new();
+        builder.preset(preset);
+        if let Some(w) = window {
+            builder.window(w);
+        }
+        builder.build()
     }
 }
 
@@ -451,5 +509,22 @@ mod tests {
         assert_eq!(Fingerprinter::builder().window(0).build().window(), 1);
         assert_eq!(Fingerprinter::builder().window(usize::MAX).build().window(), 64);
         assert_eq!(Fingerprinter::builder().preset(Preset::Fork).build().window(), 5);
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod serde_tests {
+    use super::*;
+
+    #[test]
+    fn presets_serialize_as_their_names() {
+        for p in Preset::ALL {
+            let json = serde_json::to_string(&p).unwrap();
+            assert_eq!(json, format!("\"{}\"", p.name()));
+            assert_eq!(serde_json::from_str::<Preset>(&json).unwrap(), p);
+        }
+        assert_eq!(serde_json::from_str::<Preset>("\"default\"").unwrap(), Preset::default());
+        let e = serde_json::from_str::<Preset>("\"nope\"").unwrap_err();
+        assert!(e.to_string().contains("unknown preset"), "{e}");
     }
 }

@@ -1,14 +1,19 @@
-//! Text to 64-bit simhash fingerprints (Charikar's simhash), bit-compatible with the seeds.
+//! Text to features, and features to the two sketches of near-duplicate detection: 64-bit
+//! simhash fingerprints (Charikar's simhash, bit-compatible with the seeds) and MinHash
+//! signatures, with the shingle sets that verify MinHash candidates exactly.
 //!
-//! Similar texts get fingerprints that differ in few bits. This crate turns text into
-//! fingerprints and nothing else: it does no I/O and starts no threads. Matching
-//! fingerprints within `k` bits is the job of `simhash-index`.
+//! Similar texts get fingerprints that differ in few bits, and signatures that agree in
+//! many slots. This crate computes them and nothing else: it does no I/O and starts no
+//! threads. Matching is the job of `simhash-index` (Hamming tables for fingerprints, LSH
+//! banding and an online MinHash index for signatures); clustering, of `simhash-cluster`.
 //!
 //! # Overview
 //!
 //! * [`Fingerprinter`] is the high-level entry point: `Fingerprinter::new()` for the default
 //!   preset, [`Fingerprinter::builder`] for another [`Preset`], window or [`Tokenizer`].
 //! * [`Fingerprint`] is the 64-bit value, with [`Fingerprint::distance`] (Hamming distance).
+//!   Its text form is hex both ways (`Display` and `FromStr`); [`Fingerprint::from_decimal`]
+//!   reads the seeds' decimal hashes.
 //! * [`Accumulator`], [`compute`] and [`compute_weighted`] are the low-level vote over
 //!   feature hashes you bring yourself (TF-IDF weights, your own features).
 //! * [`MinHasher`] makes MinHash signatures of the same features, for the high-recall
@@ -42,6 +47,35 @@
 //! assert!(fp.is_some());
 //! ```
 //!
+//! MinHash, and exact verification of its candidates:
+//!
+//! ```
+//! use simhash_core::{Fingerprinter, MinHasher, estimate_jaccard, jaccard, shingle_set};
+//!
+//! let fp = Fingerprinter::new();
+//! let features = |text: &str| {
+//!     let mut hashes = Vec::new();
+//!     fp.for_each_feature(text, |h, _| hashes.push(h));
+//!     shingle_set(hashes)
+//! };
+//! let a = features("the quick brown fox jumps over the lazy dog");
+//! let b = features("the quick brown fox jumps over the lazy cat");
+//! let mh = MinHasher::new(128, 0);
+//! let (sa, sb) = (mh.signature(a.iter().copied()).unwrap(), mh.signature(b.iter().copied()).unwrap());
+//! assert!((estimate_jaccard(&sa, &sb) - jaccard(&a, &b)).abs() < 0.25);
+//! assert_eq!(jaccard(&a, &b), 6.0 / 8.0); // exact: 6 of 8 shingles shared
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Settings
+//!
+//! Every size setting is valid: one out of range is clamped to its range, never refused,
+//! and reads back as used: the window to `1..=`[`MAX_WINDOW`]
+//! ([`FingerprinterBuilder::window`], [`Fingerprinter::window`]) and `num_perm` to
+//! `1..=`[`MAX_PERM`] ([`MinHasher::new`], [`MinHasher::num_perm`]). Settings that must agree
+//! with each other (a banding against the signature length, blocks against the distance)
+//! are checked where they meet, in `simhash-index`, and refused with a typed error.
+//!
 //! # Stability contract
 //!
 //! A fingerprint is defined by the preset's name and version and the window. Each preset
@@ -70,14 +104,15 @@ mod tf;
 mod tokenize;
 
 pub use crate::accumulate::{Accumulator, compute, compute_weighted};
-pub use crate::fingerprint::{Fingerprint, ParseFingerprintError};
+pub use crate::fingerprint::{Fingerprint, ParseFingerprintError, ParseFingerprintErrorKind};
 pub use crate::fingerprinter::{
-    Fingerprinter, FingerprinterBuilder, Preset, PresetTokenizer, UnknownPreset, sublinear_weight,
+    Fingerprinter, FingerprinterBuilder, Preset, PresetTokenizer, UnknownPreset, UnknownPresetKind,
+    sublinear_weight,
 };
 pub use crate::hash::{jenkins64, unsigned_hash};
 pub use crate::minhash::{
-    EMPTY, MAX_PERM, MinHashError, MinHasher, band_hashes, estimate_jaccard, intersection_size,
-    jaccard, shingle_set, shingle_set_into,
+    EMPTY, MAX_PERM, MinHasher, band_hashes, estimate_jaccard, intersection_size, jaccard,
+    shingle_set, shingle_set_into,
 };
 pub use crate::shingle::{CyclicWindow, MAX_WINDOW, Window, combine, shingle};
 pub use crate::tokenize::{AsciiLetters, Tokenizer, Words};

@@ -41,40 +41,13 @@ use std::fmt;
 
 use crate::hash::folded_multiply;
 
-/// The largest `num_perm` a [`MinHasher`] accepts (its probe tables take `4 × num_perm²`
-/// bytes: 4 MiB at this bound).
+/// The largest `num_perm` a [`MinHasher`] uses (its probe tables take `4 × num_perm²`
+/// bytes: 4 MiB at this bound); a larger request is clamped to it.
 pub const MAX_PERM: usize = 1024;
 
 /// The value of every slot of the signature of a set with no features. No slot of a
 /// non-empty set's signature has this value.
 pub const EMPTY: u32 = u32::MAX;
-
-/// The error returned for an invalid [`MinHasher`] configuration.
-///
-/// Its [`Display`](fmt::Display) says what is wrong, in lowercase with no trailing period.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MinHashError {
-    kind: MinHashErrorKind,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum MinHashErrorKind {
-    NoPermutations,
-    TooManyPermutations { num_perm: usize },
-}
-
-impl fmt::Display for MinHashError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            MinHashErrorKind::NoPermutations => f.write_str("num_perm must be at least 1"),
-            MinHashErrorKind::TooManyPermutations { num_perm } => {
-                write!(f, "num_perm ({num_perm}) must be at most {MAX_PERM}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for MinHashError {}
 
 /// Makes MinHash signatures of `num_perm` 32-bit slots.
 ///
@@ -86,7 +59,7 @@ impl std::error::Error for MinHashError {}
 /// use simhash_core::{Fingerprinter, MinHasher, estimate_jaccard};
 ///
 /// let fp = Fingerprinter::new();
-/// let mh = MinHasher::new(128, 0)?;
+/// let mh = MinHasher::new(128, 0);
 /// let features = |text: &str| {
 ///     let mut hashes = Vec::new();
 ///     fp.for_each_feature(text, |h, _| hashes.push(h));
@@ -135,14 +108,19 @@ const ORDER_SALT: u64 = 0x4445_4e53_4946_5931;
 const BAND_SALT: u64 = 0x4c53_4842_414e_4431;
 
 impl MinHasher {
-    /// A hasher of `num_perm` slots (`1..=`[`MAX_PERM`]) keyed by `seed`.
-    pub fn new(num_perm: usize, seed: u64) -> Result<MinHasher, MinHashError> {
-        if num_perm == 0 {
-            return Err(MinHashError { kind: MinHashErrorKind::NoPermutations });
-        }
-        if num_perm > MAX_PERM {
-            return Err(MinHashError { kind: MinHashErrorKind::TooManyPermutations { num_perm } });
-        }
+    /// A hasher of `num_perm` slots keyed by `seed`. Like every size setting of this crate
+    /// (the [window](crate::FingerprinterBuilder::window) too), `num_perm` is clamped to its
+    /// range, `1..=`[`MAX_PERM`]; [`num_perm`](MinHasher::num_perm) reads back the value in use.
+    ///
+    /// ```
+    /// use simhash_core::{MAX_PERM, MinHasher};
+    ///
+    /// assert_eq!(MinHasher::new(128, 0).num_perm(), 128);
+    /// assert_eq!(MinHasher::new(0, 0).num_perm(), 1);
+    /// assert_eq!(MinHasher::new(MAX_PERM + 1, 0).num_perm(), MAX_PERM);
+    /// ```
+    pub fn new(num_perm: usize, seed: u64) -> MinHasher {
+        let num_perm = num_perm.clamp(1, MAX_PERM);
         let key = mix64(seed ^ FEATURE_SALT);
         let order_key = mix64(key ^ ORDER_SALT);
         let k = num_perm;
@@ -161,10 +139,10 @@ impl MinHasher {
                 rank[i * k + usize::from(j)] = pos as u16;
             }
         }
-        Ok(MinHasher { num_perm, seed, key, order, rank })
+        MinHasher { num_perm, seed, key, order, rank }
     }
 
-    /// The number of slots.
+    /// The number of slots (after clamping).
     pub fn num_perm(&self) -> usize {
         self.num_perm
     }
@@ -266,7 +244,7 @@ impl MinHasher {
 /// ```
 /// use simhash_core::{MinHasher, estimate_jaccard};
 ///
-/// let mh = MinHasher::new(64, 7)?;
+/// let mh = MinHasher::new(64, 7);
 /// let a = mh.signature(0..100u64).unwrap();
 /// let b = mh.signature(50..150u64).unwrap(); // exact Jaccard: 50 / 150
 /// assert!((estimate_jaccard(&a, &b) - 1.0 / 3.0).abs() < 0.2);
@@ -298,7 +276,7 @@ pub fn estimate_jaccard(a: &[u32], b: &[u32]) -> f64 {
 /// ```
 /// use simhash_core::{MinHasher, band_hashes};
 ///
-/// let mh = MinHasher::new(8, 0)?;
+/// let mh = MinHasher::new(8, 0);
 /// let a = mh.signature([1, 2, 3]).unwrap();
 /// let (mut ha, mut hb) = ([0u64; 4], [0u64; 4]);
 /// band_hashes(&a, 4, 2, &mut ha);
@@ -456,22 +434,21 @@ mod tests {
     fn thread_safe() {
         fn assert_all<T: Send + Sync + std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
         assert_all::<MinHasher>();
-        assert_all::<MinHashError>();
     }
 
     #[test]
-    fn bad_configurations_are_errors() {
-        let e = MinHasher::new(0, 1).unwrap_err();
-        assert_eq!(e.to_string(), "num_perm must be at least 1");
-        let e = MinHasher::new(MAX_PERM + 1, 1).unwrap_err();
-        assert_eq!(e.to_string(), "num_perm (1025) must be at most 1024");
-        assert_eq!(MinHasher::new(MAX_PERM, 1).unwrap().num_perm(), MAX_PERM);
+    fn num_perm_is_clamped() {
+        assert_eq!(MinHasher::new(0, 1).num_perm(), 1);
+        assert_eq!(MinHasher::new(1, 1).num_perm(), 1);
+        assert_eq!(MinHasher::new(MAX_PERM + 1, 1).num_perm(), MAX_PERM);
+        assert_eq!(MinHasher::new(usize::MAX, 1).num_perm(), MAX_PERM);
+        assert_eq!(MinHasher::new(MAX_PERM, 1).num_perm(), MAX_PERM);
     }
 
     #[test]
     fn probe_tables_are_permutations() {
         for k in [1, 2, 3, 17, 128] {
-            let mh = MinHasher::new(k, 3).unwrap();
+            let mh = MinHasher::new(k, 3);
             for i in 0..k {
                 let mut row: Vec<u16> = mh.order[i * k..(i + 1) * k].to_vec();
                 for (pos, &j) in row.iter().enumerate() {
@@ -486,10 +463,10 @@ mod tests {
     #[test]
     fn golden_signatures() {
         // The stability contract: these values never change.
-        let mh = MinHasher::new(8, 42).unwrap();
+        let mh = MinHasher::new(8, 42);
         assert_eq!(mh.signature([1, 2, 3, 4, 5]).unwrap(), GOLDEN_SMALL);
         assert_eq!(mh.signature(0..1000).unwrap(), GOLDEN_LARGE);
-        let mh = MinHasher::new(4, 0).unwrap();
+        let mh = MinHasher::new(4, 0);
         assert_eq!(mh.signature([0xdead_beef]).unwrap(), GOLDEN_ONE);
         let mut bands = [0u64; 4];
         band_hashes(&GOLDEN_LARGE, 4, 2, &mut bands);
@@ -510,7 +487,7 @@ mod tests {
 
     #[test]
     fn empty_and_singleton_sets() {
-        let mh = MinHasher::new(16, 9).unwrap();
+        let mh = MinHasher::new(16, 9);
         assert_eq!(mh.signature(std::iter::empty()), None);
         let mut out = [0u32; 16];
         assert!(!mh.signature_into([], &mut out));
@@ -522,7 +499,7 @@ mod tests {
         assert_eq!(estimate_jaccard(&one, &mh.signature([77, 77]).unwrap()), 1.0);
         assert!(estimate_jaccard(&one, &mh.signature([78]).unwrap()) < 1.0);
         // k = 1 works.
-        let mh = MinHasher::new(1, 0).unwrap();
+        let mh = MinHasher::new(1, 0);
         assert_eq!(mh.signature([5, 6]).unwrap().len(), 1);
     }
 
@@ -530,7 +507,7 @@ mod tests {
     fn order_and_repetition_do_not_matter() {
         let mut rng = Rng(5);
         for (k, size) in [(128, 3), (128, 11), (128, 40), (128, 300), (64, 5), (7, 2)] {
-            let mh = MinHasher::new(k, 11).unwrap();
+            let mh = MinHasher::new(k, 11);
             let set: Vec<u64> = (0..size).map(|_| rng.next()).collect();
             let want = mh.signature(set.iter().copied()).unwrap();
             let mut shuffled: Vec<u64> = set.iter().chain(&set).copied().collect();
@@ -540,15 +517,9 @@ mod tests {
             assert_eq!(mh.signature(shuffled).unwrap(), want, "k {k}, size {size}");
             assert!(want.iter().all(|&v| v != EMPTY));
             // Deterministic: a fresh hasher with the same parameters agrees; another seed not.
-            assert_eq!(
-                MinHasher::new(k, 11).unwrap().signature(set.iter().copied()),
-                Some(want.clone())
-            );
+            assert_eq!(MinHasher::new(k, 11).signature(set.iter().copied()), Some(want.clone()));
             if size > 2 {
-                assert_ne!(
-                    MinHasher::new(k, 12).unwrap().signature(set.iter().copied()),
-                    Some(want)
-                );
+                assert_ne!(MinHasher::new(k, 12).signature(set.iter().copied()), Some(want));
             }
         }
     }
@@ -556,7 +527,7 @@ mod tests {
     #[test]
     fn densification_scan_and_walk_agree() {
         // Both ways of finding the first filled slot give the same answer.
-        let mh = MinHasher::new(64, 2).unwrap();
+        let mh = MinHasher::new(64, 2);
         let mut rng = Rng(8);
         for f in [1, 2, 3, 5, 8, 9, 20, 40] {
             let set: Vec<u64> = (0..f).map(|_| rng.next()).collect();
@@ -590,7 +561,7 @@ mod tests {
         // absolute error is about 0.035; a broken permutation (correlated slots, or a
         // biased densification) is far off, and so is any bias over 200 pairs.
         let k = 128;
-        let mh = MinHasher::new(k, 1).unwrap();
+        let mh = MinHasher::new(k, 1);
         let mut rng = Rng(99);
         for size in [4, 10, 50, 400] {
             let (mut abs, mut bias, mut n) = (0.0, 0.0, 0.0);

@@ -197,7 +197,7 @@ pub(crate) enum Format {
 }
 
 /// `--blocks`: a number, or `auto` (the planner's choice), as the `simhash` binary reads it.
-pub(crate) use simhash_cli::shared::Blocks;
+pub(crate) use simhash_index::Blocks;
 
 impl JobArgs {
     /// The input paths, `-` for standard input when none is given.
@@ -224,12 +224,10 @@ impl JobArgs {
     /// The fingerprinter for JSON input (`None` for hash input).
     pub(crate) fn fingerprinter(&self) -> Option<Fingerprinter> {
         (self.format() == Format::Json).then(|| {
-            let mut builder = Fingerprinter::builder();
-            builder.preset(self.preset.unwrap_or_default());
-            if let Some(w) = self.window {
-                builder.window(usize::from(w));
-            }
-            builder.build()
+            Fingerprinter::with_settings(
+                self.preset.unwrap_or_default(),
+                self.window.map(usize::from),
+            )
         })
     }
 

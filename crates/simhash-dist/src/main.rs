@@ -175,14 +175,11 @@ where
 
 /// Fails early, before any process starts, on settings the index would refuse.
 fn check_matching(args: &JobArgs) -> anyhow::Result<()> {
-    match args.blocks {
-        Blocks::Fixed(m) => simhash_index::Tables::new(m, args.distance)
-            .map(drop)
-            .context("invalid --blocks/--distance"),
-        Blocks::Auto => {
-            simhash_index::plan(1, args.distance).map(drop).context("invalid --distance")
-        }
-    }
+    let flags = match args.blocks {
+        Blocks::Fixed(_) => "invalid --blocks/--distance",
+        Blocks::Auto => "invalid --distance",
+    };
+    args.blocks.validate(args.distance).context(flags)
 }
 
 /// Fail-stop: a panic anywhere (a worker, or timely's network threads when a peer process

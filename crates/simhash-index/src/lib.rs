@@ -1,5 +1,14 @@
-//! Exact matching of 64-bit simhash fingerprints within `k` bits: all pairs among millions
-//! to billions of fingerprints, (query, corpus) pairs between two sets, and an online index.
+//! Near-duplicate matching: exact Hamming matching of 64-bit simhash fingerprints
+//! ([`hamming`](#hamming-matching): block-permutation tables, batch all-pairs, an online
+//! [`Index`], the planner and the [`Blocks`] setting) and MinHash LSH (banding with
+//! [`Banding`], batch candidate pairs, and the online [`MinHashIndex`] with exact Jaccard
+//! verification). The sketches themselves come from `simhash-core`; the types a matching
+//! user needs from it ([`Fingerprint`], [`MinHasher`]) are re-exported here.
+//!
+//! # Hamming matching
+//!
+//! Within `k` bits: all pairs among millions to billions of fingerprints, (query, corpus)
+//! pairs between two sets, and an online index.
 //!
 //! Matching is exact: every pair within `k` bits is found, each exactly once, with its
 //! distance; pairs at exactly `k` bits are included, and identical fingerprints at two
@@ -13,12 +22,16 @@
 //! # Overview
 //!
 //! * [`Tables`] is a validated `(blocks, max_distance)` configuration and its tables
-//!   ([`Tables::new`] returns a [`ConfigError`] rather than panicking).
+//!   ([`Tables::new`] returns a [`ConfigError`] rather than panicking; [`Tables::from_plan`]
+//!   builds what [`plan`] recommends; [`Blocks`] is the `auto | N` setting).
 //! * [`all_pairs_with`] streams every pair among a slice of fingerprints to a callback, as
 //!   [`Pair`]s of positions; [`all_pairs`] collects them sorted. [`cross_pairs_with`] and
 //!   [`cross_pairs`] do the same for (query, corpus) [`CrossPair`]s. They run on rayon's
 //!   current thread pool, and their output does not depend on the number of threads.
-//! * [`Index`] is the online index: [`insert`](Index::insert), [`remove`](Index::remove),
+//!   [`all_pairs_optional`] takes `Option<Fingerprint>`s (documents with no features) and
+//!   reports positions among all of them. A [`Pair`] converts into `(a, b)`, so pairs go to
+//!   `simhash-cluster` as they are.
+//! * [`Index`] is the online index (ids of any `Clone + Eq + Hash + Ord` type): [`insert`](Index::insert), [`remove`](Index::remove),
 //!   [`find_first`](Index::find_first), [`find_all`](Index::find_all) (a [`Hits`] iterator
 //!   of [`Hit`]s) and [`find_all_into`](Index::find_all_into), and parallel bulk versions.
 //! * [`pair_group`] and [`cross_group`] are the pairing kernel the batch functions are built
@@ -31,6 +44,9 @@
 //! * [`Banding`] and [`candidate_pairs_with`] are LSH banding over MinHash signatures (the
 //!   high-recall mode): bands and rows for a Jaccard threshold, and every pair of documents
 //!   sharing a band hash, each once; [`for_each_band_group`] gives the groups themselves.
+//! * [`MinHashIndex`] is the online MinHash index: insert, remove and query feature sets;
+//!   candidates share a band bucket, and each is verified by exact Jaccard similarity, so
+//!   a query returns exactly the bucket-sharing sets at or above the threshold.
 //! * [`plan`] recommends `m` for `n` fingerprints and reports the expected work ([`Plan`]).
 //!
 //! # Example: near-duplicate texts (MinHash)
@@ -55,8 +71,7 @@
 //! # Example: all pairs
 //!
 //! ```
-//! use simhash_core::Fingerprint;
-//! use simhash_index::{Pair, Tables, all_pairs_with, plan};
+//! use simhash_index::{Fingerprint, Pair, Tables, all_pairs_with, plan};
 //!
 //! let fps: Vec<Fingerprint> =
 //!     [0x0000_0000_0000_00ff, 0x0000_0000_0000_00fe, 0xffff_0000_0000_0000, 0x0000_0000_0000_00ff]
@@ -64,7 +79,7 @@
 //!         .map(Fingerprint)
 //!         .collect();
 //! let plan = plan(fps.len() as u64, 3)?;
-//! let tables = Tables::new(plan.blocks, 3)?;
+//! let tables = Tables::from_plan(&plan)?;
 //! let mut pairs: Vec<Pair> = Vec::new();
 //! all_pairs_with(&fps, &tables, |batch| pairs.extend_from_slice(batch));
 //! pairs.sort();
@@ -92,6 +107,26 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Example: an online MinHash index
+//!
+//! ```
+//! use simhash_index::MinHashIndex;
+//!
+//! // Feature sets: shingle hashes (from `Fingerprinter::for_each_feature`, or your own).
+//! let mut seen: MinHashIndex<String> = MinHashIndex::new(0.7, 128)?;
+//! seen.insert("doc-1".to_string(), 0..100u64);
+//! seen.insert("doc-2".to_string(), 500..600u64);
+//! let hits = seen.query(5..100u64); // Jaccard 95 / 100 with doc-1
+//! assert_eq!(hits.len(), 1);
+//! assert_eq!((hits[0].id.as_str(), hits[0].jaccard), ("doc-1", 0.95));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Errors
+//!
+//! Every error type ([`ConfigError`], [`LshError`], [`ParseBlocksError`]) has a lowercase
+//! message with no trailing period and a `kind()`, a `#[non_exhaustive]` enum to match on.
+//!
 //! # Guarantees and costs
 //!
 //! * Exact for every valid configuration: the choice of blocks changes the speed, never the
@@ -102,28 +137,25 @@
 //!   fingerprints per slice.
 #![deny(missing_docs)]
 
-mod batch;
-mod kernel;
+mod hamming;
 pub mod lsh;
-mod online;
-mod plan;
-mod tables;
 
-pub use crate::batch::{
-    CrossPair, Pair, all_pairs, all_pairs_with, all_pairs_with_progress, cross_pairs,
-    cross_pairs_with,
+pub use crate::hamming::batch::{
+    CrossPair, Pair, all_pairs, all_pairs_optional, all_pairs_optional_with, all_pairs_with,
+    all_pairs_with_progress, cross_pairs, cross_pairs_with,
 };
-pub use crate::kernel::{cross_group, pair_group};
+pub use crate::hamming::blocks::{Blocks, ParseBlocksError, ParseBlocksErrorKind};
+pub use crate::hamming::kernel::{cross_group, pair_group};
+pub use crate::hamming::online::{DEFAULT_BLOCKS, DEFAULT_MAX_DISTANCE, Hit, Hits, Index};
+pub use crate::hamming::plan::{Plan, plan};
+pub use crate::hamming::tables::{ConfigError, ConfigErrorKind, MAX_TABLES, Table, Tables};
 pub use crate::lsh::{
-    Banding, Candidate, LshError, candidate_pairs, candidate_pairs_from_columns,
-    candidate_pairs_with, first_common_band, for_each_band_group,
+    Banding, Candidate, JaccardHit, LshError, LshErrorKind, MINHASH_INDEX_SEED, MinHashIndex,
+    candidate_pairs, candidate_pairs_from_columns, candidate_pairs_with, first_common_band,
+    for_each_band_group,
 };
-pub use crate::online::{Hit, Hits, Index};
-pub use crate::plan::{Plan, plan};
-pub use crate::tables::{ConfigError, MAX_TABLES, Table, Tables};
-
-#[cfg(test)]
-mod tests;
+/// The matching vocabulary from `simhash-core`, so that a matching user needs one crate.
+pub use simhash_core::{Fingerprint, MAX_PERM, MinHasher, ParseFingerprintError};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
@@ -143,5 +175,53 @@ mod testoibits {
         assert_all::<Index>();
         assert_all::<Hits>();
         assert_all::<Plan>();
+        assert_all::<Blocks>();
+        assert_all::<MinHashIndex>();
+        assert_all::<MinHashIndex<String>>();
+        assert_all::<Index<String>>();
+        assert_all::<LshError>();
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod serde_tests {
+    use super::*;
+
+    fn round_trip<T>(value: &T, json: &str)
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        assert_eq!(serde_json::to_string(value).unwrap(), json);
+        assert_eq!(&serde_json::from_str::<T>(json).unwrap(), value);
+    }
+
+    #[test]
+    fn settings_and_results_round_trip() {
+        round_trip(&Pair { a: 1, b: 2, distance: 3 }, r#"{"a":1,"b":2,"distance":3}"#);
+        round_trip(
+            &CrossPair { query: 1, corpus: 2, distance: 0 },
+            r#"{"query":1,"corpus":2,"distance":0}"#,
+        );
+        round_trip(&Hit { distance: 1, id: "a".to_string() }, r#"{"distance":1,"id":"a"}"#);
+        round_trip(&JaccardHit { id: 7u32, jaccard: 0.5 }, r#"{"id":7,"jaccard":0.5}"#);
+        round_trip(&Blocks::Auto, r#""auto""#);
+        round_trip(&Blocks::Fixed(6), r#"{"fixed":6}"#);
+        round_trip(&Tables::new(5, 3).unwrap(), r#"{"blocks":5,"max_distance":3}"#);
+        round_trip(&Banding::new(25, 5).unwrap(), r#"{"bands":25,"rows":5}"#);
+        round_trip(&Fingerprint(255), "255");
+        let plan = plan(1000, 3).unwrap();
+        let back: Plan = serde_json::from_str(&serde_json::to_string(&plan).unwrap()).unwrap();
+        assert_eq!(back, plan);
+    }
+
+    #[test]
+    fn invalid_settings_are_refused_on_the_way_in() {
+        for bad in [r#"{"blocks":3,"max_distance":3}"#, r#"{"blocks":65,"max_distance":3}"#] {
+            assert!(serde_json::from_str::<Tables>(bad).is_err(), "{bad}");
+        }
+        for bad in [r#"{"bands":0,"rows":5}"#, r#"{"bands":1000,"rows":1000}"#] {
+            let e = serde_json::from_str::<Banding>(bad).unwrap_err();
+            assert!(e.to_string().contains("bands"), "{e}");
+        }
     }
 }

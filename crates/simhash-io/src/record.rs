@@ -162,8 +162,7 @@ pub fn parse_hash(line: &[u8]) -> Result<(Id<'_>, Option<Fingerprint>), Problem>
     if hash.is_empty() {
         return Ok((id, None));
     }
-    let fp = hash
-        .parse::<Fingerprint>()
+    let fp = Fingerprint::from_decimal(hash)
         .map_err(|e| Problem::new(Reason::BadHash, format!("bad hash: {e}")))?;
     Ok((id, Some(fp)))
 }
@@ -172,8 +171,7 @@ pub fn parse_hash(line: &[u8]) -> Result<(Id<'_>, Option<Fingerprint>), Problem>
 /// allowed.
 pub fn parse_cpp_hash(line: &[u8]) -> Result<Fingerprint, Problem> {
     let line = utf8(line)?;
-    line.trim()
-        .parse::<Fingerprint>()
+    Fingerprint::from_decimal(line.trim())
         .map_err(|e| Problem::new(Reason::BadHash, format!("bad hash: {e}")))
 }
 

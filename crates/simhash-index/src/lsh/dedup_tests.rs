@@ -241,9 +241,11 @@ fn bad_settings_are_typed_errors() {
     assert_eq!(err.kind(), EngineErrorKind::Config);
     let source = std::error::Error::source(&err).expect("the LSH error");
     assert!(source.to_string().contains("threshold"), "{source}");
-    let err = MinHashDedup::builder().num_perm(0).build().unwrap_err();
-    assert_eq!(err.kind(), EngineErrorKind::Config);
-    let mh = simhash_core::MinHasher::new(16, 0).unwrap();
+    // num_perm is clamped like every size setting: 0 is one slot (and one band of one row).
+    let mut one = MinHashDedup::builder().num_perm(0).build().unwrap();
+    one.add_text("one slot").unwrap();
+    assert_eq!(one.dedup().unwrap().len(), 1);
+    let mh = simhash_core::MinHasher::new(16, 0);
     let err = Sketcher::new(mh, Banding::new(5, 4).unwrap()).unwrap_err();
     assert_eq!(err.to_string(), "bands × rows (5 × 4) exceeds num_perm (16)");
     let mut dedup = MinHashDedup::new().unwrap();

@@ -96,7 +96,8 @@ impl MinHashDedupBuilder {
         self
     }
 
-    /// MinHash signature slots ([`DEFAULT_NUM_PERM`]).
+    /// MinHash signature slots, clamped to `1..=MAX_PERM` like every size setting. By
+    /// default, [`DEFAULT_NUM_PERM`].
     pub fn num_perm(&mut self, num_perm: usize) -> &mut MinHashDedupBuilder {
         self.num_perm = num_perm;
         self
@@ -122,8 +123,7 @@ impl MinHashDedupBuilder {
         self
     }
 
-    /// The engine. Errors ([`EngineErrorKind::Config`]): a threshold out of range or an
-    /// invalid `num_perm`; or the spill store's temporary files.
+    /// The engine. Errors ([`EngineErrorKind::Config`]): a threshold out of range; or the spill store's temporary files.
     pub fn build(&self) -> Result<MinHashDedup, EngineError> {
         if !(self.jaccard > 0.0 && self.jaccard <= 1.0) {
             return Err(EngineError::other(
@@ -131,8 +131,9 @@ impl MinHashDedupBuilder {
                 format!("jaccard ({}) must be more than 0 and at most 1", self.jaccard),
             ));
         }
-        let minhasher = MinHasher::new(self.num_perm, self.seed)?;
-        let banding = Banding::for_threshold(self.lsh_threshold, self.num_perm)?;
+        // num_perm is clamped to 1..=MAX_PERM like every size setting (MinHasher::new).
+        let minhasher = MinHasher::new(self.num_perm, self.seed);
+        let banding = Banding::for_threshold(self.lsh_threshold, minhasher.num_perm())?;
         let sketcher = Sketcher::new(minhasher, banding)?;
         let store: Box<dyn SketchStore> = if self.spill {
             Box::new(SpillStore::new(banding.bands)?)

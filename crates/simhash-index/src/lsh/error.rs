@@ -90,12 +90,6 @@ impl From<LshError> for EngineError {
     }
 }
 
-impl From<simhash_core::MinHashError> for EngineError {
-    fn from(e: simhash_core::MinHashError) -> EngineError {
-        EngineError::config(e)
-    }
-}
-
 impl fmt::Display for EngineError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {

@@ -92,6 +92,7 @@ use std::fmt;
 use std::ops::Range;
 
 use rayon::prelude::*;
+use simhash_core::MAX_PERM;
 
 mod components;
 mod engine;
@@ -116,35 +117,80 @@ pub use walk::{Walk, walk};
 
 /// The error for an invalid LSH configuration.
 ///
-/// Its [`Display`](fmt::Display) says what is wrong, in lowercase with no trailing period.
+/// Its [`Display`](fmt::Display) says what is wrong, in lowercase with no trailing period;
+/// [`kind`](LshError::kind) says it as a value to match on.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LshError {
-    kind: LshErrorKind,
+    kind: Repr,
+}
+
+/// What is wrong with an LSH configuration; see [`LshError::kind`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LshErrorKind {
+    /// The threshold is not strictly between 0 and 1.
+    Threshold,
+    /// The error weights are negative, not finite, or both zero.
+    Weights,
+    /// Bands or rows is 0.
+    Empty,
+    /// `bands × rows` is more than the signature holds: more than [`MAX_PERM`], the longest
+    /// signature a `MinHasher` makes, or than the hasher it is paired with.
+    TooLong,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum LshErrorKind {
+enum Repr {
     Threshold { threshold: f64 },
-    NoPermutations,
     Weights { false_positive: f64, false_negative: f64 },
     Empty { bands: usize, rows: usize },
+    TooLong { bands: usize, rows: usize },
+    LongerThanSignature { bands: usize, rows: usize, num_perm: usize },
+}
+
+impl LshError {
+    pub(crate) fn threshold(threshold: f64) -> LshError {
+        LshError { kind: Repr::Threshold { threshold } }
+    }
+
+    pub(crate) fn too_long_for(banding: Banding, num_perm: usize) -> LshError {
+        let Banding { bands, rows } = banding;
+        LshError { kind: Repr::LongerThanSignature { bands, rows, num_perm } }
+    }
+
+    /// What is wrong.
+    pub fn kind(&self) -> LshErrorKind {
+        match self.kind {
+            Repr::Threshold { .. } => LshErrorKind::Threshold,
+            Repr::Weights { .. } => LshErrorKind::Weights,
+            Repr::Empty { .. } => LshErrorKind::Empty,
+            Repr::TooLong { .. } | Repr::LongerThanSignature { .. } => LshErrorKind::TooLong,
+        }
+    }
 }
 
 impl fmt::Display for LshError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
-            LshErrorKind::Threshold { threshold } => {
+            Repr::Threshold { threshold } => {
                 write!(f, "threshold ({threshold}) must be strictly between 0 and 1")
             }
-            LshErrorKind::NoPermutations => f.write_str("num_perm must be at least 1"),
-            LshErrorKind::Weights { false_positive, false_negative } => write!(
+            Repr::Weights { false_positive, false_negative } => write!(
                 f,
                 "weights ({false_positive}, {false_negative}) must be finite, non-negative \
                  and not both zero"
             ),
-            LshErrorKind::Empty { bands, rows } => {
+            Repr::Empty { bands, rows } => {
                 write!(f, "bands ({bands}) and rows ({rows}) must both be at least 1")
             }
+            Repr::TooLong { bands, rows } => write!(
+                f,
+                "bands ({bands}) × rows ({rows}) must be at most {MAX_PERM}, the longest signature"
+            ),
+            Repr::LongerThanSignature { bands, rows, num_perm } => write!(
+                f,
+                "bands ({bands}) × rows ({rows}) must be at most {num_perm}, the signature length"
+            ),
         }
     }
 }
@@ -153,7 +199,14 @@ impl std::error::Error for LshError {}
 
 /// How a signature is cut for LSH: `bands` bands of `rows` slots, using the first
 /// `bands × rows` slots of the signature.
+///
+/// Build one with [`Banding::new`] or [`Banding::for_threshold`], which check that
+/// `bands × rows` fits in a signature (`1..=`[`MAX_PERM`] slots); a `Banding` written as a
+/// struct literal is not checked, and the batch functions panic if a signature is shorter
+/// than [`num_perm`](Banding::num_perm).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(try_from = "BandingFields"))]
 pub struct Banding {
     /// The number of bands.
     pub bands: usize,
@@ -161,14 +214,44 @@ pub struct Banding {
     pub rows: usize,
 }
 
+/// What a deserialized [`Banding`] is checked from, as [`Banding::new`] checks it.
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+struct BandingFields {
+    bands: usize,
+    rows: usize,
+}
+
+#[cfg(feature = "serde")]
+impl TryFrom<BandingFields> for Banding {
+    type Error = LshError;
+
+    fn try_from(f: BandingFields) -> Result<Banding, LshError> {
+        Banding::new(f.bands, f.rows)
+    }
+}
+
 /// Points of Simpson's rule for the error integrals (even).
 const SIMPSON_STEPS: usize = 128;
 
 impl Banding {
-    /// A banding of `bands` bands of `rows` slots, both at least 1.
+    /// A banding of `bands` bands of `rows` slots, both at least 1, with `bands × rows` at
+    /// most [`MAX_PERM`] (no `MinHasher` makes a longer signature).
+    ///
+    /// ```
+    /// use simhash_index::{Banding, LshErrorKind};
+    ///
+    /// assert_eq!(Banding::new(16, 8)?.num_perm(), 128);
+    /// assert_eq!(Banding::new(0, 8).unwrap_err().kind(), LshErrorKind::Empty);
+    /// assert_eq!(Banding::new(1000, 1000).unwrap_err().kind(), LshErrorKind::TooLong);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(bands: usize, rows: usize) -> Result<Banding, LshError> {
         if bands == 0 || rows == 0 {
-            return Err(LshError { kind: LshErrorKind::Empty { bands, rows } });
+            return Err(LshError { kind: Repr::Empty { bands, rows } });
+        }
+        if bands.checked_mul(rows).is_none_or(|n| n > MAX_PERM) {
+            return Err(LshError { kind: Repr::TooLong { bands, rows } });
         }
         Ok(Banding { bands, rows })
     }
@@ -197,8 +280,11 @@ impl Banding {
     /// more for recall (verification removes false positives, at the cost of comparing
     /// them). Ties go to fewer bands, then fewer rows.
     ///
-    /// Errors: `threshold` not strictly between 0 and 1, `num_perm` 0, or weights negative,
-    /// not finite, or both zero.
+    /// `num_perm` is clamped to `1..=`[`MAX_PERM`], as `MinHasher::new` clamps it, so the
+    /// banding always fits the signatures of a `MinHasher` built with the same `num_perm`.
+    ///
+    /// Errors: `threshold` not strictly between 0 and 1, or weights negative, not finite, or
+    /// both zero.
     pub fn for_threshold_weighted(
         threshold: f64,
         num_perm: usize,
@@ -206,19 +292,15 @@ impl Banding {
         false_negative: f64,
     ) -> Result<Banding, LshError> {
         if !(threshold > 0.0 && threshold < 1.0) {
-            return Err(LshError { kind: LshErrorKind::Threshold { threshold } });
+            return Err(LshError { kind: Repr::Threshold { threshold } });
         }
-        if num_perm == 0 {
-            return Err(LshError { kind: LshErrorKind::NoPermutations });
-        }
+        let num_perm = num_perm.clamp(1, MAX_PERM);
         let valid = |w: f64| w.is_finite() && w >= 0.0;
         if !valid(false_positive)
             || !valid(false_negative)
             || false_positive + false_negative == 0.0
         {
-            return Err(LshError {
-                kind: LshErrorKind::Weights { false_positive, false_negative },
-            });
+            return Err(LshError { kind: Repr::Weights { false_positive, false_negative } });
         }
         let mut best = Banding { bands: 1, rows: 1 };
         let mut best_error = f64::INFINITY;
@@ -663,7 +745,7 @@ pub fn candidate_pairs_from_columns<H: Copy + Ord + Send + Sync, E: Send>(
 /// use simhash_core::{MinHasher, band_hashes};
 /// use simhash_index::{Banding, Candidate, candidate_pairs};
 ///
-/// let mh = MinHasher::new(128, 0)?;
+/// let mh = MinHasher::new(128, 0);
 /// let banding = Banding::for_threshold(0.5, mh.num_perm())?;
 /// let sets = [0..100u64, 5..100, 1000..1100];
 /// let mut matrix = vec![0u64; sets.len() * banding.bands];
@@ -683,6 +765,10 @@ pub fn candidate_pairs<H: Copy + Ord + Send + Sync>(
     out.par_sort_unstable();
     out
 }
+
+mod online;
+
+pub use online::{JaccardHit, MINHASH_INDEX_SEED, MinHashIndex};
 
 #[cfg(test)]
 mod dedup_tests;

@@ -70,7 +70,7 @@ fn fixture(docs: &[Vec<u64>], cache_bytes: u64) -> Fixture {
 
 /// [`fixture`] in a given store.
 fn fixture_in<S: SketchStore>(docs: &[Vec<u64>], mut store: S) -> Fixture<S> {
-    let minhasher = simhash_core::MinHasher::new(128, 0).unwrap();
+    let minhasher = simhash_core::MinHasher::new(128, 0);
     let banding = Banding::for_threshold(0.3, 128).unwrap();
     let (mut sets, mut bands) = (Vec::new(), Vec::new());
     for features in docs {

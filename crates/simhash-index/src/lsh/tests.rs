@@ -214,15 +214,39 @@ fn banding_for_thresholds() {
 fn bad_configurations_are_errors() {
     for t in [0.0, 1.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
         let e = Banding::for_threshold(t, 128).unwrap_err();
+        assert_eq!(e.kind(), LshErrorKind::Threshold);
         assert!(e.to_string().contains("strictly between 0 and 1"), "{e}");
     }
-    let e = Banding::for_threshold(0.5, 0).unwrap_err();
-    assert_eq!(e.to_string(), "num_perm must be at least 1");
     for (fp, fnr) in [(0.0, 0.0), (-1.0, 1.0), (f64::NAN, 1.0), (1.0, f64::INFINITY)] {
-        assert!(Banding::for_threshold_weighted(0.5, 128, fp, fnr).is_err());
+        let e = Banding::for_threshold_weighted(0.5, 128, fp, fnr).unwrap_err();
+        assert_eq!(e.kind(), LshErrorKind::Weights);
     }
-    assert!(Banding::new(0, 3).is_err());
+    for (bands, rows) in [(0, 3), (3, 0), (0, 0)] {
+        let e = Banding::new(bands, rows).unwrap_err();
+        assert_eq!(e.kind(), LshErrorKind::Empty);
+        assert_eq!(
+            e.to_string(),
+            format!("bands ({bands}) and rows ({rows}) must both be at least 1")
+        );
+    }
+    for (bands, rows) in [(1000, 1000), (1025, 1), (1, 1025), (usize::MAX, 2), (33, 32)] {
+        let e = Banding::new(bands, rows).unwrap_err();
+        assert_eq!(e.kind(), LshErrorKind::TooLong, "{bands} x {rows}");
+    }
     assert_eq!(Banding::new(4, 3).unwrap().num_perm(), 12);
+    assert_eq!(Banding::new(32, 32).unwrap().num_perm(), simhash_core::MAX_PERM);
+}
+
+#[test]
+fn num_perm_is_clamped_as_the_minhasher_clamps_it() {
+    // Every banding for_threshold returns fits the MinHasher built with the same num_perm.
+    for num_perm in [0, 1, 2, 128, simhash_core::MAX_PERM, simhash_core::MAX_PERM + 1, usize::MAX] {
+        let b = Banding::for_threshold(0.5, num_perm).unwrap();
+        let mh = simhash_core::MinHasher::new(num_perm, 0);
+        assert!(b.num_perm() <= mh.num_perm(), "{num_perm}: {b:?}");
+        assert_eq!(Banding::new(b.bands, b.rows), Ok(b));
+    }
+    assert_eq!(Banding::for_threshold(0.5, 0).unwrap(), Banding { bands: 1, rows: 1 });
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use simhash_core::Fingerprint;
 
-use crate::tables::Table;
+use crate::hamming::tables::Table;
 
 /// Emits every pair of `group` within `max_distance` bits that `table` owns, exactly once.
 ///

@@ -1,15 +1,18 @@
 //! The online index: insert, remove and query one fingerprint at a time (the seeds' `Corpus`).
 
+use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
+use std::fmt;
 use std::hash::Hash;
 
 use rayon::prelude::*;
 use simhash_core::Fingerprint;
 
-use crate::tables::{Table, Tables};
+use crate::hamming::tables::{Table, Tables};
 
 /// A match: the caller's id of a stored fingerprint and its distance to the query.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Hit<I = u64> {
     /// The distance between the query and the stored fingerprint.
     pub distance: u32,
@@ -186,6 +189,23 @@ fn merge_sorted<T: Ord + Copy>(
 /// 10 million fingerprints at distance 3, 5 blocks (10 tables, 2.2 GB) answer queries about
 /// twice as fast as 4 blocks (4 tables, 1.2 GB); see `docs/index.md`.
 ///
+/// # Ids
+///
+/// Any `Clone + Eq + Hash + Ord` type: integers, `&str`, `String`. The id is stored twice
+/// (in the slot and in the id map), so a heap-allocated id costs its size twice; hits
+/// clone it. Lookups by id take a borrowed form (`&str` for `String` ids), as `HashMap` does.
+///
+/// ```
+/// use simhash_index::{Fingerprint, Index, Tables};
+///
+/// let mut pages: Index<String> = Index::new(Tables::new(4, 3)?);
+/// pages.insert("https://a.example/".to_string(), Fingerprint(0xffff));
+/// assert!(pages.contains("https://a.example/"));
+/// assert_eq!(pages.find_first(Fingerprint(0xfffe)).map(|h| h.id), Some("https://a.example/".into()));
+/// assert_eq!(format!("{pages:?}"), "Index { len: 1, max_distance: 3, blocks: 4, tables: 4 }");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
 /// ```
 /// use simhash_core::Fingerprint;
 /// use simhash_index::{Hit, Index, Tables};
@@ -196,12 +216,12 @@ fn merge_sorted<T: Ord + Copy>(
 /// index.insert(3, Fingerprint(0x1234_5678_9abc_def0));
 /// let hits: Vec<Hit> = index.find_all(Fingerprint(0xffff_0001)).collect();
 /// assert_eq!(hits, [Hit { id: 1, distance: 1 }, Hit { id: 2, distance: 2 }]);
-/// index.remove(1);
+/// index.remove(&1);
 /// assert_eq!(index.find_first(Fingerprint(0xffff_0001)), Some(Hit { id: 2, distance: 2 }));
 /// assert_eq!(index.len(), 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Index<I = u64> {
     tables: Tables,
     slots: Vec<Slot<I>>,
@@ -210,7 +230,49 @@ pub struct Index<I = u64> {
     dead: usize,
 }
 
-impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
+/// A summary (size and configuration), not the entries: an index of millions would print
+/// for minutes.
+#[allow(clippy::missing_fields_in_debug)] // on purpose: the entries are what it leaves out
+impl<I> fmt::Debug for Index<I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Index")
+            .field("len", &self.by_id.len())
+            .field("max_distance", &self.tables.max_distance())
+            .field("blocks", &self.tables.blocks())
+            .field("tables", &self.tables.len())
+            .finish()
+    }
+}
+
+/// The default index: [`DEFAULT_MAX_DISTANCE`] bits over [`DEFAULT_BLOCKS`] blocks.
+impl<I: Clone + Eq + Hash + Ord + Send + Sync> Default for Index<I> {
+    fn default() -> Index<I> {
+        Index::new(default_tables())
+    }
+}
+
+/// The maximum distance of [`Index::default`]: 3 bits, the seeds' default (Manku et al.'s
+/// choice for 64-bit fingerprints of web pages).
+pub const DEFAULT_MAX_DISTANCE: u32 = 3;
+/// The blocks of [`Index::default`]: 4 (4 tables), the least memory at distance 3; 5 blocks
+/// (10 tables) answer queries about twice as fast on large indexes.
+pub const DEFAULT_BLOCKS: usize = 4;
+
+fn default_tables() -> Tables {
+    Tables::new(DEFAULT_BLOCKS, DEFAULT_MAX_DISTANCE).expect("4 blocks at distance 3 are valid")
+}
+
+/// An index of [`Index::default`]'s configuration holding `items` (later duplicates of an
+/// id replace earlier ones).
+impl<I: Clone + Eq + Hash + Ord + Send + Sync> FromIterator<(I, Fingerprint)> for Index<I> {
+    fn from_iter<T: IntoIterator<Item = (I, Fingerprint)>>(iter: T) -> Index<I> {
+        let mut index = Index::default();
+        index.insert_many(iter);
+        index
+    }
+}
+
+impl<I: Clone + Eq + Hash + Ord + Send + Sync> Index<I> {
     /// An empty index over `tables`.
     pub fn new(tables: Tables) -> Index<I> {
         let parts = vec![Part::default(); tables.len()];
@@ -233,19 +295,27 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     }
 
     /// True if `id` is stored.
-    pub fn contains(&self, id: I) -> bool {
-        self.by_id.contains_key(&id)
+    pub fn contains<Q>(&self, id: &Q) -> bool
+    where
+        I: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.by_id.contains_key(id)
     }
 
     /// The fingerprint stored under `id`, if any.
-    pub fn get(&self, id: I) -> Option<Fingerprint> {
-        self.by_id.get(&id).map(|&s| self.slots[s as usize].fp)
+    pub fn get<Q>(&self, id: &Q) -> Option<Fingerprint>
+    where
+        I: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.by_id.get(id).map(|&s| self.slots[s as usize].fp)
     }
 
     fn new_slot(&mut self, id: I, fp: Fingerprint) -> (u32, Option<Fingerprint>) {
         let slot =
             u32::try_from(self.slots.len()).expect("fewer than 2^32 inserts between rebuilds");
-        self.slots.push(Slot { id, fp, live: true });
+        self.slots.push(Slot { id: id.clone(), fp, live: true });
         let old = self.by_id.insert(id, slot).map(|old| self.kill(old));
         (slot, old)
     }
@@ -314,11 +384,42 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     }
 
     /// Removes `id`; returns its fingerprint if it was stored.
-    pub fn remove(&mut self, id: I) -> Option<Fingerprint> {
-        let slot = self.by_id.remove(&id)?;
+    pub fn remove<Q>(&mut self, id: &Q) -> Option<Fingerprint>
+    where
+        I: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let slot = self.by_id.remove(id)?;
         let fp = self.kill(slot);
         self.maybe_rebuild();
         Some(fp)
+    }
+
+    /// Removes every id of `ids` that is stored; returns how many were. The tables are
+    /// rebuilt at most once, at the end (when the dead then outnumber the live), so a large
+    /// batch costs one pass however many it removes.
+    ///
+    /// ```
+    /// use simhash_index::{Fingerprint, Index};
+    ///
+    /// let mut index: Index<u32> = (0..10).map(|i| (i, Fingerprint(u64::from(i) << 20))).collect();
+    /// assert_eq!(index.remove_many(&[1, 2, 3, 42]), 3);
+    /// assert_eq!(index.len(), 7);
+    /// ```
+    pub fn remove_many<'q, Q>(&mut self, ids: impl IntoIterator<Item = &'q Q>) -> usize
+    where
+        I: Borrow<Q>,
+        Q: Hash + Eq + ?Sized + 'q,
+    {
+        let mut removed = 0;
+        for id in ids {
+            if let Some(slot) = self.by_id.remove(id) {
+                self.kill(slot);
+                removed += 1;
+            }
+        }
+        self.maybe_rebuild();
+        removed
     }
 
     /// Once the dead slots outnumber the live ones, renumbers the live slots and rebuilds
@@ -330,7 +431,9 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
         let slots: Vec<Slot<I>> =
             std::mem::take(&mut self.slots).into_iter().filter(|s| s.live).collect();
         for (i, s) in slots.iter().enumerate() {
-            self.by_id.insert(s.id, i as u32);
+            if let Some(slot) = self.by_id.get_mut(&s.id) {
+                *slot = i as u32;
+            }
         }
         self.slots = slots;
         self.dead = 0;
@@ -568,7 +671,7 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
                 return true;
             }
             let s = &self.slots[slot as usize];
-            !s.live || emit(Hit { id: s.id, distance: x.count_ones() })
+            !s.live || emit(Hit { id: s.id.clone(), distance: x.count_ones() })
         };
         // Plain loops, not iterator adapters, so that they inline into the popcnt versions;
         // `&` rather than `&&` keeps the common case free of a second branch.
@@ -593,10 +696,10 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     /// bits of their permuted value (one parallel counting-sort pass), so that they walk the
     /// table's arrays in order instead of at random. Returns `(query, hit)` pairs, table by table.
     fn probe_sorted(&self, queries: &[Fingerprint], owned_only: bool) -> Vec<(u32, Hit<I>)> {
-        use crate::batch::{chunk_inputs, scatter, sort_bucket, tasks};
+        use crate::hamming::batch::{chunk_inputs, scatter, sort_bucket, tasks};
         // The scatter numbers queries with u32 positions.
         assert!(u32::try_from(queries.len()).is_ok(), "more than u32::MAX queries");
-        let mut dest = vec![crate::kernel::Entry::default(); queries.len()];
+        let mut dest = vec![crate::hamming::kernel::Entry::default(); queries.len()];
         let chunks = chunk_inputs(&[queries]);
         let mut all = Vec::new();
         for (t, table) in self.tables.iter().enumerate() {
@@ -605,7 +708,7 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
             // Split the buckets into tasks over disjoint slices; each bucket is then sorted
             // by the rest of the prefix, so that its queries walk the arrays in order.
             let mut slices = Vec::new();
-            let mut rest: &mut [crate::kernel::Entry] = &mut dest;
+            let mut rest: &mut [crate::hamming::kernel::Entry] = &mut dest;
             for (b_lo, b_hi) in tasks(&starts) {
                 let (mine, tail) =
                     std::mem::take(&mut rest).split_at_mut(starts[b_hi] - starts[b_lo]);
@@ -633,7 +736,7 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     fn scan_entries(
         &self,
         t: usize,
-        entries: &[crate::kernel::Entry],
+        entries: &[crate::hamming::kernel::Entry],
         owned_only: bool,
         out: &mut Vec<(u32, Hit<I>)>,
     ) {
@@ -651,7 +754,7 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     fn scan_entries_popcnt(
         &self,
         t: usize,
-        entries: &[crate::kernel::Entry],
+        entries: &[crate::hamming::kernel::Entry],
         owned_only: bool,
         out: &mut Vec<(u32, Hit<I>)>,
     ) {
@@ -662,7 +765,7 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     fn scan_entries_impl(
         &self,
         t: usize,
-        entries: &[crate::kernel::Entry],
+        entries: &[crate::hamming::kernel::Entry],
         owned_only: bool,
         out: &mut Vec<(u32, Hit<I>)>,
     ) {
@@ -680,12 +783,12 @@ impl<I: Copy + Eq + Hash + Ord + Send + Sync> Index<I> {
     }
 
     /// The stored `(id, fingerprint)` pairs, in insertion order (of the current values).
-    pub fn iter(&self) -> impl Iterator<Item = (I, Fingerprint)> + '_ {
-        self.slots.iter().filter(|s| s.live).map(|s| (s.id, s.fp))
+    pub fn iter(&self) -> impl Iterator<Item = (&I, Fingerprint)> + '_ {
+        self.slots.iter().filter(|s| s.live).map(|s| (&s.id, s.fp))
     }
 }
 
-impl<I: Copy + Eq + Hash + Ord + Send + Sync> Extend<(I, Fingerprint)> for Index<I> {
+impl<I: Clone + Eq + Hash + Ord + Send + Sync> Extend<(I, Fingerprint)> for Index<I> {
     fn extend<T: IntoIterator<Item = (I, Fingerprint)>>(&mut self, iter: T) {
         self.insert_many(iter);
     }

@@ -12,12 +12,16 @@ use std::ops::Range;
 use rayon::prelude::*;
 use simhash_core::Fingerprint;
 
-use crate::kernel::{Entry, cross_run, pair_run};
-use crate::tables::{Table, Tables};
+use crate::hamming::kernel::{Entry, cross_run, pair_run};
+use crate::hamming::tables::{Table, Tables};
 
 /// A pair of positions in the input slice whose fingerprints are within the maximum
 /// distance: `a < b`.
+///
+/// A pair converts into `(a, b)`, which is what `simhash-cluster`'s builders take, so pairs
+/// go to `Clusters::components(n, pairs)` as they are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Pair {
     /// The smaller position.
     pub a: u32,
@@ -30,6 +34,7 @@ pub struct Pair {
 /// A query position and a corpus position whose fingerprints are within the maximum
 /// distance.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct CrossPair {
     /// The position in the query slice.
     pub query: u32,
@@ -37,6 +42,22 @@ pub struct CrossPair {
     pub corpus: u32,
     /// The Hamming distance between the two fingerprints.
     pub distance: u32,
+}
+
+impl From<Pair> for (u32, u32) {
+    /// The two positions, `(a, b)`.
+    #[inline]
+    fn from(p: Pair) -> (u32, u32) {
+        (p.a, p.b)
+    }
+}
+
+impl From<&Pair> for (u32, u32) {
+    /// The two positions, `(a, b)`.
+    #[inline]
+    fn from(p: &Pair) -> (u32, u32) {
+        (p.a, p.b)
+    }
 }
 
 /// Calls `sink` with batches of every pair of positions `(a, b)`, `a < b`, whose
@@ -106,6 +127,62 @@ pub fn all_pairs_with_progress(
 pub fn all_pairs(fps: &[Fingerprint], tables: &Tables) -> Vec<Pair> {
     let mut out = Vec::new();
     all_pairs_with(fps, tables, |p| out.extend_from_slice(p));
+    out.par_sort_unstable();
+    out
+}
+
+/// [`all_pairs_with`] over documents some of which have no fingerprint (as
+/// `Fingerprinter::fingerprint` returns `None` for a text with no features): the pairs are
+/// positions in `fps`, `None`s included, so they index the documents directly. A `None`
+/// is in no pair. Batches come in the same order as [`all_pairs_with`] over the present
+/// fingerprints gives them.
+///
+/// # Panics
+///
+/// If `fps` has more than `u32::MAX` entries.
+pub fn all_pairs_optional_with(
+    fps: &[Option<Fingerprint>],
+    tables: &Tables,
+    mut sink: impl FnMut(&[Pair]),
+) {
+    assert!(u32::try_from(fps.len()).is_ok(), "more than u32::MAX fingerprints");
+    let (present, positions): (Vec<Fingerprint>, Vec<u32>) =
+        fps.iter().enumerate().filter_map(|(i, f)| f.map(|f| (f, i as u32))).unzip();
+    let mut mapped = Vec::new();
+    all_pairs_with(&present, tables, |batch| {
+        mapped.clear();
+        // `positions` is increasing, so `a < b` still holds.
+        mapped.extend(batch.iter().map(|p| Pair {
+            a: positions[p.a as usize],
+            b: positions[p.b as usize],
+            distance: p.distance,
+        }));
+        sink(&mapped);
+    });
+}
+
+/// Every pair within the maximum distance among the documents that have a fingerprint,
+/// as positions in `fps`, sorted by `(a, b)`; see [`all_pairs_optional_with`].
+///
+/// ```
+/// use simhash_cluster::Clusters;
+/// use simhash_core::Fingerprinter;
+/// use simhash_index::{Pair, Tables, all_pairs_optional};
+///
+/// let texts = ["the cat sat on the mat", "...", "the cat sat on the mat!", "a dog barked"];
+/// let fingerprinter = Fingerprinter::new();
+/// let fps: Vec<_> = texts.iter().map(|t| fingerprinter.fingerprint(t)).collect();
+/// assert_eq!(fps[1], None); // no words, no fingerprint
+/// let pairs = all_pairs_optional(&fps, &Tables::new(4, 3)?);
+/// assert_eq!(pairs, [Pair { a: 0, b: 2, distance: 0 }]);
+/// // Positions are the documents' own: the pairs go to clustering as they are.
+/// let clusters = Clusters::components(texts.len(), pairs)?;
+/// assert_eq!(clusters.members(0), &[0, 2]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn all_pairs_optional(fps: &[Option<Fingerprint>], tables: &Tables) -> Vec<Pair> {
+    let mut out = Vec::new();
+    all_pairs_optional_with(fps, tables, |p| out.extend_from_slice(p));
     out.par_sort_unstable();
     out
 }

@@ -12,14 +12,29 @@ pub const MAX_TABLES: u64 = 16_384;
 
 /// The error returned for an invalid table configuration.
 ///
-/// Its [`Display`](fmt::Display) says what is wrong, in lowercase with no trailing period.
+/// Its [`Display`](fmt::Display) says what is wrong, in lowercase with no trailing period;
+/// [`kind`](ConfigError::kind) says it as a value to match on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
-    kind: ConfigErrorKind,
+    kind: Repr,
+}
+
+/// What is wrong with a table configuration; see [`ConfigError::kind`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ConfigErrorKind {
+    /// `blocks <= max_distance`: no block is left to agree on.
+    TooFewBlocks,
+    /// `blocks > 64`.
+    TooManyBlocks,
+    /// `max_distance >= 64`.
+    DistanceTooLarge,
+    /// The configuration needs more than [`MAX_TABLES`] tables.
+    TooManyTables,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ConfigErrorKind {
+enum Repr {
     TooFewBlocks { blocks: usize, max_distance: u32 },
     TooManyBlocks { blocks: usize },
     DistanceTooLarge { max_distance: u32 },
@@ -27,29 +42,39 @@ enum ConfigErrorKind {
 }
 
 impl ConfigError {
-    fn new(kind: ConfigErrorKind) -> ConfigError {
+    fn new(kind: Repr) -> ConfigError {
         ConfigError { kind }
     }
 
+    /// What is wrong.
+    pub fn kind(&self) -> ConfigErrorKind {
+        match self.kind {
+            Repr::TooFewBlocks { .. } => ConfigErrorKind::TooFewBlocks,
+            Repr::TooManyBlocks { .. } => ConfigErrorKind::TooManyBlocks,
+            Repr::DistanceTooLarge { .. } => ConfigErrorKind::DistanceTooLarge,
+            Repr::TooManyTables { .. } => ConfigErrorKind::TooManyTables,
+        }
+    }
+
     pub(crate) fn distance_too_large(max_distance: u32) -> ConfigError {
-        ConfigError::new(ConfigErrorKind::DistanceTooLarge { max_distance })
+        ConfigError::new(Repr::DistanceTooLarge { max_distance })
     }
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
-            ConfigErrorKind::TooFewBlocks { blocks, max_distance } => write!(
+            Repr::TooFewBlocks { blocks, max_distance } => write!(
                 f,
                 "blocks ({blocks}) must be greater than the maximum distance ({max_distance})"
             ),
-            ConfigErrorKind::TooManyBlocks { blocks } => {
+            Repr::TooManyBlocks { blocks } => {
                 write!(f, "blocks ({blocks}) must be at most 64")
             }
-            ConfigErrorKind::DistanceTooLarge { max_distance } => {
+            Repr::DistanceTooLarge { max_distance } => {
                 write!(f, "maximum distance ({max_distance}) must be less than 64")
             }
-            ConfigErrorKind::TooManyTables { blocks, max_distance, tables } => write!(
+            Repr::TooManyTables { blocks, max_distance, tables } => write!(
                 f,
                 "{blocks} blocks at distance {max_distance} need {tables} tables, \
                  more than the limit of {MAX_TABLES}"
@@ -59,6 +84,30 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+/// The serialized form of [`Tables`].
+#[cfg(feature = "serde")]
+#[derive(serde::Serialize, serde::Deserialize)]
+struct TablesConfig {
+    blocks: usize,
+    max_distance: u32,
+}
+
+#[cfg(feature = "serde")]
+impl From<Tables> for TablesConfig {
+    fn from(t: Tables) -> TablesConfig {
+        TablesConfig { blocks: t.blocks(), max_distance: t.max_distance() }
+    }
+}
+
+#[cfg(feature = "serde")]
+impl TryFrom<TablesConfig> for Tables {
+    type Error = ConfigError;
+
+    fn try_from(c: TablesConfig) -> Result<Tables, ConfigError> {
+        Tables::new(c.blocks, c.max_distance)
+    }
+}
 
 /// `C(n, r)`, saturating at `u128::MAX` (never reached for `n <= 64`).
 pub(crate) fn binomial(n: u64, r: u64) -> u128 {
@@ -255,7 +304,12 @@ fn block_mask(start_from_msb: u32, width: u32) -> u64 {
 /// assert!(Tables::new(3, 3).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// With the `serde` feature, tables serialize as their configuration,
+/// `{"blocks": m, "max_distance": k}`, and are rebuilt (and checked) on the way in.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(into = "TablesConfig", try_from = "TablesConfig"))]
 pub struct Tables {
     max_distance: u32,
     widths: Box<[u32]>,
@@ -272,15 +326,15 @@ impl Tables {
             return Err(ConfigError::distance_too_large(max_distance));
         }
         if blocks > 64 {
-            return Err(ConfigError::new(ConfigErrorKind::TooManyBlocks { blocks }));
+            return Err(ConfigError::new(Repr::TooManyBlocks { blocks }));
         }
         if blocks <= max_distance as usize {
-            return Err(ConfigError::new(ConfigErrorKind::TooFewBlocks { blocks, max_distance }));
+            return Err(ConfigError::new(Repr::TooFewBlocks { blocks, max_distance }));
         }
         let keep = blocks - max_distance as usize;
         let count = binomial(blocks as u64, keep as u64);
         if count > u128::from(MAX_TABLES) {
-            return Err(ConfigError::new(ConfigErrorKind::TooManyTables {
+            return Err(ConfigError::new(Repr::TooManyTables {
                 blocks,
                 max_distance,
                 tables: count,
@@ -301,6 +355,23 @@ impl Tables {
             }
         }
         Ok(Tables { max_distance, widths: widths.into(), list: tables.into() })
+    }
+
+    /// Builds the tables a [`Plan`](crate::Plan) recommends: its `blocks` at its
+    /// `max_distance`, so `k` is stated once.
+    ///
+    /// ```
+    /// use simhash_index::{Tables, plan};
+    ///
+    /// let plan = plan(1_000_000, 3)?;
+    /// let tables = Tables::from_plan(&plan)?;
+    /// assert_eq!((tables.blocks(), tables.max_distance(), tables.len()), (plan.blocks, 3, plan.tables));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// Errors only if the plan's public fields were changed to an invalid configuration.
+    pub fn from_plan(plan: &crate::Plan) -> Result<Tables, ConfigError> {
+        Tables::new(plan.blocks, plan.max_distance)
     }
 
     /// The maximum distance `k`: pairs with at most this many differing bits match.

@@ -4,7 +4,9 @@
 use proptest::prelude::*;
 use simhash_core::Fingerprint;
 
-use crate::{CrossPair, Pair, Tables, all_pairs, all_pairs_with, cross_pairs, pair_group};
+use crate::{
+    CrossPair, Pair, Tables, all_pairs, all_pairs_optional, all_pairs_with, cross_pairs, pair_group,
+};
 
 /// The configurations the issue names, and more.
 const CONFIGS: &[(usize, u32)] = &[
@@ -143,6 +145,34 @@ proptest! {
     }
 
     #[test]
+    fn optional_pairs_match_brute_force_on_the_present(
+        seeds in proptest::collection::vec(any::<u64>(), 0..120),
+        missing in proptest::collection::vec(any::<bool>(), 0..240),
+        salt in any::<u64>(),
+        config in 0..CONFIGS.len(),
+    ) {
+        let (m, k) = CONFIGS[config];
+        let fps: Vec<Option<Fingerprint>> = adversarial(&seeds, k, salt)
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| (!missing.get(i).copied().unwrap_or(false)).then_some(f))
+            .collect();
+        // Brute force over positions, skipping the documents with no fingerprint.
+        let mut expect = Vec::new();
+        for (i, a) in fps.iter().enumerate() {
+            for (j, b) in fps.iter().enumerate().skip(i + 1) {
+                if let (Some(a), Some(b)) = (a, b) {
+                    let d = a.distance(*b);
+                    if d <= k {
+                        expect.push(Pair { a: i as u32, b: j as u32, distance: d });
+                    }
+                }
+            }
+        }
+        prop_assert_eq!(all_pairs_optional(&fps, &Tables::new(m, k).unwrap()), expect);
+    }
+
+    #[test]
     fn cross_pairs_match_brute_force(
         q in proptest::collection::vec(any::<u64>(), 0..60),
         c in proptest::collection::vec(any::<u64>(), 0..60),
@@ -276,6 +306,7 @@ mod online {
         InsertNear(u8, u8, u32, u64, bool),
         InsertMany(Vec<(u8, u64)>),
         Remove(u8),
+        RemoveMany(Vec<u8>),
         Query(u64),
         QueryNear(u8, u32, u64, bool),
     }
@@ -287,6 +318,7 @@ mod online {
                 .prop_map(|(i, of, b, s, p)| Op::InsertNear(i, of, b, s, p)),
             proptest::collection::vec((0u8..40, any::<u64>()), 0..30).prop_map(Op::InsertMany),
             (0u8..40).prop_map(Op::Remove),
+            proptest::collection::vec(0u8..40, 0..20).prop_map(Op::RemoveMany),
             any::<u64>().prop_map(Op::Query),
             (0u8..40, 0u32..10, any::<u64>(), any::<bool>())
                 .prop_map(|(i, b, s, p)| Op::QueryNear(i, b, s, p)),
@@ -348,7 +380,11 @@ mod online {
                         index.insert_many(items.iter().copied());
                         model.extend(items);
                     }
-                    Op::Remove(id) => prop_assert_eq!(index.remove(id), model.remove(&id)),
+                    Op::Remove(id) => prop_assert_eq!(index.remove(&id), model.remove(&id)),
+                    Op::RemoveMany(ids) => {
+                        let removed = ids.iter().filter(|id| model.remove(id).is_some()).count();
+                        prop_assert_eq!(index.remove_many(&ids), removed);
+                    }
                     Op::Query(q) => check(&index, &model, Fingerprint(q), k),
                     Op::QueryNear(of, bits, s, p) => {
                         check(&index, &model, flip(near(&model, of), bits.min(k + 1), s, p), k);
@@ -357,11 +393,11 @@ mod online {
                 prop_assert_eq!(index.len(), model.len());
             }
             for (&id, &f) in &model {
-                prop_assert!(index.contains(id));
-                prop_assert_eq!(index.get(id), Some(f));
+                prop_assert!(index.contains(&id));
+                prop_assert_eq!(index.get(&id), Some(f));
                 check(&index, &model, f, k);
             }
-            let stored: BTreeMap<u8, Fingerprint> = index.iter().collect();
+            let stored: BTreeMap<u8, Fingerprint> = index.iter().map(|(&id, f)| (id, f)).collect();
             prop_assert_eq!(&stored, &model);
             let queries: Vec<Fingerprint> = model.values().copied().chain([Fingerprint(base)]).collect();
             let queries: Vec<Fingerprint> = queries
@@ -381,6 +417,91 @@ mod online {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// `String` ids (heap-allocated, not `Copy`) give the same matches as a model.
+        #[test]
+        fn string_ids_match_a_model(
+            ops in proptest::collection::vec(op(), 0..200),
+            base in any::<u64>(),
+        ) {
+            let k = 3;
+            let mut index: Index<String> = Index::new(Tables::new(5, k).unwrap());
+            let mut model: BTreeMap<String, Fingerprint> = BTreeMap::new();
+            let name = |id: u8| format!("doc-{id}");
+            for op in ops {
+                match op {
+                    Op::Insert(id, f) | Op::InsertNear(id, _, _, f, _) => {
+                        let f = flip(Fingerprint(base), (f % 5) as u32, f, false);
+                        prop_assert_eq!(index.insert(name(id), f), model.insert(name(id), f));
+                    }
+                    Op::InsertMany(items) => {
+                        let items: Vec<(String, Fingerprint)> = items
+                            .iter()
+                            .map(|&(i, f)| (name(i), flip(Fingerprint(base), (f % 6) as u32, f, true)))
+                            .collect();
+                        index.extend(items.iter().cloned());
+                        model.extend(items);
+                    }
+                    Op::Remove(id) => prop_assert_eq!(index.remove(name(id).as_str()), model.remove(&name(id))),
+                    Op::RemoveMany(ids) => {
+                        let names: Vec<String> = ids.iter().map(|&i| name(i)).collect();
+                        let removed = names.iter().filter(|n| model.remove(*n).is_some()).count();
+                        prop_assert_eq!(index.remove_many(names.iter().map(String::as_str)), removed);
+                    }
+                    Op::Query(q) | Op::QueryNear(_, _, q, _) => {
+                        let q = flip(Fingerprint(base), (q % 6) as u32, q, q % 2 == 0);
+                        let mut expect: Vec<Hit<String>> = model
+                            .iter()
+                            .filter(|(_, f)| q.distance(**f) <= k)
+                            .map(|(id, f)| Hit { id: id.clone(), distance: q.distance(*f) })
+                            .collect();
+                        expect.sort();
+                        prop_assert_eq!(index.find_all(q).collect::<Vec<_>>(), expect);
+                    }
+                }
+                prop_assert_eq!(index.len(), model.len());
+            }
+            for (id, &f) in &model {
+                prop_assert!(index.contains(id.as_str()));
+                prop_assert_eq!(index.get(id), Some(f));
+            }
+        }
+    }
+
+    #[test]
+    fn debug_summarises_default_and_from_iterator() {
+        let index: Index<u32> = (0..100_000u32)
+            .map(|i| (i, Fingerprint(u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15))))
+            .collect();
+        assert_eq!(index.len(), 100_000);
+        assert_eq!(index.tables(), Index::<u32>::default().tables());
+        assert_eq!(
+            format!("{index:?}"),
+            "Index { len: 100000, max_distance: 3, blocks: 4, tables: 4 }"
+        );
+        let empty: Index<String> = Index::default();
+        assert!(empty.is_empty());
+        assert_eq!(empty.tables().max_distance(), crate::DEFAULT_MAX_DISTANCE);
+        assert_eq!(empty.tables().blocks(), crate::DEFAULT_BLOCKS);
+    }
+
+    #[test]
+    fn remove_many_rebuilds_once_and_keeps_the_rest() {
+        let mut index: Index<u32> = Index::new(Tables::new(5, 3).unwrap());
+        let fp = |i: u32| Fingerprint(u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        index.insert_many((0..5000).map(|i| (i, fp(i))));
+        let gone: Vec<u32> = (0..5000).filter(|i| i % 3 != 0).collect();
+        assert_eq!(index.remove_many(&gone), gone.len());
+        assert_eq!(index.remove_many(&gone), 0);
+        assert_eq!(index.len(), 5000 - gone.len());
+        for i in 0..5000 {
+            let hit = index.find_first(fp(i)).map(|h| h.id);
+            assert_eq!(hit, (i % 3 == 0).then_some(i), "{i}");
+        }
+    }
+
     #[test]
     fn duplicate_ids_replace_and_remove_then_query() {
         let mut index: Index = Index::new(Tables::new(6, 3).unwrap());
@@ -392,8 +513,8 @@ mod online {
         assert_eq!(index.insert(7, b), Some(a));
         assert_eq!(index.len(), 1);
         assert_eq!(index.find_all(a).collect::<Vec<_>>(), [Hit { id: 7, distance: 3 }]);
-        assert_eq!(index.remove(7), Some(b));
-        assert_eq!(index.remove(7), None);
+        assert_eq!(index.remove(&7), Some(b));
+        assert_eq!(index.remove(&7), None);
         assert!(index.find_all(a).next().is_none());
         assert!(index.find_first(b).is_none());
         assert!(index.is_empty());
@@ -408,7 +529,7 @@ mod online {
             index.insert(100_000 + i, flip(fp(i), 3, u64::from(i), i % 2 == 0));
         }
         for i in (0..3000).step_by(2) {
-            index.remove(i);
+            index.remove(&i);
         }
         for i in 0..3000 {
             let hits: Vec<Hit<u32>> = index.find_all(fp(i)).collect();

@@ -1,6 +1,6 @@
 //! The planner: how many blocks to use for `n` fingerprints at distance `k`.
 
-use crate::tables::{ConfigError, MAX_TABLES, binomial, block_widths};
+use crate::hamming::tables::{ConfigError, MAX_TABLES, binomial, block_widths};
 
 /// CPU nanoseconds per fingerprint per table for the scatter pass, the scan and the
 /// bookkeeping. The three constants are fitted to `bench_all_pairs` runs on the reference
@@ -14,9 +14,10 @@ const NS_PER_CANDIDATE: f64 = 0.6;
 
 /// A recommended configuration for a batch job; see [`plan`].
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct Plan {
-    /// The recommended number of blocks `m` (pass it to [`Tables::new`](crate::Tables::new)).
+    /// The recommended number of blocks `m` (or build the tables with [`Tables::from_plan`](crate::Tables::from_plan)).
     pub blocks: usize,
     /// The maximum distance `k` planned for.
     pub max_distance: u32,
@@ -53,7 +54,7 @@ pub struct Plan {
 /// ```
 /// let plan = simhash_index::plan(10_000_000, 3)?;
 /// assert!(plan.blocks > 3);
-/// let tables = simhash_index::Tables::new(plan.blocks, 3)?;
+/// let tables = simhash_index::Tables::from_plan(&plan)?;
 /// assert_eq!(tables.len(), plan.tables);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -99,7 +100,7 @@ fn evaluate(n: u64, m: usize, k: u32) -> Plan {
         tables += count;
         candidates += count * pairs / 2f64.powi(bits as i32);
         let scatter_bits =
-            crate::batch::scatter_bits(usize::try_from(n).unwrap_or(usize::MAX), bits);
+            crate::hamming::batch::scatter_bits(usize::try_from(n).unwrap_or(usize::MAX), bits);
         passes += count * f64::from((bits - scatter_bits).div_ceil(8));
     }
     let cost_ns = tables * n_f * NS_PER_ELEMENT

@@ -1,0 +1,13 @@
+//! Exact Hamming-distance matching of 64-bit fingerprints: the block-permutation tables,
+//! the pairing kernel, the batch all-pairs engine, the online index, the planner and the
+//! `blocks` setting. Everything here is re-exported at the crate root.
+
+pub(crate) mod batch;
+pub(crate) mod blocks;
+pub(crate) mod kernel;
+pub(crate) mod online;
+pub(crate) mod plan;
+pub(crate) mod tables;
+
+#[cfg(test)]
+mod tests;

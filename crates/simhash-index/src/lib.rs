@@ -161,6 +161,16 @@ pub use simhash_core::{Fingerprint, MAX_PERM, MinHasher, ParseFingerprintError};
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+/// The workspace README's library examples, which use this crate with core and cluster.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct WorkspaceReadmeDoctests;
+
+/// The examples of `docs/library.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/library.md")]
+struct LibraryGuideDoctests;
+
 #[cfg(test)]
 mod testoibits {
     use super::*;

@@ -400,3 +400,32 @@ fn expected_hash(s: &str) -> Option<u64> {
         v.checked_mul(u64::from(radix))?.checked_add(u64::from(c.to_digit(radix)?))
     })
 }
+
+/// The regression run of a fuzz target, for the `tests/fuzz_corpus.rs` of the crates whose
+/// code is fuzzed: every file of `FUZZ/corpus/TARGET/` (at least `min` of them) and of
+/// `FUZZ/artifacts/TARGET/` (crashes found and fixed) goes through `check`, which must not
+/// panic. `fuzz` is the `fuzz/` directory of the workspace.
+pub fn check_corpus(fuzz: &std::path::Path, target: &str, min: usize, check: fn(&[u8])) {
+    let corpus = sorted_files(&fuzz.join("corpus").join(target));
+    assert!(
+        corpus.len() >= min,
+        "fuzz/corpus/{target}/ has {} files, expected at least {min}",
+        corpus.len()
+    );
+    for path in corpus.iter().chain(&sorted_files(&fuzz.join("artifacts").join(target))) {
+        let data = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let outcome = std::panic::catch_unwind(|| check(&data));
+        assert!(outcome.is_ok(), "{} fails", path.display());
+    }
+}
+
+/// The files of a directory, sorted; none when it does not exist.
+fn sorted_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<std::path::PathBuf> = entries
+        .map(|e| e.unwrap_or_else(|e| panic!("{}: {e}", dir.display())).path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+}

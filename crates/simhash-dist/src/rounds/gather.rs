@@ -34,7 +34,7 @@ pub(crate) struct MatchStats {
 }
 
 /// A record worker 0 prints: its position, id (as `simhash` writes it) and fingerprint.
-pub(crate) type Record = (u64, String, bool, Option<u64>);
+pub(crate) type Record = (u64, String, Option<u64>);
 
 /// What worker 0 prints (empty on the other workers, but for the figures).
 #[derive(Debug)]
@@ -83,10 +83,8 @@ pub(crate) fn run(
         let requests = exchange(worker, needed.iter().map(|&pos| (plan.owner(pos), pos)));
         requests.iter().filter_map(|pos| docs.pos.binary_search(pos).ok()).collect()
     };
-    let mut records = exchange(
-        worker,
-        answers.into_iter().map(|d| (0, (docs.pos[d], docs.id(d), docs.numeric[d], docs.fp[d]))),
-    );
+    let mut records =
+        exchange(worker, answers.into_iter().map(|d| (0, (docs.pos[d], docs.id(d), docs.fp[d]))));
     records.sort_unstable_by_key(|r| r.0);
     Gathered { stats, links, records }
 }

@@ -102,7 +102,7 @@ fn write(out: Output, mode: Mode, gathered: &Gathered) -> std::io::Result<(Outpu
                     continue;
                 }
                 for &doc in members {
-                    let (_, id, _, fp) = &records[doc as usize];
+                    let (_, id, fp) = &records[doc as usize];
                     tsv.member(id, *fp, next_id)?;
                     lines += 1;
                 }

@@ -14,7 +14,7 @@
 //! 5. [`collapse`]: identical fingerprints become one representative with a multiplicity.
 //! 6. [`tables`]: one epoch per permutation table, pairing each prefix group.
 //! 7. [`gather`]: pairs or spanning-forest edges, and the ids they name, go to worker 0,
-//!    which [`write`]s the output whole, by temp file and rename.
+//!    which writes the output whole ([`mod@write`]), by temp file and rename.
 //! 8. [`outcome`]: worker 0 tells every worker how the write went, so that every process
 //!    exits with the same code (0, 1 when records were skipped, or 2).
 //!

@@ -2,12 +2,18 @@
 //! worker threads, processes and hosts, with output byte-identical to the single-machine
 //! `simhash` binary's for the same input, at any number of processes and workers.
 //!
-//! Records never travel: each worker reads and fingerprints its own share of the input, and
-//! only `(table, id, fingerprint)` records go through the exchange, keyed by a well-mixed
-//! hash of (table, prefix). Each group of records sharing a prefix is paired by
-//! [`simhash_index::pair_group`], the same kernel (and the same "first table owns the pair"
-//! rule) the single-machine index runs. See `docs/scale-out.md` for launching on several
-//! hosts, the failure model and a capacity plan.
+//! Records never travel: each worker reads and fingerprints its own share of the input
+//! ([`share`]), and then runs the same fixed sequence of rounds ([`job`]), one module each
+//! under [`rounds`], whose docs say what crosses the network: positions, fingerprints and id
+//! hashes, and to worker 0 only the pairs and the ids it prints. In the table round, records
+//! `(table, position, fingerprint)` are exchanged by a well-mixed hash of (table, prefix),
+//! and each group sharing a prefix is paired by [`simhash_index::pair_group`], the same
+//! kernel (and the same "first table owns the pair" rule) the single-machine index runs.
+//! See `docs/scale-out.md` for launching on several hosts, the failure model and a capacity
+//! plan.
+//!
+//! The other modules: [`args`] (the flags), [`net`] (connecting the processes), [`forest`]
+//! (the spanning forest `cluster` sends instead of every pair).
 //!
 //! Failure model: fail-stop. A worker that cannot read its share reports it to all the
 //! others, and every process exits 2 with the message; a worker that panics, or a process
@@ -77,7 +83,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         );
     }
     let (quiet, process) = (args.quiet, args.timely.process);
-    let job = Arc::new(job(&args, mode));
+    let job = Arc::new(build_job(&args, mode));
     install_failure_handlers();
     let guards = start(launch, move |worker| job::run(worker, &job))?;
     let code = match join(guards) {
@@ -101,7 +107,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// What every worker of this process runs, from the flags.
-fn job(args: &JobArgs, mode: Mode) -> Job {
+fn build_job(args: &JobArgs, mode: Mode) -> Job {
     let fingerprinter = args.fingerprinter();
     let parser = match fingerprinter {
         Some(_) => simhash_io::Parser::Json(Columns::new(&args.text_column, &args.id_column)),

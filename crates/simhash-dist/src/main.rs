@@ -2,12 +2,18 @@
 //! worker threads, processes and hosts, with output byte-identical to the single-machine
 //! `simhash` binary's for the same input, at any number of processes and workers.
 //!
-//! Records never travel: each worker reads and fingerprints its own share of the input, and
-//! only `(table, id, fingerprint)` records go through the exchange, keyed by a well-mixed
-//! hash of (table, prefix). Each group of records sharing a prefix is paired by
-//! [`simhash_index::pair_group`], the same kernel (and the same "first table owns the pair"
-//! rule) the single-machine index runs. See `docs/scale-out.md` for launching on several
-//! hosts, the failure model and a capacity plan.
+//! Records never travel: each worker reads and fingerprints its own share of the input
+//! ([`share`]), and then runs the same fixed sequence of rounds ([`job`]), one module each
+//! under [`rounds`], whose docs say what crosses the network: positions, fingerprints and id
+//! hashes, and to worker 0 only the pairs and the ids it prints. In the table round, records
+//! `(table, position, fingerprint)` are exchanged by a well-mixed hash of (table, prefix),
+//! and each group sharing a prefix is paired by [`simhash_index::pair_group`], the same
+//! kernel (and the same "first table owns the pair" rule) the single-machine index runs.
+//! See `docs/scale-out.md` for launching on several hosts, the failure model and a capacity
+//! plan.
+//!
+//! The other modules: [`args`] (the flags), [`net`] (connecting the processes), [`forest`]
+//! (the spanning forest `cluster` sends instead of every pair).
 //!
 //! Failure model: fail-stop. A worker that cannot read its share reports it to all the
 //! others, and every process exits 2 with the message; a worker that panics, or a process
@@ -19,7 +25,7 @@ mod args;
 mod forest;
 mod job;
 mod net;
-mod round;
+mod rounds;
 mod share;
 
 use std::io::Write;
@@ -76,30 +82,55 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             "simhash-dist: warning: -w {threads} workers on {cores} cores: workers will share cores"
         );
     }
+    let (quiet, process) = (args.quiet, args.timely.process);
+    let job = Arc::new(build_job(&args, mode));
+    install_failure_handlers();
+    let guards = start(launch, move |worker| job::run(worker, &job))?;
+    let code = match join(guards) {
+        Ok(code) => code,
+        Err(messages) => {
+            let mut err = std::io::stderr().lock();
+            for message in &messages {
+                let _ = writeln!(err, "simhash-dist: {message}");
+            }
+            return Ok(ExitCode::from(2));
+        }
+    };
+    if !quiet && process > 0 {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "simhash-dist: process {process} done; peak memory {} MiB",
+            peak_memory_mib()
+        );
+    }
+    Ok(ExitCode::from(code))
+}
+
+/// What every worker of this process runs, from the flags.
+fn build_job(args: &JobArgs, mode: Mode) -> Job {
     let fingerprinter = args.fingerprinter();
     let parser = match fingerprinter {
         Some(_) => simhash_io::Parser::Json(Columns::new(&args.text_column, &args.id_column)),
         None => simhash_io::Parser::Hash,
     };
-    let job = Arc::new(Job {
+    Job {
         mode,
         paths: args.paths(),
         reading: Reading { parser, fingerprinter },
         max_record_bytes: args.max_record_bytes,
         strict: args.strict,
-        blocks: match args.blocks {
-            Blocks::Auto => None,
-            Blocks::Fixed(m) => Some(m),
-        },
+        blocks: args.blocks,
         distance: args.distance,
         output: args.output.clone(),
         quiet: args.quiet,
         inject_error: args.timely.inject_error,
         inject_panic: args.timely.inject_panic,
-    });
-    let (quiet, process) = (args.quiet, args.timely.process);
-    install_failure_handlers();
-    let guards = start(launch, move |worker| job::run(worker, &job))?;
+    }
+}
+
+/// Waits for this process's workers: the job's exit code, or the messages of its failure
+/// (each once, in the order the workers gave them).
+fn join(guards: WorkerGuards<End>) -> Result<u8, Vec<String>> {
     let mut code = 0u8;
     let mut messages: Vec<String> = Vec::new();
     let mut failed = false;
@@ -120,24 +151,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    if failed {
-        if messages.is_empty() {
-            messages.push("the job failed: process 0 reports why".to_string());
-        }
-        let mut err = std::io::stderr().lock();
-        for message in &messages {
-            let _ = writeln!(err, "simhash-dist: {message}");
-        }
-        return Ok(ExitCode::from(2));
+    if !failed {
+        return Ok(code);
     }
-    if !quiet && process > 0 {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "simhash-dist: process {process} done; peak memory {} MiB",
-            job::peak_memory_mib()
-        );
+    if messages.is_empty() {
+        messages.push("the job failed: process 0 reports why".to_string());
     }
-    Ok(ExitCode::from(code))
+    Err(messages)
 }
 
 /// Starts this process's workers: in memory, or connected to the other processes first.
@@ -206,4 +226,10 @@ fn install_failure_handlers() {
         std::process::exit(2);
     }));
     install_signal_handler();
+}
+
+/// This process's peak resident memory in MiB, as the messages show it
+/// ([`simhash_io::peak_memory`]; 0 where it is not known).
+pub(crate) fn peak_memory_mib() -> u64 {
+    simhash_io::peak_memory().map_or(0, |bytes| bytes >> 20)
 }

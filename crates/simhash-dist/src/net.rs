@@ -41,16 +41,28 @@ pub(crate) fn connect(
     threads: usize,
     timeout: Duration,
 ) -> anyhow::Result<Vec<Option<TcpStream>>> {
-    let processes = addresses.len();
     let deadline = Instant::now() + timeout;
     let listener = TcpListener::bind(addresses[me].as_str())
         .with_context(|| format!("process {me}: cannot listen on {}", addresses[me]))?;
     listener.set_nonblocking(true).context("cannot poll the listening socket")?;
-    let mut streams: Vec<Option<TcpStream>> = (0..processes).map(|_| None).collect();
+    let mut streams: Vec<Option<TcpStream>> = (0..addresses.len()).map(|_| None).collect();
+    connect_earlier(addresses, me, threads, deadline, timeout, &mut streams)?;
+    accept_later(&listener, me, threads, deadline, timeout, &mut streams)?;
+    Ok(streams)
+}
 
-    // Connect to the processes before this one.
+/// Connects to the processes before `me` and greets each.
+fn connect_earlier(
+    addresses: &[String],
+    me: usize,
+    threads: usize,
+    deadline: Instant,
+    timeout: Duration,
+    streams: &mut [Option<TcpStream>],
+) -> anyhow::Result<()> {
+    let processes = addresses.len();
     for (i, address) in addresses.iter().enumerate().take(me) {
-        let stream = loop {
+        let mut stream = loop {
             match TcpStream::connect(address.as_str()) {
                 Ok(s) => break s,
                 Err(e) if Instant::now() >= deadline => {
@@ -62,15 +74,25 @@ pub(crate) fn connect(
                 Err(_) => std::thread::sleep(Duration::from_millis(20)),
             }
         };
-        let mut stream = stream;
         stream.set_nodelay(true).context("cannot set TCP_NODELAY")?;
         stream
             .write_all(&hello(me, processes, threads))
             .with_context(|| format!("process {me}: cannot greet process {i} at {address}"))?;
         streams[i] = Some(stream);
     }
+    Ok(())
+}
 
-    // Accept the processes after this one.
+/// Accepts the processes after `me`, checking each one's greeting.
+fn accept_later(
+    listener: &TcpListener,
+    me: usize,
+    threads: usize,
+    deadline: Instant,
+    timeout: Duration,
+    streams: &mut [Option<TcpStream>],
+) -> anyhow::Result<()> {
+    let processes = streams.len();
     let mut missing = processes - me - 1;
     while missing > 0 {
         match listener.accept() {
@@ -115,5 +137,5 @@ pub(crate) fn connect(
             Err(e) => return Err(e).context("cannot accept connections"),
         }
     }
-    Ok(streams)
+    Ok(())
 }

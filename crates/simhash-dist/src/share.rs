@@ -176,8 +176,6 @@ pub(crate) struct Docs {
     pub(crate) fp: Vec<Option<u64>>,
     /// The ids as read (empty for a generated one).
     ids: IdTable,
-    /// The id is a JSON number (written back as one).
-    pub(crate) numeric: Vec<bool>,
     /// The record had no id: it is its 0-based line number in the input files laid end to
     /// end (in their concatenation, as `simhash` numbers it).
     pub(crate) generated: Vec<bool>,
@@ -222,13 +220,12 @@ impl Docs {
         self.earlier_files = lines.iter().map(|l| l.1).collect();
     }
 
-    fn push(&mut self, pos: u64, line: u64, chunk: u32, id: Option<(&str, bool)>, fp: Option<u64>) {
+    fn push(&mut self, pos: u64, line: u64, chunk: u32, id: Option<&str>, fp: Option<u64>) {
         self.pos.push(pos);
         self.line.push(line);
         self.chunk.push(chunk);
         self.fp.push(fp);
-        self.ids.push(id.map_or("", |(id, _)| id));
-        self.numeric.push(id.is_none_or(|(_, n)| n));
+        self.ids.push(id.unwrap_or_default());
         self.generated.push(id.is_none());
         self.removed.push(false);
     }
@@ -314,8 +311,7 @@ pub(crate) fn read_share(
                 }
                 Ok((id, fp)) => {
                     chunk.records += 1;
-                    let id = id.as_ref().map(|(s, n)| (s.as_str(), *n));
-                    share.docs.push(pos, local, chunk_index, id, fp);
+                    share.docs.push(pos, local, chunk_index, id.as_deref(), fp);
                 }
             }
         }
@@ -326,8 +322,8 @@ pub(crate) fn read_share(
     Ok(share)
 }
 
-/// A record: its id (text, is a number) when it has one, and its fingerprint.
-type Record = (Option<(String, bool)>, Option<u64>);
+/// A record: its id when it has one, and its fingerprint.
+type Record = (Option<String>, Option<u64>);
 
 fn parse_line(bytes: &[u8], reading: &Reading) -> Result<Record, Problem> {
     let record = reading.parser.parse(bytes)?;
@@ -336,7 +332,7 @@ fn parse_line(bytes: &[u8], reading: &Reading) -> Result<Record, Problem> {
         (Body::Text(_), None) => None,
         (Body::Hash(fp), _) => fp,
     };
-    Ok((record.id.map(|id| (id.text.into_owned(), id.number)), fp.map(|f| f.0)))
+    Ok((record.id.map(|id| id.text.into_owned()), fp.map(|f| f.0)))
 }
 
 /// Opens `path` at the first line that starts at or after byte `lo`: returns the reader

@@ -1,21 +1,22 @@
-//! The two dataflow shapes the job is made of, on timely-dataflow.
+//! Round `tables`: the matching, one epoch per permutation table.
 //!
-//! * [`exchange`]: one all-to-all round. Every worker sends items addressed to workers and
-//!   gets back what was addressed to it, once every worker has sent everything.
-//! * [`table_phase`]: the matching. One epoch per permutation table: each worker feeds its
-//!   `(table, id, fingerprint)` records, exchanged by a well-mixed hash of (table, prefix);
-//!   the receiving worker groups them by prefix when the epoch is complete and runs the
-//!   index's pairing kernel on each group. The driver waits on a probe for each epoch before
-//!   feeding the next, so at most one table is in memory.
-//!
-//! Workers wait with `step_or_park`, which parks an idle worker's thread.
+//! Crosses the network: every representative ([`crate::rounds::collapse`]) once per table,
+//! as a `(table, position, fingerprint, multiplicity)` record, to the worker a well-mixed
+//! hash of (table, prefix) picks ([`mix`]): all records that share a prefix in a table meet
+//! on one worker. That worker groups them by prefix when the epoch is complete and runs the
+//! index's pairing kernel ([`pair_group`]) on each group, with the single-machine index's
+//! "first table owns the pair" rule, so each pair is found once. The driver waits on a probe
+//! for each epoch before feeding the next, so at most one table is in memory. Records never
+//! travel, only fingerprints; the pairs found stay on the worker that found them until
+//! [`crate::rounds::gather`].
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use std::time::Instant;
+
 use simhash_core::Fingerprint;
 use simhash_index::{Tables, pair_group};
-use timely::ExchangeData;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::Probe;
@@ -23,49 +24,10 @@ use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::{InputHandle, ProbeHandle};
 use timely::worker::Worker;
 
-/// Sends each `(target worker, item)` and returns the items addressed to this worker, in
-/// no particular order. Every worker must call it, in the same sequence of rounds.
-pub(crate) fn exchange<D: ExchangeData + Clone>(
-    worker: &mut Worker,
-    items: impl IntoIterator<Item = (usize, D)>,
-) -> Vec<D> {
-    let received = Rc::new(RefCell::new(Vec::new()));
-    let mut input = InputHandle::<u64, CapacityContainerBuilder<Vec<(u64, D)>>>::new();
-    let probe = ProbeHandle::new();
-    let sink = Rc::clone(&received);
-    worker.dataflow::<u64, _, _>(|scope| {
-        input
-            .to_stream(scope)
-            .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
-                Exchange::new(|x: &(u64, D)| x.0),
-                "Receive",
-                move |_cap, _info| {
-                    move |input, _output| {
-                        input.for_each(|_cap, data| {
-                            sink.borrow_mut().extend(data.drain(..).map(|(_, d)| d));
-                        });
-                    }
-                },
-            )
-            .probe_with(&probe);
-    });
-    for (target, item) in items {
-        input.send((target as u64, item));
-    }
-    drop(input);
-    while !probe.done() {
-        worker.step_or_park(None);
-    }
-    received.take()
-}
-
-/// Sends `item` to every worker and returns every worker's item, in worker order.
-pub(crate) fn all_gather<D: ExchangeData + Clone>(worker: &mut Worker, item: &D) -> Vec<D> {
-    let (me, peers) = (worker.index(), worker.peers());
-    let mut got = exchange(worker, (0..peers).map(|w| (w, (me, item.clone()))));
-    got.sort_by_key(|(from, _)| *from);
-    got.into_iter().map(|(_, d)| d).collect()
-}
+use super::collapse::Collapsed;
+use super::mix;
+use crate::forest::Forest;
+use crate::job::{Job, Mode};
 
 /// A representative fingerprint in the table phase: its position, fingerprint, and how
 /// many records share the fingerprint.
@@ -82,9 +44,72 @@ pub(crate) struct Matches {
     pub(crate) received: u64,
 }
 
+/// What this worker's part of the matching links, by mode.
+#[derive(Debug)]
+pub(crate) enum Links {
+    /// `pairs`: the representative pairs found here, with their distance.
+    Pairs(Vec<(u64, u64, u32)>),
+    /// `cluster`: a spanning forest of the pairs found here and of the copies collapsed
+    /// here, so that only edges that join two components travel.
+    Forest(Forest),
+}
+
+impl Links {
+    fn add(&mut self, a: u64, b: u64, distance: u32) {
+        match self {
+            Links::Pairs(pairs) => pairs.push((a, b, distance)),
+            Links::Forest(forest) => forest.union(a, b),
+        }
+    }
+}
+
+/// What the round found on this worker.
+#[derive(Debug)]
+pub(crate) struct Found {
+    pub(crate) tables: Tables,
+    pub(crate) matches: Matches,
+    pub(crate) links: Links,
+    pub(crate) seconds: f64,
+}
+
+/// Plans the tables for the job's fingerprinted documents (every worker alike, from the
+/// census) and matches the representatives `collapsed` holds. Fails, on every worker alike,
+/// when the planner refuses the settings.
+pub(crate) fn run(
+    worker: &mut Worker,
+    job: &Job,
+    fingerprinted: u64,
+    collapsed: &Collapsed,
+) -> Result<Found, Vec<String>> {
+    let tables = job
+        .blocks
+        .tables(fingerprinted, job.distance)
+        .map_err(|e| vec![format!("invalid --blocks/--distance: {e}")])?;
+    let me = worker.index();
+    assert!(job.inject_panic != Some(me), "worker {me}: injected panic (--inject-panic)");
+    let started = Instant::now();
+    let links = match job.mode {
+        Mode::Pairs => Links::Pairs(Vec::new()),
+        Mode::Cluster { .. } => {
+            let mut forest = Forest::default();
+            for &(rep, member) in &collapsed.copies {
+                forest.union(rep, member);
+            }
+            Links::Forest(forest)
+        }
+    };
+    let links = Rc::new(RefCell::new(links));
+    let sink = Rc::clone(&links);
+    let matches = table_phase(worker, &tables, job.distance, &collapsed.reps, move |a, b, d, _| {
+        sink.borrow_mut().add(a, b, d);
+    });
+    let links = links.replace(Links::Pairs(Vec::new()));
+    Ok(Found { tables, matches, links, seconds: started.elapsed().as_secs_f64() })
+}
+
 /// Runs every table over the representatives, one epoch per table, and calls `sink` with
 /// each pair found on this worker; returns the counts.
-pub(crate) fn table_phase(
+fn table_phase(
     worker: &mut Worker,
     tables: &Tables,
     max_distance: u32,
@@ -193,12 +218,4 @@ fn reduce<F: FnMut(u64, u64, u32, u64)>(
         }
         start = end;
     }
-}
-
-/// A well-mixed 64-bit hash of (table, prefix): splitmix64's finaliser.
-pub(crate) fn mix(table: u64, prefix: u64) -> u64 {
-    let mut x = prefix ^ table.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }

@@ -1,0 +1,87 @@
+//! The rounds of the job, one module each, and the one primitive they are all made of.
+//!
+//! A round is a function every worker calls at the same point of [`crate::job::run`]: it
+//! sends what the other workers need, waits until every worker has sent everything, and
+//! returns typed results. Each module's doc says what crosses the network in its round and
+//! why. Every decision a worker takes after a round depends only on what all workers were
+//! told, so all workers run the same sequence of rounds.
+//!
+//! * [`exchange`]: one all-to-all round. Every worker sends items addressed to workers and
+//!   gets back what was addressed to it, once every worker has sent everything.
+//! * [`all_gather`]: every worker's item to every worker, in worker order.
+//!
+//! The table phase ([`tables`]) is the one round with a dataflow of its own: one epoch per
+//! permutation table. Workers wait with `step_or_park`, which parks an idle worker's thread.
+
+pub(crate) mod census;
+pub(crate) mod chunks;
+pub(crate) mod collapse;
+pub(crate) mod gather;
+pub(crate) mod ids;
+pub(crate) mod outcome;
+pub(crate) mod tables;
+pub(crate) mod write;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use timely::ExchangeData;
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::Probe;
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::{InputHandle, ProbeHandle};
+use timely::worker::Worker;
+
+/// Sends each `(target worker, item)` and returns the items addressed to this worker, in
+/// no particular order. Every worker must call it, in the same sequence of rounds.
+pub(crate) fn exchange<D: ExchangeData + Clone>(
+    worker: &mut Worker,
+    items: impl IntoIterator<Item = (usize, D)>,
+) -> Vec<D> {
+    let received = Rc::new(RefCell::new(Vec::new()));
+    let mut input = InputHandle::<u64, CapacityContainerBuilder<Vec<(u64, D)>>>::new();
+    let probe = ProbeHandle::new();
+    let sink = Rc::clone(&received);
+    worker.dataflow::<u64, _, _>(|scope| {
+        input
+            .to_stream(scope)
+            .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                Exchange::new(|x: &(u64, D)| x.0),
+                "Receive",
+                move |_cap, _info| {
+                    move |input, _output| {
+                        input.for_each(|_cap, data| {
+                            sink.borrow_mut().extend(data.drain(..).map(|(_, d)| d));
+                        });
+                    }
+                },
+            )
+            .probe_with(&probe);
+    });
+    for (target, item) in items {
+        input.send((target as u64, item));
+    }
+    drop(input);
+    while !probe.done() {
+        worker.step_or_park(None);
+    }
+    received.take()
+}
+
+/// Sends `item` to every worker and returns every worker's item, in worker order.
+pub(crate) fn all_gather<D: ExchangeData + Clone>(worker: &mut Worker, item: &D) -> Vec<D> {
+    let (me, peers) = (worker.index(), worker.peers());
+    let mut got = exchange(worker, (0..peers).map(|w| (w, (me, item.clone()))));
+    got.sort_by_key(|(from, _)| *from);
+    got.into_iter().map(|(_, d)| d).collect()
+}
+
+/// A well-mixed 64-bit hash of (table, prefix): splitmix64's finaliser. It routes table
+/// records ([`tables`]) and, with table `u64::MAX`, fingerprints ([`collapse`]) to workers.
+pub(crate) fn mix(table: u64, prefix: u64) -> u64 {
+    let mut x = prefix ^ table.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}

@@ -1,0 +1,149 @@
+//! Worker 0 writes the output, and the summary: a step of worker 0 alone, between the
+//! rounds `gather` and `outcome`.
+//!
+//! Nothing crosses the network here: worker 0 has gathered every pair or edge and every id
+//! it prints ([`crate::rounds::gather`]). It writes the output whole, by temp file and
+//! rename ([`Output`]), in `simhash`'s formats ([`PairsTsv`], [`ClustersTsv`]).
+
+use std::io::Write;
+use std::time::Instant;
+
+use simhash_cluster::Clusters;
+use simhash_io::{ClustersTsv, Measure, Output, PairsTsv};
+
+use super::gather::{Gathered, MatchStats};
+use super::outcome::Outcome;
+use crate::job::Mode;
+
+/// What the summary line says beside the output's own figures.
+#[derive(Debug)]
+pub(crate) struct Summary {
+    pub(crate) records_read: u64,
+    pub(crate) skipped: u64,
+    pub(crate) documents: u64,
+    pub(crate) featureless: u64,
+    pub(crate) workers: usize,
+    pub(crate) bytes: u64,
+    pub(crate) blocks: usize,
+    pub(crate) tables: usize,
+    pub(crate) read_seconds: f64,
+    pub(crate) match_seconds: f64,
+    /// When the job started on this worker.
+    pub(crate) started: Instant,
+}
+
+/// What the output holds: its lines, and for `cluster` the clusters and the largest one.
+struct Written {
+    lines: u64,
+    clusters: Option<(usize, usize)>,
+}
+
+/// Writes the output and, unless `summary` is `None` (`--quiet`), the summary line; returns
+/// the job's outcome: `code` once the output is complete, 0 when its reader stopped reading
+/// (`| head`, as `simhash` does), or the messages of a failed write.
+pub(crate) fn run(
+    out: Option<Output>,
+    mode: Mode,
+    gathered: &Gathered,
+    code: u8,
+    summary: Option<&Summary>,
+) -> Outcome {
+    let Some(out) = out else {
+        return Err(vec!["worker 0 has no output".to_string()]);
+    };
+    let write_start = Instant::now();
+    let (out, written) = match write(out, mode, gathered) {
+        Ok(done) => done,
+        // Write errors name the output already.
+        Err(e) => return Err(vec![e.to_string()]),
+    };
+    if let Err(e) = out.commit() {
+        // As `simhash`: a reader that stopped reading (`| head`) is not a failure.
+        if simhash_io::is_broken_pipe(&e) {
+            return Ok(0);
+        }
+        return Err(vec![format!("{:#}", anyhow::Error::from(e))]);
+    }
+    if let Some(summary) = summary {
+        report(summary, &gathered.stats, &written, write_start);
+    }
+    Ok(code)
+}
+
+/// Writes the pairs or the clusters to `out`, uncommitted.
+fn write(out: Output, mode: Mode, gathered: &Gathered) -> std::io::Result<(Output, Written)> {
+    let records = &gathered.records;
+    let index = |pos: u64| records.binary_search_by_key(&pos, |r| r.0).ok();
+    let mut lines = 0u64;
+    match mode {
+        Mode::Pairs => {
+            let mut tsv = PairsTsv::new(out, Measure::Distance)?;
+            for &(a, b, d) in &gathered.links {
+                let (Some(ia), Some(ib)) = (index(a), index(b)) else {
+                    return Err(std::io::Error::other("a paired record's id is missing"));
+                };
+                tsv.pair(&records[ia].1, &records[ib].1, d)?;
+            }
+            lines = gathered.links.len() as u64;
+            Ok((tsv.into_inner(), Written { lines, clusters: None }))
+        }
+        Mode::Cluster { singletons } => {
+            let dense: Vec<(u32, u32)> = gathered
+                .links
+                .iter()
+                .filter_map(|&(a, b, _)| Some((index(a)? as u32, index(b)? as u32)))
+                .collect();
+            let clusters = Clusters::components(records.len(), dense)
+                .map_err(|e| std::io::Error::other(format!("clustering failed: {e}")))?;
+            let mut tsv = ClustersTsv::new(out)?;
+            let mut next_id = 0u64;
+            for members in &clusters {
+                if members.len() < 2 && !singletons {
+                    continue;
+                }
+                for &doc in members {
+                    let (_, id, fp) = &records[doc as usize];
+                    tsv.member(id, *fp, next_id)?;
+                    lines += 1;
+                }
+                next_id += 1;
+            }
+            let s = clusters.stats(usize::MAX);
+            let clusters = Some((s.clusters, s.largest.max(usize::from(s.clusters > 0))));
+            Ok((tsv.into_inner(), Written { lines, clusters }))
+        }
+    }
+}
+
+/// The summary line on standard error.
+fn report(s: &Summary, stats: &MatchStats, written: &Written, write_start: Instant) {
+    let clusters = match written.clusters {
+        Some((c, largest)) => format!(", {c} clusters (largest {largest})"),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "simhash-dist: {} records read ({} skipped), {} documents ({} featureless), {} pairs\
+         {clusters}, {} lines written; {} workers, {} bytes, {} blocks / {} tables, {} distinct \
+         fingerprints, {} table records shuffled, largest prefix group {}; read {:.2}s, match \
+         {:.2}s, write {:.2}s, total {:.2}s; peak memory of process 0 {} MiB",
+        s.records_read,
+        s.skipped,
+        s.documents,
+        s.featureless,
+        stats.record_pairs,
+        written.lines,
+        s.workers,
+        s.bytes,
+        s.blocks,
+        s.tables,
+        stats.representatives,
+        stats.received,
+        stats.largest_group,
+        s.read_seconds,
+        s.match_seconds,
+        write_start.elapsed().as_secs_f64(),
+        s.started.elapsed().as_secs_f64(),
+        crate::peak_memory_mib(),
+    );
+}

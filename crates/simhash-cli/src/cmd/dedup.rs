@@ -8,6 +8,9 @@ use anyhow::Context;
 use simhash_index::lsh;
 use simhash_io::{LineReader, LineStatus, Output, Score, Source};
 
+use simhash_cluster::Clusters;
+
+use crate::corpus::Corpus;
 use crate::matching::{Grouped, clusters};
 use crate::session::Session;
 use crate::settings::DedupSettings;
@@ -35,29 +38,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         .collect();
     keep.sort_unstable();
 
-    let mut removed_count = 0u64;
-    for doc in 0..corpus.len() {
-        let rep = clusters.representative(clusters.cluster_of(doc as u32)) as usize;
-        if rep == doc {
-            continue;
-        }
-        removed_count += 1;
-        if let Some(out) = &mut removed {
-            let score = match (&corpus.sketches, &jaccard) {
-                (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
-                (Some(sketches), None) => {
-                    Score::Jaccard(lsh::similarity(sketches, doc as u32, rep as u32)?)
-                }
-                (None, None) => {
-                    Score::Distance(match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
-                        (Some(a), Some(b)) => a.distance(b),
-                        _ => 0,
-                    })
-                }
-            };
-            simhash_io::write_removed(out, &corpus.id_value(doc), &corpus.id_value(rep), score)?;
-        }
-    }
+    let removed_count = write_removed(&corpus, &clusters, jaccard.as_deref(), removed.as_mut())?;
 
     between_passes_hook();
     let reader = source.reopen()?;
@@ -124,4 +105,38 @@ fn between_passes_hook() {
             }
         }
     }
+}
+
+/// Writes one `--removed` line per dropped document (when asked) with its score against
+/// the kept one; returns how many documents were dropped.
+fn write_removed(
+    corpus: &Corpus,
+    clusters: &Clusters,
+    jaccard: Option<&[f64]>,
+    mut removed: Option<&mut Output>,
+) -> anyhow::Result<u64> {
+    let mut removed_count = 0u64;
+    for doc in 0..corpus.len() {
+        let rep = clusters.representative(clusters.cluster_of(doc as u32)) as usize;
+        if rep == doc {
+            continue;
+        }
+        removed_count += 1;
+        if let Some(out) = removed.as_deref_mut() {
+            let score = match (&corpus.sketches, jaccard) {
+                (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
+                (Some(sketches), None) => {
+                    Score::Jaccard(lsh::similarity(sketches, doc as u32, rep as u32)?)
+                }
+                (None, None) => {
+                    Score::Distance(match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
+                        (Some(a), Some(b)) => a.distance(b),
+                        _ => 0,
+                    })
+                }
+            };
+            simhash_io::write_removed(out, &corpus.id_value(doc), &corpus.id_value(rep), score)?;
+        }
+    }
+    Ok(removed_count)
 }

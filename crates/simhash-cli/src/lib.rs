@@ -3,7 +3,7 @@
 //! need; it is not an API: use `simhash-core`, `simhash-index`, `simhash-cluster` and
 //! `simhash-io` from code.
 //!
-//! Layout: [`flags`] (what the user typed, clap derive) → `settings` (converted once,
+//! Layout: `flags` (what the user typed, clap derive) → `settings` (converted once,
 //! validated) → `cmd/<command>.rs`, over the shared `session`, `corpus`, `matching` and
 //! `report`.
 

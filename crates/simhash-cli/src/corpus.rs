@@ -45,8 +45,8 @@ pub struct ReadOptions {
 #[derive(Default)]
 pub struct Corpus {
     ids: IdTable,
-    fps: Vec<Fingerprint>,
-    featureless: Vec<bool>,
+    /// None when featureless.
+    fps: Vec<Option<Fingerprint>>,
     /// The id was a JSON number (or a line number), not a string.
     numeric: Vec<bool>,
     lines: Vec<u64>,
@@ -82,7 +82,12 @@ impl Corpus {
     }
 
     pub fn fingerprint(&self, doc: usize) -> Option<Fingerprint> {
-        (!self.featureless[doc]).then(|| self.fps[doc])
+        self.fps[doc]
+    }
+
+    /// Every document's fingerprint, None when featureless.
+    pub fn fingerprints(&self) -> &[Option<Fingerprint>] {
+        &self.fps
     }
 
     pub fn line(&self, doc: usize) -> u64 {
@@ -117,8 +122,7 @@ impl Corpus {
         }
         self.ids.push(id);
         self.numeric.push(numeric);
-        self.fps.push(fp.unwrap_or_default());
-        self.featureless.push(fp.is_none());
+        self.fps.push(fp);
         self.lines.push(line);
         self.lens.push(len);
         Ok(())

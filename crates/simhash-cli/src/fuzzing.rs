@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::eval::{self, Scores};
+use crate::cmd::eval::{self, Scores};
 
 /// The input as each of `simhash eval`'s files in turn (prediction, truth, tiers file),
 /// with valid other files: eval never panics, an error names the fuzzed file (`FILE:LINE:

@@ -1,13 +1,21 @@
-//! The `simhash` command line. This library is the binaries' implementation, not an API:
-//! use the `simhash-core`, `simhash-index` and `simhash-cluster` crates from code.
+//! The `simhash` command line. This library is only the three binaries' entry points
+//! (`simhash`, `simhash-find-all`, `simhash-find-clusters`) and what the fuzz targets
+//! need; it is not an API: use `simhash-core`, `simhash-index`, `simhash-cluster` and
+//! `simhash-io` from code.
+//!
+//! Layout: `flags` (what the user typed, clap derive) → `settings` (converted once,
+//! validated) → `cmd/<command>.rs`, over the shared `session`, `corpus`, `matching` and
+//! `report`.
 
-mod args;
+mod cmd;
 mod corpus;
-mod eval;
+mod flags;
 #[doc(hidden)]
 pub mod fuzzing;
+mod matching;
 mod report;
-mod run;
+mod session;
+mod settings;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -28,17 +36,17 @@ where
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     // A bare `simhash` at a terminal would wait for standard input: show the help instead.
     if args.len() <= 1 && std::io::stdin().is_terminal() {
-        let _ = args::Cli::command().print_help();
+        let _ = flags::Cli::command().print_help();
         return ExitCode::from(2);
     }
-    let cli = match args::Cli::try_parse_from(args) {
+    let cli = match flags::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
     };
     install_interrupt_handler();
     let result = match cli.command {
-        Some(command) => run::run(command),
-        None => run::run_fork_style(&cli.cluster),
+        Some(command) => cmd::run(&command),
+        None => cmd::fork::run(&cli.cluster),
     };
     exit_code(result)
 }
@@ -72,21 +80,25 @@ fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
 
 /// Runs simhash-cpp's `simhash-find-all` (`clusters` false) or `simhash-find-clusters`,
 /// with simhash-cpp's flags (`-i`, `-o`, `-b`, `-d`).
-pub fn main_seed(clusters: bool) -> ExitCode {
+pub fn main_cpp(clusters: bool) -> ExitCode {
     let name = if clusters { "simhash-find-clusters" } else { "simhash-find-all" };
     let about = if clusters {
         "simhash-cpp's find-clusters: decimal hashes in, one JSON array per cluster out"
     } else {
         "simhash-cpp's find-all: decimal hashes in, one JSON pair [a,b] per line out"
     };
-    let command = args::SeedCli::command().name(name).bin_name(name).about(about);
+    let command = flags::CppCli::command().name(name).bin_name(name).about(about);
     let cli = match command
         .try_get_matches_from(std::env::args_os())
-        .and_then(|m| args::SeedCli::from_arg_matches(&m))
+        .and_then(|m| flags::CppCli::from_arg_matches(&m))
     {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
     };
     install_interrupt_handler();
-    exit_code(run::run_seed(&cli.args, clusters))
+    exit_code(
+        settings::CppSettings::new(&cli.args)
+            .map_err(anyhow::Error::from)
+            .and_then(|settings| cmd::cpp::run(&settings, clusters)),
+    )
 }

@@ -149,6 +149,7 @@ pub use crate::hamming::kernel::{cross_group, pair_group};
 pub use crate::hamming::online::{DEFAULT_BLOCKS, DEFAULT_MAX_DISTANCE, Hit, Hits, Index};
 pub use crate::hamming::plan::{Plan, plan};
 pub use crate::hamming::tables::{ConfigError, ConfigErrorKind, MAX_TABLES, Table, Tables};
+pub use crate::hamming::walk::{DedupWalk, Identical, WALK_CHUNK, WalkOutcome, collapse_identical};
 pub use crate::lsh::{
     Banding, Candidate, JaccardHit, LshError, LshErrorKind, MINHASH_INDEX_SEED, MinHashIndex,
     candidate_pairs, candidate_pairs_from_columns, candidate_pairs_with, first_common_band,

@@ -1,6 +1,6 @@
 //! Exact Hamming-distance matching of 64-bit fingerprints: the block-permutation tables,
-//! the pairing kernel, the batch all-pairs engine, the online index, the planner and the
-//! `blocks` setting. Everything here is re-exported at the crate root.
+//! the pairing kernel, the batch all-pairs engine, the online index, the planner, the
+//! `blocks` setting and the dedup walk. Everything here is re-exported at the crate root.
 
 pub(crate) mod batch;
 pub(crate) mod blocks;
@@ -8,6 +8,7 @@ pub(crate) mod kernel;
 pub(crate) mod online;
 pub(crate) mod plan;
 pub(crate) mod tables;
+pub(crate) mod walk;
 
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,8 @@
-//! Command-line flags (clap derive), converted once into validated settings.
+//! The command-line flags as the user typed them (clap derive): rg's low-level args. They
+//! are converted once into validated settings by [`crate::settings`].
 
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use simhash_index::Blocks;
@@ -50,10 +51,10 @@ pub enum Command {
     Cluster(ClusterArgs),
     /// simhash-cpp's find-all: decimal hashes in, one JSON pair `[a,b]` per line out.
     #[command(name = "find-all", after_help = EXIT_CODES)]
-    FindAll(SeedArgs),
+    FindAll(CppArgs),
     /// simhash-cpp's find-clusters: decimal hashes in, one JSON array per cluster out.
     #[command(name = "find-clusters", after_help = EXIT_CODES)]
-    FindClusters(SeedArgs),
+    FindClusters(CppArgs),
     /// Score predicted pairs or clusters against ground truth (precision, recall, F1).
     #[command(after_help = EVAL_HELP)]
     Eval(EvalArgs),
@@ -169,28 +170,6 @@ pub enum Format {
     Hash,
 }
 
-impl Format {
-    /// The format `path`'s name implies ([`simhash_io::Format::infer`]).
-    pub fn inferred(path: &Path) -> Format {
-        match simhash_io::Format::infer(path) {
-            simhash_io::Format::Hash => Format::Hash,
-            _ => Format::Json,
-        }
-    }
-}
-
-impl InputArgs {
-    /// The input path, `-` for standard input.
-    pub fn path(&self) -> &Path {
-        self.path.as_deref().or(self.input.as_deref()).unwrap_or(Path::new("-"))
-    }
-
-    /// The format, inferred from the file name when not given.
-    pub fn format(&self) -> Format {
-        self.format.unwrap_or_else(|| Format::inferred(self.path()))
-    }
-}
-
 /// How text becomes fingerprints.
 #[derive(Debug, Args)]
 pub struct FingerprintOpts {
@@ -206,24 +185,6 @@ pub struct FingerprintOpts {
     /// Shingle window: tokens for default and moz, bytes for fork [default: 3, fork: 5].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub window: Option<u16>,
-}
-
-/// The defaults of matching, chosen by measurement on the dev set (docs/accuracy.md). Each
-/// lives here only, so that a new measurement moves it in one place.
-pub mod defaults {
-    /// --method auto picks MinHash for text (see [`super::MatchOpts::resolve`]).
-    pub const METHOD: super::Method = super::Method::Minhash;
-    /// --distance for the simhash method (the seeds' k).
-    pub const DISTANCE: u32 = 3;
-    /// --jaccard: pairs with at least this Jaccard similarity of their shingle sets.
-    pub const JACCARD: f64 = 0.4;
-    /// --lsh-threshold: the Jaccard similarity the LSH bands are tuned for (lower than
-    /// --jaccard, for recall; exact verification keeps precision).
-    pub const LSH_THRESHOLD: f64 = 0.3;
-    /// --num-perm: MinHash signature slots.
-    pub const NUM_PERM: usize = 128;
-    /// The MinHash seed (not a flag: signatures are a stability contract).
-    pub const MINHASH_SEED: u64 = 0;
 }
 
 /// How near-duplicates are found.
@@ -276,88 +237,6 @@ pub struct MatchOpts {
     /// minhash: MinHash signature slots [default: 128].
     #[arg(long, value_name = "N", hide_short_help = true)]
     pub num_perm: Option<usize>,
-}
-
-/// Matching settings after defaults and checks.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Matching {
-    Simhash { distance: u32, blocks: Blocks },
-    Minhash { jaccard: f64, lsh_threshold: f64, num_perm: usize },
-}
-
-impl MatchOpts {
-    /// The method and its settings. `seed_mode` is the fork-style command, which always
-    /// runs simhash; `format` and `preset` are the input's.
-    pub fn resolve(
-        &self,
-        format: Format,
-        preset: Option<simhash_core::Preset>,
-        seed_mode: bool,
-    ) -> Result<Matching, String> {
-        use simhash_core::Preset;
-        let simhash_flags = self.distance.is_some() || self.blocks.is_some();
-        let minhash_flags =
-            self.jaccard.is_some() || self.lsh_threshold.is_some() || self.num_perm.is_some();
-        let method = match self.method {
-            Method::Auto
-                if seed_mode
-                    || format == Format::Hash
-                    || simhash_flags
-                    || matches!(preset, Some(Preset::Moz | Preset::Fork)) =>
-            {
-                Method::Simhash
-            }
-            Method::Auto => defaults::METHOD,
-            explicit => explicit,
-        };
-        match method {
-            Method::Simhash | Method::Auto => {
-                if minhash_flags {
-                    return Err("--jaccard, --lsh-threshold and --num-perm apply to \
-                                --method minhash, not simhash"
-                        .into());
-                }
-                Ok(Matching::Simhash {
-                    distance: self.distance.unwrap_or(defaults::DISTANCE),
-                    blocks: self.blocks.unwrap_or(Blocks::Auto),
-                })
-            }
-            Method::Minhash => {
-                if format == Format::Hash {
-                    return Err("--method minhash needs the text: --format hash input holds \
-                                only fingerprints (use --method simhash)"
-                        .into());
-                }
-                if simhash_flags {
-                    return Err("-k/--distance and --blocks apply to --method simhash, \
-                                not minhash (use --jaccard)"
-                        .into());
-                }
-                let unit = |name: &str, v: f64| {
-                    if v > 0.0 && v <= 1.0 {
-                        Ok(v)
-                    } else {
-                        Err(format!("{name} must be more than 0 and at most 1, not {v}"))
-                    }
-                };
-                let jaccard = unit("--jaccard", self.jaccard.unwrap_or(defaults::JACCARD))?;
-                let lsh_threshold = self.lsh_threshold.unwrap_or(defaults::LSH_THRESHOLD);
-                let lsh_threshold = if lsh_threshold < 1.0 {
-                    unit("--lsh-threshold", lsh_threshold)?
-                } else {
-                    return Err(format!("--lsh-threshold must be below 1, not {lsh_threshold}"));
-                };
-                let num_perm = self.num_perm.unwrap_or(defaults::NUM_PERM);
-                if num_perm == 0 || num_perm > simhash_core::MAX_PERM {
-                    return Err(format!(
-                        "--num-perm must be between 1 and {}, not {num_perm}",
-                        simhash_core::MAX_PERM
-                    ));
-                }
-                Ok(Matching::Minhash { jaccard, lsh_threshold, num_perm })
-            }
-        }
-    }
 }
 
 /// How clusters are formed and which record of each is kept.
@@ -493,13 +372,13 @@ pub struct ClusterArgs {
 /// simhash-cpp's `simhash-find-all` / `simhash-find-clusters`, with its flags.
 #[derive(Debug, Parser)]
 #[command(version, after_help = EXIT_CODES, max_term_width = 100)]
-pub struct SeedCli {
+pub struct CppCli {
     #[command(flatten)]
-    pub args: SeedArgs,
+    pub args: CppArgs,
 }
 
 #[derive(Debug, Args)]
-pub struct SeedArgs {
+pub struct CppArgs {
     /// Input: one decimal (or 0x hex) 64-bit hash per line; `-` is standard input.
     #[arg(short = 'i', long, value_name = "FILE", default_value = "-")]
     pub input: PathBuf,

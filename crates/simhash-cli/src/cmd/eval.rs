@@ -26,13 +26,15 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use serde_json::value::RawValue;
 use simhash_cluster::UnionFind;
 use simhash_io::{DEFAULT_MAX_RECORD_BYTES, LineReader, LineStatus, Output, Source};
+
+use crate::settings::EvalSettings;
 
 /// Label fields of per-record JSONL naming a cluster: records sharing one are a cluster.
 const GROUP_KEYS: [&str; 4] = ["cluster", "cluster_id", "group", "group_id"];
@@ -589,20 +591,12 @@ fn evaluate_with<R: Read>(
     score(&ids, &truth_side, &pred, &known)
 }
 
-pub struct EvalOptions<'a> {
-    pub prediction: &'a Path,
-    pub truth: &'a Path,
-    pub tiers: Option<&'a Path>,
-    pub json: bool,
-    pub output: &'a PathBuf,
-}
-
-pub fn run(opts: &EvalOptions<'_>) -> anyhow::Result<ExitCode> {
-    let mut inputs = vec![opts.prediction, opts.truth];
-    inputs.extend(opts.tiers);
+pub fn run(opts: &EvalSettings) -> anyhow::Result<ExitCode> {
+    let mut inputs = vec![opts.prediction.as_path(), opts.truth.as_path()];
+    inputs.extend(opts.tiers.as_deref());
     simhash_io::register_inputs(&inputs)?;
-    let mut out = Output::create_for("--output", opts.output)?;
-    let scores = evaluate(opts.prediction, opts.truth, opts.tiers)?;
+    let mut out = Output::create_for("--output", &opts.output)?;
+    let scores = evaluate(&opts.prediction, &opts.truth, opts.tiers.as_deref())?;
     if opts.json {
         serde_json::to_writer_pretty(&mut out, &scores)?;
         out.write_all(b"\n")?;
@@ -616,6 +610,7 @@ pub fn run(opts: &EvalOptions<'_>) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
         let path = dir.path().join(name);

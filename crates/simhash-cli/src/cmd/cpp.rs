@@ -1,0 +1,73 @@
+//! simhash-cpp's `find-all` and `find-clusters` (also the `simhash-find-all` and
+//! `simhash-find-clusters` binaries): decimal hashes in, JSON pairs or clusters out.
+
+use std::process::ExitCode;
+
+use simhash_io::{Output, Source};
+
+use crate::corpus::Reading;
+use crate::flags::{ClusterMode, KeepPolicy};
+use crate::matching::{clusters, match_docs};
+use crate::session::Session;
+use crate::settings::{CppSettings, Grouping};
+
+/// simhash-cpp's `find-all` and `find-clusters`.
+pub fn run(settings: &CppSettings, clusters_out: bool) -> anyhow::Result<ExitCode> {
+    simhash_io::register_inputs(&[&settings.input])?;
+    let command = if clusters_out { "find-clusters" } else { "find-all" };
+    let mut session = Session::new(command, &settings.run, settings.strict)?;
+    let matching = settings.matching;
+    matching.note(&mut session.summary);
+    let mut out = Output::create_for("--output", &settings.output)?;
+    let mut source = Source::new(&settings.input);
+    let corpus =
+        session.read(&mut source, Reading::hashes(simhash_io::Parser::CppHash), None, false)?;
+    let hash = |d: u32| corpus.fingerprint(d as usize).unwrap_or_default().get();
+    if clusters_out {
+        let grouping =
+            Grouping { mode: ClusterMode::Components, keep: KeepPolicy::First, big_cluster: 1000 };
+        let clusters = clusters(&mut session, &corpus, &matching, &grouping)?.clusters;
+        session.reporter.phase("writing", None);
+        for members in clusters.iter().filter(|m| m.len() > 1) {
+            let hashes: Vec<u64> = members.iter().map(|&d| hash(d)).collect();
+            simhash_io::write_hash_list(&mut out, &hashes)?;
+            session.summary.written += 1;
+        }
+    } else {
+        // Each line `[h(a),h(b)]` once, in order of the first pair of lines `a < b` that
+        // gives it, as simhash-cpp's set of hash pairs does: a group of identical hashes
+        // gives `[h,h]` once, and two groups within k bits give `[h1,h2]` if a line of h1
+        // comes before one of h2 (and `[h2,h1]` if one of h2 comes before one of h1),
+        // without pairing every line of one group with every line of the other.
+        let mut members: std::collections::HashMap<u32, Vec<u32>> =
+            std::collections::HashMap::new();
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        match_docs(&mut session, &corpus, &matching, |a, b, _| {
+            if hash(a) == hash(b) {
+                members.entry(a).or_insert_with(|| vec![a]).push(b);
+            } else {
+                pairs.push((a, b));
+            }
+        })?;
+        session.reporter.phase("writing", None);
+        let mut lines: Vec<(u32, u32)> = Vec::with_capacity(pairs.len() + members.len());
+        lines.extend(members.values().map(|m| (m[0], m[1])));
+        for &(a, b) in &pairs {
+            lines.push((a, b));
+            // The first line of b's group after a's first line of a's group, reversed.
+            if let Some(group) = members.get(&a) {
+                let at = group.partition_point(|&d| d < b);
+                if let Some(&later) = group.get(at) {
+                    lines.push((b, later));
+                }
+            }
+        }
+        lines.sort_unstable();
+        for &(a, b) in &lines {
+            simhash_io::write_hash_pair(&mut out, hash(a), hash(b))?;
+        }
+        let pairs = lines;
+        session.summary.written = pairs.len() as u64;
+    }
+    session.finish(vec![out])
+}

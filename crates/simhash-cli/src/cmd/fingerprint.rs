@@ -1,0 +1,26 @@
+//! `simhash fingerprint`: JSONL in, TSV `id<TAB>hash` out.
+
+use std::process::ExitCode;
+
+use simhash_core::Fingerprint;
+use simhash_io::{HashTsv, Output, Source};
+
+use crate::session::Session;
+use crate::settings::FingerprintSettings;
+
+pub fn run(settings: &FingerprintSettings) -> anyhow::Result<ExitCode> {
+    let input = &settings.input;
+    simhash_io::register_inputs(&[&input.path])?;
+    let mut session = Session::new("fingerprint", &settings.run, input.strict)?;
+    input.note(&mut session.summary);
+    let out = Output::create_for("--output", &settings.output)?;
+    let mut source = Source::new(&input.path);
+    let corpus = session.read(&mut source, input.reading.clone(), Some(input), false)?;
+    session.reporter.phase("writing", None);
+    let mut tsv = HashTsv::new(out)?;
+    for doc in 0..corpus.len() {
+        tsv.record(corpus.id(doc), corpus.fingerprint(doc).map(Fingerprint::get))?;
+    }
+    session.summary.written = corpus.len() as u64;
+    session.finish(vec![tsv.into_inner()])
+}

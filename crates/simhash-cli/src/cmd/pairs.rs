@@ -1,0 +1,35 @@
+//! `simhash pairs`: every near-duplicate pair, TSV `id_a<TAB>id_b<TAB>score`.
+
+use std::process::ExitCode;
+
+use simhash_io::{Measure, Output, PairsTsv, Source};
+
+use crate::matching::match_docs;
+use crate::session::Session;
+use crate::settings::{Matching, PairsSettings};
+
+pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
+    let input = &settings.input;
+    simhash_io::register_inputs(&[&input.path])?;
+    let mut session = Session::new("pairs", &settings.run, input.strict)?;
+    settings.matching.note(&mut session.summary);
+    input.note(&mut session.summary);
+    let out = Output::create_for("--output", &settings.output)?;
+    let mut source = Source::new(&input.path);
+    let corpus = session.read(&mut source, input.reading.clone(), Some(input), false)?;
+    // 12 bytes a pair: the score as its 32-bit code.
+    let mut pairs: Vec<(u32, u32, u32)> = Vec::new();
+    match_docs(&mut session, &corpus, &settings.matching, |a, b, d| pairs.push((a, b, d.code())))?;
+    session.reporter.phase("writing", None);
+    session.pool.install(|| rayon::slice::ParallelSliceMut::par_sort_unstable(&mut pairs[..]));
+    let measure = match settings.matching {
+        Matching::Simhash { .. } => Measure::Distance,
+        Matching::Minhash { .. } => Measure::Jaccard,
+    };
+    let mut tsv = PairsTsv::new(out, measure)?;
+    for &(a, b, code) in &pairs {
+        tsv.pair(corpus.id(a as usize), corpus.id(b as usize), code)?;
+    }
+    session.summary.written = pairs.len() as u64;
+    session.finish(vec![tsv.into_inner()])
+}

@@ -1,0 +1,308 @@
+//! Matching and clustering a corpus: the pairs of near-duplicates, and the clusters in
+//! either mode with the record each keeps. The engines are the index crate's; this module
+//! picks them, reports progress and notes their counts in the summary.
+
+use anyhow::Context;
+use simhash_cluster::{Clusters, Representative, UnionFind};
+use simhash_core::Fingerprint;
+use simhash_index::lsh::{self, MatchSink, SpillStore};
+use simhash_index::{Blocks, DedupWalk, Tables};
+use simhash_io::Score;
+
+use crate::corpus::Corpus;
+use crate::flags::{ClusterMode, KeepPolicy};
+use crate::report::{self, Summary};
+use crate::session::Session;
+use crate::settings::{Grouping, Matching};
+
+/// The tables for `n` fingerprints: the planner's choice for `--blocks auto`.
+fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> anyhow::Result<Tables> {
+    let tables = Matching::tables(k, blocks, n)?;
+    summary.blocks = Some(tables.blocks());
+    summary.distance = Some(k);
+    summary.tables = Some(tables.len());
+    Ok(tables)
+}
+
+/// Finds the matching pairs of documents and calls `sink` with each pair of positions
+/// `(a, b, score)`, `a < b`, once. Documents with identical fingerprints (simhash) or
+/// identical shingle sets (minhash) are collapsed first: each is listed once with the
+/// first of its group, and the pairs of distinct texts are listed between the groups'
+/// first members only (every other pair they imply is not repeated), so a flood of
+/// identical documents gives one line per document, not one per pair.
+pub fn match_docs(
+    session: &mut Session,
+    corpus: &Corpus,
+    matching: &Matching,
+    mut sink: impl FnMut(u32, u32, Score) + Send,
+) -> anyhow::Result<()> {
+    match *matching {
+        Matching::Simhash { distance, blocks } => {
+            let identical = simhash_index::collapse_identical(corpus.fingerprints(), None);
+            let (reps, duplicates) = (identical.representatives, identical.duplicates);
+            for &(doc, rep) in &duplicates {
+                sink(rep, doc, Score::Distance(0));
+            }
+            let fps = fingerprints_of(corpus, &reps);
+            let found = match_fingerprints(session, &fps, distance, blocks, |a, b, d| {
+                sink(reps[a as usize], reps[b as usize], Score::Distance(d));
+            })?;
+            session.summary.exact_duplicates = Some(duplicates.len() as u64);
+            session.summary.pairs = found + duplicates.len() as u64;
+            Ok(())
+        }
+        Matching::Minhash { jaccard, .. } => {
+            /// Lists matches as they come.
+            struct List<F> {
+                sink: F,
+            }
+            impl<F: FnMut(u32, u32, Score) + Send> MatchSink for List<F> {
+                fn duplicate(&mut self, doc: u32, of: u32) {
+                    (self.sink)(of, doc, Score::Jaccard(1.0));
+                }
+                fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
+                    (self.sink)(a, b, Score::Jaccard(jaccard));
+                }
+            }
+            let sketches = sketches_of(corpus)?;
+            session.reporter.phase("matching", None);
+            let stats = session
+                .pool
+                .install(|| lsh::find_matches(sketches, jaccard, &mut List { sink }))?;
+            note_match_stats(&mut session.summary, &stats);
+            Ok(())
+        }
+    }
+}
+
+fn sketches_of(corpus: &Corpus) -> anyhow::Result<&SpillStore> {
+    corpus.sketches.as_ref().context("internal error: no MinHash sketches")
+}
+
+/// The MinHash search's counts in the summary: matches are exact duplicates and verified
+/// pairs.
+fn note_match_stats(s: &mut Summary, stats: &lsh::MatchStats) {
+    s.exact_duplicates = Some(stats.duplicates);
+    s.candidates = Some(stats.candidates);
+    s.verified = Some(stats.verified);
+    s.pairs = stats.duplicates + stats.pairs;
+    if stats.largest_component > 0 {
+        s.largest_candidate_component = Some(stats.largest_component);
+    }
+}
+
+fn fingerprints_of(corpus: &Corpus, docs: &[u32]) -> Vec<Fingerprint> {
+    docs.iter().map(|&d| corpus.fingerprint(d as usize).unwrap_or_default()).collect()
+}
+
+/// Runs the index over `fps` and calls `sink` with each pair of positions `(a, b,
+/// distance)`, `a < b`, each pair once; returns the number of pairs.
+fn match_fingerprints(
+    session: &mut Session,
+    fps: &[Fingerprint],
+    distance: u32,
+    blocks: Blocks,
+    mut sink: impl FnMut(u32, u32, u32) + Send,
+) -> anyhow::Result<u64> {
+    let tables = tables(distance, blocks, fps.len(), &mut session.summary)?;
+    session.reporter.phase("matching", None);
+    let mut count = 0u64;
+    let reporter = &session.reporter;
+    let (n, total) = (fps.len(), tables.len());
+    session.pool.install(|| {
+        simhash_index::all_pairs_with_progress(
+            fps,
+            &tables,
+            |batch| {
+                count += batch.len() as u64;
+                for p in batch {
+                    sink(p.a, p.b, p.distance);
+                }
+            },
+            |t| reporter.message(format!("{n} fingerprints, table {} of {total}", t + 1)),
+        );
+    });
+    Ok(count)
+}
+
+/// Each document's place in the keep policy's priority order (0 first): input order,
+/// longest text first (ties in input order), or lowest id first.
+pub fn priority(corpus: &Corpus, keep: KeepPolicy) -> Vec<u32> {
+    let n = corpus.len();
+    let order: Vec<u32> = match keep {
+        KeepPolicy::First => return (0..n as u32).collect(),
+        KeepPolicy::LowestId => return id_ranks(corpus).into_iter().map(|r| r as u32).collect(),
+        KeepPolicy::Longest => {
+            let lens = corpus.lens();
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.sort_by_key(|&d| (std::cmp::Reverse(lens[d as usize]), d));
+            order
+        }
+    };
+    let mut rank = vec![0u32; n];
+    for (r, &d) in order.iter().enumerate() {
+        rank[d as usize] = r as u32;
+    }
+    rank
+}
+
+/// Near-duplicate clusters, and for the star walk with minhash each removed document's
+/// Jaccard similarity to its kept one.
+pub struct Grouped {
+    pub clusters: Clusters,
+    pub jaccard: Option<Vec<f64>>,
+}
+
+/// The simhash dedup walk ([`DedupWalk`]): documents in priority order, each kept unless
+/// an already kept one is within `distance` bits. Returns each document's center.
+fn simhash_walk(
+    session: &mut Session,
+    corpus: &Corpus,
+    distance: u32,
+    blocks: Blocks,
+    rank: &[u32],
+) -> anyhow::Result<Vec<u32>> {
+    let Session { pool, reporter, summary, .. } = session;
+    let walk = pool.install(|| DedupWalk::new(corpus.fingerprints(), rank));
+    let tables = tables(distance, blocks, walk.distinct(), summary)?;
+    reporter.phase("matching", None);
+    let reporter = &*reporter;
+    let outcome = pool.install(|| {
+        walk.run(&tables, |kept, distinct| {
+            reporter.message(format!("{kept} of {distinct} fingerprints"));
+        })
+    });
+    summary.exact_duplicates = Some(outcome.exact_duplicates);
+    summary.pairs = outcome.matched + outcome.exact_duplicates;
+    Ok(outcome.center)
+}
+
+/// Near-duplicate clusters of the corpus, in the mode and with the representatives asked.
+pub fn clusters(
+    session: &mut Session,
+    corpus: &Corpus,
+    matching: &Matching,
+    grouping: &Grouping,
+) -> anyhow::Result<Grouped> {
+    let opts = grouping;
+    let mut jaccard_of = None;
+    let clusters = match grouping.mode {
+        ClusterMode::Components => {
+            let keys;
+            let policy = match opts.keep {
+                KeepPolicy::First => Representative::First,
+                KeepPolicy::Longest => Representative::Longest(corpus.lens()),
+                KeepPolicy::LowestId => {
+                    keys = id_ranks(corpus);
+                    Representative::Lowest(&keys)
+                }
+            };
+            let mut uf = UnionFind::try_new(corpus.len()).context("too many documents")?;
+            match *matching {
+                Matching::Minhash { jaccard, .. } => {
+                    let sketches = sketches_of(corpus)?;
+                    session.reporter.phase("matching", None);
+                    let (edges, stats) =
+                        session.pool.install(|| lsh::components(sketches, jaccard))?;
+                    note_match_stats(&mut session.summary, &stats);
+                    uf.union_all(edges).context("clustering failed")?;
+                }
+                Matching::Simhash { .. } => {
+                    // Copies join their group's first; the other pairs join the firsts.
+                    let mut error = None;
+                    match_docs(session, corpus, matching, |a, b, _| {
+                        if let Err(e) = uf.union(a, b) {
+                            error.get_or_insert(e);
+                        }
+                    })?;
+                    if let Some(e) = error {
+                        return Err(e).context("clustering failed");
+                    }
+                }
+            }
+            session.reporter.phase("clustering", None);
+            uf.into_clusters_with(&policy).context("clustering failed")?
+        }
+        ClusterMode::Star => {
+            let rank = priority(corpus, opts.keep);
+            let center = match *matching {
+                Matching::Minhash { jaccard, .. } => {
+                    let sketches = sketches_of(corpus)?;
+                    session.reporter.phase("matching", None);
+                    let (walk, stats) =
+                        session.pool.install(|| lsh::walk(sketches, jaccard, &rank))?;
+                    note_match_stats(&mut session.summary, &stats);
+                    jaccard_of = Some(walk.jaccard);
+                    walk.center
+                }
+                Matching::Simhash { distance, blocks } => {
+                    simhash_walk(session, corpus, distance, blocks, &rank)?
+                }
+            };
+            session.reporter.phase("clustering", None);
+            Clusters::from_centers(center).context("clustering failed")?
+        }
+    };
+    let stats = clusters.stats(opts.big_cluster);
+    let s = &mut session.summary;
+    s.clusters = stats.clusters as u64;
+    s.documents_in_clusters = stats.clustered as u64;
+    s.largest_cluster = stats.largest as u64;
+    s.big_cluster_size = Some(opts.big_cluster as u64);
+    s.big_clusters = Some(stats.oversized as u64);
+    warn_big_clusters(session, corpus, &clusters, opts.big_cluster);
+    Ok(Grouped { clusters, jaccard: jaccard_of })
+}
+
+/// How many of the largest clusters a warning names.
+const BIG_CLUSTERS_NAMED: usize = 5;
+
+/// Names the largest clusters over `big` members and their kept records, in the summary
+/// (for --stats) and on stderr, so that a template flood does not vanish silently.
+fn warn_big_clusters(session: &mut Session, corpus: &Corpus, clusters: &Clusters, big: usize) {
+    let mut sizes: Vec<(usize, u32)> = (0..clusters.len() as u32)
+        .map(|c| (clusters.size(c), c))
+        .filter(|&(size, _)| size > big)
+        .collect();
+    if sizes.is_empty() {
+        return;
+    }
+    let count = sizes.len();
+    sizes.sort_unstable_by_key(|&(size, c)| (std::cmp::Reverse(size), c));
+    sizes.truncate(BIG_CLUSTERS_NAMED);
+    let named: Vec<report::BigCluster> = sizes
+        .iter()
+        .map(|&(size, c)| report::BigCluster {
+            size: size as u64,
+            kept: corpus.id(clusters.representative(c) as usize).to_owned(),
+        })
+        .collect();
+    let list: Vec<String> =
+        named.iter().map(|b| format!("{} records (kept: {:?})", b.size, b.kept)).collect();
+    session.reporter.warning(&format!(
+        "{count} cluster{} larger than {big} records (--big-cluster): {}{}",
+        if count == 1 { " is" } else { "s are" },
+        list.join(", "),
+        if count > named.len() { ", ..." } else { "" }
+    ));
+    session.summary.largest_clusters = named;
+}
+
+/// Each document's rank when ids are sorted: numerically when both ids are integers,
+/// bytewise otherwise (numbers before other ids).
+fn id_ranks(corpus: &Corpus) -> Vec<u64> {
+    let mut order: Vec<u32> = (0..corpus.len() as u32).collect();
+    let key = |d: u32| {
+        let id = corpus.id(d as usize);
+        match id.parse::<i128>() {
+            Ok(n) => (0, n, id),
+            Err(_) => (1, 0, id),
+        }
+    };
+    order.sort_by(|&a, &b| key(a).cmp(&key(b)).then(a.cmp(&b)));
+    let mut ranks = vec![0u64; corpus.len()];
+    for (rank, &doc) in order.iter().enumerate() {
+        ranks[doc as usize] = rank as u64;
+    }
+    ranks
+}

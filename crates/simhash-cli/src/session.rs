@@ -1,0 +1,90 @@
+//! What every command shares: the thread pool, the reporter, the summary and the --stats
+//! file, from the first read to the last output put in place.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use simhash_io::{Output, Source};
+
+use crate::corpus::{self, Corpus, ReadOptions, Reading};
+use crate::report::{Reporter, Summary};
+use crate::settings::{Input, Run};
+
+/// What every command shares: the thread count, reporter and summary.
+pub struct Session {
+    pub threads: usize,
+    pub pool: rayon::ThreadPool,
+    pub reporter: Reporter,
+    pub summary: Summary,
+    pub quiet: bool,
+    /// The --stats file, created up front so that a bad path fails before any work.
+    stats: Option<Output>,
+}
+
+impl Session {
+    pub fn new(command: &'static str, run: &Run, strict: bool) -> anyhow::Result<Session> {
+        let threads = run.threads;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .context("cannot start the thread pool")?;
+        Ok(Session {
+            threads,
+            pool,
+            reporter: Reporter::new(strict, run.quiet),
+            summary: Summary { command, ..Summary::default() },
+            quiet: run.quiet,
+            stats: run.stats.as_deref().map(|p| Output::create_for("--stats", p)).transpose()?,
+        })
+    }
+
+    /// Reads the corpus from `source`; `input` gives the record limit and the sample
+    /// (none: no limit, no sample).
+    pub fn read(
+        &mut self,
+        source: &mut Source,
+        reading: Reading,
+        input: Option<&Input>,
+        spool: bool,
+    ) -> anyhow::Result<Corpus> {
+        self.summary.input.clone_from(&source.name);
+        self.reporter.phase("reading", source.size);
+        let options = ReadOptions {
+            reading,
+            threads: self.threads,
+            max_record_bytes: input.map_or(u64::MAX, |i| i.max_record_bytes),
+            sample: input.and_then(|i| i.sample),
+            spool,
+        };
+        let corpus = corpus::read(source, &options, &mut self.reporter)?;
+        self.summary.bytes_read = corpus.bytes;
+        self.summary.records_read = corpus.records;
+        self.summary.records_not_sampled = corpus.not_sampled;
+        self.summary.blank_lines = corpus.blank_lines;
+        self.summary.documents = corpus.len() as u64;
+        self.summary.featureless = corpus.featureless() as u64;
+        if corpus.records == 0 {
+            self.reporter.empty_input(&source.name)?;
+        }
+        Ok(corpus)
+    }
+
+    /// Ends the run: puts `outputs` and the --stats file in place together (all or none;
+    /// see [`simhash_io::commit_all`]), then the summary line and the exit code.
+    pub fn finish(mut self, outputs: Vec<Output>) -> anyhow::Result<ExitCode> {
+        let skipped = self.reporter.skipped_total() + self.reporter.empty_inputs();
+        let summary = self.reporter.finish(std::mem::take(&mut self.summary), true);
+        let mut outputs = outputs;
+        if let Some(mut out) = self.stats.take() {
+            serde_json::to_writer_pretty(&mut out, &summary).context("cannot write --stats")?;
+            out.write_all(b"\n")?;
+            outputs.push(out);
+        }
+        simhash_io::commit_all(outputs)?;
+        if !self.quiet {
+            summary.print();
+        }
+        Ok(if skipped > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    }
+}

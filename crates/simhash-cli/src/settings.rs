@@ -1,0 +1,469 @@
+//! The flags of each command converted once into validated settings (rg's low-level args
+//! → high-level args): defaults applied, the matching method chosen and checked, the
+//! fingerprinter and MinHash sketcher built, all before any input is read.
+
+use std::fmt;
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use simhash_core::{Fingerprinter, MinHasher, Preset};
+use simhash_index::lsh::{
+    DEFAULT_JACCARD, DEFAULT_LSH_THRESHOLD, DEFAULT_NUM_PERM, DEFAULT_SEED, Sketcher,
+};
+use simhash_index::{Banding, Blocks, DEFAULT_MAX_DISTANCE};
+
+use crate::corpus::Reading;
+use crate::flags::{
+    ClusterArgs, ClusterMode, ClusterOpts, CppArgs, DedupArgs, EvalArgs, FingerprintArgs,
+    FingerprintOpts, Format, InputArgs, KeepPolicy, MatchOpts, Method, PairsArgs, RunOpts,
+};
+use crate::report::Summary;
+
+/// A flag, or a combination of flags, that cannot run. Displayed as the message the user
+/// sees (after `simhash: `); the index's reason, when there is one, is the source.
+#[derive(Debug)]
+pub enum SettingsError {
+    /// MinHash flags given with the simhash method.
+    MinhashFlagsWithSimhash,
+    /// `--method minhash` on fingerprints.
+    MinhashOnHashes,
+    /// Simhash flags given with the minhash method.
+    SimhashFlagsWithMinhash,
+    /// A similarity outside (0, 1].
+    NotUnit { flag: &'static str, value: f64 },
+    /// `--lsh-threshold` of 1 or more.
+    LshThresholdNotBelowOne(f64),
+    /// `--num-perm` out of range.
+    NumPerm(usize),
+    /// `--blocks` and `-k/--distance` refused by the index.
+    Blocks { flag: &'static str, source: simhash_index::ConfigError },
+    /// `--lsh-threshold` refused by the banding.
+    LshThreshold(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SettingsError::MinhashFlagsWithSimhash => f.write_str(
+                "--jaccard, --lsh-threshold and --num-perm apply to --method minhash, not simhash",
+            ),
+            SettingsError::MinhashOnHashes => f.write_str(
+                "--method minhash needs the text: --format hash input holds only fingerprints \
+                 (use --method simhash)",
+            ),
+            SettingsError::SimhashFlagsWithMinhash => f.write_str(
+                "-k/--distance and --blocks apply to --method simhash, not minhash (use --jaccard)",
+            ),
+            SettingsError::NotUnit { flag, value } => {
+                write!(f, "{flag} must be more than 0 and at most 1, not {value}")
+            }
+            SettingsError::LshThresholdNotBelowOne(v) => {
+                write!(f, "--lsh-threshold must be below 1, not {v}")
+            }
+            SettingsError::NumPerm(n) => {
+                write!(f, "--num-perm must be between 1 and {}, not {n}", simhash_core::MAX_PERM)
+            }
+            SettingsError::Blocks { flag, .. } => write!(f, "invalid {flag}"),
+            SettingsError::LshThreshold(_) => f.write_str("invalid --lsh-threshold"),
+        }
+    }
+}
+
+impl std::error::Error for SettingsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SettingsError::Blocks { source, .. } => Some(source),
+            SettingsError::LshThreshold(source) => Some(source.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+/// Matching settings after defaults and checks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Matching {
+    Simhash { distance: u32, blocks: Blocks },
+    Minhash { jaccard: f64, lsh_threshold: f64, num_perm: usize },
+}
+
+impl Matching {
+    /// The tables for `n` fingerprints (the planner's choice for `--blocks auto`).
+    pub fn tables(
+        distance: u32,
+        blocks: Blocks,
+        n: usize,
+    ) -> Result<simhash_index::Tables, SettingsError> {
+        blocks.tables(n as u64, distance).map_err(|source| blocks_error(blocks, source))
+    }
+
+    /// Notes the method (and the Jaccard threshold) in the summary.
+    pub fn note(&self, summary: &mut Summary) {
+        match *self {
+            Matching::Simhash { .. } => summary.method = Some("simhash"),
+            Matching::Minhash { jaccard, .. } => {
+                summary.method = Some("minhash");
+                summary.jaccard = Some(jaccard);
+            }
+        }
+    }
+}
+
+/// The flags to blame when `--blocks` and `-k/--distance` are refused: `--blocks auto` can
+/// only fail on the distance.
+fn blocks_error(blocks: Blocks, source: simhash_index::ConfigError) -> SettingsError {
+    let flag = match blocks {
+        Blocks::Fixed(_) => "--blocks/--distance",
+        Blocks::Auto => "--distance",
+    };
+    SettingsError::Blocks { flag, source }
+}
+
+fn lsh_threshold_error(e: impl std::error::Error + Send + Sync + 'static) -> SettingsError {
+    SettingsError::LshThreshold(Box::new(e))
+}
+
+/// The simhash settings, checked against what the index accepts.
+fn simhash(distance: u32, blocks: Blocks) -> Result<Matching, SettingsError> {
+    blocks.validate(distance).map_err(|source| blocks_error(blocks, source))?;
+    Ok(Matching::Simhash { distance, blocks })
+}
+
+fn unit(flag: &'static str, value: f64) -> Result<f64, SettingsError> {
+    if value > 0.0 && value <= 1.0 {
+        Ok(value)
+    } else {
+        Err(SettingsError::NotUnit { flag, value })
+    }
+}
+
+/// The method and its settings. `fork_style` is the top-level command, which always runs
+/// simhash; `format` and `preset` are the input's.
+fn matching(
+    opts: &MatchOpts,
+    format: Format,
+    preset: Option<Preset>,
+    fork_style: bool,
+) -> Result<Matching, SettingsError> {
+    let simhash_flags = opts.distance.is_some() || opts.blocks.is_some();
+    let minhash_flags =
+        opts.jaccard.is_some() || opts.lsh_threshold.is_some() || opts.num_perm.is_some();
+    let method = match opts.method {
+        Method::Auto
+            if fork_style
+                || format == Format::Hash
+                || simhash_flags
+                || matches!(preset, Some(Preset::Moz | Preset::Fork)) =>
+        {
+            Method::Simhash
+        }
+        // Chosen by measurement on the dev set (docs/accuracy.md).
+        Method::Auto => Method::Minhash,
+        explicit => explicit,
+    };
+    if method != Method::Minhash {
+        if minhash_flags {
+            return Err(SettingsError::MinhashFlagsWithSimhash);
+        }
+        return simhash(
+            opts.distance.unwrap_or(DEFAULT_MAX_DISTANCE),
+            opts.blocks.unwrap_or(Blocks::Auto),
+        );
+    }
+    if format == Format::Hash {
+        return Err(SettingsError::MinhashOnHashes);
+    }
+    if simhash_flags {
+        return Err(SettingsError::SimhashFlagsWithMinhash);
+    }
+    let jaccard = unit("--jaccard", opts.jaccard.unwrap_or(DEFAULT_JACCARD))?;
+    let lsh_threshold = opts.lsh_threshold.unwrap_or(DEFAULT_LSH_THRESHOLD);
+    let lsh_threshold = if lsh_threshold < 1.0 {
+        unit("--lsh-threshold", lsh_threshold)?
+    } else {
+        return Err(SettingsError::LshThresholdNotBelowOne(lsh_threshold));
+    };
+    let num_perm = opts.num_perm.unwrap_or(DEFAULT_NUM_PERM);
+    if num_perm == 0 || num_perm > simhash_core::MAX_PERM {
+        return Err(SettingsError::NumPerm(num_perm));
+    }
+    Banding::for_threshold(lsh_threshold, num_perm).map_err(lsh_threshold_error)?;
+    Ok(Matching::Minhash { jaccard, lsh_threshold, num_perm })
+}
+
+/// Where records come from and how they are read.
+#[derive(Debug)]
+pub struct Input {
+    /// `-` for standard input.
+    pub path: PathBuf,
+    pub strict: bool,
+    pub max_record_bytes: u64,
+    /// `--sample N` and `--seed`.
+    pub sample: Option<(u64, u64)>,
+    /// The record parser, fingerprinter and sketcher.
+    pub reading: Reading,
+}
+
+impl Input {
+    /// The input of `args`, its records fingerprinted as `opts` says (`default` preset
+    /// unless given) and sketched for MinHash when `matching` is.
+    fn new(
+        args: &InputArgs,
+        opts: &FingerprintOpts,
+        default: Preset,
+        matching: Option<&Matching>,
+        fingerprints: bool,
+    ) -> Result<Input, SettingsError> {
+        let (path, format) = path_and_format(args);
+        let reading = match format {
+            Format::Hash => Reading::hashes(simhash_io::Parser::Hash),
+            Format::Json => Reading {
+                parser: simhash_io::Parser::Json(simhash_io::Columns::new(
+                    &args.text_column,
+                    &args.id_column,
+                )),
+                fingerprinter: Some(Fingerprinter::with_settings(
+                    opts.preset.unwrap_or(default),
+                    opts.window.map(usize::from),
+                )),
+                sketcher: sketcher(matching, fingerprints)?,
+            },
+        };
+        Ok(Input {
+            path: path.to_owned(),
+            strict: args.strict,
+            max_record_bytes: args.max_record_bytes,
+            sample: args.sample.map(|n| (n, args.seed)),
+            reading,
+        })
+    }
+
+    /// Notes the fingerprinter and the LSH bands in the summary.
+    pub fn note(&self, summary: &mut Summary) {
+        if let Some(fingerprinter) = &self.reading.fingerprinter {
+            summary.preset =
+                Some(format!("{} (window {})", fingerprinter.preset(), fingerprinter.window()));
+            if let Some(s) = &self.reading.sketcher {
+                summary.lsh_bands = Some(format!("{} x {}", s.banding().bands, s.banding().rows));
+            }
+        }
+    }
+}
+
+/// The input path (`-` for standard input) and its format, inferred from the file name
+/// when not given.
+fn path_and_format(args: &InputArgs) -> (&Path, Format) {
+    let path = args.path.as_deref().or(args.input.as_deref()).unwrap_or(Path::new("-"));
+    (path, args.format.unwrap_or_else(|| inferred(path)))
+}
+
+/// The format `path`'s name implies ([`simhash_io::Format::infer`]).
+fn inferred(path: &Path) -> Format {
+    match simhash_io::Format::infer(path) {
+        simhash_io::Format::Hash => Format::Hash,
+        _ => Format::Json,
+    }
+}
+
+/// The MinHash sketcher of the minhash method (with fingerprints too when `fingerprints`).
+fn sketcher(
+    matching: Option<&Matching>,
+    fingerprints: bool,
+) -> Result<Option<Arc<Sketcher>>, SettingsError> {
+    let Some(&Matching::Minhash { lsh_threshold, num_perm, .. }) = matching else {
+        return Ok(None);
+    };
+    let minhasher = MinHasher::new(num_perm, DEFAULT_SEED);
+    let banding = Banding::for_threshold(lsh_threshold, num_perm).map_err(lsh_threshold_error)?;
+    let sketcher = Sketcher::new(minhasher, banding).map_err(lsh_threshold_error)?;
+    Ok(Some(Arc::new(sketcher.with_fingerprints(fingerprints))))
+}
+
+/// Threads, progress and the summary.
+#[derive(Debug)]
+pub struct Run {
+    pub threads: usize,
+    pub quiet: bool,
+    pub stats: Option<PathBuf>,
+}
+
+impl Run {
+    fn new(run: &RunOpts) -> Run {
+        let threads = run
+            .threads
+            .or_else(|| std::thread::available_parallelism().ok())
+            .map_or(1, NonZeroUsize::get);
+        Run { threads, quiet: run.quiet, stats: run.stats.clone() }
+    }
+}
+
+/// How clusters are formed and which record of each is kept.
+#[derive(Clone, Copy, Debug)]
+pub struct Grouping {
+    pub mode: ClusterMode,
+    pub keep: KeepPolicy,
+    pub big_cluster: usize,
+}
+
+impl Grouping {
+    fn new(opts: &ClusterOpts, default: ClusterMode) -> Grouping {
+        Grouping {
+            mode: opts.mode.unwrap_or(default),
+            keep: opts.keep,
+            big_cluster: opts.big_cluster,
+        }
+    }
+}
+
+/// `simhash fingerprint`.
+#[derive(Debug)]
+pub struct FingerprintSettings {
+    pub input: Input,
+    pub output: PathBuf,
+    pub run: Run,
+}
+
+impl FingerprintSettings {
+    pub fn new(args: &FingerprintArgs) -> Result<FingerprintSettings, SettingsError> {
+        Ok(FingerprintSettings {
+            input: Input::new(&args.input, &args.fingerprint, Preset::default(), None, false)?,
+            output: args.output.output.clone(),
+            run: Run::new(&args.run),
+        })
+    }
+}
+
+/// The input and matching of a matching command (`fork_style`: the top-level command;
+/// `fingerprints`: the output shows them).
+fn matching_input(
+    input: &InputArgs,
+    fingerprint: &FingerprintOpts,
+    opts: &MatchOpts,
+    fork_style: bool,
+    fingerprints: bool,
+) -> Result<(Matching, Input), SettingsError> {
+    let default = if fork_style { Preset::Fork } else { Preset::default() };
+    let (_, format) = path_and_format(input);
+    let matching = matching(opts, format, fingerprint.preset, fork_style)?;
+    let input = Input::new(input, fingerprint, default, Some(&matching), fingerprints)?;
+    Ok((matching, input))
+}
+
+/// `simhash pairs`.
+#[derive(Debug)]
+pub struct PairsSettings {
+    pub input: Input,
+    pub matching: Matching,
+    pub output: PathBuf,
+    pub run: Run,
+}
+
+impl PairsSettings {
+    pub fn new(args: &PairsArgs) -> Result<PairsSettings, SettingsError> {
+        let (matching, input) =
+            matching_input(&args.input, &args.fingerprint, &args.matching, false, false)?;
+        Ok(PairsSettings {
+            input,
+            matching,
+            output: args.output.output.clone(),
+            run: Run::new(&args.run),
+        })
+    }
+}
+
+/// `simhash dedup`.
+#[derive(Debug)]
+pub struct DedupSettings {
+    pub input: Input,
+    pub matching: Matching,
+    pub grouping: Grouping,
+    pub output: PathBuf,
+    pub removed: Option<PathBuf>,
+    pub run: Run,
+}
+
+impl DedupSettings {
+    pub fn new(args: &DedupArgs) -> Result<DedupSettings, SettingsError> {
+        let (matching, input) =
+            matching_input(&args.input, &args.fingerprint, &args.matching, false, false)?;
+        Ok(DedupSettings {
+            input,
+            matching,
+            grouping: Grouping::new(&args.cluster, ClusterMode::Star),
+            output: args.output.output.clone(),
+            removed: args.removed.clone(),
+            run: Run::new(&args.run),
+        })
+    }
+}
+
+/// `simhash cluster`, and the top-level fork-style command.
+#[derive(Debug)]
+pub struct ClusterSettings {
+    pub input: Input,
+    pub matching: Matching,
+    pub grouping: Grouping,
+    pub output: PathBuf,
+    pub singletons: bool,
+    pub run: Run,
+}
+
+impl ClusterSettings {
+    /// `fork_style`: the top-level command (the fork's fingerprints, always simhash).
+    pub fn new(args: &ClusterArgs, fork_style: bool) -> Result<ClusterSettings, SettingsError> {
+        let (matching, input) =
+            matching_input(&args.input, &args.fingerprint, &args.matching, fork_style, true)?;
+        Ok(ClusterSettings {
+            input,
+            matching,
+            grouping: Grouping::new(&args.cluster, ClusterMode::Components),
+            output: args.output.output.clone(),
+            singletons: args.singletons,
+            run: Run::new(&args.run),
+        })
+    }
+}
+
+/// simhash-cpp's `find-all` and `find-clusters`.
+#[derive(Debug)]
+pub struct CppSettings {
+    pub input: PathBuf,
+    pub matching: Matching,
+    pub strict: bool,
+    pub output: PathBuf,
+    pub run: Run,
+}
+
+impl CppSettings {
+    pub fn new(args: &CppArgs) -> Result<CppSettings, SettingsError> {
+        Ok(CppSettings {
+            input: args.input.clone(),
+            matching: simhash(args.distance, args.blocks)?,
+            strict: args.strict,
+            output: args.output.output.clone(),
+            run: Run::new(&args.run),
+        })
+    }
+}
+
+/// `simhash eval`.
+#[derive(Debug)]
+pub struct EvalSettings {
+    pub prediction: PathBuf,
+    pub truth: PathBuf,
+    pub tiers: Option<PathBuf>,
+    pub json: bool,
+    pub output: PathBuf,
+}
+
+impl EvalSettings {
+    pub fn new(args: &EvalArgs) -> EvalSettings {
+        EvalSettings {
+            prediction: args.prediction.clone(),
+            truth: args.truth.clone(),
+            tiers: args.tiers.clone(),
+            json: args.json,
+            output: args.output.output.clone(),
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! The simhash dedup walk: documents in priority order, each kept unless a document kept
+//! before it is within the tables' distance, then it joins the first such in priority order.
+//!
+//! Only kept fingerprints are indexed, and a document is looked up among them: the pairs
+//! within the distance are never enumerated, so a flood of `N` near-identical fingerprints
+//! with `K` kept costs about `N` lookups in an index of `K`. Documents are decided in
+//! chunks of [`WALK_CHUNK`]: each document of a chunk is looked up in parallel among the
+//! documents kept before the chunk, then the chunk is settled in order among its own, so
+//! the outcome does not depend on the thread count.
+
+use rayon::prelude::*;
+
+use crate::{Fingerprint, Index, Tables};
+
+/// Documents decided together by the walk: each is looked up in parallel among the
+/// documents kept before the chunk, then the chunk is settled in order among its own.
+pub const WALK_CHUNK: usize = 8192;
+
+/// Documents with identical fingerprints, collapsed: see [`collapse_identical`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Identical {
+    /// One document per distinct fingerprint (its member of lowest rank), ascending.
+    pub representatives: Vec<u32>,
+    /// `(doc, representative)` for every other document with a fingerprint, ascending.
+    pub duplicates: Vec<(u32, u32)>,
+}
+
+/// The documents that have a fingerprint, with identical fingerprints collapsed. A
+/// group's representative is its member of lowest `rank` (equal ranks: the first; without
+/// ranks: the first in document order). Documents without a fingerprint are in neither
+/// list. Sorts in parallel (rayon).
+///
+/// # Panics
+///
+/// When `rank` is given and is not one rank per document.
+pub fn collapse_identical(fps: &[Option<Fingerprint>], rank: Option<&[u32]>) -> Identical {
+    if let Some(rank) = rank {
+        assert_eq!(rank.len(), fps.len(), "one rank per document");
+    }
+    let rank_of = |d: usize| rank.map_or(d as u32, |r| r[d]);
+    let mut by_fp: Vec<(u64, u32, u32)> = fps
+        .iter()
+        .enumerate()
+        .filter_map(|(d, fp)| fp.map(|fp| (fp.get(), rank_of(d), d as u32)))
+        .collect();
+    by_fp.par_sort_unstable();
+    let mut representatives = Vec::new();
+    let mut duplicates = Vec::new();
+    for group in by_fp.chunk_by(|x, y| x.0 == y.0) {
+        let rep = group[0].2;
+        representatives.push(rep);
+        duplicates.extend(group[1..].iter().map(|&(_, _, doc)| (doc, rep)));
+    }
+    representatives.sort_unstable();
+    duplicates.sort_unstable();
+    Identical { representatives, duplicates }
+}
+
+/// What the walk decided.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WalkOutcome {
+    /// The kept document each document joins (itself when kept; documents without a
+    /// fingerprint are kept).
+    pub center: Vec<u32>,
+    /// Documents whose fingerprint equals that of a document of lower rank.
+    pub exact_duplicates: u64,
+    /// Documents with a distinct fingerprint that joined a kept document within the
+    /// distance.
+    pub matched: u64,
+}
+
+/// The dedup walk over `fps` (a document's fingerprint, `None` when featureless), ready
+/// to run once the tables are chosen: its [`distinct`](DedupWalk::distinct) count is what
+/// a planner needs ([`Blocks::tables`](crate::Blocks::tables)).
+///
+/// ```
+/// use simhash_index::{DedupWalk, Fingerprint, Tables};
+///
+/// let fps = [Some(Fingerprint(0b1011)), Some(Fingerprint(0b1011)), Some(Fingerprint(0b1)),
+///            Some(Fingerprint(u64::MAX)), None];
+/// let rank = [0, 1, 2, 3, 4]; // input order: the first of a group is kept
+/// let walk = DedupWalk::new(&fps, &rank);
+/// assert_eq!(walk.distinct(), 3);
+/// let tables = Tables::new(4, 2).unwrap();
+/// let outcome = walk.run(&tables, |_kept, _distinct| {});
+/// assert_eq!(outcome.center, [0, 0, 0, 3, 4]);
+/// assert_eq!((outcome.exact_duplicates, outcome.matched), (1, 1));
+/// ```
+#[derive(Clone, Debug)]
+pub struct DedupWalk<'a> {
+    fps: &'a [Option<Fingerprint>],
+    rank: &'a [u32],
+    identical: Identical,
+}
+
+impl<'a> DedupWalk<'a> {
+    /// Collapses identical fingerprints (each group follows its member of lowest `rank`).
+    /// `rank[d]` is document `d`'s place in the priority order, lowest first; equal ranks
+    /// go in document order.
+    ///
+    /// # Panics
+    ///
+    /// When `rank` is not one rank per document.
+    pub fn new(fps: &'a [Option<Fingerprint>], rank: &'a [u32]) -> DedupWalk<'a> {
+        DedupWalk { fps, rank, identical: collapse_identical(fps, Some(rank)) }
+    }
+
+    /// The number of distinct fingerprints: what the walk indexes at most.
+    pub fn distinct(&self) -> usize {
+        self.identical.representatives.len()
+    }
+
+    /// Runs the walk with `tables` (their distance is the walk's), calling `progress(kept,
+    /// distinct)` after each chunk. Parallel within the current rayon pool.
+    pub fn run(self, tables: &Tables, mut progress: impl FnMut(usize, usize)) -> WalkOutcome {
+        let DedupWalk { fps, rank, identical } = self;
+        let Identical { representatives: mut reps, duplicates } = identical;
+        reps.sort_unstable_by_key(|&d| (rank[d as usize], d));
+        let fp_of = |d: u32| fps[d as usize].unwrap_or_default();
+        let mut center: Vec<u32> = (0..fps.len() as u32).collect();
+        // Kept documents by ordinal (priority order), and the index of their fingerprints.
+        let mut kept: Vec<u32> = Vec::new();
+        let mut index = Index::<u32>::new(tables.clone());
+        let mut matched = 0u64;
+        for chunk in reps.chunks(WALK_CHUNK) {
+            let before: Vec<Option<u32>> = chunk
+                .par_iter()
+                .map_init(Vec::new, |hits, &d| {
+                    index.find_all_into(fp_of(d), hits);
+                    hits.iter().map(|h| h.id).min()
+                })
+                .collect();
+            // Settle the chunk in order: a document not matched before the chunk may match
+            // one kept earlier in it.
+            let mut local = Index::<u32>::new(tables.clone());
+            let mut hits = Vec::new();
+            let mut new_kept = Vec::new();
+            for (&d, first) in chunk.iter().zip(before) {
+                let first = first.or_else(|| {
+                    local.find_all_into(fp_of(d), &mut hits);
+                    hits.iter().map(|h| h.id).min()
+                });
+                if let Some(ordinal) = first {
+                    center[d as usize] = kept[ordinal as usize];
+                    matched += 1;
+                } else {
+                    let ordinal = kept.len() as u32;
+                    kept.push(d);
+                    local.insert(ordinal, fp_of(d));
+                    new_kept.push((ordinal, fp_of(d)));
+                }
+            }
+            index.insert_many(new_kept);
+            progress(kept.len(), reps.len());
+        }
+        for &(doc, rep) in &duplicates {
+            center[doc as usize] = center[rep as usize];
+        }
+        WalkOutcome { center, exact_duplicates: duplicates.len() as u64, matched }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk's definition, one document at a time against every kept one: each
+    /// document's center, and how many documents were not kept.
+    fn naive(fps: &[Option<Fingerprint>], rank: &[u32], k: u32) -> (Vec<u32>, u64) {
+        let mut order: Vec<u32> = (0..fps.len() as u32).collect();
+        order.sort_by_key(|&d| (rank[d as usize], d));
+        let mut center: Vec<u32> = (0..fps.len() as u32).collect();
+        let mut kept: Vec<u32> = Vec::new();
+        let mut removed = 0;
+        for &d in &order {
+            let Some(fp) = fps[d as usize] else { continue };
+            let hit = kept.iter().find(|&&c| fps[c as usize].is_some_and(|f| f.distance(fp) <= k));
+            match hit {
+                Some(&c) => {
+                    center[d as usize] = c;
+                    removed += 1;
+                }
+                None => kept.push(d),
+            }
+        }
+        (center, removed)
+    }
+
+    /// A small deterministic generator (splitmix64).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+        fn flip(&mut self, x: u64, bits: u32) -> u64 {
+            let mut x = x;
+            let mut flipped = 0u64;
+            while flipped.count_ones() < bits {
+                flipped |= 1 << (self.next() % 64);
+            }
+            x ^= flipped;
+            x
+        }
+    }
+
+    fn check(fps: &[Option<Fingerprint>], rank: &[u32], k: u32, blocks: usize) {
+        let tables = Tables::new(blocks, k).unwrap();
+        let expected = naive(fps, rank, k);
+        for threads in [1, 2, 5] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let got = pool.install(|| DedupWalk::new(fps, rank).run(&tables, |_, _| {}));
+            assert_eq!(got.center, expected.0, "{threads} threads, k {k}");
+            assert_eq!(got.exact_duplicates + got.matched, expected.1);
+        }
+    }
+
+    /// Families around a few centers at exactly k and k + 1 bits, some identical, some
+    /// featureless, in a shuffled priority order.
+    fn families(rng: &mut Rng, n: usize, k: u32) -> (Vec<Option<Fingerprint>>, Vec<u32>) {
+        let centers: Vec<u64> = (0..8).map(|_| rng.next()).collect();
+        let fps = (0..n)
+            .map(|_| {
+                let c = centers[(rng.next() % 8) as usize];
+                match rng.next() % 6 {
+                    0 => None,
+                    1 => Some(Fingerprint(c)),
+                    2 => Some(Fingerprint(rng.flip(c, k))),
+                    3 => Some(Fingerprint(rng.flip(c, k + 1))),
+                    4 => Some(Fingerprint(rng.flip(c, 1))),
+                    _ => Some(Fingerprint(rng.next())),
+                }
+            })
+            .collect();
+        let rank = (0..n).map(|_| (rng.next() % n as u64) as u32).collect();
+        (fps, rank)
+    }
+
+    #[test]
+    fn agrees_with_the_naive_walk_on_random_fingerprints() {
+        let mut rng = Rng(1);
+        let fps: Vec<Option<Fingerprint>> =
+            (0..3000).map(|_| Some(Fingerprint(rng.next() & rng.next()))).collect();
+        let rank: Vec<u32> = (0..3000).collect();
+        check(&fps, &rank, 3, 6);
+    }
+
+    #[test]
+    fn agrees_with_the_naive_walk_at_exactly_k_and_k_plus_one_bits() {
+        let mut rng = Rng(7);
+        for k in [1, 3, 5] {
+            let (fps, rank) = families(&mut rng, 2000, k);
+            check(&fps, &rank, k, k as usize + 2);
+        }
+    }
+
+    #[test]
+    fn a_flood_of_identical_fingerprints_keeps_one() {
+        // More than a chunk, so that the flood spans chunks.
+        let n = WALK_CHUNK * 2 + 17;
+        let fps = vec![Some(Fingerprint(0xDEAD_BEEF)); n];
+        let rank: Vec<u32> = (0..n as u32).rev().collect();
+        check(&fps, &rank, 3, 4);
+        let outcome = DedupWalk::new(&fps, &rank).run(&Tables::new(4, 3).unwrap(), |_, _| {});
+        assert!(outcome.center.iter().all(|&c| c == n as u32 - 1));
+        assert_eq!((outcome.exact_duplicates, outcome.matched), (n as u64 - 1, 0));
+    }
+
+    #[test]
+    fn a_flood_of_near_duplicates_spanning_chunks() {
+        let mut rng = Rng(3);
+        let base = rng.next();
+        let n = WALK_CHUNK + 500;
+        let fps: Vec<Option<Fingerprint>> =
+            (0..n).map(|_| Some(Fingerprint(rng.flip(base, 2)))).collect();
+        let rank: Vec<u32> = (0..n as u32).collect();
+        check(&fps, &rank, 3, 5);
+    }
+
+    #[test]
+    fn progress_reports_each_chunk() {
+        let fps: Vec<Option<Fingerprint>> =
+            (0..=WALK_CHUNK as u64).map(|i| Some(Fingerprint(i * 0x0101_0101_0101))).collect();
+        let rank: Vec<u32> = (0..fps.len() as u32).collect();
+        let mut calls = Vec::new();
+        DedupWalk::new(&fps, &rank).run(&Tables::new(4, 0).unwrap(), |kept, distinct| {
+            calls.push((kept, distinct));
+        });
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[1], (fps.len(), fps.len()));
+    }
+}

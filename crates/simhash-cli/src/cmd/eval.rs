@@ -140,7 +140,7 @@ fn read_side(
     name: &str,
     input: impl Read,
     ids: &mut Ids,
-    what: &str,
+    what: &'static str,
     truth: bool,
 ) -> anyhow::Result<Side> {
     let mut reader = SideReader {
@@ -168,7 +168,7 @@ fn read_side(
         if text.trim().is_empty() {
             continue;
         }
-        let at = |msg: String| anyhow::anyhow!("{name}:{number}: {msg}");
+        let at = |msg: &dyn std::fmt::Display| anyhow::anyhow!("{name}:{number}: {msg}");
         let first_byte = text.trim_start().as_bytes()[0];
         if first_byte == b'{' || first_byte == b'[' {
             seen_content = true;
@@ -176,13 +176,13 @@ fn read_side(
         match first_byte {
             b'{' => {
                 let record: HashMap<String, &RawValue> = serde_json::from_str(text)
-                    .map_err(|e| at(format!("invalid JSON object: {e}")))?;
-                reader.json_record(&record).map_err(at)?;
+                    .map_err(|e| at(&format_args!("invalid JSON object: {e}")))?;
+                reader.json_record(&record).map_err(|e| at(&e))?;
             }
             b'[' => {
                 let list: Vec<&RawValue> = serde_json::from_str(text)
-                    .map_err(|e| at(format!("invalid JSON array: {e}")))?;
-                reader.cluster(&list).map_err(at)?;
+                    .map_err(|e| at(&format_args!("invalid JSON array: {e}")))?;
+                reader.cluster(&list).map_err(|e| at(&e))?;
             }
             _ => {
                 let fields: Vec<&str> = text.split('\t').collect();
@@ -194,7 +194,7 @@ fn read_side(
                         continue;
                     }
                 }
-                reader.tsv_line(&fields, columns.as_ref()).map_err(at)?;
+                reader.tsv_line(&fields, columns.as_ref()).map_err(|e| at(&e))?;
             }
         }
     }
@@ -203,38 +203,99 @@ fn read_side(
 
 /// A line as text: the line reader's bytes, valid UTF-8 and within the length limit, without
 /// a byte-order mark at its start.
-fn line_text<'a>(line: &'a [u8], status: LineStatus, what: &str) -> Result<&'a str, String> {
+fn line_text<'a>(
+    line: &'a [u8],
+    status: LineStatus,
+    what: &'static str,
+) -> Result<&'a str, BadLine> {
     if let LineStatus::TooLong(n) = status {
-        return Err(format!(
-            "line of {n} bytes is longer than the limit of {DEFAULT_MAX_RECORD_BYTES} bytes"
-        ));
+        return Err(BadLine::TooLong(n));
     }
     let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
-    std::str::from_utf8(line).map_err(|_| {
-        format!("read error (the {what} must be UTF-8 text): stream did not contain valid UTF-8")
-    })
+    std::str::from_utf8(line).map_err(|_| BadLine::NotUtf8(what))
 }
+
+/// Why a line of a prediction or truth file cannot be read; reported as `FILE:LINE: what`.
+#[derive(Debug)]
+enum BadLine {
+    TooLong(u64),
+    NotUtf8(&'static str),
+    /// An id that breaks the rule of every command, or one id too many.
+    Id(String),
+    /// A field holds something else than a string or a number: what it must be.
+    NotText(&'static str),
+    NotAList(&'static str),
+    NoCluster,
+    InCluster {
+        id: String,
+        label: String,
+        line: u64,
+    },
+    InList {
+        id: String,
+        line: u64,
+    },
+    Missing {
+        name: &'static str,
+        column: usize,
+    },
+    NotTwoIds,
+    Label(String),
+}
+
+impl std::fmt::Display for BadLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadLine::TooLong(n) => write!(
+                f,
+                "line of {n} bytes is longer than the limit of {DEFAULT_MAX_RECORD_BYTES} bytes"
+            ),
+            BadLine::NotUtf8(what) => write!(
+                f,
+                "read error (the {what} must be UTF-8 text): stream did not contain valid UTF-8"
+            ),
+            BadLine::Id(message) => f.write_str(message),
+            BadLine::NotText(what) => f.write_str(what),
+            BadLine::NotAList(key) => write!(f, "\"{key}\" must be a list of ids"),
+            BadLine::NoCluster => f.write_str(
+                "expected {\"id\", \"cluster\"} (or another label field) or {\"ids\": [...]}",
+            ),
+            BadLine::InCluster { id, label, line } => {
+                write!(f, "id {id:?} is already in cluster {label:?} (line {line})")
+            }
+            BadLine::InList { id, line } => {
+                write!(f, "id {id:?} is already in the cluster of line {line}")
+            }
+            BadLine::Missing { name, column } => write!(f, "missing {name} (column {column})"),
+            BadLine::NotTwoIds => f.write_str("expected two TAB-separated ids"),
+            BadLine::Label(other) => write!(f, "label must be 1 or 0, not {other:?}"),
+        }
+    }
+}
+
+impl std::error::Error for BadLine {}
 
 impl SideReader<'_> {
     /// The id's number; an error for an id that breaks the rule of every command
     /// ([`simhash_io::check_id`]).
-    fn id(&mut self, id: &str) -> Result<u32, String> {
-        simhash_io::check_id(id).map_err(|p| p.message)?;
-        self.ids.get(id).map_err(|e| e.to_string())
+    fn id(&mut self, id: &str) -> Result<u32, BadLine> {
+        simhash_io::check_id(id).map_err(|p| BadLine::Id(p.message))?;
+        self.ids.get(id).map_err(|e| BadLine::Id(e.to_string()))
     }
 
-    fn json_record(&mut self, record: &HashMap<String, &RawValue>) -> Result<(), String> {
+    fn json_record(&mut self, record: &HashMap<String, &RawValue>) -> Result<(), BadLine> {
         if let Some(id) = record.get("id") {
-            let id = id_text(id).ok_or("\"id\" must be a string or a number")?;
+            let id = id_text(id).ok_or(BadLine::NotText("\"id\" must be a string or a number"))?;
             let find =
                 |keys: &[&str]| keys.iter().find_map(|k| record.get(*k).filter(|v| !is_null(v)));
             if let Some(label) = find(&GROUP_KEYS) {
-                let label =
-                    id_text(label).ok_or("the cluster label must be a string or a number")?;
+                let label = id_text(label)
+                    .ok_or(BadLine::NotText("the cluster label must be a string or a number"))?;
                 return self.label(&id, &label);
             }
             if let Some(other) = find(&POINTER_KEYS) {
-                let other = id_text(other).ok_or("the id it names must be a string or a number")?;
+                let other = id_text(other)
+                    .ok_or(BadLine::NotText("the id it names must be a string or a number"))?;
                 let (a, b) = (self.id(&id)?, self.id(&other)?);
                 self.side.mentioned.extend([a, b]);
                 self.side.edges.push((a, b));
@@ -247,16 +308,16 @@ impl SideReader<'_> {
         }
         for key in ["ids", "members"] {
             if let Some(value) = record.get(key) {
-                let list: Vec<&RawValue> = serde_json::from_str(value.get())
-                    .map_err(|_| format!("\"{key}\" must be a list of ids"))?;
+                let list: Vec<&RawValue> =
+                    serde_json::from_str(value.get()).map_err(|_| BadLine::NotAList(key))?;
                 return self.cluster(&list);
             }
         }
-        Err("expected {\"id\", \"cluster\"} (or another label field) or {\"ids\": [...]}".into())
+        Err(BadLine::NoCluster)
     }
 
     /// A record with a cluster label: records sharing a label are one cluster.
-    fn label(&mut self, id: &str, label: &str) -> Result<(), String> {
+    fn label(&mut self, id: &str, label: &str) -> Result<(), BadLine> {
         let doc = self.id(id)?;
         self.settle(id, doc, Home::Label(label.to_owned()))?;
         self.side.mentioned.push(doc);
@@ -270,10 +331,11 @@ impl SideReader<'_> {
     }
 
     /// A cluster given as the list of its members.
-    fn cluster(&mut self, list: &[&RawValue]) -> Result<(), String> {
+    fn cluster(&mut self, list: &[&RawValue]) -> Result<(), BadLine> {
         let mut first = None;
         for value in list {
-            let id = id_text(value).ok_or("cluster members must be strings or numbers")?;
+            let id = id_text(value)
+                .ok_or(BadLine::NotText("cluster members must be strings or numbers"))?;
             let doc = self.id(&id)?;
             self.settle(&id, doc, Home::List)?;
             self.side.mentioned.push(doc);
@@ -286,7 +348,7 @@ impl SideReader<'_> {
     }
 
     /// In the truth, records `doc`'s cluster; an error if it is already in another one.
-    fn settle(&mut self, id: &str, doc: u32, home: Home) -> Result<(), String> {
+    fn settle(&mut self, id: &str, doc: u32, home: Home) -> Result<(), BadLine> {
         let line = self.line;
         let Some(homes) = &mut self.homes else { return Ok(()) };
         let Some((first, first_line)) = homes.get(&doc) else {
@@ -297,19 +359,17 @@ impl SideReader<'_> {
             (Home::Label(a), Home::Label(b)) if a == b => Ok(()),
             (Home::List, Home::List) if *first_line == line => Ok(()),
             (Home::Label(a), _) => {
-                Err(format!("id {id:?} is already in cluster {a:?} (line {first_line})"))
+                Err(BadLine::InCluster { id: id.to_owned(), label: a.clone(), line: *first_line })
             }
-            (Home::List, _) => {
-                Err(format!("id {id:?} is already in the cluster of line {first_line}"))
-            }
+            (Home::List, _) => Err(BadLine::InList { id: id.to_owned(), line: *first_line }),
         }
     }
 
-    fn tsv_line(&mut self, fields: &[&str], columns: Option<&Columns>) -> Result<(), String> {
-        let field = |i: usize, name: &str| -> Result<&str, String> {
+    fn tsv_line(&mut self, fields: &[&str], columns: Option<&Columns>) -> Result<(), BadLine> {
+        let field = |i: usize, name: &'static str| -> Result<&str, BadLine> {
             match fields.get(i) {
                 Some(f) if !f.is_empty() => Ok(*f),
-                _ => Err(format!("missing {name} (column {})", i + 1)),
+                _ => Err(BadLine::Missing { name, column: i + 1 }),
             }
         };
         let default = Columns::Pairs { a: 0, b: 1, label: None, tier: None };
@@ -320,7 +380,7 @@ impl SideReader<'_> {
             }
             Columns::Pairs { a, b, label, tier } => {
                 if fields.len() < 2 {
-                    return Err("expected two TAB-separated ids".into());
+                    return Err(BadLine::NotTwoIds);
                 }
                 let a = self.id(field(a, "id_a")?)?;
                 let b = self.id(field(b, "id_b")?)?;
@@ -330,7 +390,7 @@ impl SideReader<'_> {
                     Some(i) => match field(i, "label")?.trim() {
                         "1" | "true" => true,
                         "0" | "false" => false,
-                        other => return Err(format!("label must be 1 or 0, not {other:?}")),
+                        other => return Err(BadLine::Label(other.to_owned())),
                     },
                 };
                 if positive {

@@ -8,6 +8,8 @@
 use std::io::Write;
 use std::time::Instant;
 
+use anyhow::Context;
+
 use simhash_cluster::Clusters;
 use simhash_io::{ClustersTsv, Measure, Output, PairsTsv};
 
@@ -55,7 +57,10 @@ pub(crate) fn run(
     let (out, written) = match write(out, mode, gathered) {
         Ok(done) => done,
         // Write errors name the output already.
-        Err(e) => return Err(vec![e.to_string()]),
+        Err(e) => match e.downcast_ref::<std::io::Error>() {
+            Some(io) => return Err(vec![io.to_string()]),
+            None => return Err(vec![format!("{e:#}")]),
+        },
     };
     if let Err(e) = out.commit() {
         // As `simhash`: a reader that stopped reading (`| head`) is not a failure.
@@ -71,7 +76,7 @@ pub(crate) fn run(
 }
 
 /// Writes the pairs or the clusters to `out`, uncommitted.
-fn write(out: Output, mode: Mode, gathered: &Gathered) -> std::io::Result<(Output, Written)> {
+fn write(out: Output, mode: Mode, gathered: &Gathered) -> anyhow::Result<(Output, Written)> {
     let records = &gathered.records;
     let index = |pos: u64| records.binary_search_by_key(&pos, |r| r.0).ok();
     let mut lines = 0u64;
@@ -80,7 +85,7 @@ fn write(out: Output, mode: Mode, gathered: &Gathered) -> std::io::Result<(Outpu
             let mut tsv = PairsTsv::new(out, Measure::Distance)?;
             for &(a, b, d) in &gathered.links {
                 let (Some(ia), Some(ib)) = (index(a), index(b)) else {
-                    return Err(std::io::Error::other("a paired record's id is missing"));
+                    anyhow::bail!("internal error: a paired record's id is missing");
                 };
                 tsv.pair(&records[ia].1, &records[ib].1, d)?;
             }
@@ -94,7 +99,7 @@ fn write(out: Output, mode: Mode, gathered: &Gathered) -> std::io::Result<(Outpu
                 .filter_map(|&(a, b, _)| Some((index(a)? as u32, index(b)? as u32)))
                 .collect();
             let clusters = Clusters::components(records.len(), dense)
-                .map_err(|e| std::io::Error::other(format!("clustering failed: {e}")))?;
+                .context("internal error: clustering failed")?;
             let mut tsv = ClustersTsv::new(out)?;
             let mut next_id = 0u64;
             for members in &clusters {

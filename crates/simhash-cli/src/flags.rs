@@ -177,8 +177,8 @@ pub struct FingerprintOpts {
     ///
     /// `default` is the current default for new users (now default-v1: Unicode words,
     /// NFKC and case folding, 3-token shingles, sublinear tf weights). moz and fork
-    /// reproduce the seeds' fingerprints bit for bit. By default, fork for the top-level
-    /// (fork-compatible) command, default for the subcommands.
+    /// reproduce simhash-cpp's and the fork's fingerprints bit for bit. By default, fork for
+    /// the top-level (fork-compatible) command, default for the subcommands.
     #[arg(long, value_name = "PRESET")]
     pub preset: Option<simhash_core::Preset>,
 
@@ -196,7 +196,7 @@ pub enum Method {
     /// Candidates from MinHash LSH, kept when the exact Jaccard similarity of the two
     /// shingle sets reaches --jaccard: high recall, precision kept by verification.
     Minhash,
-    /// 64-bit simhash fingerprints within --distance bits (the seeds' method, exact).
+    /// 64-bit simhash fingerprints within --distance bits (simhash-cpp's method, exact).
     Simhash,
 }
 
@@ -207,8 +207,8 @@ pub struct MatchOpts {
     ///
     /// minhash: candidates from MinHash LSH over the shingles, kept when the exact Jaccard
     /// similarity of their shingle sets is at least --jaccard. simhash: fingerprints
-    /// within --distance bits (the seeds' method; what the fork-style top-level command and
-    /// find-all run). auto: minhash, unless a simhash-only setting is given (-k/--distance,
+    /// within --distance bits (simhash-cpp's method; what the fork-style top-level command
+    /// and find-all run). auto: minhash, unless a simhash-only setting is given (-k/--distance,
     /// --blocks, --preset moz|fork) or the input holds fingerprints (--format hash).
     #[arg(long, value_enum, value_name = "METHOD", default_value = "auto")]
     pub method: Method,
@@ -261,7 +261,7 @@ pub struct ClusterOpts {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ClusterMode {
-    /// Connected components of the near-duplicate graph (the seeds' find-clusters).
+    /// Connected components of the near-duplicate graph (simhash-cpp's find-clusters).
     Components,
     /// Center clustering: members match the kept record directly.
     Star,

@@ -966,7 +966,7 @@ fn method_flags_are_checked_before_reading() {
         run.code(2);
         assert!(run.stderr.contains(want), "{args:?}: {}", run.stderr);
     }
-    // Simhash-only settings, fingerprint input and the seeds' presets choose simhash.
+    // Simhash-only settings, fingerprint input and the moz and fork presets choose simhash.
     for args in [
         &["pairs", "news.jsonl", "-k", "3"][..],
         &["pairs", "news.jsonl", "--blocks", "4"],

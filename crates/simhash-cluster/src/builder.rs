@@ -14,7 +14,7 @@ use crate::union_find::UnionFind;
 #[non_exhaustive]
 pub enum Mode {
     /// Connected components: two documents share a cluster when a chain of pairs links
-    /// them (single-linkage clustering; the seeds' `find_clusters`).
+    /// them (single-linkage clustering; simhash-cpp's `find_clusters`).
     ///
     /// Every near-duplicate pair ends up in one cluster, and no two representatives are
     /// paired. But chains merge too much: A ~ B ~ C puts A and C together even when they

@@ -42,7 +42,7 @@ const LANE_MAX: u32 = 255;
 ///
 /// Bit `i` of the result is 1 exactly when the total weight of the features with bit `i` set
 /// is strictly greater than the total weight of those with it clear; a tie gives 0. With unit
-/// weights this is the seeds' `compute` (strict majority).
+/// weights this is simhash-cpp's `compute` (strict majority).
 ///
 /// Weights are integers so that the result never depends on floating-point rounding. The
 /// accumulator never allocates and can be [reset](Accumulator::reset) and reused. It is
@@ -123,7 +123,7 @@ impl Accumulator {
         }
     }
 
-    /// Adds one feature with weight 1 (the seeds' unweighted vote).
+    /// Adds one feature with weight 1 (simhash-cpp's and the fork's unweighted vote).
     #[inline]
     pub fn add_unit(&mut self, hash: u64) {
         self.add(hash, 1);

@@ -55,7 +55,7 @@ impl Fingerprint {
     }
 
     /// Parses a decimal `u64`, the form `simhash-cpp` prints and reads; a `0x`/`0X` prefix
-    /// switches to 1 to 16 hex digits, as the seeds' tools accept. Surrounding whitespace
+    /// switches to 1 to 16 hex digits, as simhash-cpp's tools accept. Surrounding whitespace
     /// is an error.
     ///
     /// ```

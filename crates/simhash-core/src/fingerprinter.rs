@@ -213,7 +213,7 @@ impl FingerprinterBuilder {
 /// assert!(a.distance(b) < 20);
 /// assert_eq!(fp.fingerprint("... !!!"), None); // no tokens: no fingerprint
 ///
-/// // The seeds' values, bit for bit.
+/// // simhash-cpp's and the fork's values, bit for bit.
 /// let moz = Fingerprinter::builder().preset(Preset::Moz).build();
 /// assert_eq!(moz.fingerprint("hello world").unwrap().get(), 0x1a40201a26358020);
 /// ```
@@ -288,8 +288,8 @@ impl<T: Tokenizer> Fingerprinter<T> {
     }
 
     /// The fingerprint of `text`, or `None` when the text has no features (no tokens, or for
-    /// `fork` no more than `window` bytes). The seeds print 0 for such texts; `None` keeps
-    /// them from all matching each other.
+    /// `fork` no more than `window` bytes). The original programs print 0 for such texts;
+    /// `None` keeps them from all matching each other.
     ///
     /// Invalid UTF-8 is the caller's choice to make: decode with
     /// [`String::from_utf8_lossy`] or reject the input.

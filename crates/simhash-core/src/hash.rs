@@ -1,5 +1,5 @@
-//! Feature hashes: Bob Jenkins' lookup3 (the seeds'), MD5 for simhash-py, and the fixed-seed
-//! xxh3 of the default preset.
+//! Feature hashes: Bob Jenkins' lookup3 (simhash-cpp's and the fork's), MD5 for simhash-py,
+//! and the fixed-seed xxh3 of the default preset.
 
 /// Bob Jenkins' lookup3 `hashlittle2` as `simhash-cpp` uses it: a 64-bit hash of `bytes`.
 ///

@@ -1,6 +1,7 @@
 //! Text to features, and features to the two sketches of near-duplicate detection: 64-bit
-//! simhash fingerprints (Charikar's simhash, bit-compatible with the seeds) and MinHash
-//! signatures, with the shingle sets that verify MinHash candidates exactly.
+//! simhash fingerprints (Charikar's simhash, bit-compatible with simhash-cpp, simhash-py and
+//! the OpenMP fork) and MinHash signatures, with the shingle sets that verify MinHash
+//! candidates exactly.
 //!
 //! Similar texts get fingerprints that differ in few bits, and signatures that agree in
 //! many slots. This crate computes them and nothing else: it does no I/O and starts no
@@ -13,7 +14,7 @@
 //!   preset, [`Fingerprinter::builder`] for another [`Preset`], window or [`Tokenizer`].
 //! * [`Fingerprint`] is the 64-bit value, with [`Fingerprint::distance`] (Hamming distance).
 //!   Its text form is hex both ways (`Display` and `FromStr`); [`Fingerprint::from_decimal`]
-//!   reads the seeds' decimal hashes.
+//!   reads simhash-cpp's decimal hashes.
 //! * [`Accumulator`], [`compute`] and [`compute_weighted`] are the low-level vote over
 //!   feature hashes you bring yourself (TF-IDF weights, your own features).
 //! * [`MinHasher`] makes MinHash signatures of the same features, for the high-recall
@@ -85,10 +86,10 @@
 //! in a release that says so; every version stays selectable. The tests pin golden values
 //! for every preset.
 //!
-//! The seeds' presets reproduce their programs' output bit for bit: `moz` is `simhash-cpp`'s
-//! `hash_text`, `fork` is the OpenMP fork's JSON mode, and [`compute`] and
-//! [`unsigned_hash`] are simhash-py's. Where the seeds print 0 for a text with no features,
-//! this crate returns `None`, so that short texts do not all look alike.
+//! The `moz` and `fork` presets reproduce the original programs' output bit for bit: `moz`
+//! is `simhash-cpp`'s `hash_text`, `fork` is the OpenMP fork's JSON mode, and [`compute`]
+//! and [`unsigned_hash`] are simhash-py's. Where those programs print 0 for a text with no
+//! features, this crate returns `None`, so that short texts do not all look alike.
 //!
 //! The one input the contract cannot pin is a code point that a later Unicode version
 //! assigns: `default-v1` treats it as a letter only once Rust's tables know it.

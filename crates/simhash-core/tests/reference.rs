@@ -1,4 +1,4 @@
-//! The seeds' reference vectors (copied from `shared/reference/`), reproduced bit for bit.
+//! The original programs' reference vectors (copied from `shared/reference/`), reproduced bit for bit.
 
 use simhash_core::{Fingerprinter, Preset, compute, jenkins64, unsigned_hash};
 

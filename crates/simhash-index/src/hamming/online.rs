@@ -1,4 +1,4 @@
-//! The online index: insert, remove and query one fingerprint at a time (the seeds' `Corpus`).
+//! The online index: insert, remove and query one fingerprint at a time (simhash-cpp's `Corpus`).
 
 use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
@@ -251,7 +251,7 @@ impl<I: Clone + Eq + Hash + Ord + Send + Sync> Default for Index<I> {
     }
 }
 
-/// The maximum distance of [`Index::default`]: 3 bits, the seeds' default (Manku et al.'s
+/// The maximum distance of [`Index::default`]: 3 bits, simhash-cpp's default (Manku et al.'s
 /// choice for 64-bit fingerprints of web pages).
 pub const DEFAULT_MAX_DISTANCE: u32 = 3;
 /// The blocks of [`Index::default`]: 4 (4 tables), the least memory at distance 3; 5 blocks

@@ -1,0 +1,197 @@
+//! Scoring a prediction against the truth, and the scores as text.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use anyhow::Context;
+use simhash_cluster::UnionFind;
+
+use super::read::{Ids, Side};
+
+/// Tiers of the shared dev set, listed in this order; any other tier follows, sorted.
+const TIER_ORDER: [&str; 4] = ["easy", "medium", "hard", "very-hard"];
+
+/// Cluster number of every id in `0..n` after joining `edges`.
+pub(super) fn partition(n: usize, edges: &[(u32, u32)]) -> anyhow::Result<Vec<u32>> {
+    let mut uf = UnionFind::try_new(n).context("too many ids")?;
+    for &(a, b) in edges {
+        uf.union(a, b).context("clustering failed")?;
+    }
+    let mut label = vec![0u32; n];
+    for (c, members) in uf.into_clusters().iter().enumerate() {
+        for &m in members {
+            label[m as usize] = c as u32;
+        }
+    }
+    Ok(label)
+}
+
+pub(super) fn pairs_of(n: u64) -> u64 {
+    n * n.saturating_sub(1) / 2
+}
+
+pub(super) fn ratio(num: f64, den: f64) -> f64 {
+    if den == 0.0 { 1.0 } else { num / den }
+}
+
+pub(super) fn f1(p: f64, r: f64) -> f64 {
+    if p + r == 0.0 { 0.0 } else { 2.0 * p * r / (p + r) }
+}
+
+/// The scores, as printed and as written with `--json`.
+#[derive(Debug, serde::Serialize)]
+pub struct Scores {
+    pub documents: usize,
+    pub true_pairs: u64,
+    pub predicted_pairs: u64,
+    pub true_positive_pairs: u64,
+    pub false_positive_pairs: u64,
+    pub precision: f64,
+    pub recall: f64,
+    pub f1: f64,
+    pub bcubed_precision: f64,
+    pub bcubed_recall: f64,
+    pub bcubed_f1: f64,
+    /// Predicted edges (pairs as listed, before closing them) that join two true clusters.
+    pub false_edges: u64,
+    pub predicted_edges: u64,
+    /// Predicted ids that the truth does not mention (scored as singletons in the truth).
+    pub unknown_ids: usize,
+    pub tiers: Vec<TierScore>,
+    /// Labelled negative pairs that the prediction put in one cluster.
+    pub negatives_merged: u64,
+    pub negatives: u64,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct TierScore {
+    pub tier: String,
+    pub pairs: u64,
+    pub found: u64,
+    pub recall: f64,
+}
+
+pub(super) fn score(
+    ids: &Ids,
+    truth: &Side,
+    pred: &Side,
+    known: &[bool],
+) -> anyhow::Result<Scores> {
+    let n = ids.names.len();
+    let t = partition(n, &truth.edges)?;
+    let p = partition(n, &pred.edges)?;
+    let mut tsize: HashMap<u32, u64> = HashMap::new();
+    let mut psize: HashMap<u32, u64> = HashMap::new();
+    let mut joint: HashMap<(u32, u32), u64> = HashMap::new();
+    for d in 0..n {
+        *tsize.entry(t[d]).or_default() += 1;
+        *psize.entry(p[d]).or_default() += 1;
+        *joint.entry((t[d], p[d])).or_default() += 1;
+    }
+    let tp: u64 = joint.values().map(|&c| pairs_of(c)).sum();
+    let true_pairs: u64 = tsize.values().map(|&c| pairs_of(c)).sum();
+    let predicted_pairs: u64 = psize.values().map(|&c| pairs_of(c)).sum();
+    let (precision, recall) =
+        (ratio(tp as f64, predicted_pairs as f64), ratio(tp as f64, true_pairs as f64));
+    let (mut bp, mut br) = (0.0, 0.0);
+    for d in 0..n {
+        let inter = joint[&(t[d], p[d])] as f64;
+        bp += inter / psize[&p[d]] as f64;
+        br += inter / tsize[&t[d]] as f64;
+    }
+    let (bp, br) = if n == 0 { (1.0, 1.0) } else { (bp / n as f64, br / n as f64) };
+
+    let mut tiers: HashMap<String, (u64, u64)> = HashMap::new();
+    let (mut negatives, mut negatives_merged) = (0, 0);
+    for pair in &truth.labelled {
+        let hit = p[pair.a as usize] == p[pair.b as usize];
+        if pair.positive {
+            if let Some(tier) = &pair.tier {
+                let e = tiers.entry(tier.clone()).or_default();
+                e.0 += 1;
+                e.1 += u64::from(hit);
+            }
+        } else {
+            negatives += 1;
+            negatives_merged += u64::from(hit);
+        }
+    }
+    let mut tiers: Vec<TierScore> = tiers
+        .into_iter()
+        .map(|(tier, (pairs, found))| TierScore {
+            recall: ratio(found as f64, pairs as f64),
+            tier,
+            pairs,
+            found,
+        })
+        .collect();
+    let rank = |tier: &str| TIER_ORDER.iter().position(|t| *t == tier).unwrap_or(TIER_ORDER.len());
+    tiers.sort_by(|x, y| rank(&x.tier).cmp(&rank(&y.tier)).then_with(|| x.tier.cmp(&y.tier)));
+
+    let false_edges = pred.edges.iter().filter(|&&(a, b)| t[a as usize] != t[b as usize]).count();
+    let mut unknown: Vec<u32> =
+        pred.mentioned.iter().copied().filter(|&d| !known[d as usize]).collect();
+    unknown.sort_unstable();
+    unknown.dedup();
+    Ok(Scores {
+        documents: n,
+        true_pairs,
+        predicted_pairs,
+        true_positive_pairs: tp,
+        false_positive_pairs: predicted_pairs - tp,
+        precision,
+        recall,
+        f1: f1(precision, recall),
+        bcubed_precision: bp,
+        bcubed_recall: br,
+        bcubed_f1: f1(bp, br),
+        false_edges: false_edges as u64,
+        predicted_edges: pred.edges.len() as u64,
+        unknown_ids: unknown.len(),
+        tiers,
+        negatives_merged,
+        negatives,
+    })
+}
+
+pub(super) fn render(s: &Scores) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "documents {}  true pairs {}  predicted pairs {}  (false positives {})",
+        s.documents, s.true_pairs, s.predicted_pairs, s.false_positive_pairs
+    );
+    let _ = writeln!(
+        out,
+        "pairwise  precision {:.4}  recall {:.4}  F1 {:.4}",
+        s.precision, s.recall, s.f1
+    );
+    let _ = writeln!(
+        out,
+        "B-cubed   precision {:.4}  recall {:.4}  F1 {:.4}",
+        s.bcubed_precision, s.bcubed_recall, s.bcubed_f1
+    );
+    let _ = writeln!(
+        out,
+        "edges     {} predicted, {} join different true clusters",
+        s.predicted_edges, s.false_edges
+    );
+    for t in &s.tiers {
+        let _ = writeln!(
+            out,
+            "tier {:<12} recall {:.4}  ({} of {} pairs)",
+            t.tier, t.recall, t.found, t.pairs
+        );
+    }
+    if s.negatives > 0 {
+        let _ = writeln!(out, "negative pairs merged: {} of {}", s.negatives_merged, s.negatives);
+    }
+    if s.unknown_ids > 0 {
+        let _ = writeln!(
+            out,
+            "note: {} predicted ids are not in the truth (scored as singletons there)",
+            s.unknown_ids
+        );
+    }
+    out
+}

@@ -262,3 +262,42 @@ fn the_engine_crosses_threads() {
     send_sync::<SpillStore>();
     send_sync::<EngineError>();
 }
+
+/// The online index and the batch engine find the same verified pairs: inserting documents
+/// one by one and querying each before its insert lists, for every document, exactly the
+/// earlier documents the engine pairs it with (among documents with distinct sets: the
+/// engine pairs a copy with its first only).
+#[test]
+fn online_index_finds_the_engines_pairs() {
+    for (seed, docs) in [(1, random_docs(11, 300)), (2, adversarial_docs(5))] {
+        let (jaccard, lsh_threshold, num_perm) = (0.5, 0.3, 64);
+        let mut distinct: Vec<Vec<u64>> = Vec::new();
+        for doc in docs {
+            let set = simhash_core::shingle_set(doc.iter().copied());
+            if !set.is_empty() && !distinct.iter().any(|d| *d == set) {
+                distinct.push(set);
+            }
+        }
+        let mut engine = MinHashDedup::builder()
+            .jaccard(jaccard)
+            .lsh_threshold(lsh_threshold)
+            .num_perm(num_perm)
+            .build()
+            .unwrap();
+        engine.extend_shingles(&distinct).unwrap();
+        let want: Vec<(usize, usize)> =
+            engine.pairs().unwrap().iter().map(|p| (p.a, p.b)).collect();
+        let banding = Banding::for_threshold(lsh_threshold, num_perm).unwrap();
+        let minhasher = simhash_core::MinHasher::new(num_perm, DEFAULT_SEED);
+        let mut index: MinHashIndex<usize> =
+            MinHashIndex::with_parts(minhasher, banding, jaccard).unwrap();
+        let mut got = Vec::new();
+        for (i, set) in distinct.iter().enumerate() {
+            got.extend(index.query(set.iter().copied()).iter().map(|h| (h.id, i)));
+            index.insert(i, set.iter().copied());
+        }
+        got.sort_unstable();
+        assert!(!want.is_empty(), "seed {seed}: the fixture has pairs");
+        assert_eq!(got, want, "seed {seed}");
+    }
+}

@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
 
-use simhash_core::{MinHasher, band_hashes, jaccard, shingle_set_into};
+use simhash_core::{MinHasher, jaccard};
 
-use crate::lsh::{Banding, LshError};
+use crate::lsh::{Banding, LshError, Sketcher};
 
 /// A match of [`MinHashIndex::query`]: a stored id and its exact Jaccard similarity to the
 /// query.
@@ -28,7 +28,7 @@ pub struct JaccardHit<I = u64> {
 struct Stored<I> {
     id: I,
     set: Box<[u64]>,
-    bands: Box<[u64]>,
+    bands: Box<[u32]>,
 }
 
 /// A mutable MinHash LSH index over sets of 64-bit features (shingle hashes): insert,
@@ -37,9 +37,12 @@ struct Stored<I> {
 ///
 /// # What a query returns
 ///
-/// Candidates come from LSH: each set's [`MinHasher`] signature is cut into
-/// [`Banding`]`.bands` bands of `rows` slots, and the stored sets sharing at least one band
-/// hash with the query (at the same band) are its candidates. Each candidate is then
+/// Candidates come from LSH exactly as in the batch engine
+/// ([`MinHashDedup`](crate::lsh::MinHashDedup), with the same [`Sketcher`]): each set's [`MinHasher`]
+/// signature is cut into [`Banding`]`.bands` bands of `rows` slots, each band hashed and
+/// folded to 32 bits, and the stored sets sharing at least one band hash with the query (at
+/// the same band) are its candidates (a chance collision of the folded hashes only adds a
+/// candidate, which verification drops). Each candidate is then
 /// verified by its **exact** Jaccard similarity, computed from the stored shingle sets. So
 /// [`query`](MinHashIndex::query) returns exactly the stored sets that share a band bucket
 /// with the query **and** have Jaccard similarity `>=` the threshold: never a false
@@ -82,14 +85,14 @@ struct Stored<I> {
 /// ```
 #[derive(Clone)]
 pub struct MinHashIndex<I = u64> {
-    minhasher: MinHasher,
-    banding: Banding,
+    /// The batch engine's sketcher, so that both find the same candidates.
+    sketcher: Sketcher,
     threshold: f64,
     slots: Vec<Option<Stored<I>>>,
     free: Vec<u32>,
     by_id: HashMap<I, u32>,
     /// One map per band: band hash -> the slots whose set has it.
-    buckets: Vec<HashMap<u64, Vec<u32>>>,
+    buckets: Vec<HashMap<u32, Vec<u32>>>,
 }
 
 /// A summary, not the entries.
@@ -99,9 +102,9 @@ impl<I> fmt::Debug for MinHashIndex<I> {
         f.debug_struct("MinHashIndex")
             .field("len", &self.by_id.len())
             .field("threshold", &self.threshold)
-            .field("num_perm", &self.minhasher.num_perm())
-            .field("bands", &self.banding.bands)
-            .field("rows", &self.banding.rows)
+            .field("num_perm", &self.sketcher.minhasher().num_perm())
+            .field("bands", &self.sketcher.banding().bands)
+            .field("rows", &self.sketcher.banding().rows)
             .finish()
     }
 }
@@ -139,9 +142,10 @@ impl<I: Clone + Eq + Hash + Ord> MinHashIndex<I> {
             return Err(LshError::too_long_for(banding, minhasher.num_perm()));
         }
         let buckets = vec![HashMap::new(); banding.bands];
+        let sketcher = Sketcher::new(minhasher, banding)
+            .map_err(|_| LshError::too_long_for(banding, banding.num_perm()))?;
         Ok(MinHashIndex {
-            minhasher,
-            banding,
+            sketcher,
             threshold,
             slots: Vec::new(),
             free: Vec::new(),
@@ -157,12 +161,18 @@ impl<I: Clone + Eq + Hash + Ord> MinHashIndex<I> {
 
     /// The banding that picks candidates.
     pub fn banding(&self) -> Banding {
-        self.banding
+        self.sketcher.banding()
     }
 
     /// The hasher that makes the signatures.
     pub fn minhasher(&self) -> &MinHasher {
-        &self.minhasher
+        self.sketcher.minhasher()
+    }
+
+    /// The sketcher: the same as the batch engine's ([`MinHashDedup`](crate::lsh::MinHashDedup))
+    /// for the same hasher and banding, so both find the same candidates.
+    pub fn sketcher(&self) -> &Sketcher {
+        &self.sketcher
     }
 
     /// The number of stored sets (distinct ids).
@@ -194,16 +204,13 @@ impl<I: Clone + Eq + Hash + Ord> MinHashIndex<I> {
         self.slots[slot as usize].as_ref().map(|s| &*s.set)
     }
 
-    /// The shingle set and band hashes of `features`.
-    fn sketch(&self, features: impl IntoIterator<Item = u64>) -> (Vec<u64>, Vec<u64>) {
-        let mut set = Vec::new();
-        shingle_set_into(features, &mut set);
-        let mut bands = Vec::new();
-        if let Some(sig) = self.minhasher.signature(set.iter().copied()) {
-            bands = vec![0; self.banding.bands];
-            band_hashes(&sig, self.banding.bands, self.banding.rows, &mut bands);
+    /// The shingle set and band hashes of `features` (the batch engine's sketch; both
+    /// empty for no features).
+    fn sketch(&self, features: impl IntoIterator<Item = u64>) -> (Vec<u64>, Vec<u32>) {
+        match self.sketcher.sketch_shingles(features) {
+            Some(sketch) => (sketch.set, sketch.bands),
+            None => (Vec::new(), Vec::new()),
         }
-        (set, bands)
     }
 
     /// Stores the set of `features` (order and repetition do not matter) under `id`;
@@ -333,7 +340,8 @@ mod tests {
             mh.signature(set.iter().copied()).map(|sig| {
                 let mut out = vec![0; b.bands];
                 band_hashes(&sig, b.bands, b.rows, &mut out);
-                out
+                // Folded to 32 bits, as the batch engine keys its buckets.
+                out.iter().map(|&h| (h ^ (h >> 32)) as u32).collect::<Vec<u32>>()
             })
         };
         let Some(q) = bands(query) else { return Vec::new() };

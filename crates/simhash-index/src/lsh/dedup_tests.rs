@@ -274,7 +274,7 @@ fn online_index_finds_the_engines_pairs() {
         let mut distinct: Vec<Vec<u64>> = Vec::new();
         for doc in docs {
             let set = simhash_core::shingle_set(doc.iter().copied());
-            if !set.is_empty() && !distinct.iter().any(|d| *d == set) {
+            if !set.is_empty() && !distinct.contains(&set) {
                 distinct.push(set);
             }
         }

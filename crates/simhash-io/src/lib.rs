@@ -73,6 +73,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod digits;
 mod error;
 mod format;
 #[doc(hidden)]
@@ -89,6 +90,7 @@ mod source;
 /// The default length limit of a record, in bytes (256 MiB): `--max-record-bytes`.
 pub const DEFAULT_MAX_RECORD_BYTES: u64 = 256 << 20;
 
+pub use crate::digits::parse_u64_fast;
 pub use crate::error::{Error, ErrorKind, is_broken_pipe};
 pub use crate::format::{
     ClustersTsv, Format, HashTsv, Measure, PairsTsv, Score, write_hash_list, write_hash_pair,

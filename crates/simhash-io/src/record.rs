@@ -162,6 +162,9 @@ pub fn parse_hash(line: &[u8]) -> Result<(Id<'_>, Option<Fingerprint>), Problem>
     if hash.is_empty() {
         return Ok((id, None));
     }
+    if let Some(v) = crate::parse_u64_fast(hash.as_bytes()) {
+        return Ok((id, Some(Fingerprint(v))));
+    }
     let fp = Fingerprint::from_decimal(hash)
         .map_err(|e| Problem::new(Reason::BadHash, format!("bad hash: {e}")))?;
     Ok((id, Some(fp)))
@@ -170,6 +173,10 @@ pub fn parse_hash(line: &[u8]) -> Result<(Id<'_>, Option<Fingerprint>), Problem>
 /// Reads a line of simhash-cpp's input: one decimal (or `0x` hex) hash, spaces around
 /// allowed.
 pub fn parse_cpp_hash(line: &[u8]) -> Result<Fingerprint, Problem> {
+    // A line of digits alone, the common case, reads the same through the fast reader.
+    if let Some(v) = crate::parse_u64_fast(line) {
+        return Ok(Fingerprint(v));
+    }
     let line = utf8(line)?;
     Fingerprint::from_decimal(line.trim())
         .map_err(|e| Problem::new(Reason::BadHash, format!("bad hash: {e}")))
@@ -616,5 +623,44 @@ mod tests {
             json(r#"{"id":"a\ufeff","text":"x"}"#),
             Ok((Some(format!("a{bom}")), "x".into()))
         );
+    }
+
+    /// The readers before the fast path: what `parse_cpp_hash` and `parse_hash` must still
+    /// answer, messages included.
+    fn cpp_slow(line: &[u8]) -> Result<Fingerprint, Problem> {
+        let line = utf8(line)?;
+        Fingerprint::from_decimal(line.trim())
+            .map_err(|e| Problem::new(Reason::BadHash, format!("bad hash: {e}")))
+    }
+
+    #[test]
+    fn hash_readers_match_the_slow_path() {
+        let mut lines: Vec<Vec<u8>> = Vec::new();
+        for v in [0, 1, 255, u64::MAX - 1, u64::MAX, 10_000_000_000_000_000_000] {
+            for s in [v.to_string(), format!("0x{v:x}"), format!("0X{v:X}")] {
+                for wrap in ["{}", " {}", "{} ", "\t{}", "{}\r", "\u{feff}{}", "+{}", "-{}", "0{}"]
+                {
+                    lines.push(wrap.replace("{}", &s).into_bytes());
+                }
+            }
+        }
+        for extra in ["", " ", "18446744073709551616", "0x", "0x10000000000000000", "1 2", "ff"] {
+            lines.push(extra.as_bytes().to_vec());
+        }
+        lines.push(b"12\xff".to_vec());
+        for line in &lines {
+            let shown = String::from_utf8_lossy(line);
+            assert_eq!(parse_cpp_hash(line), cpp_slow(line), "{shown:?}");
+            let mut tsv = b"id\t".to_vec();
+            tsv.extend_from_slice(line);
+            let slow = std::str::from_utf8(line)
+                .map(|h| Fingerprint::from_decimal(h).map_err(|e| format!("bad hash: {e}")));
+            // A TAB in the hash makes a third column, a different error.
+            if let (Ok(slow), false) = (slow, line.contains(&b'\t')) {
+                let fast = parse_hash(&tsv).map(|(_, fp)| fp).map_err(|p| p.message);
+                let slow = if line.is_empty() { Ok(None) } else { slow.map(Some) };
+                assert_eq!(fast, slow, "{shown:?}");
+            }
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! back in input order.
 
 use std::collections::{BTreeMap, BinaryHeap};
+use std::fmt::Write as _;
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -184,8 +185,8 @@ pub fn read(
         for _ in 0..threads {
             let (rx, tx) = (raw_rx.clone(), done_tx.clone());
             let reading = &options.reading;
-            let max = options.max_record_bytes;
-            scope.spawn(move || parse_batches(&rx, &tx, reading, max));
+            let (max, spool) = (options.max_record_bytes, options.spool);
+            scope.spawn(move || parse_batches(&rx, &tx, reading, max, spool));
         }
         drop(raw_rx);
         drop(done_tx);
@@ -251,7 +252,14 @@ fn read_batches(
     Ok(())
 }
 
-fn parse_batches(rx: &Receiver<RawBatch>, tx: &Sender<ParsedBatch>, reading: &Reading, max: u64) {
+/// `line_hashes`: hash each line, for a second pass (otherwise the hash is 0, unused).
+fn parse_batches(
+    rx: &Receiver<RawBatch>,
+    tx: &Sender<ParsedBatch>,
+    reading: &Reading,
+    max: u64,
+    line_hashes: bool,
+) {
     for raw in rx {
         let mut out = ParsedBatch {
             seq: raw.seq,
@@ -265,7 +273,7 @@ fn parse_batches(rx: &Receiver<RawBatch>, tx: &Sender<ParsedBatch>, reading: &Re
             start = end;
             let item = match status {
                 LineStatus::TooLong(n) => Err(Problem::too_long(n, max)),
-                LineStatus::Ok => parse_line(bytes, reading, &mut out.ids),
+                LineStatus::Ok => parse_line(bytes, reading, &mut out.ids, line_hashes),
             };
             out.items.push((line, item));
         }
@@ -293,7 +301,7 @@ struct ParsedDoc {
     line_hash: u64,
 }
 
-fn parse_line(bytes: &[u8], reading: &Reading, ids: &mut String) -> Parsed {
+fn parse_line(bytes: &[u8], reading: &Reading, ids: &mut String, line_hash: bool) -> Parsed {
     // simhash-cpp's input has no ids: repeated hashes are repeated documents, each with its
     // line number as id.
     let record = reading.parser.parse(bytes)?;
@@ -314,7 +322,8 @@ fn parse_line(bytes: &[u8], reading: &Reading, ids: &mut String) -> Parsed {
         ids.push_str(&id.text);
         ids.len()
     });
-    Ok(ParsedDoc { id_end, number, fp, len, sketch, line_hash: simhash_io::line_hash(bytes) })
+    let line_hash = if line_hash { simhash_io::line_hash(bytes) } else { 0 };
+    Ok(ParsedDoc { id_end, number, fp, len, sketch, line_hash })
 }
 
 /// Puts batches back in order and builds the corpus.
@@ -371,10 +380,12 @@ fn collect(
                     (id, number, false)
                 } else {
                     line_id.clear();
-                    line_id.push_str(&(line - 1).to_string());
+                    let _ = write!(line_id, "{}", line - 1);
                     (line_id.as_str(), true, true)
                 };
-                if !ids.insert(id, generated) {
+                // Generated ids are line numbers, distinct by construction (and never equal
+                // to an explicit id): only explicit ids need the set.
+                if !generated && !ids.insert(id, generated) {
                     reporter.problem(name, line, &Problem::duplicate_id(id))?;
                     continue;
                 }

@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use simhash_core::{Fingerprinter, Preset};
+use simhash_core::{Accumulator, Fingerprinter, Preset};
 
 fn presets(c: &mut Criterion) {
     for (corpus, text) in
@@ -23,6 +23,21 @@ fn presets(c: &mut Criterion) {
                 let mut features = Vec::new();
                 fp.for_each_feature(black_box(&text), |h, w| features.push((h, w)));
                 benches::naive_simhash(features)
+            });
+        });
+        group.finish();
+
+        // The fork preset's bulk path against the per-gram path it replaced: one `jenkins64`
+        // call per gram (`for_each_feature`) voted into an `Accumulator`.
+        let mut group = c.benchmark_group(format!("fork/{corpus}"));
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        let fp = Fingerprinter::builder().preset(Preset::Fork).build();
+        group.bench_function("bulk", |b| b.iter(|| fp.fingerprint(black_box(&text))));
+        group.bench_function("per-gram", |b| {
+            b.iter(|| {
+                let mut acc = Accumulator::new();
+                fp.for_each_feature(black_box(&text), |h, w| acc.add(h, w));
+                acc.finish()
             });
         });
         group.finish();

@@ -170,6 +170,128 @@ impl Accumulator {
     }
 }
 
+/// The unweighted vote in bulk: per bit position, how many of the added hashes have it set,
+/// counted with carry-save adders (Harley-Seal). Eight hashes cost seven full adders of five
+/// word operations instead of 64 counter updates each.
+///
+/// Its [`majority`](BitCounts::majority) is [`Accumulator`]'s `finish` with every weight 1:
+/// bit `i` is set exactly when `2 * ones_i > hashes`.
+#[derive(Clone, Debug)]
+pub(crate) struct BitCounts {
+    /// Hashes not yet reduced (the first `pending` of them).
+    block: [u64; 8],
+    pending: usize,
+    /// Carry-save state: bit `i` of `ones`, `twos`, `fours` weighs 1, 2, 4 at position `i`.
+    ones: u64,
+    twos: u64,
+    fours: u64,
+    /// Vertical counters of the weight-8 carries: bit `i` of `eights[k]` is bit `k` of the
+    /// count at position `i`. Five planes hold 31 carries; then they go to `counts`.
+    eights: [u64; 5],
+    in_eights: u32,
+    /// Flushed counts (in units of one hash).
+    counts: [u64; 64],
+    hashes: u64,
+}
+
+/// A full adder on 64 lanes: returns (carry, sum) of `a + b + c`.
+#[inline(always)]
+fn csa(a: u64, b: u64, c: u64) -> (u64, u64) {
+    let u = a ^ b;
+    ((a & b) | (u & c), u ^ c)
+}
+
+impl BitCounts {
+    pub(crate) const fn new() -> BitCounts {
+        BitCounts {
+            block: [0; 8],
+            pending: 0,
+            ones: 0,
+            twos: 0,
+            fours: 0,
+            eights: [0; 5],
+            in_eights: 0,
+            counts: [0; 64],
+            hashes: 0,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn add(&mut self, hash: u64) {
+        self.block[self.pending] = hash;
+        self.pending += 1;
+        if self.pending == 8 {
+            self.pending = 0;
+            self.reduce();
+        }
+    }
+
+    /// Folds the eight hashes of `block` into the carry-save state.
+    #[inline(always)]
+    fn reduce(&mut self) {
+        let h = self.block;
+        self.hashes += 8;
+        let (twos_a, ones) = csa(self.ones, h[0], h[1]);
+        let (twos_b, ones) = csa(ones, h[2], h[3]);
+        let (fours_a, twos) = csa(self.twos, twos_a, twos_b);
+        let (twos_a, ones) = csa(ones, h[4], h[5]);
+        let (twos_b, ones) = csa(ones, h[6], h[7]);
+        let (fours_b, twos) = csa(twos, twos_a, twos_b);
+        let (mut carry, fours) = csa(self.fours, fours_a, fours_b);
+        (self.ones, self.twos, self.fours) = (ones, twos, fours);
+        for plane in &mut self.eights {
+            let next = *plane & carry;
+            *plane ^= carry;
+            carry = next;
+        }
+        self.in_eights += 1;
+        if self.in_eights == 31 {
+            self.flush_eights();
+        }
+    }
+
+    fn flush_eights(&mut self) {
+        add_planes(&mut self.counts, &self.eights, 8);
+        self.eights = [0; 5];
+        self.in_eights = 0;
+    }
+
+    /// The strict per-bit majority of the hashes added, or `None` if there were none.
+    pub(crate) fn majority(&self) -> Option<Fingerprint> {
+        let hashes = self.hashes + self.pending as u64;
+        if hashes == 0 {
+            return None;
+        }
+        let mut counts = self.counts;
+        add_planes(&mut counts, &self.eights, 8);
+        add_planes(&mut counts, &[self.ones, self.twos, self.fours], 1);
+        for &h in &self.block[..self.pending] {
+            add_planes(&mut counts, &[h], 1);
+        }
+        let mut out = 0u64;
+        for (i, ones) in counts.iter().enumerate() {
+            out |= u64::from(2 * ones > hashes) << i;
+        }
+        Some(Fingerprint(out))
+    }
+}
+
+/// Adds `weight * n_i` to `counts[i]`, where `n_i` has bit `k` equal to bit `i` of
+/// `planes[k]` (at most 8 planes): the planes' bytes are spread into byte lanes with
+/// [`SPREAD`], 8 positions per lookup.
+fn add_planes(counts: &mut [u64; 64], planes: &[u64], weight: u64) {
+    debug_assert!(planes.len() <= 8);
+    for (j, counts) in counts.chunks_exact_mut(8).enumerate() {
+        let mut lanes = 0u64;
+        for (k, plane) in planes.iter().enumerate() {
+            lanes += SPREAD[((plane >> (8 * j)) & 0xff) as usize] << k;
+        }
+        for (i, count) in counts.iter_mut().enumerate() {
+            *count += weight * ((lanes >> (8 * i)) & 0xff);
+        }
+    }
+}
+
 /// simhash-py's `compute`: the strict per-bit majority of `hashes` (0 for no hashes).
 ///
 /// ```

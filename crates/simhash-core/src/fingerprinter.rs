@@ -4,7 +4,8 @@ use std::cell::RefCell;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::hash::jenkins64;
+use crate::accumulate::BitCounts;
+use crate::hash::{jenkins64, jenkins64_grams};
 use crate::shingle::{CyclicWindow, MAX_WINDOW, Window};
 use crate::tf::TfTable;
 use crate::tokenize::{AsciiLetters, Tokenizer, Words, hash_normalized};
@@ -296,6 +297,14 @@ impl<T: Tokenizer> Fingerprinter<T> {
     pub fn fingerprint(&self, text: &str) -> Option<Fingerprint> {
         let mut acc = Accumulator::new();
         match self.preset {
+            // Every gram votes 1: count set bits in bulk, with no weights to look at.
+            Preset::Fork => {
+                let mut counts = BitCounts::new();
+                let bytes = text.as_bytes();
+                let grams = bytes.len().saturating_sub(self.window);
+                jenkins64_grams(bytes, self.window, grams, |h| counts.add(h));
+                return counts.majority();
+            }
             // Vote as shingles come with weight w(1); afterwards each repeated shingle adds
             // w(tf) - w(1), so its votes sum to w(tf) exactly (integers, in any order).
             Preset::DefaultV1 => Self::with_scratch(|scratch| {
@@ -509,6 +518,128 @@ mod tests {
         assert_eq!(Fingerprinter::builder().window(0).build().window(), 1);
         assert_eq!(Fingerprinter::builder().window(usize::MAX).build().window(), 64);
         assert_eq!(Fingerprinter::builder().preset(Preset::Fork).build().window(), 5);
+    }
+
+    /// The `fork` vote as it was before the bulk path: one [`jenkins64`] call per gram (in
+    /// `for_each_feature`) added to an [`Accumulator`]. The test oracle for `fingerprint`.
+    fn fork_oracle(fp: &Fingerprinter, text: &str) -> Option<Fingerprint> {
+        let mut acc = Accumulator::new();
+        fp.for_each_feature(text, |h, w| acc.add(h, w));
+        acc.finish()
+    }
+
+    fn fork(window: usize) -> Fingerprinter {
+        Fingerprinter::builder().preset(Preset::Fork).window(window).build()
+    }
+
+    #[test]
+    fn fork_bulk_path_matches_oracle_on_long_texts() {
+        // Past the carry-save flush (every 248 grams) several times, every window.
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let alphabet: Vec<char> = "ab é東😀\n".chars().collect();
+        let text: String = (0..3000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                alphabet[(x % alphabet.len() as u64) as usize]
+            })
+            .collect();
+        for window in 1..=MAX_WINDOW {
+            let fp = fork(window);
+            for end in [
+                0,
+                1,
+                5,
+                247,
+                248,
+                255,
+                256,
+                600,
+                2039,
+                2040,
+                2041,
+                2047,
+                2048,
+                2049,
+                4100,
+                text.len(),
+            ] {
+                let end = (0..=end.min(text.len())).rev().find(|&e| text.is_char_boundary(e));
+                let t = &text[..end.unwrap_or(0)];
+                assert_eq!(
+                    fp.fingerprint(t),
+                    fork_oracle(&fp, t),
+                    "window {window}, {} bytes",
+                    t.len()
+                );
+            }
+        }
+        // Uniform text: every count at its limit, ties included.
+        for n in (0..600).chain(2030..2060) {
+            let t = "a".repeat(n);
+            assert_eq!(fork(5).fingerprint(&t), fork_oracle(&fork(5), &t), "{n} bytes");
+        }
+    }
+
+    #[test]
+    fn bit_counts_match_accumulator() {
+        let mut x = 7u64;
+        let hashes: Vec<u64> = (0..2100)
+            .map(|i| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                // Some runs of all-ones and all-zeros hashes to push every counter to its limit.
+                match i % 50 {
+                    0..10 => u64::MAX,
+                    10..15 => 0,
+                    _ => x,
+                }
+            })
+            .collect();
+        for n in 0..=hashes.len() {
+            let mut counts = BitCounts::new();
+            let mut acc = Accumulator::new();
+            for &h in &hashes[..n] {
+                counts.add(h);
+                acc.add(h, 1);
+            }
+            assert_eq!(counts.majority(), acc.finish(), "n = {n}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fork_bulk_path_matches_oracle(text in "\\PC{0,200}", window in 1..=MAX_WINDOW) {
+            let fp = fork(window);
+            proptest::prop_assert_eq!(fp.fingerprint(&text), fork_oracle(&fp, &text));
+        }
+
+        #[test]
+        fn fork_bulk_path_matches_oracle_small_alphabet(
+            text in "[ab é東😀\n]{0,200}",
+            window in 1..=MAX_WINDOW,
+        ) {
+            let fp = fork(window);
+            proptest::prop_assert_eq!(fp.fingerprint(&text), fork_oracle(&fp, &text));
+        }
+
+        #[test]
+        fn gram_hashes_match_jenkins64(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200),
+            window in 1..=MAX_WINDOW,
+        ) {
+            let count = bytes.len().saturating_sub(window);
+            let want: Vec<u64> = (0..count).map(|o| jenkins64(&bytes[o..o + window], 0)).collect();
+            let mut got = Vec::new();
+            jenkins64_grams(&bytes, window, count, |h| got.push(h));
+            proptest::prop_assert_eq!(&got, &want);
+            // The last gram too (the fork skips it; the hash must not read past the text).
+            if bytes.len() >= window {
+                let mut got = Vec::new();
+                jenkins64_grams(&bytes, window, count + 1, |h| got.push(h));
+                proptest::prop_assert_eq!(got.last(), Some(&jenkins64(&bytes[count..], 0)));
+            }
+        }
     }
 }
 

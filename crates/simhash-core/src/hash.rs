@@ -33,23 +33,6 @@ pub fn jenkins64(bytes: &[u8], seed: u64) -> u64 {
         *b = b.wrapping_add(*a);
     }
     #[inline(always)]
-    fn last(a: &mut u32, b: &mut u32, c: &mut u32) {
-        *c ^= *b;
-        *c = c.wrapping_sub(b.rotate_left(14));
-        *a ^= *c;
-        *a = a.wrapping_sub(c.rotate_left(11));
-        *b ^= *a;
-        *b = b.wrapping_sub(a.rotate_left(25));
-        *c ^= *b;
-        *c = c.wrapping_sub(b.rotate_left(16));
-        *a ^= *c;
-        *a = a.wrapping_sub(c.rotate_left(4));
-        *b ^= *a;
-        *b = b.wrapping_sub(a.rotate_left(14));
-        *c ^= *b;
-        *c = c.wrapping_sub(b.rotate_left(24));
-    }
-    #[inline(always)]
     fn word(bytes: &[u8]) -> u32 {
         // Little-endian, zero-padded: lookup3's tail handling.
         let mut w = [0u8; 4];
@@ -85,6 +68,114 @@ pub fn jenkins64(bytes: &[u8], seed: u64) -> u64 {
     }
     last(&mut a, &mut b, &mut c);
     (u64::from(c) << 32) | u64::from(b)
+}
+
+/// lookup3's `final`: the last mix of a hash's three words.
+#[inline(always)]
+fn last(a: &mut u32, b: &mut u32, c: &mut u32) {
+    *c ^= *b;
+    *c = c.wrapping_sub(b.rotate_left(14));
+    *a ^= *c;
+    *a = a.wrapping_sub(c.rotate_left(11));
+    *b ^= *a;
+    *b = b.wrapping_sub(a.rotate_left(25));
+    *c ^= *b;
+    *c = c.wrapping_sub(b.rotate_left(16));
+    *a ^= *c;
+    *a = a.wrapping_sub(c.rotate_left(4));
+    *b ^= *a;
+    *b = b.wrapping_sub(a.rotate_left(14));
+    *c ^= *b;
+    *c = c.wrapping_sub(b.rotate_left(24));
+}
+
+/// [`last`] on eight independent lanes, one step at a time across all lanes (the shape the
+/// compiler vectorises).
+#[inline(always)]
+fn last_lanes(a: &mut [u32; 8], b: &mut [u32; 8], c: &mut [u32; 8]) {
+    #[inline(always)]
+    fn step(x: &mut [u32; 8], y: &[u32; 8], r: u32) {
+        for (x, y) in x.iter_mut().zip(y) {
+            *x = (*x ^ y).wrapping_sub(y.rotate_left(r));
+        }
+    }
+    step(c, b, 14);
+    step(a, c, 11);
+    step(b, a, 25);
+    step(c, b, 16);
+    step(a, c, 4);
+    step(b, a, 14);
+    step(c, b, 24);
+}
+
+/// `f(jenkins64(&bytes[o..o + w], 0))` for each offset `o` in `0..count`, in order: the
+/// hashes of the byte `w`-grams of `bytes`, as the `fork` preset takes them.
+///
+/// For `w` up to 12 (one lookup3 block, no mixing loop) each gram is read from the text as
+/// one 16-byte little-endian load, masked to `w` bytes, and eight grams are finished at once
+/// (independent lanes the compiler can interleave or vectorise). Longer grams take
+/// [`jenkins64`] one by one.
+///
+/// # Panics
+///
+/// If `count > 0` and `count - 1 + w > bytes.len()`.
+#[inline]
+pub(crate) fn jenkins64_grams(bytes: &[u8], w: usize, count: usize, mut f: impl FnMut(u64)) {
+    const LANES: usize = 8;
+    if count == 0 {
+        return;
+    }
+    assert!(count - 1 + w <= bytes.len(), "grams past the end of the text");
+    if !(1..=12).contains(&w) {
+        for o in 0..count {
+            f(jenkins64(&bytes[o..o + w], 0));
+        }
+        return;
+    }
+    let mask = u128::MAX >> (128 - 8 * w);
+    // lookup3's start with seed 0 and length w; the zero padding adds nothing to b and c
+    // when the gram is shorter than 5 or 9 bytes, as lookup3 skips them.
+    let init = 0xdead_beef_u32.wrapping_add(w as u32);
+    let load = |o: usize| -> u128 {
+        let chunk: [u8; 16] = bytes[o..o + 16].try_into().expect("16 bytes");
+        u128::from_le_bytes(chunk) & mask
+    };
+    let finish = |x: u128| -> u64 {
+        let (mut a, mut b, mut c) = (
+            init.wrapping_add(x as u32),
+            init.wrapping_add((x >> 32) as u32),
+            init.wrapping_add((x >> 64) as u32),
+        );
+        last(&mut a, &mut b, &mut c);
+        (u64::from(c) << 32) | u64::from(b)
+    };
+    // Grams whose 16-byte load stays inside the text.
+    let loadable = count.min(bytes.len().saturating_sub(15));
+    let mut o = 0;
+    while o + LANES <= loadable {
+        let mut a = [0u32; LANES];
+        let mut b = [0u32; LANES];
+        let mut c = [0u32; LANES];
+        for l in 0..LANES {
+            let x = load(o + l);
+            a[l] = init.wrapping_add(x as u32);
+            b[l] = init.wrapping_add((x >> 32) as u32);
+            c[l] = init.wrapping_add((x >> 64) as u32);
+        }
+        last_lanes(&mut a, &mut b, &mut c);
+        for l in 0..LANES {
+            f((u64::from(c[l]) << 32) | u64::from(b[l]));
+        }
+        o += LANES;
+    }
+    for o in o..loadable {
+        f(finish(load(o)));
+    }
+    for o in loadable..count {
+        let mut chunk = [0u8; 16];
+        chunk[..w].copy_from_slice(&bytes[o..o + w]);
+        f(finish(u128::from_le_bytes(chunk)));
+    }
 }
 
 /// simhash-py's `unsigned_hash`: the first 8 bytes of MD5(`bytes`), read big-endian.

@@ -385,7 +385,7 @@ fn collect(
                 };
                 // Generated ids are line numbers, distinct by construction (and never equal
                 // to an explicit id): only explicit ids need the set.
-                if !generated && !ids.insert(id, generated) {
+                if !generated && !ids.insert(id) {
                     reporter.problem(name, line, &Problem::duplicate_id(id))?;
                     continue;
                 }

@@ -63,22 +63,24 @@ impl std::fmt::Debug for IdTable {
 /// use simhash_io::IdSet;
 ///
 /// let mut seen = IdSet::default();
-/// assert!(seen.insert("7", false));
-/// assert!(!seen.insert("7", false), "a duplicate");
-/// assert!(seen.insert("7", true), "line 7's generated id is not the explicit id \"7\"");
+/// assert!(seen.insert("7"));
+/// assert!(!seen.insert("7"), "a duplicate");
 /// ```
+///
+/// Only ids read from the input go in: the line-number ids given to records without one
+/// are distinct by construction, and a corpus never mixes the two kinds
+/// ([`crate::Reason::MixedIds`]).
 #[derive(Debug, Default)]
 pub struct IdSet {
     seen: HashSet<u128>,
 }
 
 impl IdSet {
-    /// Returns false when `id` was seen before. Line-number ids given to records without
-    /// one are `generated`: they never clash with ids from the input.
-    pub fn insert(&mut self, id: &str, generated: bool) -> bool {
+    /// Returns false when `id` was seen before.
+    pub fn insert(&mut self, id: &str) -> bool {
         let hash = |salt: u8| {
             let mut h = std::hash::DefaultHasher::new();
-            h.write_u8(salt + 2 * u8::from(generated));
+            h.write_u8(salt);
             h.write(id.as_bytes());
             h.finish()
         };
@@ -111,12 +113,9 @@ mod tests {
         let ids: Vec<String> = (0..5000).map(|i| format!("{}", i % 3001)).collect();
         let mut naive = std::collections::HashSet::new();
         for id in &ids {
-            assert_eq!(set.insert(id, false), naive.insert(id.clone()), "{id}");
+            assert_eq!(set.insert(id), naive.insert(id.clone()), "{id}");
         }
-        // Generated ids live apart from explicit ones, and repeat among themselves.
-        assert!(set.insert("0", true));
-        assert!(!set.insert("0", true));
-        assert!(set.insert("", false));
-        assert!(!set.insert("", false));
+        assert!(set.insert(""));
+        assert!(!set.insert(""));
     }
 }

@@ -7,7 +7,6 @@ use std::fmt::Write as _;
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::Context;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use simhash_core::{Fingerprint, Fingerprinter};
 use simhash_index::lsh::{DocSketch, SketchStore, Sketcher, SpillStore};
@@ -50,8 +49,11 @@ pub struct Corpus {
     fps: Vec<Option<Fingerprint>>,
     /// The id was a JSON number (or a line number), not a string.
     numeric: Vec<bool>,
+    /// Each document's line number in the concatenation of the input files (1-based).
     lines: Vec<u64>,
     lens: Vec<u64>,
+    /// The lines of each input file (header and blank lines included), as first read.
+    shard_lines: Vec<u64>,
     /// Each record's line hash, when the input is read twice (dedup).
     line_hashes: Vec<u64>,
     keep_line_hashes: bool,
@@ -91,8 +93,14 @@ impl Corpus {
         &self.fps
     }
 
+    /// The document's line number in the concatenation of the input files (1-based).
     pub fn line(&self, doc: usize) -> u64 {
         self.lines[doc]
+    }
+
+    /// The lines of each input file (header and blank lines included), as first read.
+    pub fn shard_lines(&self) -> &[u64] {
+        &self.shard_lines
     }
 
     /// The hash of the document's line as read ([`simhash_io::line_hash`]), if kept.
@@ -141,47 +149,58 @@ struct Meta {
     line_hash: u64,
 }
 
-/// A run of lines as read.
+/// A run of lines as read, all from one input file.
 struct RawBatch {
     seq: u64,
+    /// The input file (index into the run's sources).
+    shard: usize,
+    /// Lines of the input files before this one: a line's number in the concatenation is
+    /// `base` plus its number in the file.
+    base: u64,
     /// Input bytes the batch covers, line endings and skipped lines included.
     bytes: u64,
     data: Vec<u8>,
-    /// Per line: its number, end offset in `data`, and status.
+    /// Per line: its number in the file, end offset in `data`, and status.
     lines: Vec<(u64, usize, LineStatus)>,
 }
 
 /// A batch after parsing, in the same order.
 struct ParsedBatch {
     seq: u64,
+    shard: usize,
+    base: u64,
     bytes: u64,
     ids: String,
-    /// Per line: its number, and the record or the problem.
+    /// Per line: its number in the file, and the record or the problem.
     items: Vec<(u64, Parsed)>,
 }
 
 const BATCH_LINES: usize = 2048;
 const BATCH_BYTES: usize = 4 << 20;
 
-/// Reads all records of `source` into a corpus, reporting bad ones through `reporter`.
+/// Reads all records of `sources`, as if concatenated, into a corpus, reporting bad ones
+/// through `reporter`.
+///
+/// The files are opened one after the other by the reader thread. Their lines are numbered
+/// over the concatenation (a record without an id gets its 0-based line number there, as
+/// simhash-dist numbers shards), and each file's lines end at its end: a file without a
+/// final newline is read as if it had one. A hash TSV header is skipped at the top of each
+/// file. Problems name the file and the line in it.
 pub fn read(
-    source: &mut Source,
+    sources: &mut [Source],
     options: &ReadOptions,
     reporter: &mut Reporter,
 ) -> anyhow::Result<Corpus> {
-    let reader = source.open(options.spool)?;
     let threads = options.threads.max(1);
     let stop = AtomicBool::new(false);
     let (raw_tx, raw_rx) = bounded::<RawBatch>(2 * threads);
     let (done_tx, done_rx) = bounded::<ParsedBatch>(2 * threads);
-    let name = source.name.clone();
+    let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
 
     std::thread::scope(|scope| {
         let stop = &stop;
         // The reader owns the only sender: when it returns, the workers see the end.
-        let reader_thread = scope.spawn(move || {
-            read_batches(reader, options.max_record_bytes, &options.reading.parser, &raw_tx, stop)
-        });
+        let reader_thread = scope.spawn(move || read_sources(sources, options, &raw_tx, stop));
         for _ in 0..threads {
             let (rx, tx) = (raw_rx.clone(), done_tx.clone());
             let reading = &options.reading;
@@ -191,7 +210,7 @@ pub fn read(
         drop(raw_rx);
         drop(done_tx);
 
-        let result = collect(&done_rx, options, reporter, &name);
+        let result = collect(&done_rx, options, reporter, &names);
         if result.is_err() {
             stop.store(true, Ordering::Relaxed);
         }
@@ -199,24 +218,76 @@ pub fn read(
         for _ in &done_rx {}
         let read_result =
             reader_thread.join().map_err(|_| anyhow::anyhow!("reader thread panicked"))?;
-        let corpus = result?;
-        if let Err((line, e)) = read_result {
-            return Err(e).with_context(|| format!("{name}:{line}: read error"));
-        }
+        let mut corpus = result?;
+        corpus.shard_lines = read_result?;
         Ok(corpus)
     })
 }
 
-fn read_batches(
-    reader: Box<dyn Read + Send>,
-    max: u64,
-    parser: &simhash_io::Parser,
+/// Reads the sources one after the other into batches; returns each one's line count.
+fn read_sources(
+    sources: &mut [Source],
+    options: &ReadOptions,
     tx: &Sender<RawBatch>,
     stop: &AtomicBool,
-) -> Result<(), (u64, std::io::Error)> {
-    let mut lines = LineReader::new(reader, max);
+) -> anyhow::Result<Vec<u64>> {
     let mut seq = 0;
-    let mut batch = RawBatch { seq, bytes: 0, data: Vec::new(), lines: Vec::new() };
+    let mut shard_lines = Vec::with_capacity(sources.len());
+    let mut base = 0;
+    for (shard, source) in sources.iter_mut().enumerate() {
+        let reader = source.open(options.spool)?;
+        let batches = Batches { tx, stop, shard, base, seq };
+        let (lines, next_seq) = read_batches(reader, options, batches).map_err(|(line, e)| {
+            anyhow::Error::new(e).context(format!("{}:{line}: read error", source.name))
+        })?;
+        seq = next_seq;
+        base += lines;
+        shard_lines.push(lines);
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    Ok(shard_lines)
+}
+/// Where one file's batches go: the channel, and the numbers they carry.
+struct Batches<'a> {
+    tx: &'a Sender<RawBatch>,
+    stop: &'a AtomicBool,
+    shard: usize,
+    base: u64,
+    /// The next batch's sequence number.
+    seq: u64,
+}
+
+impl Batches<'_> {
+    fn empty(&self, capacity: usize) -> RawBatch {
+        RawBatch {
+            seq: self.seq,
+            shard: self.shard,
+            base: self.base,
+            bytes: 0,
+            data: Vec::with_capacity(capacity),
+            lines: Vec::new(),
+        }
+    }
+
+    /// Sends `batch`; false when the receiver is gone.
+    fn send(&mut self, batch: RawBatch) -> bool {
+        self.seq += 1;
+        self.tx.send(batch).is_ok()
+    }
+}
+
+/// Reads one file's lines into batches; returns its line count and the next sequence
+/// number, or the line and error of a failed read.
+fn read_batches(
+    reader: Box<dyn Read + Send>,
+    options: &ReadOptions,
+    mut out: Batches<'_>,
+) -> Result<(u64, u64), (u64, std::io::Error)> {
+    let parser = &options.reading.parser;
+    let mut lines = LineReader::new(reader, options.max_record_bytes);
+    let mut batch = out.empty(0);
     let mut sent_bytes = 0;
     loop {
         let status = match lines.next_line(&mut batch.data, None) {
@@ -230,26 +301,25 @@ fn read_batches(
         }
         batch.lines.push((lines.line, batch.data.len(), status));
         if batch.lines.len() >= BATCH_LINES || batch.data.len() >= BATCH_BYTES {
-            if stop.load(Ordering::Relaxed) {
-                return Ok(());
+            if out.stop.load(Ordering::Relaxed) {
+                return Ok((lines.line, out.seq));
             }
-            seq += 1;
             batch.bytes = lines.bytes - sent_bytes;
             sent_bytes = lines.bytes;
             // A huge line made this batch big: do not keep reserving that much.
             let capacity = batch.data.len().min(BATCH_BYTES + BATCH_BYTES / 4);
-            let next =
-                RawBatch { seq, bytes: 0, data: Vec::with_capacity(capacity), lines: Vec::new() };
-            if tx.send(std::mem::replace(&mut batch, next)).is_err() {
-                return Ok(());
+            let full = std::mem::replace(&mut batch, out.empty(capacity));
+            if !out.send(full) {
+                return Ok((lines.line, out.seq));
             }
+            batch.seq = out.seq;
         }
     }
     batch.bytes = lines.bytes - sent_bytes;
     if !batch.lines.is_empty() || batch.bytes > 0 {
-        let _ = tx.send(batch);
+        out.send(batch);
     }
-    Ok(())
+    Ok((lines.line, out.seq))
 }
 
 /// `line_hashes`: hash each line, for a second pass (otherwise the hash is 0, unused).
@@ -263,6 +333,8 @@ fn parse_batches(
     for raw in rx {
         let mut out = ParsedBatch {
             seq: raw.seq,
+            shard: raw.shard,
+            base: raw.base,
             bytes: raw.bytes,
             ids: String::new(),
             items: Vec::with_capacity(raw.lines.len()),
@@ -331,7 +403,7 @@ fn collect(
     rx: &Receiver<ParsedBatch>,
     options: &ReadOptions,
     reporter: &mut Reporter,
-    name: &str,
+    names: &[String],
 ) -> anyhow::Result<Corpus> {
     let mut corpus = Corpus { keep_line_hashes: options.spool, ..Corpus::default() };
     if let Some(sketcher) = &options.reading.sketcher {
@@ -348,6 +420,7 @@ fn collect(
         while let Some(batch) = pending.remove(&next) {
             next += 1;
             corpus.bytes += batch.bytes;
+            let name = names[batch.shard].as_str();
             let mut id_start = 0;
             for (line, item) in batch.items {
                 let doc = match item {
@@ -380,7 +453,7 @@ fn collect(
                     (id, number, false)
                 } else {
                     line_id.clear();
-                    let _ = write!(line_id, "{}", line - 1);
+                    let _ = write!(line_id, "{}", batch.base + line - 1);
                     (line_id.as_str(), true, true)
                 };
                 // Generated ids are line numbers, distinct by construction (and never equal
@@ -389,7 +462,7 @@ fn collect(
                     reporter.problem(name, line, &Problem::duplicate_id(id))?;
                     continue;
                 }
-                let meta = Meta { numeric, fp, line, len, line_hash };
+                let meta = Meta { numeric, fp, line: batch.base + line, len, line_hash };
                 match &mut sampler {
                     Some(s) => s.offer(id, meta, sketch),
                     None => corpus.push(id, meta, sketch.as_ref())?,

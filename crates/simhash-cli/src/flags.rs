@@ -102,23 +102,32 @@ pub struct EvalArgs {
 /// Where records come from and how to read them.
 #[derive(Debug, Args)]
 pub struct InputArgs {
-    /// Input file; `-` reads standard input. `.gz` and `.zst` files are decompressed.
+    /// Input files or directories; `-` reads standard input. Several are read as one input.
+    ///
+    /// Several inputs are read one after the other as if concatenated: a record without an
+    /// id gets its 0-based line number in the concatenation, and messages name the file and
+    /// the line in it. A directory means the files below it, recursively, in the byte order
+    /// of their paths, skipping hidden names (starting with `.`); only files ending in
+    /// `.jsonl`, `.json`, `.ndjson` or `.tsv`, optionally followed by `.gz` or `.zst`, are
+    /// read from a directory (the others are listed on stderr). A file named on the command
+    /// line is read whatever its name. `.gz` and `.zst` files are decompressed. No input
+    /// means standard input; the same file twice is an error.
     #[arg(value_name = "INPUT", conflicts_with = "input")]
-    pub path: Option<PathBuf>,
+    pub paths: Vec<PathBuf>,
 
-    /// Input file (the same as the positional INPUT).
+    /// Input file or directory (the same as a positional INPUT; may be repeated).
     ///
     /// `-` (the default) reads standard input. Files ending in `.gz` or `.zst` are
     /// decompressed.
     #[arg(short = 'i', long, value_name = "FILE")]
-    pub input: Option<PathBuf>,
+    pub input: Vec<PathBuf>,
 
     /// Input format: json (JSONL records) or hash (TSV `id<TAB>hash`).
     ///
     /// json: one JSON object per line; the text is at --text-column and the id at
     /// --id-column. hash: TSV with the header `id<TAB>hash`, hashes in decimal or 0x hex
     /// (an empty hash is a featureless record). By default, hash for files ending in
-    /// `.tsv` (before any `.gz`/`.zst`), json otherwise.
+    /// `.tsv` (before any `.gz`/`.zst`), json otherwise; several inputs must agree.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
 
@@ -131,7 +140,8 @@ pub struct InputArgs {
     )]
     pub text_column: String,
 
-    /// JSON field holding the id; records without it get their 0-based line number.
+    /// JSON field holding the id; records without it get their 0-based line number (in the
+    /// concatenation of the inputs).
     #[arg(
         long = "id-column",
         visible_alias = "id_column",
@@ -379,9 +389,15 @@ pub struct CppCli {
 
 #[derive(Debug, Args)]
 pub struct CppArgs {
-    /// Input: one decimal (or 0x hex) 64-bit hash per line; `-` is standard input.
-    #[arg(short = 'i', long, value_name = "FILE", default_value = "-")]
-    pub input: PathBuf,
+    /// Input: one decimal (or 0x hex) 64-bit hash per line; `-` (the default) is standard
+    /// input. May be repeated: several files (or directories, see `simhash dedup --help`)
+    /// are read as if concatenated.
+    #[arg(short = 'i', long, value_name = "FILE")]
+    pub input: Vec<PathBuf>,
+
+    /// Input files or directories (the same as -i).
+    #[arg(value_name = "INPUT", conflicts_with = "input")]
+    pub paths: Vec<PathBuf>,
 
     #[command(flatten)]
     pub output: OutputOpts,

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhash_io::{Output, Source};
+use simhash_io::{Inputs, Output, Source};
 
 use crate::corpus::{self, Corpus, ReadOptions, Reading};
 use crate::report::{Reporter, Summary};
@@ -39,17 +39,17 @@ impl Session {
         })
     }
 
-    /// Reads the corpus from `source`; `input` gives the record limit and the sample
-    /// (none: no limit, no sample).
+    /// Reads the corpus from `sources`, as if concatenated; `input` gives the record limit
+    /// and the sample (none: no limit, no sample).
     pub fn read(
         &mut self,
-        source: &mut Source,
+        sources: &mut [Source],
         reading: Reading,
         input: Option<&Input>,
         spool: bool,
     ) -> anyhow::Result<Corpus> {
-        self.summary.input.clone_from(&source.name);
-        self.reporter.phase("reading", source.size);
+        self.summary.input = inputs_label(sources);
+        self.reporter.phase("reading", sources.iter().map(|s| s.size).sum());
         let options = ReadOptions {
             reading,
             threads: self.threads,
@@ -57,7 +57,7 @@ impl Session {
             sample: input.and_then(|i| i.sample),
             spool,
         };
-        let corpus = corpus::read(source, &options, &mut self.reporter)?;
+        let corpus = corpus::read(sources, &options, &mut self.reporter)?;
         self.summary.bytes_read = corpus.bytes;
         self.summary.records_read = corpus.records;
         self.summary.records_not_sampled = corpus.not_sampled;
@@ -65,9 +65,25 @@ impl Session {
         self.summary.documents = corpus.len() as u64;
         self.summary.featureless = corpus.featureless() as u64;
         if corpus.records == 0 {
-            self.reporter.empty_input(&source.name)?;
+            self.reporter.empty_input(&self.summary.input)?;
         }
         Ok(corpus)
+    }
+
+    /// Reports the files of the input directories that are not read (not with --quiet): a
+    /// line each, up to 20, then how many more.
+    pub fn note_skipped(&self, inputs: &Inputs) {
+        const SHOWN: usize = 20;
+        let skipped = inputs.skipped();
+        for file in skipped.iter().take(SHOWN) {
+            self.reporter.warning(&format!("{}: not read: {}", file.path.display(), file.why));
+        }
+        if skipped.len() > SHOWN {
+            self.reporter.warning(&format!(
+                "{} more files in the input directories not read",
+                skipped.len() - SHOWN
+            ));
+        }
     }
 
     /// Ends the run: puts `outputs` and the --stats file in place together (all or none;
@@ -86,5 +102,14 @@ impl Session {
             summary.print();
         }
         Ok(if skipped > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    }
+}
+
+/// The inputs as the summary names them: the file, or how many and the first and last.
+fn inputs_label(sources: &[Source]) -> String {
+    match sources {
+        [] => String::new(),
+        [one] => one.name.clone(),
+        [first, .., last] => format!("{} files, {} to {}", sources.len(), first.name, last.name),
     }
 }

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
+
+use simhash_io::Inputs;
 use std::sync::Arc;
 
 use simhash_core::{Fingerprinter, MinHasher, Preset};
@@ -40,6 +42,10 @@ pub enum SettingsError {
     Blocks { flag: &'static str, source: simhash_index::ConfigError },
     /// `--lsh-threshold` refused by the banding.
     LshThreshold(Box<dyn std::error::Error + Send + Sync>),
+    /// The inputs cannot be listed (a directory cannot be read, a file is given twice).
+    Inputs(simhash_io::Error),
+    /// Inputs whose names imply different formats, without --format.
+    MixedFormats { json: PathBuf, hash: PathBuf },
 }
 
 impl fmt::Display for SettingsError {
@@ -66,6 +72,14 @@ impl fmt::Display for SettingsError {
             }
             SettingsError::Blocks { flag, .. } => write!(f, "invalid {flag}"),
             SettingsError::LshThreshold(_) => f.write_str("invalid --lsh-threshold"),
+            SettingsError::Inputs(e) => e.fmt(f),
+            SettingsError::MixedFormats { json, hash } => write!(
+                f,
+                "the inputs mix formats: {} is read as json and {} as hash (by their names): \
+                 give --format",
+                json.display(),
+                hash.display()
+            ),
         }
     }
 }
@@ -75,6 +89,7 @@ impl std::error::Error for SettingsError {
         match self {
             SettingsError::Blocks { source, .. } => Some(source),
             SettingsError::LshThreshold(source) => Some(source.as_ref()),
+            SettingsError::Inputs(e) => std::error::Error::source(e),
             _ => None,
         }
     }
@@ -194,8 +209,8 @@ fn matching(
 /// Where records come from and how they are read.
 #[derive(Debug)]
 pub struct Input {
-    /// `-` for standard input.
-    pub path: PathBuf,
+    /// The input files, directories expanded.
+    pub inputs: Inputs,
     pub strict: bool,
     pub max_record_bytes: u64,
     /// `--sample N` and `--seed`.
@@ -209,12 +224,13 @@ impl Input {
     /// unless given) and sketched for MinHash when `matching` is.
     fn new(
         args: &InputArgs,
+        inputs: Inputs,
+        format: Format,
         opts: &FingerprintOpts,
         default: Preset,
         matching: Option<&Matching>,
         fingerprints: bool,
     ) -> Result<Input, SettingsError> {
-        let (path, format) = path_and_format(args);
         let reading = match format {
             Format::Hash => Reading::hashes(simhash_io::Parser::Hash),
             Format::Json => Reading {
@@ -230,7 +246,7 @@ impl Input {
             },
         };
         Ok(Input {
-            path: path.to_owned(),
+            inputs,
             strict: args.strict,
             max_record_bytes: args.max_record_bytes,
             sample: args.sample.map(|n| (n, args.seed)),
@@ -250,11 +266,32 @@ impl Input {
     }
 }
 
-/// The input path (`-` for standard input) and its format, inferred from the file name
-/// when not given.
-fn path_and_format(args: &InputArgs) -> (&Path, Format) {
-    let path = args.path.as_deref().or(args.input.as_deref()).unwrap_or(Path::new("-"));
-    (path, args.format.unwrap_or_else(|| inferred(path)))
+/// The input files (standard input when none is given) and their format, inferred from
+/// the file names when not given.
+fn inputs_and_format(args: &InputArgs) -> Result<(Inputs, Format), SettingsError> {
+    let paths = if args.paths.is_empty() { &args.input } else { &args.paths };
+    let inputs = Inputs::expand(paths).map_err(SettingsError::Inputs)?;
+    let format = match args.format {
+        Some(format) => format,
+        None => inferred_format(&inputs)?,
+    };
+    Ok((inputs, format))
+}
+
+/// The format the input files' names imply: they must agree.
+fn inferred_format(inputs: &Inputs) -> Result<Format, SettingsError> {
+    let files = inputs.files();
+    let first = files.first().map_or(Format::Json, |f| inferred(&f.path));
+    match files.iter().find(|f| inferred(&f.path) != first) {
+        None => Ok(first),
+        Some(other) => {
+            let (json, hash) = match first {
+                Format::Json => (&files[0].path, &other.path),
+                Format::Hash => (&other.path, &files[0].path),
+            };
+            Err(SettingsError::MixedFormats { json: json.clone(), hash: hash.clone() })
+        }
+    }
 }
 
 /// The format `path`'s name implies ([`simhash_io::Format::infer`]).
@@ -325,8 +362,18 @@ pub struct FingerprintSettings {
 
 impl FingerprintSettings {
     pub fn new(args: &FingerprintArgs) -> Result<FingerprintSettings, SettingsError> {
+        let (inputs, format) = inputs_and_format(&args.input)?;
+        let input = Input::new(
+            &args.input,
+            inputs,
+            format,
+            &args.fingerprint,
+            Preset::default(),
+            None,
+            false,
+        )?;
         Ok(FingerprintSettings {
-            input: Input::new(&args.input, &args.fingerprint, Preset::default(), None, false)?,
+            input,
             output: args.output.output.clone(),
             run: Run::new(&args.run),
         })
@@ -343,9 +390,10 @@ fn matching_input(
     fingerprints: bool,
 ) -> Result<(Matching, Input), SettingsError> {
     let default = if fork_style { Preset::Fork } else { Preset::default() };
-    let (_, format) = path_and_format(input);
+    let (inputs, format) = inputs_and_format(input)?;
     let matching = matching(opts, format, fingerprint.preset, fork_style)?;
-    let input = Input::new(input, fingerprint, default, Some(&matching), fingerprints)?;
+    let input =
+        Input::new(input, inputs, format, fingerprint, default, Some(&matching), fingerprints)?;
     Ok((matching, input))
 }
 
@@ -427,7 +475,7 @@ impl ClusterSettings {
 /// simhash-cpp's `find-all` and `find-clusters`.
 #[derive(Debug)]
 pub struct CppSettings {
-    pub input: PathBuf,
+    pub inputs: Inputs,
     pub matching: Matching,
     pub strict: bool,
     pub output: PathBuf,
@@ -436,8 +484,9 @@ pub struct CppSettings {
 
 impl CppSettings {
     pub fn new(args: &CppArgs) -> Result<CppSettings, SettingsError> {
+        let paths = if args.paths.is_empty() { &args.input } else { &args.paths };
         Ok(CppSettings {
-            input: args.input.clone(),
+            inputs: Inputs::expand(paths).map_err(SettingsError::Inputs)?,
             matching: simhash(args.distance, args.blocks)?,
             strict: args.strict,
             output: args.output.output.clone(),

@@ -2,6 +2,7 @@
 
 mod digests;
 mod safety;
+mod shards;
 mod trust;
 mod util;
 

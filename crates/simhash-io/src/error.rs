@@ -37,6 +37,10 @@ pub enum ErrorKind {
     NotRereadable,
     /// An output path names a directory.
     IsDirectory,
+    /// The same input file (or standard input) is given twice.
+    DuplicateInput,
+    /// A directory given as an input holds no file that is read.
+    NoInputFiles,
 }
 
 impl Error {

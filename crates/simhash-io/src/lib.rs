@@ -4,6 +4,8 @@
 //!
 //! # Overview
 //!
+//! * [`Inputs`] expands the paths of the command line (files, directories, `-`) into
+//!   the input files of a run, in a fixed order, each once.
 //! * [`Source`] opens an input: a file, standard input (`-`), `.gz` or `.zst` by
 //!   extension; compressed data without the extension is refused
 //!   ([`refuse_compressed`]); standard input can be spooled for a second pass.
@@ -79,6 +81,7 @@ mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 mod ids;
+mod inputs;
 mod lines;
 mod output;
 mod paths;
@@ -97,6 +100,7 @@ pub use crate::format::{
     write_removed,
 };
 pub use crate::ids::{IdSet, IdTable};
+pub use crate::inputs::{InputFile, Inputs, RECORD_EXTENSIONS, SkippedFile, is_record_file};
 pub use crate::lines::{LineReader, LineStatus};
 pub use crate::output::{Output, commit_all, install_signal_handler, remove_pending, temp_file};
 pub use crate::paths::{begin_run, check_paths, register_inputs};

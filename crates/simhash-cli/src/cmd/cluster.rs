@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use simhash_core::Fingerprint;
-use simhash_io::{ClustersTsv, Output, Source};
+use simhash_io::{ClustersTsv, Output};
 
 use crate::matching::clusters;
 use crate::session::Session;
@@ -11,13 +11,14 @@ use crate::settings::ClusterSettings;
 
 pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
-    simhash_io::register_inputs(&[&input.path])?;
+    simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("cluster", &settings.run, input.strict)?;
+    session.note_skipped(&input.inputs);
     settings.matching.note(&mut session.summary);
     input.note(&mut session.summary);
     let out = Output::create_for("--output", &settings.output)?;
-    let mut source = Source::new(&input.path);
-    let corpus = session.read(&mut source, input.reading.clone(), Some(input), false)?;
+    let mut sources = input.inputs.sources();
+    let corpus = session.read(&mut sources, input.reading.clone(), Some(input), false)?;
     let clusters =
         clusters(&mut session, &corpus, &settings.matching, &settings.grouping)?.clusters;
     session.reporter.phase("writing", None);

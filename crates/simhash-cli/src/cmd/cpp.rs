@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use simhash_io::{Output, Source};
+use simhash_io::Output;
 
 use crate::corpus::Reading;
 use crate::flags::{ClusterMode, KeepPolicy};
@@ -13,15 +13,16 @@ use crate::settings::{CppSettings, Grouping};
 
 /// simhash-cpp's `find-all` and `find-clusters`.
 pub fn run(settings: &CppSettings, clusters_out: bool) -> anyhow::Result<ExitCode> {
-    simhash_io::register_inputs(&[&settings.input])?;
+    simhash_io::register_inputs(&settings.inputs.paths())?;
     let command = if clusters_out { "find-clusters" } else { "find-all" };
     let mut session = Session::new(command, &settings.run, settings.strict)?;
+    session.note_skipped(&settings.inputs);
     let matching = settings.matching;
     matching.note(&mut session.summary);
     let mut out = Output::create_for("--output", &settings.output)?;
-    let mut source = Source::new(&settings.input);
+    let mut sources = settings.inputs.sources();
     let corpus =
-        session.read(&mut source, Reading::hashes(simhash_io::Parser::CppHash), None, false)?;
+        session.read(&mut sources, Reading::hashes(simhash_io::Parser::CppHash), None, false)?;
     let hash = |d: u32| corpus.fingerprint(d as usize).unwrap_or_default().get();
     if clusters_out {
         let grouping =

@@ -1,5 +1,7 @@
 //! `simhash dedup`: the input without its near-duplicates, each kept record byte for byte.
-//! The input is read twice: once to match, once to copy the kept lines.
+//! The input is read twice: once to match, once to copy the kept lines. Several input
+//! files are read as one (their concatenation): the output holds the kept lines of each
+//! in turn, and one hash TSV header, the first file's.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -12,25 +14,26 @@ use simhash_cluster::Clusters;
 
 use crate::corpus::Corpus;
 use crate::matching::{Grouped, clusters};
+use crate::report::Reporter;
 use crate::session::Session;
 use crate::settings::DedupSettings;
 
 pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
-    simhash_io::register_inputs(&[&input.path])?;
+    simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("dedup", &settings.run, input.strict)?;
+    session.note_skipped(&input.inputs);
     settings.matching.note(&mut session.summary);
     input.note(&mut session.summary);
-    let records = input.reading.parser.clone();
     let mut out = Output::create_for("--output", &settings.output)?;
     let mut removed =
         settings.removed.as_deref().map(|p| Output::create_for("--removed", p)).transpose()?;
-    let mut source = Source::new(&input.path);
-    let corpus = session.read(&mut source, input.reading.clone(), Some(input), true)?;
+    let mut sources = input.inputs.sources();
+    let corpus = session.read(&mut sources, input.reading.clone(), Some(input), true)?;
     let Grouped { clusters, jaccard } =
         clusters(&mut session, &corpus, &settings.matching, &settings.grouping)?;
 
-    session.reporter.phase("writing", source.size);
+    session.reporter.phase("writing", sources.iter().map(|s| s.size).sum());
     // The lines to keep, in order: every document that is its cluster's representative.
     let mut keep: Vec<(u64, Option<u64>)> = (0..corpus.len())
         .filter(|&d| clusters.is_representative(d as u32))
@@ -41,20 +44,71 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let removed_count = write_removed(&corpus, &clusters, jaccard.as_deref(), removed.as_mut())?;
 
     between_passes_hook();
-    let reader = source.reopen()?;
-    let max = input.max_record_bytes;
-    let mut lines = LineReader::new(reader, max);
-    let (mut buf, mut raw) = (Vec::new(), Vec::new());
-    let mut wanted = keep.iter().peekable();
-    let mut written = 0u64;
-    while let Some(status) = lines
-        .next_line(&mut buf, Some(&mut raw))
-        .with_context(|| format!("{}: read error", source.name))?
-    {
-        let header = status == LineStatus::Ok && records.skips_header(lines.line, &buf);
-        if header || wanted.peek().is_some_and(|w| w.0 == lines.line) {
-            if !header {
-                let expected = wanted.next().and_then(|w| w.1);
+    let mut copy = Copy {
+        parser: &input.reading.parser,
+        max: input.max_record_bytes,
+        wanted: keep.iter().peekable(),
+        header_written: false,
+        written: 0,
+        done_bytes: 0,
+    };
+    let mut base = 0;
+    for (source, &lines) in sources.iter().zip(corpus.shard_lines()) {
+        copy.shard(source, base, lines, &mut out, &session.reporter)?;
+        base += lines;
+    }
+    if let Some(&&(line, _)) = copy.wanted.peek() {
+        anyhow::bail!("the input changed while it was read (line {line} is gone)");
+    }
+    let written = copy.written;
+    session.summary.removed = removed_count;
+    session.summary.written = written;
+    session.finish(std::iter::once(out).chain(removed).collect())
+}
+
+/// The second pass: copies the kept lines of each input file to the output, byte for
+/// byte, checking that each is the record the first pass read.
+struct Copy<'a, I: Iterator<Item = &'a (u64, Option<u64>)>> {
+    parser: &'a simhash_io::Parser,
+    max: u64,
+    /// The kept lines (numbered over the concatenation) and their hashes, in order.
+    wanted: std::iter::Peekable<I>,
+    /// A hash TSV header is written once, the first file's.
+    header_written: bool,
+    written: u64,
+    /// Bytes of the files done, for the progress bar.
+    done_bytes: u64,
+}
+
+impl<'a, I: Iterator<Item = &'a (u64, Option<u64>)>> Copy<'a, I> {
+    /// Copies the kept lines of `source`, whose lines are `base + 1 ..= base + lines` of the
+    /// concatenation. A file with nothing to keep is not read again, unless its header is
+    /// the one to write.
+    fn shard(
+        &mut self,
+        source: &Source,
+        base: u64,
+        lines: u64,
+        out: &mut Output,
+        reporter: &Reporter,
+    ) -> anyhow::Result<()> {
+        let needs_header = matches!(self.parser, simhash_io::Parser::Hash) && !self.header_written;
+        let has_kept = self.wanted.peek().is_some_and(|w| w.0 <= base + lines);
+        if !has_kept && !needs_header {
+            self.done_bytes += source.size.unwrap_or(0);
+            return Ok(());
+        }
+        let mut reader = LineReader::new(source.reopen()?, self.max);
+        let (mut buf, mut raw) = (Vec::new(), Vec::new());
+        while let Some(status) = reader
+            .next_line(&mut buf, Some(&mut raw))
+            .with_context(|| format!("{}: read error", source.name))?
+        {
+            let line = base + reader.line;
+            let header = status == LineStatus::Ok && self.parser.skips_header(reader.line, &buf);
+            let kept = !header && self.wanted.peek().is_some_and(|w| w.0 == line);
+            if kept {
+                let expected = self.wanted.next().and_then(|w| w.1);
                 // The line must be the record that was read and matched in the first pass.
                 anyhow::ensure!(
                     status == LineStatus::Ok
@@ -62,33 +116,35 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
                     "{}:{}: the input changed while it was read (this record differs from \
                      the first pass); nothing was written",
                     source.name,
-                    lines.line
+                    reader.line
                 );
-                written += 1;
+                self.written += 1;
             }
-            out.write_all(&raw)?;
-            if raw.last() != Some(&b'\n') {
-                out.write_all(b"\n")?;
+            if kept || (header && !self.header_written) {
+                self.header_written |= header;
+                out.write_all(&raw)?;
+                if raw.last() != Some(&b'\n') {
+                    out.write_all(b"\n")?;
+                }
             }
+            if reader.line % 4096 == 0 {
+                reporter.progress(self.done_bytes + reader.bytes, line);
+            }
+            if reader.line >= lines || self.wanted.peek().is_none_or(|w| w.0 > base + lines) {
+                break;
+            }
+            buf.clear();
+            raw.clear();
         }
-        if lines.line % 4096 == 0 {
-            session.reporter.progress(lines.bytes, lines.line);
-        }
-        if wanted.peek().is_none() {
-            break;
-        }
-        buf.clear();
-        raw.clear();
+        anyhow::ensure!(
+            self.wanted.peek().is_none_or(|w| w.0 > base + lines),
+            "{}: the input changed while it was read (line {} is gone)",
+            source.name,
+            self.wanted.peek().map_or(0, |w| w.0 - base)
+        );
+        self.done_bytes += source.size.unwrap_or(reader.bytes);
+        Ok(())
     }
-    anyhow::ensure!(
-        wanted.peek().is_none(),
-        "{}: the input changed while it was read (line {} is gone)",
-        source.name,
-        wanted.peek().map_or(0, |l| l.0)
-    );
-    session.summary.removed = removed_count;
-    session.summary.written = written;
-    session.finish(std::iter::once(out).chain(removed).collect())
 }
 
 /// Tests only (debug builds): with `SIMHASH_TEST_BETWEEN_PASSES=PATH`, dedup creates PATH

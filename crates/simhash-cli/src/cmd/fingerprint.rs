@@ -3,19 +3,20 @@
 use std::process::ExitCode;
 
 use simhash_core::Fingerprint;
-use simhash_io::{HashTsv, Output, Source};
+use simhash_io::{HashTsv, Output};
 
 use crate::session::Session;
 use crate::settings::FingerprintSettings;
 
 pub fn run(settings: &FingerprintSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
-    simhash_io::register_inputs(&[&input.path])?;
+    simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("fingerprint", &settings.run, input.strict)?;
+    session.note_skipped(&input.inputs);
     input.note(&mut session.summary);
     let out = Output::create_for("--output", &settings.output)?;
-    let mut source = Source::new(&input.path);
-    let corpus = session.read(&mut source, input.reading.clone(), Some(input), false)?;
+    let mut sources = input.inputs.sources();
+    let corpus = session.read(&mut sources, input.reading.clone(), Some(input), false)?;
     session.reporter.phase("writing", None);
     let mut tsv = HashTsv::new(out)?;
     for doc in 0..corpus.len() {

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use simhash_io::{Measure, Output, PairsTsv, Source};
+use simhash_io::{Measure, Output, PairsTsv};
 
 use crate::matching::match_docs;
 use crate::session::Session;
@@ -10,13 +10,14 @@ use crate::settings::{Matching, PairsSettings};
 
 pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
-    simhash_io::register_inputs(&[&input.path])?;
+    simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("pairs", &settings.run, input.strict)?;
+    session.note_skipped(&input.inputs);
     settings.matching.note(&mut session.summary);
     input.note(&mut session.summary);
     let out = Output::create_for("--output", &settings.output)?;
-    let mut source = Source::new(&input.path);
-    let corpus = session.read(&mut source, input.reading.clone(), Some(input), false)?;
+    let mut sources = input.inputs.sources();
+    let corpus = session.read(&mut sources, input.reading.clone(), Some(input), false)?;
     // 12 bytes a pair: the score as its 32-bit code.
     let mut pairs: Vec<(u32, u32, u32)> = Vec::new();
     match_docs(&mut session, &corpus, &settings.matching, |a, b, d| pairs.push((a, b, d.code())))?;

@@ -137,6 +137,7 @@
 //!   fingerprints per slice.
 #![deny(missing_docs)]
 
+pub mod disk;
 mod hamming;
 pub mod lsh;
 

@@ -1,0 +1,401 @@
+//! [`DiskIndex`]: a committed state of an on-disk index, open for queries.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use simhash_core::Fingerprint;
+
+use super::manifest::{MANIFEST, Manifest};
+use super::segment::{KIND_MINHASH, KIND_SIMHASH, Segment, Shape};
+use super::{DiskError, DiskErrorKind, Settings};
+use crate::lsh::DocSketch;
+use crate::{Hit, JaccardHit, Tables};
+
+/// An on-disk index as of one commit, open for reading: queries, id lookups, statistics
+/// and verification. Any number of readers may be open, in any number of processes, while
+/// one [`Writer`](super::Writer) commits: a reader keeps seeing the state it opened.
+///
+/// Documents are numbered `0..len()` in the order they were added (across all adds; a
+/// compaction keeps the numbers). Queries return these numbers ([`id`](DiskIndex::id) gives
+/// the id), in ascending order.
+#[derive(Debug)]
+pub struct DiskIndex {
+    dir: PathBuf,
+    manifest: Manifest,
+    parts: Vec<Part>,
+    method: Method,
+}
+
+#[derive(Debug)]
+struct Part {
+    segment: Segment,
+    base: u64,
+}
+
+#[derive(Debug)]
+pub(crate) enum Method {
+    MinHash { jaccard: f64, bands: usize },
+    Simhash { tables: Tables },
+}
+
+/// What an index holds, for `simhash index stats`.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Documents in the index (with or without features).
+    pub documents: u64,
+    /// Segment files.
+    pub segments: usize,
+    /// Bytes of the segment files and the manifest.
+    pub bytes: u64,
+    /// The commit's generation number (one more per commit).
+    pub generation: u64,
+    /// The settings the index was made with.
+    pub settings: Settings,
+}
+
+/// How many times an open retries when a compaction removed a segment between the
+/// manifest's read and the segment's open.
+const OPEN_RETRIES: usize = 16;
+
+impl Method {
+    pub(crate) fn of(settings: &Settings) -> Method {
+        match settings {
+            Settings::MinHash(s) => Method::MinHash { jaccard: s.jaccard, bands: s.bands },
+            Settings::Simhash(s) => Method::Simhash {
+                tables: Tables::new(s.blocks, s.max_distance).expect("validated settings"),
+            },
+        }
+    }
+
+    pub(crate) fn shape(&self, settings: &Settings) -> Shape {
+        match (self, settings) {
+            (Method::MinHash { bands, .. }, Settings::MinHash(s)) => Shape {
+                kind: KIND_MINHASH,
+                columns: *bands,
+                key_bytes: s.band_key_bits as usize / 8,
+            },
+            (Method::Simhash { tables }, _) => {
+                Shape { kind: KIND_SIMHASH, columns: tables.len(), key_bytes: 8 }
+            }
+            _ => unreachable!("a method of other settings"),
+        }
+    }
+}
+
+impl DiskIndex {
+    /// Opens the index in `dir` as of its last commit: reads the manifest and checks every
+    /// segment's size, header and footer (the time does not grow with the index's size).
+    ///
+    /// Errors: [`NotFound`](DiskErrorKind::NotFound) when `dir` holds no index,
+    /// [`Corrupt`](DiskErrorKind::Corrupt) naming the file, [`Version`](DiskErrorKind::Version).
+    pub fn open(dir: impl AsRef<Path>) -> Result<DiskIndex, DiskError> {
+        let dir = dir.as_ref();
+        for _ in 0..OPEN_RETRIES {
+            let Some(manifest) = Manifest::read(dir)? else {
+                return Err(DiskError::new(
+                    DiskErrorKind::NotFound,
+                    Some(&dir.join(MANIFEST)),
+                    "no index here (no manifest)",
+                ));
+            };
+            let generation = manifest.generation;
+            match DiskIndex::from_manifest(dir, manifest) {
+                Ok(index) => return Ok(index),
+                // A compaction may have removed a segment after the manifest was read:
+                // then there is a newer manifest, to read again.
+                Err(e) if e.kind() == DiskErrorKind::NotFound => {
+                    if Manifest::read(dir)?.map(|m| m.generation) == Some(generation) {
+                        let path = e.path().unwrap_or(dir).to_path_buf();
+                        return Err(DiskError::corrupt(
+                            &path,
+                            "a segment the manifest lists is missing",
+                        ));
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(DiskError::new(
+            DiskErrorKind::Io,
+            Some(&dir.join(MANIFEST)),
+            "the index kept changing while it was opened",
+        ))
+    }
+
+    /// [`open`](DiskIndex::open), then checks that the index was made with `settings`:
+    /// otherwise a [`SettingsMismatch`](DiskErrorKind::SettingsMismatch) error names each
+    /// differing setting.
+    pub fn open_with(dir: impl AsRef<Path>, settings: &Settings) -> Result<DiskIndex, DiskError> {
+        let index = DiskIndex::open(dir)?;
+        index.check_settings(settings)?;
+        Ok(index)
+    }
+
+    pub(crate) fn from_manifest(dir: &Path, manifest: Manifest) -> Result<DiskIndex, DiskError> {
+        let method = Method::of(&manifest.settings);
+        let shape = method.shape(&manifest.settings);
+        let mut parts = Vec::with_capacity(manifest.segments.len());
+        let mut base = 0;
+        for entry in &manifest.segments {
+            let segment = Segment::open(&dir.join(&entry.name), entry.bytes, entry.docs, shape)?;
+            parts.push(Part { segment, base });
+            base += entry.docs;
+        }
+        Ok(DiskIndex { dir: dir.to_path_buf(), manifest, parts, method })
+    }
+
+    /// Checks that the index was made with `settings`.
+    pub fn check_settings(&self, settings: &Settings) -> Result<(), DiskError> {
+        let differing = self.manifest.settings.differences(settings);
+        if differing.is_empty() {
+            Ok(())
+        } else {
+            Err(DiskError::mismatch(&self.dir.join(MANIFEST), differing))
+        }
+    }
+
+    /// The settings the index was made with.
+    pub fn settings(&self) -> &Settings {
+        &self.manifest.settings
+    }
+
+    /// The index's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Documents in the index.
+    pub fn len(&self) -> u64 {
+        self.manifest.documents()
+    }
+
+    /// True when the index holds no document.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The generation of the commit this reader sees.
+    pub fn generation(&self) -> u64 {
+        self.manifest.generation
+    }
+
+    pub(crate) fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    pub(crate) fn segments(&self) -> impl Iterator<Item = &Segment> {
+        self.parts.iter().map(|p| &p.segment)
+    }
+
+    /// Documents, segments, bytes on disk, generation and settings.
+    pub fn stats(&self) -> Stats {
+        let manifest_bytes = self.manifest.encode().len() as u64;
+        Stats {
+            documents: self.len(),
+            segments: self.parts.len(),
+            bytes: self.manifest.segments.iter().map(|s| s.bytes).sum::<u64>() + manifest_bytes,
+            generation: self.manifest.generation,
+            settings: self.manifest.settings.clone(),
+        }
+    }
+
+    fn part_of(&self, doc: u64) -> Option<&Part> {
+        let i = self.parts.partition_point(|p| p.base <= doc);
+        let part = &self.parts[i.checked_sub(1)?];
+        (doc - part.base < part.segment_docs()).then_some(part)
+    }
+
+    /// The id of document `doc`. Errors: no such document
+    /// ([`Invalid`](DiskErrorKind::Invalid)), or a corrupt segment.
+    pub fn id(&self, doc: u64) -> Result<&str, DiskError> {
+        let part = self.part_of(doc).ok_or_else(|| {
+            DiskError::invalid(format!("no document {doc} in an index of {}", self.len()))
+        })?;
+        part.segment.id_str((doc - part.base) as usize)
+    }
+
+    /// The document whose id is `id`, if any (hashes locate it, strings decide).
+    pub fn find_id(&self, id: &str) -> Result<Option<u64>, DiskError> {
+        for part in &self.parts {
+            if let Some(d) = part.segment.find_id(id)? {
+                return Ok(Some(part.base + u64::from(d)));
+            }
+        }
+        Ok(None)
+    }
+
+    fn minhash(&self) -> Result<(f64, usize), DiskError> {
+        match self.method {
+            Method::MinHash { jaccard, bands } => Ok((jaccard, bands)),
+            Method::Simhash { .. } => Err(DiskError::invalid("a MinHash query of a simhash index")),
+        }
+    }
+
+    fn tables(&self) -> Result<&Tables, DiskError> {
+        match &self.method {
+            Method::Simhash { tables } => Ok(tables),
+            Method::MinHash { .. } => Err(DiskError::invalid("a simhash query of a MinHash index")),
+        }
+    }
+
+    /// Every indexed document that shares a band key with `sketch` and whose shingle set
+    /// has an exact Jaccard similarity of at least the index's threshold with it, in
+    /// ascending document order: what [`find_matches`](crate::lsh::find_matches) pairs it
+    /// with, had it been added after the indexed documents.
+    pub fn query_sketch(&self, sketch: &DocSketch) -> Result<Vec<JaccardHit<u64>>, DiskError> {
+        let mut hits = Vec::new();
+        self.search_sketch(sketch, false, &mut hits)?;
+        Ok(hits)
+    }
+
+    /// The first match of [`query_sketch`](DiskIndex::query_sketch) (the lowest document
+    /// number: the earliest added), found without verifying the later candidates.
+    pub fn first_sketch(&self, sketch: &DocSketch) -> Result<Option<JaccardHit<u64>>, DiskError> {
+        let mut hits = Vec::new();
+        self.search_sketch(sketch, true, &mut hits)?;
+        Ok(hits.pop())
+    }
+
+    /// [`query_sketch`](DiskIndex::query_sketch) of each sketch (none for a document
+    /// without features, which matches nothing), in parallel on rayon's current pool; the
+    /// answers are in input order.
+    pub fn query_sketches(
+        &self,
+        sketches: &[Option<DocSketch>],
+    ) -> Result<Vec<Vec<JaccardHit<u64>>>, DiskError> {
+        sketches
+            .par_iter()
+            .map(|s| s.as_ref().map_or(Ok(Vec::new()), |s| self.query_sketch(s)))
+            .collect()
+    }
+
+    fn search_sketch(
+        &self,
+        sketch: &DocSketch,
+        first: bool,
+        hits: &mut Vec<JaccardHit<u64>>,
+    ) -> Result<(), DiskError> {
+        let (threshold, bands) = self.minhash()?;
+        if sketch.bands().len() != bands {
+            return Err(DiskError::invalid(format!(
+                "a sketch of {} band keys for an index of {bands} bands",
+                sketch.bands().len()
+            )));
+        }
+        let (mut candidates, mut set) = (Vec::new(), Vec::new());
+        for part in &self.parts {
+            let seg = &part.segment;
+            candidates.clear();
+            for (c, &key) in sketch.bands().iter().enumerate() {
+                let key = u64::from(key);
+                for i in seg.column_range(c, key, key)? {
+                    candidates.push(seg.column_doc(c, i)?);
+                }
+            }
+            candidates.sort_unstable();
+            candidates.dedup();
+            for &d in &candidates {
+                seg.read_payload(d as usize, &mut set)?;
+                let jaccard = simhash_core::jaccard(&set, sketch.set());
+                if jaccard >= threshold {
+                    hits.push(JaccardHit { id: part.base + u64::from(d), jaccard });
+                    if first {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every indexed fingerprint within the index's maximum distance of `fp`, as
+    /// [`Hit`]s of document numbers, in ascending document order: what
+    /// [`all_pairs`](crate::all_pairs) pairs it with.
+    pub fn query_fingerprint(&self, fp: Fingerprint) -> Result<Vec<Hit<u64>>, DiskError> {
+        let mut hits = Vec::new();
+        self.search_fingerprint(fp, false, &mut hits)?;
+        Ok(hits)
+    }
+
+    /// The first match of [`query_fingerprint`](DiskIndex::query_fingerprint) (the lowest
+    /// document number).
+    pub fn first_fingerprint(&self, fp: Fingerprint) -> Result<Option<Hit<u64>>, DiskError> {
+        let mut hits = Vec::new();
+        self.search_fingerprint(fp, true, &mut hits)?;
+        Ok(hits.pop())
+    }
+
+    /// [`query_fingerprint`](DiskIndex::query_fingerprint) of each fingerprint (none for a
+    /// document without features), in parallel; the answers are in input order.
+    pub fn query_fingerprints(
+        &self,
+        fps: &[Option<Fingerprint>],
+    ) -> Result<Vec<Vec<Hit<u64>>>, DiskError> {
+        fps.par_iter().map(|f| f.map_or(Ok(Vec::new()), |f| self.query_fingerprint(f))).collect()
+    }
+
+    fn search_fingerprint(
+        &self,
+        fp: Fingerprint,
+        first: bool,
+        hits: &mut Vec<Hit<u64>>,
+    ) -> Result<(), DiskError> {
+        let tables = self.tables()?;
+        let k = tables.max_distance();
+        let (mut candidates, mut payload) = (Vec::new(), Vec::new());
+        for part in &self.parts {
+            let seg = &part.segment;
+            candidates.clear();
+            for (c, table) in tables.iter().enumerate() {
+                let mask = u64::MAX << (64 - table.prefix_bits());
+                let lo = table.permute(fp) & mask;
+                for i in seg.column_range(c, lo, lo | !mask)? {
+                    candidates.push(seg.column_doc(c, i)?);
+                }
+            }
+            candidates.sort_unstable();
+            candidates.dedup();
+            for &d in &candidates {
+                seg.read_payload(d as usize, &mut payload)?;
+                let [other] = payload[..] else {
+                    return Err(DiskError::corrupt(
+                        seg.path(),
+                        format!("document {d} has no single fingerprint"),
+                    ));
+                };
+                let distance = (other ^ fp.0).count_ones();
+                if distance <= k {
+                    hits.push(Hit { distance, id: part.base + u64::from(d) });
+                    if first {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads every byte of every segment and checks it: each file's checksum against the
+    /// manifest's, and each block's against the file's table. Errors name the file.
+    pub fn verify(&self) -> Result<(), DiskError> {
+        for (part, entry) in self.parts.iter().zip(&self.manifest.segments) {
+            let file = part.segment.file();
+            if file.whole_checksum() != entry.checksum {
+                return Err(DiskError::corrupt(
+                    file.path(),
+                    "the segment file does not match the manifest's checksum",
+                ));
+            }
+            file.check_all_blocks()?;
+        }
+        Ok(())
+    }
+}
+
+impl Part {
+    fn segment_docs(&self) -> u64 {
+        use super::segment::Source;
+        self.segment.docs() as u64
+    }
+}

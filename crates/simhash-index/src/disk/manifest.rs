@@ -1,0 +1,222 @@
+//! The manifest: the one file that says what the index is (its settings, its generation and
+//! its segments with their sizes and checksums). It is replaced atomically: written under
+//! a temporary name, synced, renamed over the old one, and the directory synced.
+
+use std::fmt::Write as _;
+use std::fs::{self, File};
+use std::io::{ErrorKind, Write};
+use std::path::Path;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::{DiskError, DiskErrorKind, Settings};
+
+/// The manifest's file name in the index directory.
+pub(crate) const MANIFEST: &str = "MANIFEST";
+/// The first line of a manifest, before its version number.
+const FIRST_LINE: &str = "simhash-index manifest";
+/// The manifest format this library writes (and the newest it reads).
+pub(crate) const MANIFEST_VERSION: u32 = 1;
+
+/// A committed state of the index.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Manifest {
+    pub(crate) generation: u64,
+    pub(crate) settings: Settings,
+    pub(crate) segments: Vec<SegmentEntry>,
+}
+
+/// A segment as the manifest lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SegmentEntry {
+    /// The file name, in the index directory.
+    pub(crate) name: String,
+    pub(crate) docs: u64,
+    pub(crate) bytes: u64,
+    /// xxh3 of the whole file.
+    pub(crate) checksum: u64,
+}
+
+impl Manifest {
+    pub(crate) fn documents(&self) -> u64 {
+        self.segments.iter().map(|s| s.docs).sum()
+    }
+
+    pub(crate) fn encode(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "{FIRST_LINE} {MANIFEST_VERSION}");
+        let _ = writeln!(s, "generation {}", self.generation);
+        for (k, v) in self.settings.to_pairs() {
+            let _ = writeln!(s, "setting {k} {}", escape(&v));
+        }
+        let _ = writeln!(s, "documents {}", self.documents());
+        for seg in &self.segments {
+            let _ = writeln!(
+                s,
+                "segment {} docs {} bytes {} xxh3 {:016x}",
+                seg.name, seg.docs, seg.bytes, seg.checksum
+            );
+        }
+        let sum = xxh3_64(s.as_bytes());
+        let _ = writeln!(s, "checksum {sum:016x}");
+        s
+    }
+
+    pub(crate) fn decode(path: &Path, text: &str) -> Result<Manifest, DiskError> {
+        let bad = |what: String| DiskError::corrupt(path, what);
+        let body_end = text
+            .trim_end_matches('\n')
+            .rfind('\n')
+            .map(|i| i + 1)
+            .ok_or_else(|| bad("the manifest is truncated".into()))?;
+        let (body, last) = text.split_at(body_end);
+        let sum = last
+            .strip_prefix("checksum ")
+            .and_then(|s| s.strip_suffix('\n'))
+            .and_then(|s| u64::from_str_radix(s, 16).ok())
+            .ok_or_else(|| bad("the manifest is truncated (no checksum line)".into()))?;
+        if xxh3_64(body.as_bytes()) != sum {
+            return Err(bad("the manifest does not match its checksum".into()));
+        }
+        let mut lines = body.lines();
+        let version = lines
+            .next()
+            .and_then(|l| l.strip_prefix(FIRST_LINE))
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .ok_or_else(|| bad("not an index manifest".into()))?;
+        if version > MANIFEST_VERSION {
+            return Err(DiskError::new(
+                DiskErrorKind::Version,
+                Some(path),
+                format!(
+                    "the index is in format version {version}; this library reads versions up to {MANIFEST_VERSION}"
+                ),
+            ));
+        }
+        let (mut generation, mut documents) = (None, None);
+        let mut pairs = Vec::new();
+        let mut segments = Vec::new();
+        for line in lines {
+            let words: Vec<&str> = line.split(' ').collect();
+            match words.as_slice() {
+                ["generation", g] => generation = g.parse::<u64>().ok(),
+                ["setting", k, v] => pairs.push((
+                    (*k).to_string(),
+                    unescape(v).ok_or_else(|| bad(format!("bad setting line {line:?}")))?,
+                )),
+                ["documents", n] => documents = n.parse::<u64>().ok(),
+                ["segment", name, "docs", docs, "bytes", bytes, "xxh3", sum] => {
+                    let entry = (|| {
+                        Some(SegmentEntry {
+                            name: valid_name(name)?.to_string(),
+                            docs: docs.parse().ok()?,
+                            bytes: bytes.parse().ok()?,
+                            checksum: u64::from_str_radix(sum, 16).ok()?,
+                        })
+                    })();
+                    segments.push(entry.ok_or_else(|| bad(format!("bad segment line {line:?}")))?);
+                }
+                // Lines of later minor versions that this version does not need.
+                _ => {}
+            }
+        }
+        let generation = generation.ok_or_else(|| bad("the manifest has no generation".into()))?;
+        let settings = Settings::from_pairs(&pairs)
+            .map_err(|e| bad(format!("the manifest's settings: {e}")))?;
+        settings.validate().map_err(|e| bad(format!("the manifest's settings: {e}")))?;
+        let manifest = Manifest { generation, settings, segments };
+        if documents != Some(manifest.documents()) {
+            return Err(bad("the manifest's document count does not match its segments".into()));
+        }
+        Ok(manifest)
+    }
+
+    /// The manifest of `dir`, or `None` when there is none.
+    pub(crate) fn read(dir: &Path) -> Result<Option<Manifest>, DiskError> {
+        let path = dir.join(MANIFEST);
+        match fs::read(&path) {
+            Ok(bytes) => {
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| DiskError::corrupt(&path, "the manifest is not UTF-8"))?;
+                Manifest::decode(&path, &text).map(Some)
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(DiskError::io(&path, "cannot read the manifest", e)),
+        }
+    }
+
+    /// Commits this manifest: written new, synced, renamed over the old one, directory
+    /// synced. Segment files it lists must already be durable.
+    pub(crate) fn write(&self, dir: &Path) -> Result<(), DiskError> {
+        let path = dir.join(MANIFEST);
+        let tmp = super::file::tmp_path(&path);
+        let io = |what: &'static str| {
+            let tmp = &tmp;
+            move |e| DiskError::io(tmp, what, e)
+        };
+        let mut file = File::create(&tmp).map_err(io("cannot create the new manifest"))?;
+        file.write_all(self.encode().as_bytes()).map_err(io("cannot write the new manifest"))?;
+        file.sync_all().map_err(io("cannot sync the new manifest"))?;
+        drop(file);
+        fs::rename(&tmp, &path)
+            .map_err(|e| DiskError::io(&path, "cannot replace the manifest", e))?;
+        sync_dir(dir)
+    }
+}
+
+/// Makes the directory's entries (renames, removals) durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), DiskError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| DiskError::io(dir, "cannot sync the index directory", e))
+}
+
+/// A segment name as the writer makes them: `g<generation>-<n>.seg`, nothing that could
+/// leave the directory.
+fn valid_name(name: &str) -> Option<&str> {
+    let ok = name.starts_with('g')
+        && name.rsplit_once('.').is_some_and(|(_, ext)| ext == "seg")
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+        && !name.contains("..");
+    ok.then_some(name)
+}
+
+/// Whether `name` is a file the writer makes (a segment or a temporary file), so that a
+/// writer may remove it when no manifest lists it.
+pub(crate) fn is_index_file(name: &str) -> bool {
+    let base = name.strip_suffix(".tmp").unwrap_or(name);
+    valid_name(base).is_some() || name == format!("{MANIFEST}.tmp")
+}
+
+/// Setting values are written with `%`, whitespace and control characters as `%XX`.
+fn escape(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        if c == '%' || c.is_whitespace() || c.is_control() {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                let _ = write!(out, "%{b:02X}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    if out.is_empty() { "%".to_string() } else { out }
+}
+
+fn unescape(v: &str) -> Option<String> {
+    if v == "%" {
+        return Some(String::new());
+    }
+    let mut bytes = Vec::with_capacity(v.len());
+    let mut it = v.bytes();
+    while let Some(b) = it.next() {
+        if b == b'%' {
+            let hex = [it.next()?, it.next()?];
+            bytes.push(u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?);
+        } else {
+            bytes.push(b);
+        }
+    }
+    String::from_utf8(bytes).ok()
+}

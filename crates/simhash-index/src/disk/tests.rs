@@ -1,0 +1,497 @@
+//! The on-disk index against the in-memory engines and brute force: queries, ids, commits,
+//! compaction, settings, the lock and rollback.
+#![allow(clippy::float_cmp)] // exact Jaccard ratios compared with the engine's
+#![allow(clippy::ref_option)] // the adders take the documents as the tests store them
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use simhash_core::{Fingerprint, MinHasher};
+
+use super::*;
+use crate::lsh::{DocSketch, MatchSink, MemoryStore, SketchStore, Sketcher, find_matches};
+use crate::{Banding, JaccardHit, Tables, all_pairs_optional};
+
+/// splitmix64, for reproducible random inputs.
+pub(super) struct Rng(pub(super) u64);
+
+impl Rng {
+    pub(super) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub(super) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+pub(super) fn minhash_settings(bands: usize, rows: usize, jaccard: f64) -> Settings {
+    Settings::MinHash(MinHashSettings {
+        preset: "default".into(),
+        window: 3,
+        num_perm: bands * rows,
+        bands,
+        rows,
+        lsh_threshold: 0.3,
+        jaccard,
+        seed: 0,
+        band_key_bits: 32,
+        extra: BTreeMap::new(),
+    })
+}
+
+pub(super) fn simhash_settings(k: u32, blocks: usize) -> Settings {
+    Settings::Simhash(SimhashSettings {
+        preset: "default".into(),
+        window: 3,
+        max_distance: k,
+        blocks,
+        extra: BTreeMap::new(),
+    })
+}
+
+pub(super) fn sketcher(bands: usize, rows: usize) -> Sketcher {
+    Sketcher::new(MinHasher::new(bands * rows, 0), Banding::new(bands, rows).unwrap()).unwrap()
+}
+
+/// Random and adversarial MinHash documents: families of near-duplicates (a base set with a
+/// few shingles changed), floods of identical sets, tiny sets, featureless documents, and
+/// hand-made sketches that share band keys without sharing shingles (and the reverse).
+pub(super) fn minhash_docs(rng: &mut Rng, n: usize, sk: &Sketcher) -> Vec<Option<DocSketch>> {
+    let bands = sk.banding().bands;
+    let mut bases: Vec<Vec<u64>> = Vec::new();
+    let mut docs = Vec::with_capacity(n);
+    while docs.len() < n {
+        let doc = match rng.below(10) {
+            0 => None,
+            1 => sk.sketch_shingles([rng.below(4)]),
+            2 if !bases.is_empty() => {
+                // An exact copy of a base (a flood when it repeats).
+                let b = &bases[rng.below(bases.len() as u64) as usize];
+                sk.sketch_shingles(b.iter().copied())
+            }
+            3 => {
+                // Band keys chosen by hand from a tiny key space, so that unrelated sets
+                // collide (equal sets still have equal keys, as the sketcher makes them).
+                let len = 1 + rng.below(6) as usize;
+                let mut set: Vec<u64> = (0..len).map(|_| (1 << 40) + rng.below(12)).collect();
+                set.sort_unstable();
+                set.dedup();
+                let h = set.iter().fold(0u64, |h, &x| h.rotate_left(7) ^ x);
+                let keys = (0..bands).map(|b| ((h >> b) % 3) as u32).collect();
+                Some(DocSketch { bands: keys, set })
+            }
+            4..=6 if !bases.is_empty() => {
+                let b = bases[rng.below(bases.len() as u64) as usize].clone();
+                let mut set: Vec<u64> = b.into_iter().filter(|_| rng.below(8) != 0).collect();
+                for _ in 0..rng.below(4) {
+                    set.push(rng.below(1 << 20));
+                }
+                sk.sketch_shingles(set)
+            }
+            _ => {
+                let len = 1 + rng.below(24) as usize;
+                let set: Vec<u64> = (0..len).map(|_| rng.below(1 << 20)).collect();
+                bases.push(set.clone());
+                sk.sketch_shingles(set)
+            }
+        };
+        docs.push(doc);
+    }
+    docs
+}
+
+/// Adds `docs` (ids `"{prefix}{i}"`) in commits of the given sizes, with a small flush
+/// budget so that commits write several segments.
+pub(super) fn add_commits<T>(
+    dir: &Path,
+    settings: &Settings,
+    docs: &[(String, T)],
+    commits: &[usize],
+    flush_bytes: usize,
+    mut add: impl FnMut(&mut Writer, &str, &T) -> Result<(), DiskError>,
+) -> Vec<Commit> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for &size in commits {
+        let mut w = Writer::builder().flush_bytes(flush_bytes).open(dir, settings).unwrap();
+        for (id, doc) in &docs[at..at + size] {
+            add(&mut w, id, doc).unwrap();
+        }
+        at += size;
+        out.push(w.commit().unwrap());
+    }
+    assert_eq!(at, docs.len());
+    out
+}
+
+fn add_sketch(w: &mut Writer, id: &str, s: &Option<DocSketch>) -> Result<(), DiskError> {
+    w.add_sketch(id, s.as_ref())
+}
+
+fn add_fp(w: &mut Writer, id: &str, fp: &Option<Fingerprint>) -> Result<(), DiskError> {
+    w.add_fingerprint(id, *fp)
+}
+
+fn ids<T: Clone>(prefix: &str, docs: &[T]) -> Vec<(String, T)> {
+    docs.iter().enumerate().map(|(i, d)| (format!("{prefix}{i}"), d.clone())).collect()
+}
+
+/// Every match of `q` among `indexed`, by brute force: a shared band key and an exact
+/// Jaccard similarity of at least `t`.
+fn brute_minhash(indexed: &[Option<DocSketch>], q: &DocSketch, t: f64) -> Vec<JaccardHit<u64>> {
+    let mut out = Vec::new();
+    for (d, x) in indexed.iter().enumerate() {
+        let Some(x) = x else { continue };
+        let shares = x.bands().iter().zip(q.bands()).any(|(a, b)| a == b);
+        let j = simhash_core::jaccard(x.set(), q.set());
+        if shares && j >= t {
+            out.push(JaccardHit { id: d as u64, jaccard: j });
+        }
+    }
+    out
+}
+
+/// The cross pairs `(query, indexed, jaccard)` that `find_matches` finds among `indexed`
+/// followed by `queries`, with the pairs it leaves implied by identical sets spelled out.
+fn engine_cross_pairs(
+    indexed: &[Option<DocSketch>],
+    queries: &[Option<DocSketch>],
+    bands: usize,
+    t: f64,
+) -> Vec<(usize, u64, f64)> {
+    #[derive(Default)]
+    struct Rec {
+        dup: Vec<(u32, u32)>,
+        pairs: Vec<(u32, u32, f64)>,
+    }
+    impl MatchSink for Rec {
+        fn duplicate(&mut self, doc: u32, of: u32) {
+            self.dup.push((doc, of));
+        }
+        fn pair(&mut self, a: u32, b: u32, j: f64) {
+            self.pairs.push((a, b, j));
+        }
+    }
+    let mut store = MemoryStore::new(bands);
+    for s in indexed.iter().chain(queries) {
+        store.push(s.as_ref()).unwrap();
+    }
+    store.finish().unwrap();
+    let mut rec = Rec::default();
+    find_matches(&store, t, &mut rec).unwrap();
+    let n = indexed.len() + queries.len();
+    let mut rep: Vec<u32> = (0..n as u32).collect();
+    for &(doc, of) in &rec.dup {
+        rep[doc as usize] = of;
+    }
+    let mut by_rep: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for d in 0..n as u32 {
+        if store.has(d as usize) {
+            by_rep.entry(rep[d as usize]).or_default().push(d);
+        }
+    }
+    let mut all: Vec<(u32, u32, f64)> = Vec::new();
+    for members in by_rep.values() {
+        for (i, &a) in members.iter().enumerate() {
+            for &b in &members[i + 1..] {
+                all.push((a, b, 1.0));
+            }
+        }
+    }
+    for &(a, b, j) in &rec.pairs {
+        for &x in &by_rep[&a] {
+            for &y in &by_rep[&b] {
+                all.push((x.min(y), x.max(y), j));
+            }
+        }
+    }
+    let m = indexed.len() as u32;
+    let mut cross: Vec<(usize, u64, f64)> = all
+        .into_iter()
+        .filter(|&(a, b, _)| a < m && b >= m)
+        .map(|(a, b, j)| ((b - m) as usize, u64::from(a), j))
+        .collect();
+    cross.sort_by_key(|x| (x.0, x.1));
+    cross
+}
+
+#[test]
+fn minhash_queries_equal_the_engine_and_brute_force() {
+    for (seed, (bands, rows, t)) in
+        [(4, 2, 0.5), (8, 4, 0.3), (2, 1, 1.0), (16, 2, 0.8)].into_iter().enumerate()
+    {
+        let mut rng = Rng(seed as u64);
+        let sk = sketcher(bands, rows);
+        let settings = minhash_settings(bands, rows, t);
+        let mut indexed = minhash_docs(&mut rng, 420, &sk);
+        let queries = indexed.split_off(300);
+        let dir = tempfile::tempdir().unwrap();
+        add_commits(dir.path(), &settings, &ids("a", &indexed), &[100, 1, 199], 3000, add_sketch);
+        let index = DiskIndex::open(dir.path()).unwrap();
+        assert_eq!(index.len(), 300);
+        assert!(index.stats().segments > 3, "several segments");
+        let answers = index.query_sketches(&queries).unwrap();
+        let mut listed = Vec::new();
+        for (q, (query, hits)) in queries.iter().zip(&answers).enumerate() {
+            let expected = query.as_ref().map_or(Vec::new(), |s| brute_minhash(&indexed, s, t));
+            assert_eq!(hits, &expected, "seed {seed}, query {q}");
+            if let Some(s) = query {
+                assert_eq!(index.query_sketch(s).unwrap(), expected);
+                assert_eq!(index.first_sketch(s).unwrap(), expected.first().cloned());
+            }
+            listed.extend(hits.iter().map(|h| (q, h.id, h.jaccard)));
+        }
+        assert_eq!(listed, engine_cross_pairs(&indexed, &queries, bands, t), "seed {seed}");
+        assert!(!listed.is_empty(), "the inputs must produce matches");
+    }
+}
+
+fn simhash_docs(rng: &mut Rng, n: usize, k: u32) -> Vec<Option<Fingerprint>> {
+    let mut bases: Vec<u64> = Vec::new();
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let fp = match rng.below(8) {
+            0 => None,
+            1..=4 if !bases.is_empty() => {
+                // Exactly k, k + 1 or fewer bits from a base; or the base itself.
+                let base = bases[rng.below(bases.len() as u64) as usize];
+                let flips =
+                    [k, k + 1, 0, rng.below(u64::from(k) + 1) as u32][rng.below(4) as usize];
+                let mut fp = base;
+                let mut bits: Vec<u32> = (0..64).collect();
+                for i in 0..flips as usize {
+                    let j = i + rng.below((64 - i) as u64) as usize;
+                    bits.swap(i, j);
+                    fp ^= 1 << bits[i];
+                }
+                Some(Fingerprint(fp))
+            }
+            _ => {
+                let fp = rng.next();
+                bases.push(fp);
+                Some(Fingerprint(fp))
+            }
+        };
+        out.push(fp);
+    }
+    out
+}
+
+#[test]
+fn simhash_queries_equal_all_pairs_and_brute_force() {
+    for (seed, (k, blocks)) in [(3, 6), (0, 1), (2, 4), (6, 8)].into_iter().enumerate() {
+        let mut rng = Rng(100 + seed as u64);
+        let settings = simhash_settings(k, blocks);
+        let mut indexed = simhash_docs(&mut rng, 550, k);
+        let queries = indexed.split_off(400);
+        let dir = tempfile::tempdir().unwrap();
+        add_commits(dir.path(), &settings, &ids("a", &indexed), &[150, 250], 5000, add_fp);
+        let index = DiskIndex::open(dir.path()).unwrap();
+        let answers = index.query_fingerprints(&queries).unwrap();
+        let mut listed = Vec::new();
+        for (q, (query, hits)) in queries.iter().zip(&answers).enumerate() {
+            let expected: Vec<crate::Hit<u64>> = match query {
+                None => Vec::new(),
+                Some(f) => indexed
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(d, x)| {
+                        let distance = (*x)?.distance(*f);
+                        (distance <= k).then_some(crate::Hit { distance, id: d as u64 })
+                    })
+                    .collect(),
+            };
+            assert_eq!(hits, &expected, "seed {seed}, query {q}");
+            if let Some(f) = query {
+                assert_eq!(index.first_fingerprint(*f).unwrap(), expected.first().copied());
+            }
+            listed.extend(hits.iter().map(|h| (q, h.id, h.distance)));
+        }
+        let all: Vec<Option<Fingerprint>> = indexed.iter().chain(&queries).copied().collect();
+        let m = indexed.len() as u32;
+        let tables = Tables::new(blocks, k).unwrap();
+        let mut cross: Vec<(usize, u64, u32)> = all_pairs_optional(&all, &tables)
+            .into_iter()
+            .filter(|p| p.a < m && p.b >= m)
+            .map(|p| ((p.b - m) as usize, u64::from(p.a), p.distance))
+            .collect();
+        cross.sort_unstable();
+        assert_eq!(listed, cross, "seed {seed}");
+        assert!(listed.iter().any(|p| p.2 == k), "matches at exactly k bits");
+    }
+}
+
+/// The only segment file of an index.
+fn only_segment(dir: &Path) -> Vec<u8> {
+    let segs: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "seg"))
+        .collect();
+    assert_eq!(segs.len(), 1, "{segs:?}");
+    std::fs::read(&segs[0]).unwrap()
+}
+
+#[test]
+fn two_adds_and_a_compaction_equal_one_add() {
+    let mut rng = Rng(7);
+    let sk = sketcher(8, 2);
+    let settings = minhash_settings(8, 2, 0.4);
+    let docs = ids("d", &minhash_docs(&mut rng, 500, &sk));
+    let queries = minhash_docs(&mut rng, 100, &sk);
+    let (once, twice) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    add_commits(once.path(), &settings, &docs, &[500], usize::MAX, add_sketch);
+    add_commits(twice.path(), &settings, &docs, &[200, 300], 4000, add_sketch);
+    let before = DiskIndex::open(twice.path()).unwrap().query_sketches(&queries).unwrap();
+    let w = Writer::open(twice.path(), &settings).unwrap();
+    let commit = w.compact().unwrap();
+    assert_eq!(commit.documents, 500);
+    let (a, b) = (DiskIndex::open(once.path()).unwrap(), DiskIndex::open(twice.path()).unwrap());
+    assert_eq!(b.stats().segments, 1);
+    assert_eq!(a.stats().documents, b.stats().documents);
+    let answers = a.query_sketches(&queries).unwrap();
+    assert_eq!(answers, b.query_sketches(&queries).unwrap());
+    assert_eq!(answers, before);
+    assert!(answers.iter().any(|h| !h.is_empty()));
+    for d in [0, 199, 200, 499] {
+        assert_eq!(a.id(d).unwrap(), b.id(d).unwrap());
+        assert_eq!(b.find_id(&format!("d{d}")).unwrap(), Some(d));
+    }
+    // The same documents make the same bytes.
+    assert_eq!(only_segment(once.path()), only_segment(twice.path()));
+
+    // And for simhash.
+    let settings = simhash_settings(3, 6);
+    let docs = ids("s", &simhash_docs(&mut rng, 500, 3));
+    let (once, twice) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    add_commits(once.path(), &settings, &docs, &[500], usize::MAX, add_fp);
+    add_commits(twice.path(), &settings, &docs, &[1, 250, 249], 6000, add_fp);
+    Writer::open(twice.path(), &settings).unwrap().compact().unwrap();
+    assert_eq!(only_segment(once.path()), only_segment(twice.path()));
+}
+
+#[test]
+fn duplicate_ids_are_refused_and_reported() {
+    let settings = simhash_settings(3, 6);
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = Writer::builder().flush_bytes(200).open(dir.path(), &settings).unwrap();
+    for (i, id) in ["a", "b", "a", "c", "b", "d", "e", "f", "a"].iter().enumerate() {
+        w.add_fingerprint(id, Some(Fingerprint(i as u64))).unwrap();
+    }
+    w.add_fingerprint("", None).unwrap();
+    let c = w.commit().unwrap();
+    let refused: Vec<(u64, &str, u64)> =
+        c.refused.iter().map(|r| (r.position, r.id.as_str(), r.doc)).collect();
+    assert_eq!(refused, [(2, "a", 0), (4, "b", 1), (8, "a", 0)]);
+    assert_eq!((c.added, c.documents), (7, 7));
+    let mut w = Writer::open(dir.path(), &settings).unwrap();
+    for id in ["c", "new", "new", ""] {
+        w.add_fingerprint(id, None).unwrap();
+    }
+    let c = w.commit().unwrap();
+    let refused: Vec<(u64, &str, u64)> =
+        c.refused.iter().map(|r| (r.position, r.id.as_str(), r.doc)).collect();
+    assert_eq!(refused, [(0, "c", 2), (2, "new", 7), (3, "", 6)]);
+    let index = DiskIndex::open(dir.path()).unwrap();
+    assert_eq!(index.len(), 8);
+    let all: Vec<&str> = (0..8).map(|d| index.id(d).unwrap()).collect();
+    assert_eq!(all, ["a", "b", "c", "d", "e", "f", "", "new"]);
+    // A featureless document is in the index, and matches nothing.
+    assert_eq!(index.find_id("").unwrap(), Some(6));
+    let near: Vec<u64> =
+        index.query_fingerprint(Fingerprint(0)).unwrap().iter().map(|h| h.id).collect();
+    assert_eq!(near, [0, 1, 2, 3, 4, 5], "fingerprints 0, 1, 3, 5, 6, 7: not the featureless one");
+    assert!(index.id(8).is_err());
+}
+
+#[test]
+fn settings_are_stored_and_a_mismatch_names_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = minhash_settings(4, 2, 0.5);
+    if let Settings::MinHash(s) = &mut settings {
+        s.extra.insert("lowercase".into(), "yes please".into());
+        s.preset = "fork json".into();
+    }
+    Writer::open(dir.path(), &settings).unwrap().commit().unwrap();
+    let index = DiskIndex::open(dir.path()).unwrap();
+    assert_eq!(index.settings(), &settings);
+    assert_eq!(index.generation(), 1);
+    let mut other = settings.clone();
+    if let Settings::MinHash(s) = &mut other {
+        s.window = 4;
+        s.seed = 9;
+    }
+    for e in [
+        DiskIndex::open_with(dir.path(), &other).unwrap_err(),
+        Writer::open(dir.path(), &other).unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), DiskErrorKind::SettingsMismatch);
+        assert_eq!(e.settings(), ["seed", "window"]);
+        let msg = e.to_string();
+        assert!(msg.contains("MANIFEST") && msg.contains("window (index 3, given 4)"), "{msg}");
+    }
+    let e = Writer::open(dir.path(), &simhash_settings(3, 6)).unwrap_err();
+    assert_eq!(e.settings(), ["method"]);
+    let e = DiskIndex::open(dir.path().join("nothing")).unwrap_err();
+    assert_eq!(e.kind(), DiskErrorKind::NotFound);
+    let mut bad = settings.clone();
+    if let Settings::MinHash(s) = &mut bad {
+        s.bands = 100;
+    }
+    assert_eq!(Writer::open(dir.path(), &bad).unwrap_err().kind(), DiskErrorKind::Invalid);
+}
+
+#[test]
+fn one_writer_at_a_time_and_rollback_on_drop() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = simhash_settings(3, 6);
+    let mut w = Writer::builder().flush_bytes(1).open(dir.path(), &settings).unwrap();
+    w.add_fingerprint("a", Some(Fingerprint(1))).unwrap();
+    w.commit().unwrap();
+    let reader = DiskIndex::open(dir.path()).unwrap();
+    let mut w = Writer::builder().flush_bytes(1).open(dir.path(), &settings).unwrap();
+    let e = Writer::open(dir.path(), &settings).unwrap_err();
+    assert_eq!(e.kind(), DiskErrorKind::Locked);
+    assert!(e.to_string().contains("LOCK"), "{e}");
+    for i in 0..5 {
+        w.add_fingerprint(&format!("x{i}"), Some(Fingerprint(i))).unwrap();
+    }
+    let files = |dir: &Path| std::fs::read_dir(dir).unwrap().count();
+    assert!(files(dir.path()) > 4, "flushed segments exist before the commit");
+    assert_eq!(DiskIndex::open(dir.path()).unwrap().len(), 1, "and are not read");
+    drop(w);
+    assert_eq!(files(dir.path()), 3, "MANIFEST, LOCK and one segment");
+    let index = DiskIndex::open(dir.path()).unwrap();
+    assert_eq!(index.len(), 1);
+    assert_eq!(index.generation(), 1);
+    // A reader keeps its state while a writer commits and compacts.
+    let mut w = Writer::open(dir.path(), &settings).unwrap();
+    w.add_fingerprint("b", Some(Fingerprint(1))).unwrap();
+    w.compact().unwrap();
+    assert_eq!(reader.len(), 1);
+    assert_eq!(reader.query_fingerprint(Fingerprint(1)).unwrap().len(), 1);
+    reader.verify().unwrap();
+    assert_eq!(
+        DiskIndex::open(dir.path()).unwrap().query_fingerprint(Fingerprint(1)).unwrap().len(),
+        2
+    );
+}
+
+#[test]
+fn wrong_method_and_band_count_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = Writer::open(dir.path(), &minhash_settings(4, 2, 0.5)).unwrap();
+    assert_eq!(w.add_fingerprint("a", None).unwrap_err().kind(), DiskErrorKind::Invalid);
+    let s = sketcher(8, 1).sketch_shingles([1, 2, 3]).unwrap();
+    assert_eq!(w.add_sketch("a", Some(&s)).unwrap_err().kind(), DiskErrorKind::Invalid);
+    w.add_sketch("a", sketcher(4, 2).sketch_shingles([1, 2, 3]).as_ref()).unwrap();
+    w.commit().unwrap();
+    let index = DiskIndex::open(dir.path()).unwrap();
+    assert!(index.query_fingerprint(Fingerprint(0)).is_err());
+    assert!(index.query_sketch(&s).is_err());
+}

@@ -1,0 +1,459 @@
+//! [`Writer`]: the one writer of an index. Adds go to a new segment every
+//! [`flush_bytes`](WriterBuilder::flush_bytes), and nothing is visible until
+//! [`commit`](Writer::commit) writes the manifest that lists them; a writer dropped without
+//! committing removes its segments.
+
+use std::fs::{self, File, TryLockError};
+use std::path::{Path, PathBuf};
+
+use simhash_core::Fingerprint;
+
+use super::index::Method;
+use super::manifest::{self, Manifest, SegmentEntry};
+use super::segment::{self, Batch, Segment, Shape, Source};
+use super::{DiskError, DiskErrorKind, DiskIndex, Settings};
+use crate::lsh::DocSketch;
+
+/// The lock file's name in the index directory.
+pub(crate) const LOCK: &str = "LOCK";
+
+/// By default, a writer writes a segment when its documents take about this much memory.
+pub const DEFAULT_FLUSH_BYTES: usize = 256 << 20;
+
+/// An add that was refused: its id is already in the index, or was added earlier by this
+/// writer. Refused documents are not added; every one is reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// The add's position among this writer's adds (from 0).
+    pub position: u64,
+    /// The id.
+    pub id: String,
+    /// The document that holds the id: committed before, or added earlier by this writer.
+    pub doc: u64,
+}
+
+/// What a commit did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Commit {
+    /// The generation now committed.
+    pub generation: u64,
+    /// Documents added by this writer.
+    pub added: u64,
+    /// Documents in the index now.
+    pub documents: u64,
+    /// The refused adds, in the order they were made.
+    pub refused: Vec<Refused>,
+}
+
+/// Settings of a [`Writer`].
+#[derive(Clone, Debug)]
+pub struct WriterBuilder {
+    flush_bytes: usize,
+}
+
+impl Default for WriterBuilder {
+    fn default() -> WriterBuilder {
+        WriterBuilder { flush_bytes: DEFAULT_FLUSH_BYTES }
+    }
+}
+
+impl WriterBuilder {
+    /// Writes a segment whenever the added documents take about this many bytes of memory
+    /// (at least one document a segment). By default, [`DEFAULT_FLUSH_BYTES`].
+    pub fn flush_bytes(&mut self, bytes: usize) -> &mut WriterBuilder {
+        self.flush_bytes = bytes;
+        self
+    }
+
+    /// Opens (or creates) the index in `dir` for writing: takes its lock, checks that it
+    /// was made with `settings` (a new index is made with them at the first commit), and
+    /// removes what earlier writers left uncommitted.
+    ///
+    /// Errors: [`Locked`](DiskErrorKind::Locked) when another writer holds the lock,
+    /// [`SettingsMismatch`](DiskErrorKind::SettingsMismatch),
+    /// [`Invalid`](DiskErrorKind::Invalid) settings, and the errors of
+    /// [`DiskIndex::open`].
+    pub fn open(&self, dir: impl AsRef<Path>, settings: &Settings) -> Result<Writer, DiskError> {
+        let dir = dir.as_ref();
+        settings.validate()?;
+        fs::create_dir_all(dir)
+            .map_err(|e| DiskError::io(dir, "cannot create the index directory", e))?;
+        let lock_path = dir.join(LOCK);
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| DiskError::io(&lock_path, "cannot open the lock file", e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(DiskError::new(
+                    DiskErrorKind::Locked,
+                    Some(&lock_path),
+                    "another writer is using the index",
+                ));
+            }
+            Err(TryLockError::Error(e)) => {
+                return Err(DiskError::io(&lock_path, "cannot lock the index", e));
+            }
+        }
+        let committed = match Manifest::read(dir)? {
+            Some(m) => Some(DiskIndex::from_manifest(dir, m)?),
+            None => None,
+        };
+        if let Some(index) = &committed {
+            index.check_settings(settings)?;
+        }
+        remove_uncommitted(dir, committed.as_ref().map(DiskIndex::manifest))?;
+        let method = Method::of(settings);
+        let shape = method.shape(settings);
+        Ok(Writer {
+            dir: dir.to_path_buf(),
+            _lock: lock,
+            settings: settings.clone(),
+            generation: committed.as_ref().map_or(0, DiskIndex::generation) + 1,
+            committed,
+            method,
+            shape,
+            new_segments: Vec::new(),
+            batch: Batch::new(shape.columns),
+            flush_bytes: self.flush_bytes.max(1),
+            adds: 0,
+            added: 0,
+            refused: Vec::new(),
+            keys: Vec::new(),
+            done: false,
+        })
+    }
+}
+
+/// Removes the segment and temporary files no manifest lists (left by a writer that
+/// crashed or was killed). Other files are left alone.
+fn remove_uncommitted(dir: &Path, manifest: Option<&Manifest>) -> Result<(), DiskError> {
+    let listed = |name: &str| manifest.is_some_and(|m| m.segments.iter().any(|s| s.name == name));
+    let entries =
+        fs::read_dir(dir).map_err(|e| DiskError::io(dir, "cannot list the index directory", e))?;
+    let mut removed = false;
+    for entry in entries {
+        let entry = entry.map_err(|e| DiskError::io(dir, "cannot list the index directory", e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if manifest::is_index_file(name) && !listed(name) {
+            let path = entry.path();
+            fs::remove_file(&path)
+                .map_err(|e| DiskError::io(&path, "cannot remove an uncommitted file", e))?;
+            removed = true;
+        }
+    }
+    if removed {
+        manifest::sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+/// The one writer of an index (it holds the index's lock until dropped).
+///
+/// [`add_sketch`](Writer::add_sketch) or [`add_fingerprint`](Writer::add_fingerprint) adds
+/// documents in order; [`commit`](Writer::commit) makes them visible at once, to readers
+/// opened afterwards; [`compact`](Writer::compact) commits and merges every segment into
+/// one. Dropped without a commit, the writer removes what it wrote: the index stays as it
+/// was. A process killed at any moment leaves the last committed state.
+#[derive(Debug)]
+pub struct Writer {
+    dir: PathBuf,
+    _lock: File,
+    settings: Settings,
+    generation: u64,
+    committed: Option<DiskIndex>,
+    method: Method,
+    shape: Shape,
+    /// Segments written by this writer, not yet committed.
+    new_segments: Vec<(Segment, SegmentEntry)>,
+    batch: Batch,
+    flush_bytes: usize,
+    /// Adds made (the next add's position).
+    adds: u64,
+    /// Documents added (not refused) and flushed.
+    added: u64,
+    refused: Vec<Refused>,
+    keys: Vec<u64>,
+    done: bool,
+}
+
+impl Writer {
+    /// A [`WriterBuilder`] with the default settings.
+    pub fn builder() -> WriterBuilder {
+        WriterBuilder::default()
+    }
+
+    /// [`WriterBuilder::open`] with the default settings.
+    pub fn open(dir: impl AsRef<Path>, settings: &Settings) -> Result<Writer, DiskError> {
+        WriterBuilder::default().open(dir, settings)
+    }
+
+    /// The committed index as this writer found it (none for a new index): the state that
+    /// queries should see while this writer adds.
+    pub fn index(&self) -> Option<&DiskIndex> {
+        self.committed.as_ref()
+    }
+
+    /// The index's settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Adds a document to a MinHash index: its id and its sketch (none for a document
+    /// without features, which is stored as an id only). An id already in the index, or
+    /// added earlier by this writer, is refused and reported by [`commit`](Writer::commit).
+    ///
+    /// Errors: a simhash index, a sketch of another number of bands
+    /// ([`Invalid`](DiskErrorKind::Invalid)), and the errors of writing a segment.
+    pub fn add_sketch(&mut self, id: &str, sketch: Option<&DocSketch>) -> Result<(), DiskError> {
+        let Method::MinHash { bands, .. } = self.method else {
+            return Err(DiskError::invalid("a MinHash sketch added to a simhash index"));
+        };
+        self.keys.clear();
+        let payload: &[u64] = match sketch {
+            Some(s) => {
+                if s.bands().len() != bands {
+                    return Err(DiskError::invalid(format!(
+                        "a sketch of {} band keys for an index of {bands} bands",
+                        s.bands().len()
+                    )));
+                }
+                self.keys.extend(s.bands().iter().map(|&k| u64::from(k)));
+                s.set()
+            }
+            None => &[],
+        };
+        self.batch.push(id, self.adds, payload, &self.keys);
+        self.after_add()
+    }
+
+    /// Adds a document to a simhash index: its id and its fingerprint (none for a document
+    /// without features). Refusals and errors as [`add_sketch`](Writer::add_sketch).
+    pub fn add_fingerprint(&mut self, id: &str, fp: Option<Fingerprint>) -> Result<(), DiskError> {
+        let Method::Simhash { tables } = &self.method else {
+            return Err(DiskError::invalid("a fingerprint added to a MinHash index"));
+        };
+        self.keys.clear();
+        if let Some(fp) = fp {
+            self.keys.extend(tables.iter().map(|t| t.permute(fp)));
+        }
+        let payload = fp.map(|f| [f.0]);
+        self.batch.push(id, self.adds, payload.as_ref().map_or(&[][..], |p| &p[..]), &self.keys);
+        self.after_add()
+    }
+
+    fn after_add(&mut self) -> Result<(), DiskError> {
+        self.adds += 1;
+        if self.batch.bytes() >= self.flush_bytes {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Documents in the index with this writer's adds so far (refusals counted when found,
+    /// at each segment's flush).
+    pub fn documents(&self) -> u64 {
+        self.committed.as_ref().map_or(0, DiskIndex::len) + self.added + self.batch.len() as u64
+    }
+
+    /// The segments a new document's id is looked up in: `(segment, base)`.
+    fn existing(&self) -> Vec<(&Segment, u64)> {
+        let mut out = Vec::new();
+        let mut base = 0;
+        let committed = self.committed.iter().flat_map(DiskIndex::segments);
+        for seg in committed.chain(self.new_segments.iter().map(|(s, _)| s)) {
+            out.push((seg, base));
+            base += seg.docs() as u64;
+        }
+        out
+    }
+
+    /// Writes the buffered documents as a new (uncommitted) segment, without the refused.
+    fn flush(&mut self) -> Result<(), DiskError> {
+        if self.batch.len() == 0 {
+            return Ok(());
+        }
+        let n = self.batch.len();
+        let sorted = self.batch.sorted_id_hashes();
+        // The document already holding each refused add's id: indexed, or in this batch.
+        let mut holder: Vec<Option<Holder>> = vec![None; n];
+        for (seg, base) in self.existing() {
+            seg.ids_with_hashes(&sorted, |i, d| {
+                let doc = sorted[i].1 as usize;
+                if holder[doc].is_none()
+                    && seg.id_bytes(d as usize)? == self.batch.id_str(doc).as_bytes()
+                {
+                    holder[doc] = Some(Holder::Indexed(base + u64::from(d)));
+                }
+                Ok(())
+            })?;
+        }
+        for run in sorted.chunk_by(|a, b| a.0 == b.0) {
+            for (j, &(_, doc)) in run.iter().enumerate() {
+                let doc = doc as usize;
+                if holder[doc].is_some() {
+                    continue;
+                }
+                let id = self.batch.id_str(doc);
+                if let Some(&(_, first)) = run[..j].iter().find(|&&(_, e)| {
+                    holder[e as usize].is_none() && self.batch.id_str(e as usize) == id
+                }) {
+                    holder[doc] = Some(Holder::Batch(first as usize));
+                }
+            }
+        }
+        let base = self.documents() - n as u64;
+        let keep: Vec<bool> = holder.iter().map(Option::is_none).collect();
+        // Batch documents' numbers once the refused are left out.
+        let mut number = vec![0u64; n];
+        let mut next = base;
+        for d in 0..n {
+            number[d] = next;
+            next += u64::from(keep[d]);
+        }
+        for (d, h) in holder.iter().enumerate() {
+            if let Some(h) = h {
+                let doc = match *h {
+                    Holder::Indexed(doc) => doc,
+                    Holder::Batch(first) => number[first],
+                };
+                let id = self.batch.id_str(d).to_string();
+                self.refused.push(Refused { position: self.batch.positions[d], id, doc });
+            }
+        }
+        let batch = std::mem::replace(&mut self.batch, Batch::new(self.shape.columns));
+        let batch = if keep.iter().all(|&k| k) { batch } else { batch.retain(&keep) };
+        if batch.len() > 0 {
+            self.write_segment(&[&batch])?;
+            self.added += batch.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Writes `sources` as this writer's next segment file.
+    fn write_segment(&mut self, sources: &[&dyn Source]) -> Result<(), DiskError> {
+        let name = format!("g{:08}-{:04}.seg", self.generation, self.new_segments.len());
+        let path = self.dir.join(&name);
+        let written = segment::write(&path, self.shape, sources)?;
+        let docs = sources.iter().map(|s| s.docs() as u64).sum();
+        let entry = SegmentEntry { name, docs, bytes: written.bytes, checksum: written.checksum };
+        // Registered before it is opened, so that a failed open still removes it.
+        let segment = Segment::open(&path, entry.bytes, entry.docs, self.shape);
+        match segment {
+            Ok(segment) => {
+                self.new_segments.push((segment, entry));
+                Ok(())
+            }
+            Err(e) => {
+                let _ = fs::remove_file(&path);
+                Err(e)
+            }
+        }
+    }
+
+    /// Commits: writes the remaining documents, then the manifest that lists every segment
+    /// (the old ones and this writer's), atomically. Readers opened from now on see the
+    /// new state; readers already open keep theirs.
+    pub fn commit(mut self) -> Result<Commit, DiskError> {
+        self.flush()?;
+        let mut segments: Vec<SegmentEntry> =
+            self.committed.as_ref().map(|i| i.manifest().segments.clone()).unwrap_or_default();
+        segments.extend(self.new_segments.iter().map(|(_, e)| e.clone()));
+        self.publish(segments)
+    }
+
+    /// Commits, and merges every segment into one (a streaming merge of their sorted
+    /// columns: memory does not grow with the index). Document numbers and every query's
+    /// answer stay the same; the old segment files are removed once the new manifest is
+    /// durable (readers that have them open keep reading them).
+    pub fn compact(mut self) -> Result<Commit, DiskError> {
+        self.flush()?;
+        let old: Vec<PathBuf> = self
+            .committed
+            .iter()
+            .flat_map(DiskIndex::segments)
+            .chain(self.new_segments.iter().map(|(s, _)| s))
+            .map(|s| s.path().to_path_buf())
+            .collect();
+        if old.len() <= 1 {
+            return self.commit();
+        }
+        let merged = {
+            let sources: Vec<&dyn Source> = self
+                .committed
+                .iter()
+                .flat_map(DiskIndex::segments)
+                .chain(self.new_segments.iter().map(|(s, _)| s))
+                .map(|s| s as &dyn Source)
+                .collect();
+            let name = format!("g{:08}-{:04}.seg", self.generation, self.new_segments.len());
+            let path = self.dir.join(&name);
+            let written = segment::write(&path, self.shape, &sources)?;
+            let docs = sources.iter().map(|s| s.docs() as u64).sum();
+            SegmentEntry { name, docs, bytes: written.bytes, checksum: written.checksum }
+        };
+        let merged_path = self.dir.join(&merged.name);
+        let segment = match Segment::open(&merged_path, merged.bytes, merged.docs, self.shape) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = fs::remove_file(&merged_path);
+                return Err(e);
+            }
+        };
+        self.new_segments.push((segment, merged.clone()));
+        let commit = self.publish_keeping(vec![merged])?;
+        // The old files: no manifest lists them now. A failure here leaves them for the
+        // next writer to remove.
+        for path in old {
+            let _ = fs::remove_file(path);
+        }
+        let _ = manifest::sync_dir(&self.dir);
+        Ok(commit)
+    }
+
+    fn publish(mut self, segments: Vec<SegmentEntry>) -> Result<Commit, DiskError> {
+        self.publish_keeping(segments)
+    }
+
+    /// Writes the manifest listing `segments`; from then on the writer's files are the
+    /// index's and are not removed on drop.
+    fn publish_keeping(&mut self, segments: Vec<SegmentEntry>) -> Result<Commit, DiskError> {
+        manifest::sync_dir(&self.dir)?;
+        let manifest =
+            Manifest { generation: self.generation, settings: self.settings.clone(), segments };
+        manifest.write(&self.dir)?;
+        self.done = true;
+        let mut refused = std::mem::take(&mut self.refused);
+        refused.sort_by_key(|r| r.position);
+        Ok(Commit {
+            generation: self.generation,
+            added: self.added,
+            documents: manifest.documents(),
+            refused,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Holder {
+    Indexed(u64),
+    Batch(usize),
+}
+
+impl Drop for Writer {
+    /// Without a commit, removes the segments this writer wrote: the index stays as it was.
+    fn drop(&mut self) {
+        if !self.done {
+            for (seg, _) in self.new_segments.drain(..) {
+                let path = seg.path().to_path_buf();
+                drop(seg);
+                let _ = fs::remove_file(path);
+            }
+        }
+    }
+}

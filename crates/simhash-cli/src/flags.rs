@@ -58,6 +58,103 @@ pub enum Command {
     /// Score predicted pairs or clusters against ground truth (precision, recall, F1).
     #[command(after_help = EVAL_HELP)]
     Eval(EvalArgs),
+    /// A persistent index on disk: add records once, then query or dedup new data against it.
+    #[command(subcommand)]
+    Index(IndexCommand),
+}
+
+const INDEX_EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  some records were skipped (bad records, or ids already in the index); each was reported
+  2  error (a damaged index file is named): nothing was committed or written";
+
+/// `simhash index ...`: a directory of immutable segment files and a manifest (see
+/// docs/index-format.md). One writer at a time; readers see the last commit.
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Add every record of INPUT to the index, creating it (with these settings) if missing.
+    ///
+    /// A record whose id is already in the index is reported and not added. The new
+    /// records become visible together, when the run succeeds.
+    #[command(after_help = INDEX_EXIT_CODES)]
+    Add(IndexAddArgs),
+    /// For every record of INPUT, the indexed records it matches: TSV
+    /// `id<TAB>indexed_id<TAB>jaccard` (or `distance`).
+    #[command(after_help = INDEX_EXIT_CODES)]
+    Query(IndexQueryArgs),
+    /// Documents, segments, bytes on disk and settings of the index.
+    #[command(after_help = INDEX_EXIT_CODES)]
+    Stats(IndexStatsArgs),
+    /// Merge the index's segments into one (queries answer the same, faster).
+    #[command(after_help = INDEX_EXIT_CODES)]
+    Compact(IndexDirArgs),
+    /// Check every byte of every index file against its checksum; exit 2 naming what is wrong.
+    #[command(after_help = INDEX_EXIT_CODES)]
+    Verify(IndexDirArgs),
+}
+
+/// The index directory.
+#[derive(Debug, Args)]
+pub struct IndexDirArgs {
+    /// The index directory.
+    #[arg(value_name = "INDEX")]
+    pub index: PathBuf,
+
+    /// No summary on stderr (errors are still reported).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `simhash index stats`.
+#[derive(Debug, Args)]
+pub struct IndexStatsArgs {
+    /// The index directory.
+    #[arg(value_name = "INDEX")]
+    pub index: PathBuf,
+
+    /// Write the statistics as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub output: OutputOpts,
+}
+
+/// `simhash index add`.
+#[derive(Debug, Args)]
+pub struct IndexAddArgs {
+    /// The index directory (created if missing).
+    #[arg(value_name = "INDEX")]
+    pub index: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Settings of a new index; for an existing one, any given must equal the index's.
+    #[command(flatten)]
+    pub fingerprint: FingerprintOpts,
+    #[command(flatten)]
+    pub matching: MatchOpts,
+    #[command(flatten)]
+    pub run: RunOpts,
+}
+
+/// `simhash index query`.
+#[derive(Debug, Args)]
+pub struct IndexQueryArgs {
+    /// The index directory.
+    #[arg(value_name = "INDEX")]
+    pub index: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Settings given must equal the index's (they are read from the index).
+    #[command(flatten)]
+    pub fingerprint: FingerprintOpts,
+    #[command(flatten)]
+    pub matching: MatchOpts,
+    #[command(flatten)]
+    pub output: OutputOpts,
+    #[command(flatten)]
+    pub run: RunOpts,
 }
 
 const EVAL_HELP: &str = "\
@@ -353,6 +450,17 @@ pub struct DedupArgs {
     /// "distance" with simhash).
     #[arg(long, value_name = "FILE")]
     pub removed: Option<PathBuf>,
+
+    /// Also remove the records that match a record of this index (`simhash index add`):
+    /// the index's records count as kept before any of the input. The settings are the
+    /// index's; any given must equal them.
+    #[arg(long, value_name = "INDEX")]
+    pub against: Option<PathBuf>,
+
+    /// With --against: add the kept records to the index, committed only if the run
+    /// succeeds (after the output is in place).
+    #[arg(long, requires = "against")]
+    pub update: bool,
 
     #[command(flatten)]
     pub run: RunOpts,

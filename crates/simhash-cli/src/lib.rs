@@ -12,6 +12,7 @@ mod corpus;
 mod flags;
 #[doc(hidden)]
 pub mod fuzzing;
+mod indexing;
 mod matching;
 mod report;
 mod session;

@@ -5,7 +5,7 @@
 use anyhow::Context;
 use simhash_cluster::{Clusters, Representative, UnionFind};
 use simhash_core::Fingerprint;
-use simhash_index::lsh::{self, MatchSink, SpillStore};
+use simhash_index::lsh::{self, Masked, MatchSink, SpillStore};
 use simhash_index::{Blocks, DedupWalk, Tables};
 use simhash_io::Score;
 
@@ -157,13 +157,13 @@ pub struct Grouped {
 /// an already kept one is within `distance` bits. Returns each document's center.
 fn simhash_walk(
     session: &mut Session,
-    corpus: &Corpus,
+    fps: &[Option<Fingerprint>],
     distance: u32,
     blocks: Blocks,
     rank: &[u32],
 ) -> anyhow::Result<Vec<u32>> {
     let Session { pool, reporter, summary, .. } = session;
-    let walk = pool.install(|| DedupWalk::new(corpus.fingerprints(), rank));
+    let walk = pool.install(|| DedupWalk::new(fps, rank));
     let tables = tables(distance, blocks, walk.distinct(), summary)?;
     reporter.phase("matching", None);
     let reporter = &*reporter;
@@ -183,6 +183,30 @@ pub fn clusters(
     corpus: &Corpus,
     matching: &Matching,
     grouping: &Grouping,
+) -> anyhow::Result<Grouped> {
+    clusters_of(session, corpus, matching, grouping, None)
+}
+
+/// [`clusters`] in star mode with the `hidden` documents passed over as if they had no
+/// features (each is its own cluster): `dedup --against` hides the records that matched
+/// the index, which are removed whatever the walk finds.
+pub fn star_clusters_without(
+    session: &mut Session,
+    corpus: &Corpus,
+    matching: &Matching,
+    grouping: &Grouping,
+    hidden: &[bool],
+) -> anyhow::Result<Grouped> {
+    anyhow::ensure!(grouping.mode == ClusterMode::Star, "internal error: hiding needs star mode");
+    clusters_of(session, corpus, matching, grouping, Some(hidden))
+}
+
+fn clusters_of(
+    session: &mut Session,
+    corpus: &Corpus,
+    matching: &Matching,
+    grouping: &Grouping,
+    hidden: Option<&[bool]>,
 ) -> anyhow::Result<Grouped> {
     let opts = grouping;
     let mut jaccard_of = None;
@@ -229,15 +253,28 @@ pub fn clusters(
                 Matching::Minhash { jaccard, .. } => {
                     let sketches = sketches_of(corpus)?;
                     session.reporter.phase("matching", None);
-                    let (walk, stats) =
-                        session.pool.install(|| lsh::walk(sketches, jaccard, &rank))?;
+                    let (walk, stats) = session.pool.install(|| match hidden {
+                        None => lsh::walk(sketches, jaccard, &rank),
+                        Some(hidden) => {
+                            lsh::walk(&Masked { inner: sketches, hidden }, jaccard, &rank)
+                        }
+                    })?;
                     note_match_stats(&mut session.summary, &stats);
                     jaccard_of = Some(walk.jaccard);
                     walk.center
                 }
-                Matching::Simhash { distance, blocks } => {
-                    simhash_walk(session, corpus, distance, blocks, &rank)?
-                }
+                Matching::Simhash { distance, blocks } => match hidden {
+                    None => simhash_walk(session, corpus.fingerprints(), distance, blocks, &rank)?,
+                    Some(hidden) => {
+                        let fps: Vec<Option<Fingerprint>> = corpus
+                            .fingerprints()
+                            .iter()
+                            .zip(hidden)
+                            .map(|(&fp, &h)| if h { None } else { fp })
+                            .collect();
+                        simhash_walk(session, &fps, distance, blocks, &rank)?
+                    }
+                },
             };
             session.reporter.phase("clustering", None);
             Clusters::from_centers(center).context("clustering failed")?

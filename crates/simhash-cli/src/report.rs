@@ -225,6 +225,14 @@ pub struct Summary {
     pub largest_clusters: Vec<BigCluster>,
     pub removed: u64,
     pub written: u64,
+    /// The on-disk index (`index add|query`, `dedup --against`): its documents when opened,
+    /// the records that matched one of them, and the records added to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_documents: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_matched: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_added: Option<u64>,
     pub seconds: BTreeMap<String, f64>,
     pub seconds_total: f64,
     /// Peak resident memory of the process (Linux only).
@@ -245,6 +253,18 @@ impl Summary {
         );
         if self.records_not_sampled > 0 {
             let _ = write!(s, ", {} not sampled", self.records_not_sampled);
+        }
+        if let Some(n) = self.index_documents {
+            let _ = write!(s, ", index of {n} documents");
+        }
+        if let Some(n) = self.index_matched {
+            let _ = write!(s, ", {n} matched it");
+        }
+        if let Some(n) = self.index_added {
+            let _ = write!(s, ", {n} added to it");
+        }
+        if matches!(self.command, "index add" | "index query") {
+            return s + &format!(" in {:.2}s", self.seconds_total);
         }
         if self.command != "fingerprint" {
             let _ = write!(s, ", {} pairs", self.pairs);

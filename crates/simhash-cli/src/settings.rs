@@ -18,7 +18,8 @@ use simhash_index::{Banding, Blocks, DEFAULT_MAX_DISTANCE};
 use crate::corpus::Reading;
 use crate::flags::{
     ClusterArgs, ClusterMode, ClusterOpts, CppArgs, DedupArgs, EvalArgs, FingerprintArgs,
-    FingerprintOpts, Format, InputArgs, KeepPolicy, MatchOpts, Method, PairsArgs, RunOpts,
+    FingerprintOpts, Format, IndexAddArgs, IndexQueryArgs, InputArgs, KeepPolicy, MatchOpts,
+    Method, PairsArgs, RunOpts,
 };
 use crate::report::Summary;
 
@@ -42,6 +43,14 @@ pub enum SettingsError {
     Blocks { flag: &'static str, source: simhash_index::ConfigError },
     /// `--lsh-threshold` refused by the banding.
     LshThreshold(Box<dyn std::error::Error + Send + Sync>),
+    /// `--method` other than the index's.
+    IndexMethod { index: &'static str, asked: &'static str },
+    /// The index names a preset this version does not know.
+    IndexPreset(String),
+    /// The index's stored settings cannot make a sketcher.
+    IndexSettings(Box<dyn std::error::Error + Send + Sync>),
+    /// `--against` with `--mode components`.
+    AgainstComponents,
     /// The inputs cannot be listed (a directory cannot be read, a file is given twice).
     Inputs(simhash_io::Error),
     /// Inputs whose names imply different formats, without --format.
@@ -72,6 +81,17 @@ impl fmt::Display for SettingsError {
             }
             SettingsError::Blocks { flag, .. } => write!(f, "invalid {flag}"),
             SettingsError::LshThreshold(_) => f.write_str("invalid --lsh-threshold"),
+            SettingsError::IndexMethod { index, asked } => {
+                write!(f, "--method {asked}: the index holds {index} sketches")
+            }
+            SettingsError::IndexPreset(name) => write!(
+                f,
+                "the index was made with preset {name:?}, which this version does not know"
+            ),
+            SettingsError::IndexSettings(_) => f.write_str("the index's settings are unusable"),
+            SettingsError::AgainstComponents => f.write_str(
+                "--against removes records in --keep order (--mode star), not by components",
+            ),
             SettingsError::Inputs(e) => e.fmt(f),
             SettingsError::MixedFormats { json, hash } => write!(
                 f,
@@ -88,7 +108,9 @@ impl std::error::Error for SettingsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             SettingsError::Blocks { source, .. } => Some(source),
-            SettingsError::LshThreshold(source) => Some(source.as_ref()),
+            SettingsError::LshThreshold(source) | SettingsError::IndexSettings(source) => {
+                Some(source.as_ref())
+            }
             SettingsError::Inputs(e) => std::error::Error::source(e),
             _ => None,
         }
@@ -427,19 +449,44 @@ pub struct DedupSettings {
     pub grouping: Grouping,
     pub output: PathBuf,
     pub removed: Option<PathBuf>,
+    /// `--against INDEX`: the index and the settings to open it with.
+    pub against: Option<(PathBuf, StoredSettings)>,
+    /// `--update`: add the kept records to the index.
+    pub update: bool,
     pub run: Run,
 }
 
 impl DedupSettings {
-    pub fn new(args: &DedupArgs) -> Result<DedupSettings, SettingsError> {
-        let (matching, input) =
-            matching_input(&args.input, &args.fingerprint, &args.matching, false, false)?;
+    /// The settings of `args`; with `--against`, `index` is the index's settings (none
+    /// when it does not exist yet, which `--update` creates).
+    pub fn new(
+        args: &DedupArgs,
+        index: Option<&StoredSettings>,
+    ) -> Result<DedupSettings, SettingsError> {
+        let grouping = Grouping::new(&args.cluster, ClusterMode::Star);
+        let (matching, input, against) = match &args.against {
+            None => {
+                let (matching, input) =
+                    matching_input(&args.input, &args.fingerprint, &args.matching, false, false)?;
+                (matching, input, None)
+            }
+            Some(path) => {
+                if grouping.mode != ClusterMode::Star {
+                    return Err(SettingsError::AgainstComponents);
+                }
+                let IndexInput { stored, matching, input } =
+                    index_input(&args.input, &args.fingerprint, &args.matching, index)?;
+                (matching, input, Some((path.clone(), stored)))
+            }
+        };
         Ok(DedupSettings {
             input,
             matching,
-            grouping: Grouping::new(&args.cluster, ClusterMode::Star),
+            grouping,
             output: args.output.output.clone(),
             removed: args.removed.clone(),
+            against,
+            update: args.update,
             run: Run::new(&args.run),
         })
     }
@@ -514,5 +561,258 @@ impl EvalSettings {
             json: args.json,
             output: args.output.output.clone(),
         }
+    }
+}
+
+/// The settings stored in an on-disk index.
+pub type StoredSettings = simhash_index::disk::Settings;
+
+/// A new simhash index with `--blocks auto` gets the planner's blocks for this many
+/// documents: the tables are fixed when the index is made, and its size is not known then
+/// (any number of blocks finds the same matches; this one is fast from 1M to 1B).
+const INDEX_PLAN_DOCUMENTS: u64 = 100_000_000;
+
+/// An index command's input, read as the index's documents were.
+#[derive(Debug)]
+pub struct IndexInput {
+    /// The settings to open or create the index with: the index's, or the flags' for a new
+    /// one. Opening checks them against the index's (a flag that differs is an error
+    /// naming it).
+    pub stored: StoredSettings,
+    pub matching: Matching,
+    pub input: Input,
+}
+
+/// The input of an index command: for an existing index (`index` is its settings), the
+/// index's settings with the flags given laid over them; for a new one, the flags' (with the
+/// defaults of `simhash pairs`).
+pub fn index_input(
+    args: &InputArgs,
+    fingerprint: &FingerprintOpts,
+    opts: &MatchOpts,
+    index: Option<&StoredSettings>,
+) -> Result<IndexInput, SettingsError> {
+    let (inputs, format) = inputs_and_format(args)?;
+    let stored = match index {
+        None => new_index_settings(fingerprint, opts, format)?,
+        Some(index) => laid_over(index, fingerprint, opts, format)?,
+    };
+    let (matching, fingerprinter, sketcher) = reading_of(&stored)?;
+    let reading = match format {
+        Format::Hash => Reading::hashes(simhash_io::Parser::Hash),
+        Format::Json => Reading {
+            parser: simhash_io::Parser::Json(simhash_io::Columns::new(
+                &args.text_column,
+                &args.id_column,
+            )),
+            fingerprinter: Some(fingerprinter),
+            sketcher,
+        },
+    };
+    let input = Input {
+        inputs,
+        strict: args.strict,
+        max_record_bytes: args.max_record_bytes,
+        sample: args.sample.map(|n| (n, args.seed)),
+        reading,
+    };
+    Ok(IndexInput { stored, matching, input })
+}
+
+/// The settings of a new index made with these flags.
+fn new_index_settings(
+    fingerprint: &FingerprintOpts,
+    opts: &MatchOpts,
+    format: Format,
+) -> Result<StoredSettings, SettingsError> {
+    use simhash_index::disk::{MinHashSettings, SimhashSettings};
+    let matching = matching(opts, format, fingerprint.preset, false)?;
+    let fingerprinter = Fingerprinter::with_settings(
+        fingerprint.preset.unwrap_or_default(),
+        fingerprint.window.map(usize::from),
+    );
+    let (preset, window) = (fingerprinter.preset().name().to_owned(), fingerprinter.window());
+    Ok(match matching {
+        Matching::Minhash { jaccard, lsh_threshold, num_perm } => {
+            let banding =
+                Banding::for_threshold(lsh_threshold, num_perm).map_err(lsh_threshold_error)?;
+            StoredSettings::MinHash(MinHashSettings {
+                preset,
+                window,
+                num_perm,
+                bands: banding.bands,
+                rows: banding.rows,
+                lsh_threshold,
+                jaccard,
+                seed: DEFAULT_SEED,
+                band_key_bits: 32,
+                extra: std::collections::BTreeMap::new(),
+            })
+        }
+        Matching::Simhash { distance, blocks } => {
+            let blocks =
+                Matching::tables(distance, blocks, INDEX_PLAN_DOCUMENTS as usize)?.blocks();
+            StoredSettings::Simhash(SimhashSettings {
+                preset,
+                window,
+                max_distance: distance,
+                blocks,
+                extra: std::collections::BTreeMap::new(),
+            })
+        }
+    })
+}
+
+/// The index's settings with the flags given laid over them (opening then reports each
+/// that differs).
+fn laid_over(
+    index: &StoredSettings,
+    fingerprint: &FingerprintOpts,
+    opts: &MatchOpts,
+    format: Format,
+) -> Result<StoredSettings, SettingsError> {
+    let simhash_flags = opts.distance.is_some() || opts.blocks.is_some();
+    let minhash_flags =
+        opts.jaccard.is_some() || opts.lsh_threshold.is_some() || opts.num_perm.is_some();
+    let asked = match opts.method {
+        Method::Auto => None,
+        Method::Minhash => Some("minhash"),
+        Method::Simhash => Some("simhash"),
+    };
+    if let Some(asked) = asked.filter(|&a| a != index.method()) {
+        return Err(SettingsError::IndexMethod { index: index.method(), asked });
+    }
+    let mut stored = index.clone();
+    let (preset, window) = match &mut stored {
+        StoredSettings::MinHash(s) => {
+            if simhash_flags {
+                return Err(SettingsError::SimhashFlagsWithMinhash);
+            }
+            if format == Format::Hash {
+                return Err(SettingsError::MinhashOnHashes);
+            }
+            if let Some(j) = opts.jaccard {
+                s.jaccard = unit("--jaccard", j)?;
+            }
+            if let Some(n) = opts.num_perm {
+                if n == 0 || n > simhash_core::MAX_PERM {
+                    return Err(SettingsError::NumPerm(n));
+                }
+                s.num_perm = n;
+            }
+            if let Some(t) = opts.lsh_threshold {
+                if t >= 1.0 {
+                    return Err(SettingsError::LshThresholdNotBelowOne(t));
+                }
+                s.lsh_threshold = unit("--lsh-threshold", t)?;
+            }
+            if opts.num_perm.is_some() || opts.lsh_threshold.is_some() {
+                let banding = Banding::for_threshold(s.lsh_threshold, s.num_perm)
+                    .map_err(lsh_threshold_error)?;
+                (s.bands, s.rows) = (banding.bands, banding.rows);
+            }
+            (&mut s.preset, &mut s.window)
+        }
+        StoredSettings::Simhash(s) => {
+            if minhash_flags {
+                return Err(SettingsError::MinhashFlagsWithSimhash);
+            }
+            if let Some(k) = opts.distance {
+                s.max_distance = k;
+            }
+            if let Some(Blocks::Fixed(n)) = opts.blocks {
+                s.blocks = n;
+            }
+            simhash(s.max_distance, Blocks::Fixed(s.blocks))?;
+            (&mut s.preset, &mut s.window)
+        }
+    };
+    if fingerprint.preset.is_some() || fingerprint.window.is_some() {
+        let base = fingerprint.preset.map_or_else(|| preset_named(preset), Ok)?;
+        let window_asked = fingerprint.window.map(usize::from);
+        // A new preset without --window takes the preset's own window.
+        let window_now = if fingerprint.preset.is_some() { None } else { Some(*window) };
+        let fingerprinter = Fingerprinter::with_settings(base, window_asked.or(window_now));
+        fingerprinter.preset().name().clone_into(preset);
+        *window = fingerprinter.window();
+    }
+    Ok(stored)
+}
+
+fn preset_named(name: &str) -> Result<Preset, SettingsError> {
+    name.parse().map_err(|_| SettingsError::IndexPreset(name.to_owned()))
+}
+
+/// What stored settings mean to the reader: the matching, the fingerprinter and (MinHash)
+/// the sketcher that make new documents' sketches as the index's were made.
+fn reading_of(
+    stored: &StoredSettings,
+) -> Result<(Matching, Fingerprinter, Option<Arc<Sketcher>>), SettingsError> {
+    let index_error = |e: Box<dyn std::error::Error + Send + Sync>| SettingsError::IndexSettings(e);
+    match stored {
+        StoredSettings::MinHash(s) => {
+            let fingerprinter =
+                Fingerprinter::with_settings(preset_named(&s.preset)?, Some(s.window));
+            let banding = Banding::new(s.bands, s.rows).map_err(|e| index_error(Box::new(e)))?;
+            let sketcher = Sketcher::new(MinHasher::new(s.num_perm, s.seed), banding)
+                .map_err(|e| index_error(Box::new(e)))?;
+            let matching = Matching::Minhash {
+                jaccard: s.jaccard,
+                lsh_threshold: s.lsh_threshold,
+                num_perm: s.num_perm,
+            };
+            Ok((matching, fingerprinter, Some(Arc::new(sketcher))))
+        }
+        StoredSettings::Simhash(s) => {
+            let fingerprinter =
+                Fingerprinter::with_settings(preset_named(&s.preset)?, Some(s.window));
+            let matching = simhash(s.max_distance, Blocks::Fixed(s.blocks))?;
+            Ok((matching, fingerprinter, None))
+        }
+    }
+}
+
+/// `simhash index add`: the index, its input, and the flags to lay over its settings.
+#[derive(Debug)]
+pub struct IndexAddSettings<'a> {
+    pub index: PathBuf,
+    pub args: &'a IndexAddArgs,
+    pub run: Run,
+}
+
+impl IndexAddSettings<'_> {
+    pub fn new(args: &IndexAddArgs) -> IndexAddSettings<'_> {
+        IndexAddSettings { index: args.index.clone(), args, run: Run::new(&args.run) }
+    }
+
+    /// The input, read as the index's documents are (`index`: its settings, none for a
+    /// new index).
+    pub fn input(&self, index: Option<&StoredSettings>) -> Result<IndexInput, SettingsError> {
+        index_input(&self.args.input, &self.args.fingerprint, &self.args.matching, index)
+    }
+}
+
+/// `simhash index query`.
+#[derive(Debug)]
+pub struct IndexQuerySettings<'a> {
+    pub index: PathBuf,
+    pub args: &'a IndexQueryArgs,
+    pub output: PathBuf,
+    pub run: Run,
+}
+
+impl IndexQuerySettings<'_> {
+    pub fn new(args: &IndexQueryArgs) -> IndexQuerySettings<'_> {
+        IndexQuerySettings {
+            index: args.index.clone(),
+            args,
+            output: args.output.output.clone(),
+            run: Run::new(&args.run),
+        }
+    }
+
+    /// The input, read as the index's documents are.
+    pub fn input(&self, index: &StoredSettings) -> Result<IndexInput, SettingsError> {
+        index_input(&self.args.input, &self.args.fingerprint, &self.args.matching, Some(index))
     }
 }

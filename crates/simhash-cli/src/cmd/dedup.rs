@@ -7,13 +7,15 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use simhash_index::disk::DiskIndex;
 use simhash_index::lsh;
-use simhash_io::{LineReader, LineStatus, Output, Score, Source};
+use simhash_io::{IdValue, LineReader, LineStatus, Output, Score, Source};
 
 use simhash_cluster::Clusters;
 
 use crate::corpus::Corpus;
-use crate::matching::{Grouped, clusters};
+use crate::indexing::{Against, IndexMatch};
+use crate::matching::{Grouped, clusters, star_clusters_without};
 use crate::report::Reporter;
 use crate::session::Session;
 use crate::settings::DedupSettings;
@@ -28,20 +30,41 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let mut out = Output::create_for("--output", &settings.output)?;
     let mut removed =
         settings.removed.as_deref().map(|p| Output::create_for("--removed", p)).transpose()?;
+    // The lock first (--update): a second writer fails before anything is read.
+    let mut against =
+        settings.against.as_ref().map(|a| Against::open(a, settings.update)).transpose()?;
     let mut sources = input.inputs.sources();
     let corpus = session.read(&mut sources, input.reading.clone(), Some(input), true)?;
-    let Grouped { clusters, jaccard } =
-        clusters(&mut session, &corpus, &settings.matching, &settings.grouping)?;
+    let matched = match &against {
+        Some(against) => Some(against.matches(&mut session, &corpus)?),
+        None => None,
+    };
+    let Grouped { clusters, jaccard } = match &matched {
+        None => clusters(&mut session, &corpus, &settings.matching, &settings.grouping)?,
+        Some(matched) => {
+            let hidden: Vec<bool> = matched.iter().map(Option::is_some).collect();
+            let (m, g) = (&settings.matching, &settings.grouping);
+            star_clusters_without(&mut session, &corpus, m, g, &hidden)?
+        }
+    };
+    let kept = |d: usize| {
+        clusters.is_representative(d as u32) && matched.as_ref().is_none_or(|m| m[d].is_none())
+    };
 
     session.reporter.phase("writing", sources.iter().map(|s| s.size).sum());
     // The lines to keep, in order: every document that is its cluster's representative.
     let mut keep: Vec<(u64, Option<u64>)> = (0..corpus.len())
-        .filter(|&d| clusters.is_representative(d as u32))
+        .filter(|&d| kept(d))
         .map(|d| (corpus.line(d), corpus.line_hash(d)))
         .collect();
     keep.sort_unstable();
 
-    let removed_count = write_removed(&corpus, &clusters, jaccard.as_deref(), removed.as_mut())?;
+    let index_matches = match (&against, &matched) {
+        (Some(against), Some(matched)) => against.index().map(|index| (index, &matched[..])),
+        _ => None,
+    };
+    let removed_count =
+        write_removed(&corpus, &clusters, jaccard.as_deref(), index_matches, removed.as_mut())?;
 
     between_passes_hook();
     let mut copy = Copy {
@@ -63,7 +86,18 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let written = copy.written;
     session.summary.removed = removed_count;
     session.summary.written = written;
-    session.finish(std::iter::once(out).chain(removed).collect())
+    if let Some(against) = &mut against {
+        let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
+        let kept_docs = (0..corpus.len()).filter(|&d| kept(d));
+        against.add_kept(&mut session, &corpus, &names, kept_docs)?;
+    }
+    let code = session.finish(std::iter::once(out).chain(removed).collect())?;
+    // The index last, once the output is in place: a failure here leaves the output
+    // written and the index as it was (run again: the output is the same).
+    if let Some(against) = against {
+        against.commit()?;
+    }
+    Ok(code)
 }
 
 /// The second pass: copies the kept lines of each input file to the output, byte for
@@ -165,14 +199,28 @@ fn between_passes_hook() {
 
 /// Writes one `--removed` line per dropped document (when asked) with its score against
 /// the kept one; returns how many documents were dropped.
+/// Documents that matched the on-disk index (`--against`) are removed as duplicates of
+/// the indexed document named in `index`.
 fn write_removed(
     corpus: &Corpus,
     clusters: &Clusters,
     jaccard: Option<&[f64]>,
+    index: Option<(&DiskIndex, &[Option<IndexMatch>])>,
     mut removed: Option<&mut Output>,
 ) -> anyhow::Result<u64> {
     let mut removed_count = 0u64;
     for doc in 0..corpus.len() {
+        if let Some((index, matched)) = index
+            && let Some(m) = matched[doc]
+        {
+            removed_count += 1;
+            if let Some(out) = removed.as_deref_mut() {
+                // The index keeps ids as text.
+                let kept = IdValue { text: index.id(m.doc)?.into(), number: false };
+                simhash_io::write_removed(out, &corpus.id_value(doc), &kept, m.score)?;
+            }
+            continue;
+        }
         let rep = clusters.representative(clusters.cluster_of(doc as u32)) as usize;
         if rep == doc {
             continue;

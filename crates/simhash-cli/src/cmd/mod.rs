@@ -6,6 +6,7 @@ pub mod dedup;
 pub mod eval;
 pub mod fingerprint;
 pub mod fork;
+pub mod index;
 pub mod pairs;
 
 use std::process::ExitCode;
@@ -20,10 +21,21 @@ pub fn run(command: &Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Fingerprint(args) => fingerprint::run(&FingerprintSettings::new(args)?),
         Command::Pairs(args) => pairs::run(&PairsSettings::new(args)?),
-        Command::Dedup(args) => dedup::run(&DedupSettings::new(args)?),
+        Command::Dedup(args) => {
+            let index = match &args.against {
+                Some(path) if args.update => index::open_if_any(path)?,
+                Some(path) => Some(simhash_index::disk::DiskIndex::open(path)?),
+                None => None,
+            };
+            dedup::run(&DedupSettings::new(
+                args,
+                index.as_ref().map(simhash_index::disk::DiskIndex::settings),
+            )?)
+        }
         Command::Cluster(args) => cluster::run(&ClusterSettings::new(args, false)?),
         Command::FindAll(args) => cpp::run(&CppSettings::new(args)?, false),
         Command::FindClusters(args) => cpp::run(&CppSettings::new(args)?, true),
         Command::Eval(args) => eval::run(&EvalSettings::new(args)),
+        Command::Index(command) => index::run(command),
     }
 }

@@ -393,6 +393,21 @@ impl DiskIndex {
     }
 }
 
+impl DiskIndex {
+    /// What is stored of document `doc`: its shingle set, ascending (MinHash), or its
+    /// fingerprint as one value (simhash); empty for a document without features. For a
+    /// front end that must tell identical documents apart (as `simhash pairs` collapses
+    /// them).
+    ///
+    /// Errors: no such document ([`Invalid`](DiskErrorKind::Invalid)), or a corrupt segment.
+    pub fn read_payload(&self, doc: u64, out: &mut Vec<u64>) -> Result<(), DiskError> {
+        let part = self.part_of(doc).ok_or_else(|| {
+            DiskError::invalid(format!("no document {doc} in an index of {}", self.len()))
+        })?;
+        part.segment.read_payload((doc - part.base) as usize, out)
+    }
+}
+
 impl Part {
     fn segment_docs(&self) -> u64 {
         use super::segment::Source;

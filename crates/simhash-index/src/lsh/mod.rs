@@ -97,6 +97,7 @@ use simhash_core::MAX_PERM;
 mod components;
 mod engine;
 mod error;
+mod masked;
 mod scan;
 mod sink;
 mod sketch;
@@ -109,6 +110,7 @@ pub use engine::{
     MinHashDedupBuilder, SimilarPair,
 };
 pub use error::{EngineError, EngineErrorKind};
+pub use masked::Masked;
 pub use scan::{find_matches, similarity};
 pub use sink::{MatchSink, MatchStats};
 pub use sketch::{DocSketch, Sketcher};

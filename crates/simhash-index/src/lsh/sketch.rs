@@ -121,6 +121,18 @@ pub struct DocSketch {
 }
 
 impl DocSketch {
+    /// A sketch from its parts, as a [`SketchStore`](super::SketchStore) holds them: the
+    /// band keys (as [`bands`](DocSketch::bands) gives them) and the shingle set (sorted
+    /// and deduplicated here if it is not already). For front ends that keep sketches
+    /// elsewhere and hand them back (a store, an on-disk index).
+    pub fn from_parts(bands: Vec<u32>, mut set: Vec<u64>) -> DocSketch {
+        if !set.is_sorted_by(|a, b| a < b) {
+            set.sort_unstable();
+            set.dedup();
+        }
+        DocSketch { bands, set }
+    }
+
     /// One hash per LSH band (64-bit band hashes folded to 32 bits).
     pub fn bands(&self) -> &[u32] {
         &self.bands

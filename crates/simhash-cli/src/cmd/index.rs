@@ -1,0 +1,325 @@
+//! `simhash index add|query|stats|compact|verify`: the persistent index on disk
+//! ([`simhash_index::disk`]; the format is in `docs/index-format.md`).
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use rayon::prelude::*;
+use simhash_core::Fingerprint;
+use simhash_index::disk::{DiskErrorKind, DiskIndex, Writer};
+use simhash_index::lsh::SketchStore;
+use simhash_io::{Output, Score};
+
+use crate::corpus::Corpus;
+use crate::flags::{IndexAddArgs, IndexCommand, IndexDirArgs, IndexQueryArgs, IndexStatsArgs};
+use crate::indexing::{add_documents, doc_sketch};
+use crate::session::Session;
+use crate::settings::{IndexAddSettings, IndexInput, IndexQuerySettings, StoredSettings};
+
+pub fn run(command: &IndexCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        IndexCommand::Add(args) => add(args),
+        IndexCommand::Query(args) => query(args),
+        IndexCommand::Stats(args) => stats(args),
+        IndexCommand::Compact(args) => compact(args),
+        IndexCommand::Verify(args) => verify(args),
+    }
+}
+
+/// The index at `dir`, or none when there is none yet.
+pub fn open_if_any(dir: &Path) -> anyhow::Result<Option<DiskIndex>> {
+    match DiskIndex::open(dir) {
+        Ok(index) => Ok(Some(index)),
+        Err(e) if e.kind() == DiskErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The names of the input files, as messages name them.
+fn names(sources: &[simhash_io::Source]) -> Vec<String> {
+    sources.iter().map(|s| s.name.clone()).collect()
+}
+
+fn add(args: &IndexAddArgs) -> anyhow::Result<ExitCode> {
+    let settings = IndexAddSettings::new(args);
+    let existing = open_if_any(&settings.index)?;
+    let IndexInput { stored, matching, input } =
+        settings.input(existing.as_ref().map(DiskIndex::settings))?;
+    drop(existing);
+    simhash_io::register_inputs(&input.inputs.paths())?;
+    let mut session = Session::new("index add", &settings.run, input.strict)?;
+    session.note_skipped(&input.inputs);
+    matching.note(&mut session.summary);
+    input.note(&mut session.summary);
+    // The lock first: a second writer fails before reading anything.
+    let mut writer = Writer::open(&settings.index, &stored)?;
+    session.summary.index_documents = Some(writer.documents());
+    let mut sources = input.inputs.sources();
+    let corpus = session.read(&mut sources, input.reading.clone(), Some(&input), false)?;
+    session.reporter.phase("indexing", None);
+    let names = names(&sources);
+    let docs = 0..corpus.len();
+    let added =
+        add_documents(&mut writer, &corpus, &mut session.reporter, &names, docs, "not added")?;
+    session.reporter.phase("committing", None);
+    writer.commit().with_context(|| format!("{}: nothing was added", settings.index.display()))?;
+    session.summary.index_added = Some(added);
+    session.finish(Vec::new())
+}
+
+fn query(args: &IndexQueryArgs) -> anyhow::Result<ExitCode> {
+    let settings = IndexQuerySettings::new(args);
+    let index = DiskIndex::open(&settings.index)?;
+    let IndexInput { stored, matching, input } = settings.input(index.settings())?;
+    index.check_settings(&stored)?;
+    simhash_io::register_inputs(&input.inputs.paths())?;
+    let mut session = Session::new("index query", &settings.run, input.strict)?;
+    session.note_skipped(&input.inputs);
+    matching.note(&mut session.summary);
+    input.note(&mut session.summary);
+    session.summary.index_documents = Some(index.len());
+    let mut out = Output::create_for("--output", &settings.output)?;
+    let mut sources = input.inputs.sources();
+    let corpus = session.read(&mut sources, input.reading.clone(), Some(&input), false)?;
+    session.reporter.phase("matching", None);
+    let hits = session.pool.install(|| all_hits(&corpus, &index))?;
+    let listed = listed_hits(&corpus, &index, hits)?;
+    session.reporter.phase("writing", None);
+    let measure = if corpus.sketches.is_some() { "jaccard" } else { "distance" };
+    writeln!(out, "id\tindexed_id\t{measure}")?;
+    let (mut pairs, mut matched) = (0u64, 0u64);
+    for (doc, hits) in listed.iter().enumerate() {
+        matched += u64::from(!hits.is_empty());
+        for &(indexed, score) in hits {
+            writeln!(out, "{}\t{}\t{score}", corpus.id(doc), index.id(indexed)?)?;
+            pairs += 1;
+        }
+    }
+    session.summary.pairs = pairs;
+    session.summary.index_matched = Some(matched);
+    session.summary.written = pairs;
+    session.finish(vec![out])
+}
+
+/// Every indexed document each document of the corpus matches, in index order.
+fn all_hits(corpus: &Corpus, index: &DiskIndex) -> anyhow::Result<Vec<Vec<(u64, Score)>>> {
+    (0..corpus.len())
+        .into_par_iter()
+        .map(|doc| -> anyhow::Result<Vec<(u64, Score)>> {
+            Ok(match &corpus.sketches {
+                Some(store) => match doc_sketch(store, doc)? {
+                    Some(sketch) => index
+                        .query_sketch(&sketch)?
+                        .into_iter()
+                        .map(|h| (h.id, Score::Jaccard(h.jaccard)))
+                        .collect(),
+                    None => Vec::new(),
+                },
+                None => match corpus.fingerprint(doc) {
+                    Some(fp) => index
+                        .query_fingerprint(fp)?
+                        .into_iter()
+                        .map(|h| (h.id, Score::Distance(h.distance)))
+                        .collect(),
+                    None => Vec::new(),
+                },
+            })
+        })
+        .collect()
+}
+
+/// What `index query` lists of each document's hits: what `simhash pairs` lists of the
+/// pairs between the index's documents and the input's, had it read them one after the
+/// other. `pairs` lists identical documents (the same shingle set, or fingerprint) once,
+/// with the first of them, and pairs distinct ones through the first of each group, so:
+///
+/// * a document identical to indexed ones is listed with the first of them only;
+/// * otherwise, a document identical to an earlier document of the input is not listed
+///   (that one is);
+/// * otherwise each group of identical indexed documents it matches is listed once, with
+///   its first member.
+fn listed_hits(
+    corpus: &Corpus,
+    index: &DiskIndex,
+    hits: Vec<Vec<(u64, Score)>>,
+) -> anyhow::Result<Vec<Vec<(u64, Score)>>> {
+    let identical =
+        |s: Score| matches!(s, Score::Jaccard(j) if j >= 1.0) || s == Score::Distance(0);
+    let mut earlier = EarlierCopies::default();
+    let mut listed = Vec::with_capacity(hits.len());
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (doc, mut hits) in hits.into_iter().enumerate() {
+        let copy_of_earlier = earlier.seen(corpus, doc)?;
+        if let Some(&first) = hits.iter().find(|&&(_, s)| identical(s)) {
+            hits = vec![first];
+        } else if copy_of_earlier {
+            hits.clear();
+        } else {
+            // Two indexed documents can be identical only if they score the same.
+            let mut kept: Vec<(u64, Score)> = Vec::with_capacity(hits.len());
+            'hit: for &(indexed, score) in &hits {
+                for &(other, _) in kept.iter().filter(|&&(_, s)| s == score) {
+                    index.read_payload(other, &mut a)?;
+                    index.read_payload(indexed, &mut b)?;
+                    if a == b {
+                        continue 'hit;
+                    }
+                }
+                kept.push((indexed, score));
+            }
+            hits = kept;
+        }
+        listed.push(hits);
+    }
+    Ok(listed)
+}
+
+/// The documents of the input seen so far, by the hash of their shingle set (or their
+/// fingerprint), to tell whether a document is identical to an earlier one.
+#[derive(Default)]
+struct EarlierCopies {
+    by_hash: HashMap<u64, Vec<usize>>,
+    a: Vec<u64>,
+    b: Vec<u64>,
+}
+
+impl EarlierCopies {
+    /// Whether `doc` is identical to an earlier document; records it.
+    fn seen(&mut self, corpus: &Corpus, doc: usize) -> anyhow::Result<bool> {
+        let key = match &corpus.sketches {
+            Some(store) if store.has(doc) => store.set_hash(doc),
+            Some(_) => return Ok(false),
+            None => match corpus.fingerprint(doc) {
+                Some(Fingerprint(fp)) => fp,
+                None => return Ok(false),
+            },
+        };
+        let same = self.by_hash.entry(key).or_default();
+        let mut copy = false;
+        if let Some(store) = &corpus.sketches {
+            store.read_set(doc, &mut self.a)?;
+            for &other in same.iter() {
+                store.read_set(other, &mut self.b)?;
+                if self.a == self.b {
+                    copy = true;
+                    break;
+                }
+            }
+        } else {
+            // Equal fingerprints are equal keys.
+            copy = !same.is_empty();
+        }
+        if !copy {
+            same.push(doc);
+        }
+        Ok(copy)
+    }
+}
+
+fn stats(args: &IndexStatsArgs) -> anyhow::Result<ExitCode> {
+    let index = DiskIndex::open(&args.index)?;
+    let stats = index.stats();
+    let mut out = Output::create_for("--output", &args.output.output)?;
+    let settings = settings_fields(&stats.settings);
+    if args.json {
+        let mut map = serde_json::Map::new();
+        map.insert("index".into(), args.index.display().to_string().into());
+        map.insert("documents".into(), stats.documents.into());
+        map.insert("segments".into(), stats.segments.into());
+        map.insert("bytes".into(), stats.bytes.into());
+        map.insert("generation".into(), stats.generation.into());
+        let settings: serde_json::Map<String, serde_json::Value> = settings.into_iter().collect();
+        map.insert("settings".into(), settings.into());
+        serde_json::to_writer_pretty(&mut out, &map)?;
+        out.write_all(b"\n")?;
+    } else {
+        writeln!(out, "index\t{}", args.index.display())?;
+        writeln!(out, "documents\t{}", stats.documents)?;
+        writeln!(out, "segments\t{}", stats.segments)?;
+        writeln!(out, "bytes\t{}", stats.bytes)?;
+        if stats.documents > 0 {
+            writeln!(
+                out,
+                "bytes_per_document\t{:.1}",
+                stats.bytes as f64 / stats.documents as f64
+            )?;
+        }
+        writeln!(out, "generation\t{}", stats.generation)?;
+        for (name, value) in settings {
+            let value = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+            writeln!(out, "{name}\t{value}")?;
+        }
+    }
+    simhash_io::commit_all(vec![out])?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The settings as named fields, in a fixed order.
+fn settings_fields(settings: &StoredSettings) -> Vec<(String, serde_json::Value)> {
+    let mut fields: Vec<(String, serde_json::Value)> =
+        vec![("method".into(), settings.method().into())];
+    match settings {
+        StoredSettings::MinHash(s) => {
+            fields.extend([
+                ("preset".into(), s.preset.clone().into()),
+                ("window".into(), s.window.into()),
+                ("num_perm".into(), s.num_perm.into()),
+                ("bands".into(), s.bands.into()),
+                ("rows".into(), s.rows.into()),
+                ("lsh_threshold".into(), s.lsh_threshold.into()),
+                ("jaccard".into(), s.jaccard.into()),
+                ("seed".into(), s.seed.into()),
+                ("band_key_bits".into(), s.band_key_bits.into()),
+            ]);
+        }
+        StoredSettings::Simhash(s) => {
+            fields.extend([
+                ("preset".into(), s.preset.clone().into()),
+                ("window".into(), s.window.into()),
+                ("distance".into(), s.max_distance.into()),
+                ("blocks".into(), s.blocks.into()),
+            ]);
+        }
+    }
+    fields
+}
+
+fn compact(args: &IndexDirArgs) -> anyhow::Result<ExitCode> {
+    let index = DiskIndex::open(&args.index)?;
+    let (settings, before) = (index.settings().clone(), index.stats());
+    drop(index);
+    let writer = Writer::open(&args.index, &settings)?;
+    let commit = writer.compact()?;
+    if !args.quiet {
+        let after = DiskIndex::open(&args.index)?.stats();
+        eprintln!(
+            "simhash: {}: {} documents, {} segments ({} bytes) compacted into {} ({} bytes)",
+            args.index.display(),
+            commit.documents,
+            before.segments,
+            before.bytes,
+            after.segments,
+            after.bytes
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify(args: &IndexDirArgs) -> anyhow::Result<ExitCode> {
+    let index = DiskIndex::open(&args.index)?;
+    index.verify()?;
+    if !args.quiet {
+        let stats = index.stats();
+        eprintln!(
+            "simhash: {}: ok: {} documents in {} segments, {} bytes, every checksum verified",
+            args.index.display(),
+            stats.documents,
+            stats.segments,
+            stats.bytes
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

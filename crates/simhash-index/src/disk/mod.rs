@@ -15,4 +15,6 @@ pub use settings::{MinHashSettings, Settings, SimhashSettings};
 pub use writer::{Commit, DEFAULT_FLUSH_BYTES, Refused, Writer, WriterBuilder};
 
 #[cfg(test)]
+mod fault_tests;
+#[cfg(test)]
 mod tests;

@@ -48,6 +48,9 @@
 //!   candidates share a band bucket, and each is verified by exact Jaccard similarity, so
 //!   a query returns exactly the bucket-sharing sets at or above the threshold.
 //! * [`plan`] recommends `m` for `n` fingerprints and reports the expected work ([`Plan`]).
+//! * [`disk`] is the persistent index of either method: a directory of immutable,
+//!   checksummed segment files and an atomically replaced manifest; one writer adds and
+//!   compacts, any number of readers query (`docs/index-format.md` has the format).
 //!
 //! # Example: near-duplicate texts (MinHash)
 //!

@@ -73,7 +73,7 @@ impl Manifest {
         let sum = last
             .strip_prefix("checksum ")
             .and_then(|s| s.strip_suffix('\n'))
-            .and_then(|s| u64::from_str_radix(s, 16).ok())
+            .and_then(parse_hex)
             .ok_or_else(|| bad("the manifest is truncated (no checksum line)".into()))?;
         if xxh3_64(body.as_bytes()) != sum {
             return Err(bad("the manifest does not match its checksum".into()));
@@ -111,7 +111,7 @@ impl Manifest {
                             name: valid_name(name)?.to_string(),
                             docs: docs.parse().ok()?,
                             bytes: bytes.parse().ok()?,
-                            checksum: u64::from_str_radix(sum, 16).ok()?,
+                            checksum: parse_hex(sum)?,
                         })
                     })();
                     segments.push(entry.ok_or_else(|| bad(format!("bad segment line {line:?}")))?);
@@ -162,6 +162,13 @@ impl Manifest {
             .map_err(|e| DiskError::io(&path, "cannot replace the manifest", e))?;
         sync_dir(dir)
     }
+}
+
+/// 16 lowercase hex digits, as written (no other spelling of the same number is read).
+fn parse_hex(s: &str) -> Option<u64> {
+    let canonical =
+        s.len() == 16 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    canonical.then(|| u64::from_str_radix(s, 16).ok()).flatten()
 }
 
 /// Makes the directory's entries (renames, removals) durable.

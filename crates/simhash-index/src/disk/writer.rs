@@ -111,7 +111,7 @@ impl WriterBuilder {
         let shape = method.shape(settings);
         Ok(Writer {
             dir: dir.to_path_buf(),
-            _lock: lock,
+            lock,
             settings: settings.clone(),
             generation: committed.as_ref().map_or(0, DiskIndex::generation) + 1,
             committed,
@@ -163,7 +163,7 @@ fn remove_uncommitted(dir: &Path, manifest: Option<&Manifest>) -> Result<(), Dis
 #[derive(Debug)]
 pub struct Writer {
     dir: PathBuf,
-    _lock: File,
+    lock: File,
     settings: Settings,
     generation: u64,
     committed: Option<DiskIndex>,
@@ -447,7 +447,15 @@ enum Holder {
 
 impl Drop for Writer {
     /// Without a commit, removes the segments this writer wrote: the index stays as it was.
+    /// Then releases the lock (explicitly: a child process forked meanwhile may share the
+    /// lock's file description until it runs its program).
     fn drop(&mut self) {
+        self.release();
+    }
+}
+
+impl Writer {
+    fn release(&mut self) {
         if !self.done {
             for (seg, _) in self.new_segments.drain(..) {
                 let path = seg.path().to_path_buf();
@@ -455,5 +463,6 @@ impl Drop for Writer {
                 let _ = fs::remove_file(path);
             }
         }
+        let _ = self.lock.unlock();
     }
 }

@@ -10,7 +10,7 @@ use crate::util::{Dir, Rng, corpus, rows};
 /// Splits JSONL into its first `n` lines and the rest.
 fn split(jsonl: &str, n: usize) -> (String, String) {
     let lines: Vec<&str> = jsonl.lines().collect();
-    let join = |part: &[&str]| part.iter().map(|l| format!("{l}\n")).collect::<String>();
+    let join = |part: &[&str]| part.iter().flat_map(|l| [*l, "\n"]).collect::<String>();
     (join(&lines[..n]), join(&lines[n..]))
 }
 

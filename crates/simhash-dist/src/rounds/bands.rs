@@ -48,6 +48,10 @@ pub(crate) struct BandStats {
 /// A band record: key, position, set length, the keys of the earlier bands.
 type BandRecord = (u32, u64, u32, Vec<u32>);
 
+/// A set on its way to be compared: the record's position, its set, and the positions of
+/// the records (read by the receiver) to compare it with.
+type Shipment = (u64, Vec<u64>, Vec<u64>);
+
 /// A candidate pair: `(a, a's set length, b, b's set length)`, `a < b`.
 type Candidate = (u64, u32, u64, u32);
 
@@ -119,7 +123,7 @@ fn verify(
     );
     // One shipment per (smaller record, worker of the larger ones).
     requests.sort_unstable_by_key(|&(small, large)| (small, plan.owner(large), large));
-    let mut shipments: Vec<(usize, (u64, Vec<u64>, Vec<u64>))> = Vec::new();
+    let mut shipments: Vec<(usize, Shipment)> = Vec::new();
     for run in requests.chunk_by(|x, y| x.0 == y.0 && plan.owner(x.1) == plan.owner(y.1)) {
         let (small, target) = (run[0].0, plan.owner(run[0].1));
         let Some(set) = docs.find(small).and_then(|d| docs.sketch[d].as_ref()) else { continue };

@@ -23,10 +23,11 @@ Exit codes:
 /// The `simhash` job on timely-dataflow, across worker threads, processes and hosts.
 ///
 /// Every process runs the same command line with its own -p; worker i of all the workers
-/// reads its share of the input, fingerprints it, and the block-permutation tables are
-/// matched one per epoch over an exchange keyed by (table, prefix). Process 0 writes the
-/// output, byte for byte what `simhash pairs --method simhash` or `simhash cluster --method
-/// simhash` writes for the same input.
+/// reads its share of the input and fingerprints or sketches it; MinHash band keys are
+/// exchanged by (band, key) and candidates verified by exact Jaccard, or the simhash
+/// block-permutation tables are matched one per epoch over an exchange keyed by (table,
+/// prefix). Process 0 writes the output, byte for byte what `simhash pairs` or `simhash
+/// cluster` writes for the same input and flags.
 #[derive(Debug, Parser)]
 #[command(name = "simhash-dist", version, after_help = EXIT_CODES, max_term_width = 100)]
 pub(crate) struct Cli {
@@ -36,7 +37,7 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Every near-duplicate pair: TSV `id_a<TAB>id_b<TAB>distance` (as `simhash pairs`).
+    /// Every near-duplicate pair: TSV `id_a<TAB>id_b<TAB>jaccard|distance` (as `simhash pairs`).
     #[command(after_help = EXIT_CODES)]
     Pairs(JobArgs),
     /// Near-duplicate clusters (connected components): TSV `id<TAB>hash<TAB>cluster` (as

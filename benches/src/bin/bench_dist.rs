@@ -1,11 +1,12 @@
 //! `simhash-dist` against the single-machine `simhash` on the same generated corpus: one
 //! process of 2 workers, and 2 processes of 1 worker on loopback, each run `--runs` times;
-//! prints the median wall times and their ratios to `simhash --method simhash -j 2`, and
-//! checks that every output is byte-identical to `simhash`'s.
+//! prints the median wall times and their ratios to `simhash --method METHOD -j 2`, and
+//! checks that every output is byte-identical to `simhash`'s. Each run's summary line (bytes
+//! exchanged per document, peak memory per process) is echoed on stderr.
 //!
 //! ```sh
 //! cargo build --release -p simhash-cli -p simhash-dist
-//! cargo run --release -p benches --bin bench_dist -- --docs 1000000 --runs 3
+//! cargo run --release -p benches --bin bench_dist -- --docs 1000000 --runs 3 --method minhash
 //! ```
 //!
 //! The corpus (written once per size) has documents of 20 to 80 words drawn from the Apache
@@ -28,6 +29,7 @@ struct Args {
     dir: PathBuf,
     bin: PathBuf,
     command: String,
+    method: String,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -37,6 +39,7 @@ fn parse_args() -> Result<Args, String> {
         dir: std::env::temp_dir().join("simhash-bench-dist"),
         bin: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/release")),
         command: "cluster".into(),
+        method: "simhash".into(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -47,9 +50,10 @@ fn parse_args() -> Result<Args, String> {
             "--dir" => args.dir = PathBuf::from(value()?),
             "--bin" => args.bin = PathBuf::from(value()?),
             "--command" => args.command = value()?,
+            "--method" => args.method = value()?,
             "-h" | "--help" => {
                 return Err("usage: bench_dist [--docs N] [--runs N] [--command cluster|pairs] \
-                            [--dir DIR] [--bin TARGET_RELEASE_DIR]"
+                            [--method simhash|minhash] [--dir DIR] [--bin TARGET_RELEASE_DIR]"
                     .into());
             }
             other => return Err(format!("unknown flag {other}")),
@@ -132,16 +136,17 @@ fn main() -> Result<(), String> {
     let want = args.dir.join("want.tsv");
     let got = args.dir.join("got.tsv");
     let c = args.command.as_str();
+    let m = args.method.as_str();
     let input = corpus.display().to_string();
 
     let single = |out: &Path| {
         let mut cmd = Command::new(&simhash);
-        cmd.args([c, "--method", "simhash", &input, "-j", "2", "-o"]).arg(out);
+        cmd.args([c, "--method", m, &input, "-j", "2", "-o"]).arg(out);
         vec![cmd]
     };
     let one_by_two = |out: &Path| {
         let mut cmd = Command::new(&dist);
-        cmd.args([c, &input, "-w", "2", "-o"]).arg(out);
+        cmd.args([c, "--method", m, &input, "-w", "2", "-o"]).arg(out);
         vec![cmd]
     };
     let hostfile = args.dir.join("hosts.txt");
@@ -156,7 +161,8 @@ fn main() -> Result<(), String> {
         Ok((0..2)
             .map(|p| {
                 let mut cmd = Command::new(&dist);
-                cmd.args([c, &input, "-n", "2", "-p", &p.to_string(), "-w", "1", "--hostfile"])
+                cmd.args([c, "--method", m, &input, "-n", "2", "-p", &p.to_string(), "-w", "1"])
+                    .arg("--hostfile")
                     .arg(&hostfile)
                     .arg("-o")
                     .arg(out);
@@ -166,7 +172,7 @@ fn main() -> Result<(), String> {
     };
 
     println!(
-        "corpus: {} documents, {:.0} MB; `{c}`; {} runs each, median wall time",
+        "corpus: {} documents, {:.0} MB; `{c} --method {m}`; {} runs each, median wall time",
         args.docs,
         size as f64 / 1e6,
         args.runs

@@ -7,7 +7,11 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use simhash_core::{Fingerprinter, Preset};
+use simhash_core::{Fingerprinter, MinHasher, Preset};
+use simhash_index::lsh::{
+    DEFAULT_JACCARD, DEFAULT_LSH_THRESHOLD, DEFAULT_NUM_PERM, DEFAULT_SEED, Sketcher,
+};
+use simhash_index::{Banding, DEFAULT_MAX_DISTANCE};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -19,10 +23,11 @@ Exit codes:
 /// The `simhash` job on timely-dataflow, across worker threads, processes and hosts.
 ///
 /// Every process runs the same command line with its own -p; worker i of all the workers
-/// reads its share of the input, fingerprints it, and the block-permutation tables are
-/// matched one per epoch over an exchange keyed by (table, prefix). Process 0 writes the
-/// output, byte for byte what `simhash pairs --method simhash` or `simhash cluster --method
-/// simhash` writes for the same input.
+/// reads its share of the input and fingerprints or sketches it; MinHash band keys are
+/// exchanged by (band, key) and candidates verified by exact Jaccard, or the simhash
+/// block-permutation tables are matched one per epoch over an exchange keyed by (table,
+/// prefix). Process 0 writes the output, byte for byte what `simhash pairs` or `simhash
+/// cluster` writes for the same input and flags.
 #[derive(Debug, Parser)]
 #[command(name = "simhash-dist", version, after_help = EXIT_CODES, max_term_width = 100)]
 pub(crate) struct Cli {
@@ -32,7 +37,7 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Every near-duplicate pair: TSV `id_a<TAB>id_b<TAB>distance` (as `simhash pairs`).
+    /// Every near-duplicate pair: TSV `id_a<TAB>id_b<TAB>jaccard|distance` (as `simhash pairs`).
     #[command(after_help = EXIT_CODES)]
     Pairs(JobArgs),
     /// Near-duplicate clusters (connected components): TSV `id<TAB>hash<TAB>cluster` (as
@@ -41,14 +46,20 @@ pub(crate) enum Command {
     Cluster(ClusterArgs),
 }
 
-/// What `pairs` and `cluster` share.
-/// The matching methods simhash-dist runs.
+/// The matching methods simhash-dist runs: `simhash`'s three values, resolved the same way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Method {
+    /// minhash for text, unless a simhash-only setting is given (-k, --blocks, --preset moz
+    /// or fork) or the input is fingerprints (--format hash).
+    Auto,
+    /// Candidates from MinHash LSH, kept when the exact Jaccard similarity of the two
+    /// shingle sets reaches --jaccard.
+    Minhash,
     /// 64-bit simhash fingerprints within --distance bits.
     Simhash,
 }
 
+/// What `pairs` and `cluster` share.
 #[derive(Debug, Args)]
 pub(crate) struct JobArgs {
     /// Input files; `-` reads standard input. Several files are shards of one input.
@@ -106,19 +117,34 @@ pub(crate) struct JobArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub(crate) window: Option<u16>,
 
-    /// Matching method: simhash only (fingerprints within --distance bits). Accepted so that
-    /// `simhash ... --method simhash` command lines run unchanged; `simhash`'s minhash
-    /// method has no distributed version yet.
-    #[arg(long, value_enum, value_name = "METHOD", default_value = "simhash")]
+    /// Matching method: auto, minhash or simhash [default: auto, which is minhash for text].
+    ///
+    /// As `simhash` resolves it: auto is minhash, unless a simhash-only setting is given
+    /// (-k/--distance, --blocks, --preset moz|fork) or the input holds fingerprints
+    /// (--format hash).
+    #[arg(long, value_enum, value_name = "METHOD", default_value = "auto")]
     pub(crate) method: Method,
 
-    /// Maximum Hamming distance (bits) for two records to be near-duplicates.
-    #[arg(short = 'k', long, value_name = "K", default_value_t = 3)]
-    pub(crate) distance: u32,
+    /// simhash: maximum Hamming distance (bits) for two records to be near-duplicates
+    /// [default: 3].
+    #[arg(short = 'k', long, value_name = "K")]
+    pub(crate) distance: Option<u32>,
 
-    /// Number of blocks the 64 bits are split into, or `auto` to let the planner choose.
-    #[arg(long, value_name = "N|auto", default_value = "auto")]
-    pub(crate) blocks: Blocks,
+    /// simhash: number of blocks the 64 bits are split into, or `auto` [default: auto].
+    #[arg(long, value_name = "N|auto")]
+    pub(crate) blocks: Option<Blocks>,
+
+    /// minhash: minimum Jaccard similarity of two records' shingle sets [default: 0.4].
+    #[arg(long, value_name = "J")]
+    pub(crate) jaccard: Option<f64>,
+
+    /// minhash: the similarity the LSH bands are tuned for [default: 0.3].
+    #[arg(long, value_name = "J", hide_short_help = true)]
+    pub(crate) lsh_threshold: Option<f64>,
+
+    /// minhash: MinHash signature slots [default: 128].
+    #[arg(long, value_name = "N", hide_short_help = true)]
+    pub(crate) num_perm: Option<usize>,
 
     /// Output file; `-` (the default) writes standard output. Written whole or not at all,
     /// by process 0 only.
@@ -177,6 +203,21 @@ pub(crate) struct TimelyArgs {
     pub(crate) inject_panic: Option<usize>,
 }
 
+/// The method and its settings, resolved and checked as `simhash` does it.
+#[derive(Clone, Debug)]
+pub(crate) enum Matching {
+    Simhash {
+        distance: u32,
+        blocks: Blocks,
+    },
+    Minhash {
+        jaccard: f64,
+        /// The sketcher `simhash` builds for the same flags (its MinHash seed is
+        /// [`DEFAULT_SEED`]; `simhash` has no flag for it).
+        sketcher: std::sync::Arc<Sketcher>,
+    },
+}
+
 /// How this process runs its workers.
 #[derive(Debug)]
 pub(crate) enum Launch {
@@ -231,6 +272,71 @@ impl JobArgs {
         })
     }
 
+    /// The method (`auto` resolved as `simhash` resolves it) and its checked settings;
+    /// `fingerprints`: the sketcher also computes the simhash fingerprint (the output shows
+    /// it). The messages are `simhash`'s.
+    pub(crate) fn matching(&self, fingerprints: bool) -> anyhow::Result<Matching> {
+        let simhash_flags = self.distance.is_some() || self.blocks.is_some();
+        let minhash_flags =
+            self.jaccard.is_some() || self.lsh_threshold.is_some() || self.num_perm.is_some();
+        let hashes = self.format() == Format::Hash;
+        let method = match self.method {
+            Method::Auto
+                if hashes
+                    || simhash_flags
+                    || matches!(self.preset, Some(Preset::Moz | Preset::Fork)) =>
+            {
+                Method::Simhash
+            }
+            Method::Auto => Method::Minhash,
+            explicit => explicit,
+        };
+        if method == Method::Simhash {
+            anyhow::ensure!(
+                !minhash_flags,
+                "--jaccard, --lsh-threshold and --num-perm apply to --method minhash, not simhash"
+            );
+            let distance = self.distance.unwrap_or(DEFAULT_MAX_DISTANCE);
+            let blocks = self.blocks.unwrap_or(Blocks::Auto);
+            let flags = match blocks {
+                Blocks::Fixed(_) => "invalid --blocks/--distance",
+                Blocks::Auto => "invalid --distance",
+            };
+            blocks.validate(distance).context(flags)?;
+            return Ok(Matching::Simhash { distance, blocks });
+        }
+        anyhow::ensure!(
+            !hashes,
+            "--method minhash needs the text: --format hash input holds only fingerprints \
+             (use --method simhash)"
+        );
+        anyhow::ensure!(
+            !simhash_flags,
+            "-k/--distance and --blocks apply to --method simhash, not minhash (use --jaccard)"
+        );
+        let jaccard = unit("--jaccard", self.jaccard.unwrap_or(DEFAULT_JACCARD))?;
+        let lsh_threshold = self.lsh_threshold.unwrap_or(DEFAULT_LSH_THRESHOLD);
+        anyhow::ensure!(
+            lsh_threshold < 1.0,
+            "--lsh-threshold must be below 1, not {lsh_threshold}"
+        );
+        let lsh_threshold = unit("--lsh-threshold", lsh_threshold)?;
+        let num_perm = self.num_perm.unwrap_or(DEFAULT_NUM_PERM);
+        anyhow::ensure!(
+            (1..=simhash_core::MAX_PERM).contains(&num_perm),
+            "--num-perm must be between 1 and {}, not {num_perm}",
+            simhash_core::MAX_PERM
+        );
+        let banding =
+            Banding::for_threshold(lsh_threshold, num_perm).context("invalid --lsh-threshold")?;
+        let sketcher = Sketcher::new(MinHasher::new(num_perm, DEFAULT_SEED), banding)
+            .context("invalid --lsh-threshold")?;
+        Ok(Matching::Minhash {
+            jaccard,
+            sketcher: std::sync::Arc::new(sketcher.with_fingerprints(fingerprints)),
+        })
+    }
+
     /// How this process joins the job: alone with `-w` threads, or as one of `-n` processes.
     pub(crate) fn launch(&self) -> anyhow::Result<Launch> {
         let t = &self.timely;
@@ -270,4 +376,13 @@ impl JobArgs {
             timeout: std::time::Duration::from_secs(t.connect_timeout),
         })
     }
+}
+
+/// `value` when it is more than 0 and at most 1.
+fn unit(flag: &str, value: f64) -> anyhow::Result<f64> {
+    anyhow::ensure!(
+        value > 0.0 && value <= 1.0,
+        "{flag} must be more than 0 and at most 1, not {value}"
+    );
+    Ok(value)
 }

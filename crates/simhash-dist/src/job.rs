@@ -11,8 +11,12 @@
 //!    as `simhash` skips them.
 //! 4. [`census`]: counts are all-gathered; bad records go to worker 0, which reports them in
 //!    input order (or stops, with `--strict`).
-//! 5. [`collapse`]: identical fingerprints become one representative with a multiplicity.
-//! 6. [`tables`]: one epoch per permutation table, pairing each prefix group.
+//! 5. simhash: [`collapse`]: identical fingerprints become one representative with a
+//!    multiplicity; 6. [`tables`]: one epoch per permutation table, pairing each prefix
+//!    group.
+//!    minhash: 5. [`sets`]: identical shingle sets become one representative; 6. [`bands`]:
+//!    one band at a time, candidates owned by their first common band, each verified by the
+//!    exact Jaccard similarity of the two sets, brought together on one worker.
 //! 7. [`gather`]: pairs or spanning-forest edges, and the ids they name, go to worker 0,
 //!    which writes the output whole ([`mod@write`]), by temp file and rename.
 //! 8. [`outcome`]: worker 0 tells every worker how the write went, so that every process
@@ -24,13 +28,16 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use simhash_index::Blocks;
-use simhash_io::Output;
+use simhash_io::{Measure, Output, Score};
 use timely::worker::Worker;
 
+use crate::args::Matching;
+use crate::rounds::census::Census;
+use crate::rounds::gather::{MatchStats, Matched};
 use crate::rounds::outcome::Outcome;
+use crate::rounds::tables::Links;
 use crate::rounds::write::Summary;
-use crate::rounds::{census, chunks, collapse, gather, ids, outcome, tables, write};
+use crate::rounds::{bands, census, chunks, collapse, gather, ids, outcome, sets, tables, write};
 use crate::share::{InputPlan, Reading, Share, read_share};
 
 /// What to compute and write.
@@ -48,9 +55,8 @@ pub(crate) struct Job {
     pub(crate) reading: Reading,
     pub(crate) max_record_bytes: u64,
     pub(crate) strict: bool,
-    /// Fixed blocks, or the planner's choice for the fingerprinted documents.
-    pub(crate) blocks: Blocks,
-    pub(crate) distance: u32,
+    /// The method and its settings.
+    pub(crate) matching: Matching,
     pub(crate) output: PathBuf,
     pub(crate) quiet: bool,
     pub(crate) inject_error: Option<usize>,
@@ -85,8 +91,24 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
     ids::kinds(worker, &mut share);
     ids::duplicates(worker, &plan, &mut share);
     let census = census::run(worker, &plan, &share, &all_chunks, job.strict)?;
-    let collapsed = collapse::run(worker, &share.docs);
-    let found = tables::run(worker, job, census.documents - census.featureless, &collapsed)?;
+    let matching_start = Instant::now();
+    let (matched, matching) = match &job.matching {
+        Matching::Simhash { distance, blocks } => {
+            simhash(worker, job, (*distance, *blocks), &census, &share.docs)?
+        }
+        Matching::Minhash { jaccard, sketcher } => {
+            let banding = sketcher.banding();
+            assert!(
+                job.inject_panic != Some(worker.index()),
+                "worker {}: injected panic (--inject-panic)",
+                worker.index()
+            );
+            (
+                minhash(worker, job.mode, &plan, &share.docs, banding.bands, *jaccard),
+                format!("{} bands x {} rows", banding.bands, banding.rows),
+            )
+        }
+    };
     let summary = Summary {
         records_read: all_chunks.iter().map(|c| c.records).sum(),
         skipped: census.skipped,
@@ -94,19 +116,80 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
         featureless: census.featureless,
         workers: worker.peers(),
         bytes: all_chunks.iter().map(|c| c.bytes).sum(),
-        blocks: found.tables.blocks(),
-        tables: found.tables.len(),
+        matching,
+        measure: match job.matching {
+            Matching::Simhash { .. } => Measure::Distance,
+            Matching::Minhash { .. } => Measure::Jaccard,
+        },
         read_seconds,
-        match_seconds: found.seconds,
+        match_seconds: matching_start.elapsed().as_secs_f64(),
         started,
     };
-    let gathered = gather::run(worker, job.mode, &plan, &share.docs, collapsed, found);
+    let gathered = gather::run(worker, job.mode, &plan, &share.docs, matched);
     // Every worker knows the census, so every worker knows the exit code.
     let code = u8::from(census.skipped > 0);
     if worker.index() != 0 {
         return Ok(Ok(code));
     }
-    Ok(write::run(out, job.mode, &gathered, code, (!job.quiet).then_some(&summary)))
+    Ok(write::run(out, job.mode, &gathered, code, &summary, job.quiet))
+}
+
+/// The simhash matching: identical fingerprints collapsed, then the permutation tables.
+/// Returns what it matched and its settings as the summary shows them.
+fn simhash(
+    worker: &mut Worker,
+    job: &Job,
+    settings: (u32, simhash_index::Blocks),
+    census: &Census,
+    docs: &crate::share::Docs,
+) -> Result<(Matched, String), Vec<String>> {
+    let collapsed = collapse::run(worker, docs);
+    let fingerprinted = census.documents - census.featureless;
+    let found = tables::run(worker, job, settings, fingerprinted, &collapsed)?;
+    let stats = MatchStats {
+        record_pairs: found.matches.record_pairs + collapsed.copy_pairs,
+        largest_group: found.matches.largest_group,
+        received: found.matches.received,
+        representatives: collapsed.reps.len() as u64,
+        ..MatchStats::default()
+    };
+    let shown = format!("{} blocks / {} tables", found.tables.blocks(), found.tables.len());
+    let matched = Matched {
+        links: found.links,
+        copies: collapsed.copies,
+        copy_code: Score::Distance(0).code(),
+        stats,
+    };
+    Ok((matched, shown))
+}
+
+/// The MinHash matching: identical shingle sets collapsed, then the bands, verified.
+fn minhash(
+    worker: &mut Worker,
+    mode: Mode,
+    plan: &InputPlan,
+    docs: &crate::share::Docs,
+    bands: usize,
+    jaccard: f64,
+) -> Matched {
+    let sets = sets::run(worker, plan, docs);
+    let mut links = Links::new(mode);
+    if let Links::Forest(forest) = &mut links {
+        for &(rep, member) in &sets.copies {
+            forest.union(rep, member);
+        }
+    }
+    let found = bands::run(worker, plan, docs, &sets, bands, jaccard, &mut links);
+    let stats = MatchStats {
+        record_pairs: found.pairs + sets.copies.len() as u64,
+        largest_group: found.largest_group,
+        received: found.received,
+        representatives: sets.distinct,
+        candidates: found.candidates,
+        verified: found.verified,
+        ..MatchStats::default()
+    };
+    Matched { links, copies: sets.copies, copy_code: Score::Jaccard(1.0).code(), stats }
 }
 
 /// What step 1 leaves: the plan, this worker's share, worker 0's output, and the error

@@ -9,6 +9,10 @@
 //! `(table, position, fingerprint)` are exchanged by a well-mixed hash of (table, prefix),
 //! and each group sharing a prefix is paired by [`simhash_index::pair_group`], the same
 //! kernel (and the same "first table owns the pair" rule) the single-machine index runs.
+//! With `--method minhash` (`auto`'s choice for text), band keys are exchanged by (band,
+//! key), each group keeps the pairs its band owns ([`simhash_index::band_owns`], the
+//! engine's "first common band owns the pair" rule), and each candidate's two shingle sets
+//! are brought together (the smaller to the larger's reader) for the exact Jaccard test.
 //! See `docs/scale-out.md` for launching on several hosts, the failure model and a capacity
 //! plan.
 //!
@@ -41,7 +45,7 @@ use timely::communication::allocator::zero_copy::initialize::initialize_networki
 use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
 use timely::communication::{Hooks, WorkerGuards};
 
-use crate::args::{Blocks, Cli, Command, JobArgs, Launch};
+use crate::args::{Cli, Command, JobArgs, Launch, Matching};
 use crate::job::{End, Job, Mode};
 use crate::share::Reading;
 
@@ -67,7 +71,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Pairs(args) => (args, Mode::Pairs),
         Command::Cluster(c) => (c.job, Mode::Cluster { singletons: c.singletons }),
     };
-    check_matching(&args)?;
+    let matching = args.matching(matches!(mode, Mode::Cluster { .. }))?;
     // Before any process starts: the output may not be an input (every process checks, and
     // fails alike on a shared filesystem).
     let paths = args.paths();
@@ -83,7 +87,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         );
     }
     let (quiet, process) = (args.quiet, args.timely.process);
-    let job = Arc::new(build_job(&args, mode));
+    let job = Arc::new(build_job(&args, mode, matching));
     install_failure_handlers();
     let guards = start(launch, move |worker| job::run(worker, &job))?;
     let code = match join(guards) {
@@ -107,8 +111,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// What every worker of this process runs, from the flags.
-fn build_job(args: &JobArgs, mode: Mode) -> Job {
+fn build_job(args: &JobArgs, mode: Mode, matching: Matching) -> Job {
     let fingerprinter = args.fingerprinter();
+    let sketcher = match &matching {
+        Matching::Minhash { sketcher, .. } => Some(Arc::clone(sketcher)),
+        Matching::Simhash { .. } => None,
+    };
     let parser = match fingerprinter {
         Some(_) => simhash_io::Parser::Json(Columns::new(&args.text_column, &args.id_column)),
         None => simhash_io::Parser::Hash,
@@ -116,11 +124,10 @@ fn build_job(args: &JobArgs, mode: Mode) -> Job {
     Job {
         mode,
         paths: args.paths(),
-        reading: Reading { parser, fingerprinter },
+        reading: Reading { parser, fingerprinter, sketcher },
         max_record_bytes: args.max_record_bytes,
         strict: args.strict,
-        blocks: args.blocks,
-        distance: args.distance,
+        matching,
         output: args.output.clone(),
         quiet: args.quiet,
         inject_error: args.timely.inject_error,
@@ -191,15 +198,6 @@ where
     timely::execute::execute_from(builders, others, timely::WorkerConfig::default(), work)
         .map_err(anyhow::Error::msg)
         .context("cannot start the workers")
-}
-
-/// Fails early, before any process starts, on settings the index would refuse.
-fn check_matching(args: &JobArgs) -> anyhow::Result<()> {
-    let flags = match args.blocks {
-        Blocks::Fixed(_) => "invalid --blocks/--distance",
-        Blocks::Auto => "invalid --distance",
-    };
-    args.blocks.validate(args.distance).context(flags)
 }
 
 /// Fail-stop: a panic anywhere (a worker, or timely's network threads when a peer process

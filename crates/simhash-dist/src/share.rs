@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use simhash_core::Fingerprinter;
+use simhash_index::lsh::{DocSketch, Sketcher};
 use simhash_io::{Body, IdTable, LineReader, LineStatus, Problem, Reason, Source};
 
 /// Bits of a position that hold the byte offset within a file (16 TiB per file).
@@ -163,6 +164,8 @@ pub(crate) struct Reading {
     pub(crate) parser: simhash_io::Parser,
     /// Set for JSONL records: a text without one would be featureless.
     pub(crate) fingerprinter: Option<Fingerprinter>,
+    /// Set for `--method minhash`: each text is also sketched (shingle set, band keys).
+    pub(crate) sketcher: Option<std::sync::Arc<Sketcher>>,
 }
 
 /// The records one worker read, in input order.
@@ -174,6 +177,11 @@ pub(crate) struct Docs {
     pub(crate) line: Vec<u64>,
     /// The fingerprint, or `None` for a featureless record.
     pub(crate) fp: Vec<Option<u64>>,
+    /// With `--method minhash`, each record's sketch (`None` for a featureless record);
+    /// empty otherwise.
+    pub(crate) sketch: Vec<Option<DocSketch>>,
+    /// The records were sketched: a record is featureless when it has no sketch.
+    pub(crate) sketched: bool,
     /// The ids as read (empty for a generated one).
     ids: IdTable,
     /// The record had no id: it is its 0-based line number in the input files laid end to
@@ -191,6 +199,17 @@ pub(crate) struct Docs {
 impl Docs {
     pub(crate) fn len(&self) -> usize {
         self.pos.len()
+    }
+
+    /// The record has no features: no sketch when the records are sketched (as `simhash`
+    /// counts them with `--method minhash`), no fingerprint otherwise.
+    pub(crate) fn featureless(&self, doc: usize) -> bool {
+        if self.sketched { self.sketch[doc].is_none() } else { self.fp[doc].is_none() }
+    }
+
+    /// The record at `pos`, when this worker read it.
+    pub(crate) fn find(&self, pos: u64) -> Option<usize> {
+        self.pos.binary_search(&pos).ok()
     }
 
     /// The id as read (`None` when generated from the line number).
@@ -220,7 +239,11 @@ impl Docs {
         self.earlier_files = lines.iter().map(|l| l.1).collect();
     }
 
-    fn push(&mut self, pos: u64, line: u64, chunk: u32, id: Option<&str>, fp: Option<u64>) {
+    fn push(&mut self, pos: u64, line: u64, chunk: u32, id: Option<&str>, parsed: Parsed) {
+        let Parsed { fp, sketch } = parsed;
+        if self.sketched {
+            self.sketch.push(sketch);
+        }
         self.pos.push(pos);
         self.line.push(line);
         self.chunk.push(chunk);
@@ -257,6 +280,7 @@ pub(crate) fn read_share(
     max_record_bytes: u64,
 ) -> anyhow::Result<Share> {
     let mut share = Share::default();
+    share.docs.sketched = reading.sketcher.is_some();
     for (file, lo, hi) in plan.pieces(worker) {
         let f = &plan.files[file];
         let chunk_index = share.chunks.len() as u32;
@@ -309,9 +333,9 @@ pub(crate) fn read_share(
                     chunk.records += 1;
                     share.bad.push(BadRecord { pos, chunk: chunk_index, line: local, problem });
                 }
-                Ok((id, fp)) => {
+                Ok((id, parsed)) => {
                     chunk.records += 1;
-                    share.docs.push(pos, local, chunk_index, id.as_deref(), fp);
+                    share.docs.push(pos, local, chunk_index, id.as_deref(), parsed);
                 }
             }
         }
@@ -322,17 +346,27 @@ pub(crate) fn read_share(
     Ok(share)
 }
 
-/// A record: its id when it has one, and its fingerprint.
-type Record = (Option<String>, Option<u64>);
+/// What a record's body becomes: its fingerprint, and with a sketcher its sketch.
+struct Parsed {
+    fp: Option<u64>,
+    sketch: Option<DocSketch>,
+}
+
+/// A record: its id when it has one, and what its body became.
+type Record = (Option<String>, Parsed);
 
 fn parse_line(bytes: &[u8], reading: &Reading) -> Result<Record, Problem> {
     let record = reading.parser.parse(bytes)?;
-    let fp = match (record.body, &reading.fingerprinter) {
-        (Body::Text(text), Some(fingerprinter)) => fingerprinter.fingerprint(&text),
-        (Body::Text(_), None) => None,
-        (Body::Hash(fp), _) => fp,
+    let (fp, sketch) = match (record.body, &reading.fingerprinter, &reading.sketcher) {
+        (Body::Text(text), Some(fingerprinter), Some(sketcher)) => {
+            sketcher.sketch(fingerprinter, &text)
+        }
+        (Body::Text(text), Some(fingerprinter), None) => (fingerprinter.fingerprint(&text), None),
+        (Body::Text(_), None, _) => (None, None),
+        (Body::Hash(fp), ..) => (fp, None),
     };
-    Ok((record.id.map(|id| id.text.into_owned()), fp.map(|f| f.0)))
+    let parsed = Parsed { fp: fp.map(|f| f.0), sketch };
+    Ok((record.id.map(|id| id.text.into_owned()), parsed))
 }
 
 /// Opens `path` at the first line that starts at or after byte `lo`: returns the reader

@@ -121,24 +121,25 @@ fn simhash_exe() -> &'static Path {
     })
 }
 
-/// The single-machine binary's simhash job (`--method simhash`).
+/// The single-machine binary with `args` (both binaries resolve `--method auto` alike).
 fn simhash(args: &[&str]) -> ExitCode {
-    let mut all = vec![args[0], "--method", "simhash"];
-    all.extend_from_slice(&args[1..]);
-    let status = Command::new(simhash_exe()).args(all).status().expect("run simhash");
+    let status = Command::new(simhash_exe()).args(args).status().expect("run simhash");
     match status.code() {
         Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(255)),
         None => ExitCode::from(255),
     }
 }
 
-/// Runs the single-machine `simhash COMMAND INPUT -q -o OUT [EXTRA]`.
-fn simhash_into(command: &str, input: &Path, extra: Option<&str>, out: &Path) -> ExitCode {
+/// Runs the single-machine `simhash COMMAND INPUT -q -o OUT [EXTRA...]`.
+fn simhash_into(command: &str, input: &Path, extra: &[&str], out: &Path) -> ExitCode {
     let (input, out) = (s(input), s(out));
     let mut a = vec![command, &input, "-q", "-o", &out];
     a.extend(extra);
     simhash(&a)
 }
+
+/// Both methods, as `--method` values.
+const METHODS: [&str; 2] = ["simhash", "minhash"];
 
 /// A started process; its standard output goes to an unnamed file (a pipe would fill up
 /// and block it), read back when it ends.
@@ -228,39 +229,54 @@ fn stderr(o: &Output) -> String {
 fn one_process_two_workers_matches_simhash() {
     let dir = Dir::new();
     let input = dir.write("corpus.jsonl", &jsonl_corpus(3000, 1));
-    for (command, extra) in [("pairs", None), ("cluster", None), ("cluster", Some("--singletons"))]
-    {
-        let want = dir.path("want.tsv");
-        let got = dir.path("got.tsv");
-        assert_eq!(simhash_into(command, &input, extra, &want), ExitCode::SUCCESS);
-        for w in ["1", "2"] {
-            let mut a = strings(&[command, &s(&input), "-q", "-w", w, "-o", &s(&got)]);
-            a.extend(extra.map(ToString::to_string));
-            let out = dist(&a);
-            assert!(out.status.success(), "{command} -w {w}: {}", stderr(&out));
-            assert!(read(&got) == read(&want), "{command} {extra:?} -w {w} differs from simhash");
+    for method in METHODS {
+        for (command, extra) in
+            [("pairs", None), ("cluster", None), ("cluster", Some("--singletons"))]
+        {
+            let want = dir.path("want.tsv");
+            let got = dir.path("got.tsv");
+            let mut extras = vec!["--method", method];
+            extras.extend(extra);
+            assert_eq!(simhash_into(command, &input, &extras, &want), ExitCode::SUCCESS);
+            for w in ["1", "2"] {
+                let mut a = strings(&[command, &s(&input), "-q", "-w", w, "-o", &s(&got)]);
+                a.extend(strings(&extras));
+                let out = dist(&a);
+                assert!(out.status.success(), "{command} -w {w}: {}", stderr(&out));
+                assert!(
+                    read(&got) == read(&want),
+                    "{command} {extras:?} -w {w} differs from simhash"
+                );
+            }
         }
+        // The flood is there and was collapsed: many pairs, few distinct fingerprints.
+        assert!(read(&dir.path("want.tsv")).lines().count() > 3000);
     }
-    // The flood is there and was collapsed: many pairs, few distinct fingerprints.
-    assert!(read(&dir.path("want.tsv")).lines().count() > 3000);
 }
 
 #[test]
 fn two_processes_on_loopback_match_simhash() {
     let dir = Dir::new();
     let input = dir.write("corpus.jsonl", &jsonl_corpus(2000, 2));
-    for (command, extra) in [("pairs", None), ("cluster", Some("--singletons"))] {
-        let want = dir.path("want.tsv");
-        let got = dir.path("got.tsv");
-        assert_eq!(simhash_into(command, &input, extra, &want), ExitCode::SUCCESS);
-        let mut a = vec![command, input.to_str().unwrap_or_default(), "-q", "-o"];
-        a.push(got.to_str().unwrap_or_default());
-        a.extend(extra);
-        let outs = dist_processes(&dir, 2, 1, &a);
-        for (p, out) in outs.iter().enumerate() {
-            assert!(out.status.success(), "{command}, process {p}: {}", stderr(out));
+    for method in METHODS {
+        for (command, extra) in [("pairs", None), ("cluster", Some("--singletons"))] {
+            let want = dir.path("want.tsv");
+            let got = dir.path("got.tsv");
+            let mut extras = vec!["--method", method];
+            extras.extend(extra);
+            assert_eq!(simhash_into(command, &input, &extras, &want), ExitCode::SUCCESS);
+            let mut a = vec![command, input.to_str().unwrap_or_default(), "-q", "-o"];
+            a.push(got.to_str().unwrap_or_default());
+            a.extend(&extras);
+            let outs = dist_processes(&dir, 2, 1, &a);
+            for (p, out) in outs.iter().enumerate() {
+                assert!(out.status.success(), "{command}, process {p}: {}", stderr(out));
+            }
+            assert!(
+                read(&got) == read(&want),
+                "{command} {extras:?}: 2 processes differ from simhash"
+            );
         }
-        assert!(read(&got) == read(&want), "{command} {extra:?}: 2 processes differ from simhash");
     }
     // Standard output: process 0 writes it all, and nothing else goes there.
     let outs = dist_processes(&dir, 2, 1, &["pairs", input.to_str().unwrap_or_default(), "-q"]);
@@ -563,17 +579,46 @@ fn standard_input_is_read_by_one_worker() {
 }
 
 #[test]
-fn method_flag_accepts_simhash_only() {
+fn method_auto_resolves_as_simhash_does() {
     let dir = Dir::new();
     let input = dir.write("corpus.jsonl", &jsonl_corpus(300, 9));
     let (want, got) = (dir.path("want.tsv"), dir.path("got.tsv"));
-    assert_eq!(simhash(&["pairs", &s(&input), "-q", "-o", &s(&want)]), ExitCode::SUCCESS);
-    let out = dist(&strings(&["pairs", &s(&input), "--method", "simhash", "-q", "-o", &s(&got)]));
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(read(&got) == read(&want));
-    let out = dist(&strings(&["pairs", &s(&input), "--method", "minhash", "-o", &s(&got)]));
+    // JSON text: minhash (a Jaccard column); a simhash-only setting: simhash.
+    for extra in [&[][..], &["--method", "auto"], &["-k", "4"], &["--preset", "moz"]] {
+        assert_eq!(simhash_into("pairs", &input, extra, &want), ExitCode::SUCCESS);
+        let mut a = strings(&["pairs", &s(&input), "-q", "-o", &s(&got)]);
+        a.extend(strings(extra));
+        let out = dist(&a);
+        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+        assert!(read(&got) == read(&want), "{extra:?} differs from simhash");
+        let header =
+            if extra.len() == 2 && extra[0] != "--method" { "distance" } else { "jaccard" };
+        assert!(read(&got).starts_with(&format!("id_a\tid_b\t{header}")), "{extra:?}");
+    }
+    // The settings `simhash` refuses, refused alike.
+    let tsv = dir.write("fps.tsv", "id\thash\na\t0000000000000001\n");
+    for (args, message) in [
+        (
+            vec!["--method", "minhash", "-k", "3"],
+            "-k/--distance and --blocks apply to --method simhash",
+        ),
+        (
+            vec!["--method", "simhash", "--jaccard", "0.5"],
+            "--jaccard, --lsh-threshold and --num-perm apply",
+        ),
+        (vec!["--jaccard", "1.5"], "--jaccard must be more than 0 and at most 1, not 1.5"),
+        (vec!["--lsh-threshold", "1"], "--lsh-threshold must be below 1, not 1"),
+        (vec!["--num-perm", "0"], "--num-perm must be between 1 and"),
+    ] {
+        let mut a = strings(&["pairs", &s(&input), "-o", &s(&got)]);
+        a.extend(strings(&args));
+        let out = dist(&a);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+    }
+    let out = dist(&strings(&["pairs", &s(&tsv), "--method", "minhash", "-o", &s(&got)]));
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("possible values: simhash"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--method minhash needs the text"), "{}", stderr(&out));
 }
 
 #[test]
@@ -730,4 +775,101 @@ fn signals_remove_the_temporary_output_and_exit_128_plus_the_signal() {
         assert_eq!(status.code(), Some(code), "SIG{signal}");
         assert!(temps().is_empty(), "SIG{signal} left {:?}", temps());
     }
+}
+
+/// An adversarial corpus for MinHash: a flood of identical records, a family of
+/// near-identical ones (every pair a candidate), pairs edited by 0 to 12 words of 24
+/// (Jaccard from 1 down past every threshold), tiny and empty texts, duplicate ids.
+fn minhash_corpus(seed: u64) -> String {
+    let mut rng = seed;
+    let mut out = String::new();
+    let word = |rng: &mut u64| WORDS[(splitmix(rng) % WORDS.len() as u64) as usize];
+    let base: Vec<String> = (0..24).map(|i| format!("{}{i}", WORDS[i % WORDS.len()])).collect();
+    for i in 0..1300 {
+        let text = match i % 13 {
+            0..=4 => "one page copied thousands of times over".to_string(),
+            5 | 6 => {
+                let mut words = base.clone();
+                let at = (splitmix(&mut rng) % 24) as usize;
+                words[at] = format!("x{i}");
+                words.join(" ")
+            }
+            7..=9 => {
+                let mut words = base.clone();
+                for _ in 0..splitmix(&mut rng) % 13 {
+                    let at = (splitmix(&mut rng) % 24) as usize;
+                    words[at] = format!("{}{}", word(&mut rng), splitmix(&mut rng) % 1000);
+                }
+                words.join(" ")
+            }
+            10 => ["", "a", "a b", "a b c", "...", "a b c d"][i % 6].to_string(),
+            _ => (0..12).map(|_| word(&mut rng)).collect::<Vec<_>>().join(" "),
+        };
+        // Every 101st record repeats an earlier id: skipped and reported, by both.
+        let id = if i % 101 == 100 { i - 50 } else { i };
+        let _ = writeln!(out, "{{\"id\":\"m{id}\",\"text\":\"{text}\"}}");
+    }
+    out
+}
+
+#[test]
+fn minhash_matches_simhash_on_floods_tiny_texts_and_every_setting() {
+    let dir = Dir::new();
+    let input = dir.write("adversarial.jsonl", &minhash_corpus(11));
+    let (want, got) = (dir.path("want.tsv"), dir.path("got.tsv"));
+    let settings: [&[&str]; 6] = [
+        &[],
+        &["--jaccard", "0.8"],
+        &["--jaccard", "1"],
+        &["--lsh-threshold", "0.5", "--num-perm", "64"],
+        &["--window", "2", "--jaccard", "0.3"],
+        &["--preset", "default-v1"],
+    ];
+    for (n, extra) in settings.into_iter().enumerate() {
+        for command in ["pairs", "cluster"].into_iter().take(if n < 2 { 2 } else { 1 }) {
+            let mut extras = vec!["--method", "minhash"];
+            extras.extend(extra);
+            if command == "cluster" {
+                extras.push("--singletons");
+            }
+            // Duplicate ids are skipped: exit 1 on both.
+            assert_eq!(simhash_into(command, &input, &extras, &want), ExitCode::from(1));
+            for w in ["1", "3"] {
+                let mut a = strings(&[command, &s(&input), "-q", "-w", w, "-o", &s(&got)]);
+                a.extend(strings(&extras));
+                let out = dist(&a);
+                assert_eq!(out.status.code(), Some(1), "{extras:?} -w {w}: {}", stderr(&out));
+                assert!(read(&got) == read(&want), "{command} {extras:?} -w {w} differs");
+            }
+        }
+    }
+    // The flood is collapsed before banding: 500 copies are one band record a band.
+    let out = dist(&strings(&["pairs", &s(&input), "-w", "2", "-o", &s(&got)]));
+    let err = stderr(&out);
+    let distinct: u64 = err
+        .split(" distinct shingle sets")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no distinct sets in {err}"));
+    assert!(distinct < 850, "{err}");
+    assert!(read(&got).lines().count() > 500, "the flood's copies are listed");
+    // Two processes on loopback.
+    let a = [command_line("pairs", &input, &got), vec!["--jaccard", "0.5"]].concat();
+    let outs = dist_processes(&dir, 2, 1, &a);
+    for (p, out) in outs.iter().enumerate() {
+        assert_eq!(out.status.code(), Some(1), "process {p}: {}", stderr(out));
+    }
+    let mut extras = vec!["--jaccard", "0.5"];
+    assert_eq!(simhash_into("pairs", &input, &extras, &want), ExitCode::from(1));
+    assert!(read(&got) == read(&want), "2 processes differ");
+    // A worker that fails in the band rounds fails the job, and leaves no output.
+    extras.extend(["--inject-panic", "1", "-w", "2"]);
+    let out = dist(&[strings(&command_line("pairs", &input, &got)), strings(&extras)].concat());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(read(&got) == read(&want), "the output was touched");
+}
+
+fn command_line<'a>(command: &'a str, input: &'a Path, out: &'a Path) -> Vec<&'a str> {
+    vec![command, input.to_str().unwrap_or_default(), "-q", "-o", out.to_str().unwrap_or_default()]
 }

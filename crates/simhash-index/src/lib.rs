@@ -156,8 +156,8 @@ pub use crate::hamming::tables::{ConfigError, ConfigErrorKind, MAX_TABLES, Table
 pub use crate::hamming::walk::{DedupWalk, Identical, WALK_CHUNK, WalkOutcome, collapse_identical};
 pub use crate::lsh::{
     Banding, Candidate, JaccardHit, LshError, LshErrorKind, MINHASH_INDEX_SEED, MinHashIndex,
-    candidate_pairs, candidate_pairs_from_columns, candidate_pairs_with, first_common_band,
-    for_each_band_group,
+    band_owns, candidate_pairs, candidate_pairs_from_columns, candidate_pairs_with,
+    first_common_band, for_each_band_group,
 };
 /// The matching vocabulary from `simhash-core`, so that a matching user needs one crate.
 pub use simhash_core::{Fingerprint, MAX_PERM, MinHasher, ParseFingerprintError};

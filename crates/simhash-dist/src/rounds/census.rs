@@ -48,7 +48,7 @@ pub(crate) fn run(
     let counts = Counts {
         bad: share.bad.len() as u64,
         documents: (0..docs.len()).filter(live).count() as u64,
-        featureless: (0..docs.len()).filter(live).filter(|&d| docs.fp[d].is_none()).count() as u64,
+        featureless: (0..docs.len()).filter(live).filter(|&d| docs.featureless(d)).count() as u64,
     };
     let counts = all_gather(worker, &counts);
     let mut bad =

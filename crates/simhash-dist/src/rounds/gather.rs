@@ -1,22 +1,22 @@
 //! Round `gather`: worker 0 gets what it must print.
 //!
 //! Crosses the network, in four exchanges:
-//! 1. each worker's matching figures to every worker (for the summary);
-//! 2. to worker 0, the representative pairs and the copies (`pairs`), or the spanning-forest
+//! 1. to worker 0, the representative pairs and the copies (`pairs`), or the spanning-forest
 //!    edges (`cluster`), found on each worker;
-//! 3. from worker 0 to the worker that read each record (its [`InputPlan::owner`]), the
+//! 2. from worker 0 to the worker that read each record (its [`InputPlan::owner`]), the
 //!    positions of the records worker 0 will print (skipped for `cluster --singletons`,
 //!    which prints every record);
-//! 4. back to worker 0, each of those records' position, id and fingerprint.
+//! 3. back to worker 0, each of those records' position, id and fingerprint;
+//! 4. each worker's matching figures to every worker (for the summary), last, so that the
+//!    bytes each worker sent count every round but this one.
 //!
 //! Only worker 0 holds the ids it prints: the others never send the rest.
 
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::collapse::Collapsed;
-use super::tables::{Found, Links};
-use super::{all_gather, exchange};
+use super::tables::Links;
+use super::{all_gather, exchange, sent_bytes};
 use crate::job::Mode;
 use crate::share::{Docs, InputPlan};
 
@@ -29,8 +29,32 @@ pub(crate) struct MatchStats {
     pub(crate) largest_group: u64,
     /// Table records received (the shuffle).
     pub(crate) received: u64,
-    /// Distinct fingerprints.
+    /// Distinct fingerprints, or distinct shingle sets.
     pub(crate) representatives: u64,
+    /// minhash: candidate pairs (owned by their first common band).
+    pub(crate) candidates: u64,
+    /// minhash: candidates whose exact Jaccard similarity was computed.
+    pub(crate) verified: u64,
+    /// Bytes sent to other workers (every round up to the figures' own): the sum, and in
+    /// [`total`] the largest worker's in `max_sent`.
+    pub(crate) sent: u64,
+    pub(crate) max_sent: u64,
+    /// Peak resident memory of the worker's process, in MiB: in [`total`], the largest.
+    pub(crate) peak_mib: u64,
+}
+
+/// What the matching leaves on a worker, whatever the method.
+#[derive(Debug)]
+pub(crate) struct Matched {
+    pub(crate) links: Links,
+    /// `(representative, member)` for each record collapsed onto its representative
+    /// (identical fingerprints, or identical shingle sets), for `pairs` (`cluster` has
+    /// them in its forest already).
+    pub(crate) copies: Vec<(u64, u64)>,
+    /// The score code of a copy with its representative: distance 0, or Jaccard 1.
+    pub(crate) copy_code: u32,
+    /// This worker's figures.
+    pub(crate) stats: MatchStats,
 }
 
 /// A record worker 0 prints: its position, id (as `simhash` writes it) and fingerprint.
@@ -54,21 +78,14 @@ pub(crate) fn run(
     mode: Mode,
     plan: &InputPlan,
     docs: &Docs,
-    collapsed: Collapsed,
-    found: Found,
+    matched: Matched,
 ) -> Gathered {
-    let stats = MatchStats {
-        record_pairs: found.matches.record_pairs + collapsed.copy_pairs,
-        largest_group: found.matches.largest_group,
-        received: found.matches.received,
-        representatives: collapsed.reps.len() as u64,
-    };
-    let stats = total(&all_gather(worker, &stats));
-    let links = match found.links {
+    let Matched { links, copies, copy_code, mut stats } = matched;
+    let links = match links {
         Links::Pairs(rep_pairs) => {
             let rep_pairs = exchange(worker, rep_pairs.into_iter().map(|p| (0, p)));
-            let copies = exchange(worker, collapsed.copies.into_iter().map(|c| (0, c)));
-            expand(&rep_pairs, copies)
+            let copies = exchange(worker, copies.into_iter().map(|c| (0, c)));
+            expand(&rep_pairs, copies, copy_code)
         }
         Links::Forest(forest) => {
             exchange(worker, forest.edges.into_iter().map(|(a, b)| (0, (a, b, 0))))
@@ -86,6 +103,9 @@ pub(crate) fn run(
     let mut records =
         exchange(worker, answers.into_iter().map(|d| (0, (docs.pos[d], docs.id(d), docs.fp[d]))));
     records.sort_unstable_by_key(|r| r.0);
+    stats.sent = sent_bytes();
+    stats.peak_mib = crate::peak_memory_mib();
+    let stats = total(&all_gather(worker, &stats));
     Gathered { stats, links, records }
 }
 
@@ -96,16 +116,27 @@ fn total(stats: &[MatchStats]) -> MatchStats {
         largest_group: stats.iter().map(|s| s.largest_group).max().unwrap_or(0),
         received: stats.iter().map(|s| s.received).sum(),
         representatives: stats.iter().map(|s| s.representatives).sum(),
+        candidates: stats.iter().map(|s| s.candidates).sum(),
+        verified: stats.iter().map(|s| s.verified).sum(),
+        sent: stats.iter().map(|s| s.sent).sum(),
+        max_sent: stats.iter().map(|s| s.sent).max().unwrap_or(0),
+        peak_mib: stats.iter().map(|s| s.peak_mib).max().unwrap_or(0),
     }
 }
 
-/// The pairs `simhash pairs` lists: each copy of a fingerprint once with its set's
-/// representative (distance 0), and the representative pairs as they are (each stands for
+/// The pairs `simhash pairs` lists: each copy once with its set's representative (score
+/// `copy_code`: distance 0, or Jaccard 1), and the representative pairs as they are (each stands for
 /// the pairs of the two sets of copies, which are not repeated: a flood of copies is one
 /// line a record, not one a pair). Sorted as `simhash pairs` writes them.
-fn expand(rep_pairs: &[(u64, u64, u32)], copies: Vec<(u64, u64)>) -> Vec<(u64, u64, u32)> {
+fn expand(
+    rep_pairs: &[(u64, u64, u32)],
+    copies: Vec<(u64, u64)>,
+    copy_code: u32,
+) -> Vec<(u64, u64, u32)> {
     let mut out: Vec<(u64, u64, u32)> = rep_pairs.to_vec();
-    out.extend(copies.into_iter().map(|(rep, member)| (rep.min(member), rep.max(member), 0)));
+    out.extend(
+        copies.into_iter().map(|(rep, member)| (rep.min(member), rep.max(member), copy_code)),
+    );
     out.sort_unstable();
     out
 }

@@ -13,16 +13,18 @@
 //! The table phase ([`tables`]) is the one round with a dataflow of its own: one epoch per
 //! permutation table. Workers wait with `step_or_park`, which parks an idle worker's thread.
 
+pub(crate) mod bands;
 pub(crate) mod census;
 pub(crate) mod chunks;
 pub(crate) mod collapse;
 pub(crate) mod gather;
 pub(crate) mod ids;
 pub(crate) mod outcome;
+pub(crate) mod sets;
 pub(crate) mod tables;
 pub(crate) mod write;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use timely::ExchangeData;
@@ -32,6 +34,28 @@ use timely::dataflow::operators::Probe;
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::{InputHandle, ProbeHandle};
 use timely::worker::Worker;
+
+thread_local! {
+    /// Bytes this worker's thread sent to other workers, as timely encodes them.
+    static SENT: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Bytes this worker sent to other workers so far (the items of every round, in timely's
+/// bincode encoding, without timely's per-message headers): what crosses the network when
+/// every worker is its own process.
+pub(crate) fn sent_bytes() -> u64 {
+    SENT.with(Cell::get)
+}
+
+/// Counts `bytes` as sent to another worker.
+pub(crate) fn count_sent(bytes: u64) {
+    SENT.with(|s| s.set(s.get() + bytes));
+}
+
+/// The bytes of `item` in timely's encoding.
+fn wire_size<D: serde::Serialize>(item: &D) -> u64 {
+    bincode::serialized_size(item).unwrap_or(0)
+}
 
 /// Sends each `(target worker, item)` and returns the items addressed to this worker, in
 /// no particular order. Every worker must call it, in the same sequence of rounds.
@@ -59,9 +83,15 @@ pub(crate) fn exchange<D: ExchangeData + Clone>(
             )
             .probe_with(&probe);
     });
+    let me = worker.index();
+    let mut sent = 0;
     for (target, item) in items {
+        if target != me {
+            sent += 8 + wire_size(&item);
+        }
         input.send((target as u64, item));
     }
+    count_sent(sent);
     drop(input);
     while !probe.done() {
         worker.step_or_park(None);

@@ -13,10 +13,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use std::time::Instant;
-
 use simhash_core::Fingerprint;
-use simhash_index::{Tables, pair_group};
+use simhash_index::{Blocks, Tables, pair_group};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::Probe;
@@ -47,7 +45,8 @@ pub(crate) struct Matches {
 /// What this worker's part of the matching links, by mode.
 #[derive(Debug)]
 pub(crate) enum Links {
-    /// `pairs`: the representative pairs found here, with their distance.
+    /// `pairs`: the representative pairs found here, with their score's code (the
+    /// distance, or the Jaccard similarity as [`simhash_io::Score::code`] writes it).
     Pairs(Vec<(u64, u64, u32)>),
     /// `cluster`: a spanning forest of the pairs found here and of the copies collapsed
     /// here, so that only edges that join two components travel.
@@ -55,9 +54,18 @@ pub(crate) enum Links {
 }
 
 impl Links {
-    fn add(&mut self, a: u64, b: u64, distance: u32) {
+    /// Empty links for `mode`: pairs, or a forest.
+    pub(crate) fn new(mode: Mode) -> Links {
+        match mode {
+            Mode::Pairs => Links::Pairs(Vec::new()),
+            Mode::Cluster { .. } => Links::Forest(Forest::default()),
+        }
+    }
+
+    /// Adds the pair `a < b` with its score's code.
+    pub(crate) fn add(&mut self, a: u64, b: u64, code: u32) {
         match self {
-            Links::Pairs(pairs) => pairs.push((a, b, distance)),
+            Links::Pairs(pairs) => pairs.push((a, b, code)),
             Links::Forest(forest) => forest.union(a, b),
         }
     }
@@ -69,7 +77,6 @@ pub(crate) struct Found {
     pub(crate) tables: Tables,
     pub(crate) matches: Matches,
     pub(crate) links: Links,
-    pub(crate) seconds: f64,
 }
 
 /// Plans the tables for the job's fingerprinted documents (every worker alike, from the
@@ -78,33 +85,28 @@ pub(crate) struct Found {
 pub(crate) fn run(
     worker: &mut Worker,
     job: &Job,
+    (distance, blocks): (u32, Blocks),
     fingerprinted: u64,
     collapsed: &Collapsed,
 ) -> Result<Found, Vec<String>> {
-    let tables = job
-        .blocks
-        .tables(fingerprinted, job.distance)
+    let tables = blocks
+        .tables(fingerprinted, distance)
         .map_err(|e| vec![format!("invalid --blocks/--distance: {e}")])?;
     let me = worker.index();
     assert!(job.inject_panic != Some(me), "worker {me}: injected panic (--inject-panic)");
-    let started = Instant::now();
-    let links = match job.mode {
-        Mode::Pairs => Links::Pairs(Vec::new()),
-        Mode::Cluster { .. } => {
-            let mut forest = Forest::default();
-            for &(rep, member) in &collapsed.copies {
-                forest.union(rep, member);
-            }
-            Links::Forest(forest)
+    let mut links = Links::new(job.mode);
+    if let Links::Forest(forest) = &mut links {
+        for &(rep, member) in &collapsed.copies {
+            forest.union(rep, member);
         }
-    };
+    }
     let links = Rc::new(RefCell::new(links));
     let sink = Rc::clone(&links);
-    let matches = table_phase(worker, &tables, job.distance, &collapsed.reps, move |a, b, d, _| {
+    let matches = table_phase(worker, &tables, distance, &collapsed.reps, move |a, b, d, _| {
         sink.borrow_mut().add(a, b, d);
     });
     let links = links.replace(Links::Pairs(Vec::new()));
-    Ok(Found { tables, matches, links, seconds: started.elapsed().as_secs_f64() })
+    Ok(Found { tables, matches, links })
 }
 
 /// Runs every table over the representatives, one epoch per table, and calls `sink` with
@@ -164,12 +166,18 @@ fn table_phase(
             .probe_with(&probe);
     });
     let mut batch = Vec::new();
-    for t in 0..tables.len() {
+    let (me, peers) = (worker.index() as u64, worker.peers() as u64);
+    for (t, table) in tables.iter().enumerate() {
         batch.clear();
         batch.extend(reps.iter().map(|&(pos, fp, m)| (t as u32, pos, fp, m)));
+        let mut sent = 0;
         for &record in &batch {
+            if mix(t as u64, table.prefix(Fingerprint(record.2))) % peers != me {
+                sent += 24; // timely's encoding of (u32, u64, u64, u32)
+            }
             input.send(record);
         }
+        super::count_sent(sent);
         input.advance_to(t as u64 + 1);
         while probe.less_than(&(t as u64 + 1)) {
             worker.step_or_park(None);

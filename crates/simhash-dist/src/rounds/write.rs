@@ -26,8 +26,10 @@ pub(crate) struct Summary {
     pub(crate) featureless: u64,
     pub(crate) workers: usize,
     pub(crate) bytes: u64,
-    pub(crate) blocks: usize,
-    pub(crate) tables: usize,
+    /// The method's settings as the summary shows them: blocks and tables, or bands.
+    pub(crate) matching: String,
+    /// The pairs' score: distance or Jaccard similarity.
+    pub(crate) measure: Measure,
     pub(crate) read_seconds: f64,
     pub(crate) match_seconds: f64,
     /// When the job started on this worker.
@@ -48,13 +50,14 @@ pub(crate) fn run(
     mode: Mode,
     gathered: &Gathered,
     code: u8,
-    summary: Option<&Summary>,
+    summary: &Summary,
+    quiet: bool,
 ) -> Outcome {
     let Some(out) = out else {
         return Err(vec!["worker 0 has no output".to_string()]);
     };
     let write_start = Instant::now();
-    let (out, written) = match write(out, mode, gathered) {
+    let (out, written) = match write(out, mode, summary.measure, gathered) {
         Ok(done) => done,
         // Write errors name the output already.
         Err(e) => match e.downcast_ref::<std::io::Error>() {
@@ -69,20 +72,25 @@ pub(crate) fn run(
         }
         return Err(vec![format!("{:#}", anyhow::Error::from(e))]);
     }
-    if let Some(summary) = summary {
+    if !quiet {
         report(summary, &gathered.stats, &written, write_start);
     }
     Ok(code)
 }
 
 /// Writes the pairs or the clusters to `out`, uncommitted.
-fn write(out: Output, mode: Mode, gathered: &Gathered) -> anyhow::Result<(Output, Written)> {
+fn write(
+    out: Output,
+    mode: Mode,
+    measure: Measure,
+    gathered: &Gathered,
+) -> anyhow::Result<(Output, Written)> {
     let records = &gathered.records;
     let index = |pos: u64| records.binary_search_by_key(&pos, |r| r.0).ok();
     let mut lines = 0u64;
     match mode {
         Mode::Pairs => {
-            let mut tsv = PairsTsv::new(out, Measure::Distance)?;
+            let mut tsv = PairsTsv::new(out, measure)?;
             for &(a, b, d) in &gathered.links {
                 let (Some(ia), Some(ib)) = (index(a), index(b)) else {
                     anyhow::bail!("internal error: a paired record's id is missing");
@@ -126,12 +134,28 @@ fn report(s: &Summary, stats: &MatchStats, written: &Written, write_start: Insta
         Some((c, largest)) => format!(", {c} clusters (largest {largest})"),
         None => String::new(),
     };
+    let matching = match s.measure {
+        Measure::Distance => format!(
+            "{} distinct fingerprints, {} table records shuffled, largest prefix group {}",
+            stats.representatives, stats.received, stats.largest_group
+        ),
+        Measure::Jaccard => format!(
+            "{} distinct shingle sets, {} band records shuffled, largest band group {}, {} \
+             candidates, {} verified",
+            stats.representatives,
+            stats.received,
+            stats.largest_group,
+            stats.candidates,
+            stats.verified
+        ),
+    };
+    let per_doc = stats.sent as f64 / s.documents.max(1) as f64;
     let _ = writeln!(
         std::io::stderr().lock(),
         "simhash-dist: {} records read ({} skipped), {} documents ({} featureless), {} pairs\
-         {clusters}, {} lines written; {} workers, {} bytes, {} blocks / {} tables, {} distinct \
-         fingerprints, {} table records shuffled, largest prefix group {}; read {:.2}s, match \
-         {:.2}s, write {:.2}s, total {:.2}s; peak memory of process 0 {} MiB",
+         {clusters}, {} lines written; {} workers, {} bytes, {}, {matching}; {} bytes exchanged \
+         ({per_doc:.0} a document, at most {} by one worker); read {:.2}s, match {:.2}s, write \
+         {:.2}s, total {:.2}s; peak memory of process 0 {} MiB, of any process {} MiB",
         s.records_read,
         s.skipped,
         s.documents,
@@ -140,15 +164,14 @@ fn report(s: &Summary, stats: &MatchStats, written: &Written, write_start: Insta
         written.lines,
         s.workers,
         s.bytes,
-        s.blocks,
-        s.tables,
-        stats.representatives,
-        stats.received,
-        stats.largest_group,
+        s.matching,
+        stats.sent,
+        stats.max_sent,
         s.read_seconds,
         s.match_seconds,
         write_start.elapsed().as_secs_f64(),
         s.started.elapsed().as_secs_f64(),
         crate::peak_memory_mib(),
+        stats.peak_mib,
     );
 }

@@ -374,6 +374,30 @@ pub fn first_common_band<H: Copy + Ord + Send + Sync>(
     ra.iter().zip(rb).position(|(x, y)| x == y)
 }
 
+/// Whether the band after `earlier_a` and `earlier_b` *owns* the pair of documents that
+/// share a hash in it: true when none of their earlier bands agree (`earlier_a[i] !=
+/// earlier_b[i]` for every `i`). The one rule every pair search applies, so that each pair
+/// is emitted once, by the first band the two documents share: [`candidate_pairs_with`] and
+/// [`find_matches`] on one machine, and `simhash-dist`, whose workers each hold one band
+/// group and the earlier bands of its members.
+///
+/// # Panics
+///
+/// If the two slices differ in length.
+///
+/// ```
+/// use simhash_index::band_owns;
+///
+/// // Two documents sharing band 2: band 2 owns the pair unless band 0 or 1 agrees.
+/// assert!(band_owns(&[1u32, 2], &[3, 4]));
+/// assert!(!band_owns(&[1u32, 2], &[3, 2]));
+/// assert!(band_owns::<u32>(&[], &[])); // band 0 owns every pair it groups
+/// ```
+pub fn band_owns<H: PartialEq>(earlier_a: &[H], earlier_b: &[H]) -> bool {
+    assert_eq!(earlier_a.len(), earlier_b.len(), "rows of different bands");
+    earlier_a.iter().zip(earlier_b).all(|(x, y)| x != y)
+}
+
 /// Checks the shape of a band-hash matrix; returns the number of documents.
 fn documents<H: Copy + Ord + Send + Sync>(band_hashes: &[H], bands: usize) -> usize {
     assert!(bands > 0, "bands must be at least 1");
@@ -550,7 +574,7 @@ fn pair_rows<H: Copy + Ord + Send + Sync>(
         let ra = loaded.row(base + r);
         for (j, &(_, b)) in group.iter().enumerate().skip(r + 1) {
             let rb = loaded.row(base + j);
-            if ra.iter().zip(rb).all(|(x, y)| x != y) {
+            if band_owns(ra, rb) {
                 out.push(Candidate { a, b });
             }
         }

@@ -144,8 +144,9 @@ impl DocSketch {
     }
 
     /// A hash of the whole set: documents with equal sets have equal hashes (the members
-    /// are already well-mixed hashes, so a cheap fold does; equal hashes are verified).
-    pub(crate) fn set_hash(&self) -> u64 {
+    /// are already well-mixed hashes, so a cheap fold does). Unequal sets may share a hash:
+    /// group by it, then compare the sets, as the searches do.
+    pub fn set_hash(&self) -> u64 {
         let mut h = self.set.len() as u64;
         for &x in &self.set {
             h = (h.rotate_left(26) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);

@@ -254,3 +254,30 @@ fn num_perm_is_clamped_as_the_minhasher_clamps_it() {
 fn ragged_matrix_panics() {
     candidate_pairs(&[1, 2, 3], 2);
 }
+
+/// `band_owns` is `first_common_band` seen from one band group: for every pair sharing band
+/// `j`, band `j` owns it exactly when `j` is their first common band (narrow random values,
+/// so most pairs share several bands).
+#[test]
+fn band_owns_is_the_first_common_band() {
+    let bands = 5;
+    let mut state = 7u64;
+    let m: Vec<u64> = (0..40 * bands)
+        .map(|_| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 61) % 3
+        })
+        .collect();
+    let mut owned = 0;
+    for a in 0..40 {
+        for b in a + 1..40 {
+            let (ra, rb) = (&m[a * bands..(a + 1) * bands], &m[b * bands..(b + 1) * bands]);
+            for j in (0..bands).filter(|&j| ra[j] == rb[j]) {
+                let owns = band_owns(&ra[..j], &rb[..j]);
+                assert_eq!(owns, first_common_band(&m, bands, a, b) == Some(j), "{a} {b} {j}");
+                owned += usize::from(owns);
+            }
+        }
+    }
+    assert_eq!(owned, brute(&m, bands).len());
+}

@@ -6,6 +6,10 @@
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
 /// English prose, about 60 KiB with little repetition: the Apache License 2.0 and this
 /// project's own design and CLI documentation.
 pub fn english() -> String {
@@ -99,6 +103,79 @@ pub fn naive_simhash(features: impl IntoIterator<Item = (u64, u32)>) -> Option<u
         }
     }
     any.then(|| v.iter().enumerate().filter(|(_, c)| **c > 0).fold(0, |acc, (i, _)| acc | 1 << i))
+}
+
+/// xorshift64: the dedup corpus's generator (kept so the corpus stays the same).
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// The end-to-end benchmarks' JSONL corpus of about `mb` megabytes in `dir`, written unless
+/// it is there already: English-like documents of 100 to 700 words from the Apache
+/// license's vocabulary, 20% of them near or exact copies of earlier ones. Returns its path.
+pub fn dedup_corpus(dir: &Path, mb: u64) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("corpus-{mb}mb.jsonl"));
+    if path.exists() {
+        return Ok(path);
+    }
+    let vocab: Vec<&str> = include_str!("../../LICENSE-APACHE")
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut rng = XorShift(0x5eed);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("corpus.tmp"))?);
+    let mut recent: Vec<Vec<&str>> = Vec::new();
+    let mut written = 0u64;
+    let mut id = 0u64;
+    let mut line = String::new();
+    while written < mb * 1_000_000 {
+        let words: Vec<&str> = if !recent.is_empty() && rng.below(5) == 0 {
+            let mut copy = recent[rng.below(recent.len())].clone();
+            for _ in 0..rng.below(3) {
+                let at = rng.below(copy.len());
+                copy[at] = vocab[rng.below(vocab.len())];
+            }
+            copy
+        } else {
+            let n = 100 + rng.below(600);
+            (0..n).map(|_| vocab[rng.below(vocab.len())]).collect()
+        };
+        line.clear();
+        let _ = write!(line, "{{\"id\":\"doc-{id}\",\"source\":\"bench\",\"text\":\"");
+        for (i, w) in words.iter().enumerate() {
+            if i > 0 {
+                line.push(if i % 17 == 0 { '.' } else { ' ' });
+                if i % 17 == 0 {
+                    line.push(' ');
+                }
+            }
+            line.push_str(w);
+        }
+        line.push_str("\"}\n");
+        out.write_all(line.as_bytes())?;
+        written += line.len() as u64;
+        id += 1;
+        if recent.len() < 1000 {
+            recent.push(words);
+        } else {
+            let at = rng.below(recent.len());
+            recent[at] = words;
+        }
+    }
+    out.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_all()?;
+    std::fs::rename(dir.join("corpus.tmp"), &path)?;
+    Ok(path)
 }
 
 #[cfg(test)]

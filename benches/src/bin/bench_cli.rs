@@ -16,9 +16,8 @@
 //!   200k documents, 423 MB, here).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::fmt::Write as _;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -66,78 +65,6 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-/// Writes the corpus unless a file of that size is already there. Returns its path and the
-/// number of documents.
-fn corpus(dir: &Path, mb: u64) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
-    let path = dir.join(format!("corpus-{mb}mb.jsonl"));
-    if path.exists() {
-        return Ok(path);
-    }
-    eprintln!("writing {} ...", path.display());
-    let vocab: Vec<&str> = include_str!("../../../LICENSE-APACHE")
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
-    let mut rng = Rng(0x5eed);
-    let mut out = BufWriter::new(File::create(dir.join("corpus.tmp"))?);
-    let mut recent: Vec<Vec<&str>> = Vec::new();
-    let mut written = 0u64;
-    let mut id = 0u64;
-    let mut line = String::new();
-    while written < mb * 1_000_000 {
-        let words: Vec<&str> = if !recent.is_empty() && rng.below(5) == 0 {
-            let mut copy = recent[rng.below(recent.len())].clone();
-            for _ in 0..rng.below(3) {
-                let at = rng.below(copy.len());
-                copy[at] = vocab[rng.below(vocab.len())];
-            }
-            copy
-        } else {
-            let n = 100 + rng.below(600);
-            (0..n).map(|_| vocab[rng.below(vocab.len())]).collect()
-        };
-        line.clear();
-        let _ = write!(line, "{{\"id\":\"doc-{id}\",\"source\":\"bench\",\"text\":\"");
-        for (i, w) in words.iter().enumerate() {
-            if i > 0 {
-                line.push(if i % 17 == 0 { '.' } else { ' ' });
-                if i % 17 == 0 {
-                    line.push(' ');
-                }
-            }
-            line.push_str(w);
-        }
-        line.push_str("\"}\n");
-        out.write_all(line.as_bytes())?;
-        written += line.len() as u64;
-        id += 1;
-        if recent.len() < 1000 {
-            recent.push(words);
-        } else {
-            let at = rng.below(recent.len());
-            recent[at] = words;
-        }
-    }
-    out.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_all()?;
-    std::fs::rename(dir.join("corpus.tmp"), &path)?;
-    Ok(path)
-}
-
 /// Reads the texts (outside the timed part) and fingerprints them on one thread.
 fn core_throughput(path: &Path) -> std::io::Result<(f64, u64, u64)> {
     #[derive(serde::Deserialize)]
@@ -182,7 +109,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .into());
     }
-    let path = corpus(&args.dir, args.mb)?;
+    let path = benches::dedup_corpus(&args.dir, args.mb)?;
     let (core_secs, bytes, docs) = core_throughput(&path)?;
     let mb = bytes as f64 / 1e6;
     let text_core = mb / core_secs;

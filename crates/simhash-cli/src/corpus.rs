@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt::Write as _;
 use std::io::Read;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_channel::{Receiver, Sender, bounded};
@@ -160,8 +161,16 @@ struct RawBatch {
     /// Input bytes the batch covers, line endings and skipped lines included.
     bytes: u64,
     data: Vec<u8>,
-    /// Per line: its number in the file, end offset in `data`, and status.
+    /// Per line: its number in the file, end offset in `data`, and status. For a Parquet
+    /// file, per row: its number (1-based) and the end of its text in `data`.
     lines: Vec<(u64, usize, LineStatus)>,
+    /// Parquet rows only: each row's id (its end in `ids`, and whether it is numeric) or
+    /// problem. Empty for lines.
+    rows: Vec<Result<Option<(usize, bool)>, Problem>>,
+    ids: String,
+    /// The file cannot be read as records: reported for the whole file, which counts no
+    /// line.
+    failed: Option<Problem>,
 }
 
 /// A batch after parsing, in the same order.
@@ -173,6 +182,7 @@ struct ParsedBatch {
     ids: String,
     /// Per line: its number in the file, and the record or the problem.
     items: Vec<(u64, Parsed)>,
+    failed: Option<Problem>,
 }
 
 const BATCH_LINES: usize = 2048;
@@ -235,11 +245,16 @@ fn read_sources(
     let mut shard_lines = Vec::with_capacity(sources.len());
     let mut base = 0;
     for (shard, source) in sources.iter_mut().enumerate() {
-        let reader = source.open(options.spool)?;
         let batches = Batches { tx, stop, shard, base, seq };
-        let (lines, next_seq) = read_batches(reader, options, batches).map_err(|(line, e)| {
-            anyhow::Error::new(e).context(format!("{}:{line}: read error", source.name))
-        })?;
+        let parquet = source.path().filter(|p| simhash_io::is_parquet(p)).map(Path::to_path_buf);
+        let (lines, next_seq) = if let Some(path) = parquet {
+            read_parquet(&path, source.size, options, batches)?
+        } else {
+            let reader = source.open(options.spool)?;
+            read_batches(reader, options, batches).map_err(|(line, e)| {
+                anyhow::Error::new(e).context(format!("{}:{line}: read error", source.name))
+            })?
+        };
         seq = next_seq;
         base += lines;
         shard_lines.push(lines);
@@ -268,6 +283,9 @@ impl Batches<'_> {
             bytes: 0,
             data: Vec::with_capacity(capacity),
             lines: Vec::new(),
+            rows: Vec::new(),
+            ids: String::new(),
+            failed: None,
         }
     }
 
@@ -322,6 +340,65 @@ fn read_batches(
     Ok((lines.line, out.seq))
 }
 
+/// Reads one Parquet file's rows into batches, as [`read_batches`] reads lines; returns its
+/// row count and the next sequence number. A file that cannot be opened as records (not
+/// Parquet, no text column, a column of the wrong type) is one batch that says so; a read
+/// error later in the file ends the run.
+fn read_parquet(
+    path: &Path,
+    size: Option<u64>,
+    options: &ReadOptions,
+    mut out: Batches<'_>,
+) -> anyhow::Result<(u64, u64)> {
+    let simhash_io::Parser::Json(columns) = &options.reading.parser else {
+        anyhow::bail!(
+            "{}: Parquet input holds text columns: --format hash does not apply",
+            path.display()
+        );
+    };
+    let mut rows = match simhash_io::ParquetRows::open(path, columns) {
+        Ok(rows) => rows,
+        Err(e) if e.kind() == simhash_io::ErrorKind::BadParquet => {
+            let mut batch = out.empty(0);
+            batch.failed = Some(Problem::new(Reason::BadFile, e.to_string()));
+            out.send(batch);
+            return Ok((0, out.seq));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let (total, size) = (rows.total_rows().max(1), size.unwrap_or(0));
+    let mut sent_bytes = 0;
+    while let Some(rb) = rows.next_batch()? {
+        if out.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let first = rows.rows_read() - rb.len() as u64;
+        let mut batch = out.empty(0);
+        for i in 0..rb.len() {
+            let row = match (rb.text(i), rb.id(i)) {
+                (Ok(text), Ok(id)) => {
+                    batch.data.extend_from_slice(text.as_bytes());
+                    Ok(id.map(|id| {
+                        batch.ids.push_str(&id.text);
+                        (batch.ids.len(), id.number)
+                    }))
+                }
+                (Err(p), _) | (_, Err(p)) => Err(p),
+            };
+            batch.lines.push((first + i as u64 + 1, batch.data.len(), LineStatus::Ok));
+            batch.rows.push(row);
+        }
+        // The file's bytes, in proportion to the rows read, for the progress bar.
+        let done = size * rows.rows_read().min(total) / total;
+        batch.bytes = done - sent_bytes;
+        sent_bytes = done;
+        if !out.send(batch) {
+            break;
+        }
+    }
+    Ok((rows.rows_read(), out.seq))
+}
+
 /// `line_hashes`: hash each line, for a second pass (otherwise the hash is 0, unused).
 fn parse_batches(
     rx: &Receiver<RawBatch>,
@@ -338,14 +415,32 @@ fn parse_batches(
             bytes: raw.bytes,
             ids: String::new(),
             items: Vec::with_capacity(raw.lines.len()),
+            failed: raw.failed,
         };
         let mut start = 0;
+        let mut rows = raw.rows.into_iter();
+        let mut id_start = 0;
         for (line, end, status) in raw.lines {
             let bytes = &raw.data[start..end];
             start = end;
-            let item = match status {
-                LineStatus::TooLong(n) => Err(Problem::too_long(n, max)),
-                LineStatus::Ok => parse_line(bytes, reading, &mut out.ids, line_hashes),
+            let item = match (rows.next(), status) {
+                (Some(Err(problem)), _) => Err(problem),
+                (Some(Ok(id)), _) => {
+                    let id = id.map(|(id_end, number)| {
+                        let text = &raw.ids[id_start..id_end];
+                        id_start = id_end;
+                        simhash_io::IdValue { text: text.into(), number }
+                    });
+                    // Arrow strings are UTF-8: this check does not fail.
+                    std::str::from_utf8(bytes)
+                        .map_err(|e| Problem::new(Reason::InvalidUtf8, e.to_string()))
+                        .map(|text| {
+                            let record = simhash_io::Record { id, body: Body::Text(text.into()) };
+                            parsed_doc(record, bytes, reading, &mut out.ids, line_hashes)
+                        })
+                }
+                (None, LineStatus::TooLong(n)) => Err(Problem::too_long(n, max)),
+                (None, LineStatus::Ok) => parse_line(bytes, reading, &mut out.ids, line_hashes),
             };
             out.items.push((line, item));
         }
@@ -377,6 +472,17 @@ fn parse_line(bytes: &[u8], reading: &Reading, ids: &mut String, line_hash: bool
     // simhash-cpp's input has no ids: repeated hashes are repeated documents, each with its
     // line number as id.
     let record = reading.parser.parse(bytes)?;
+    Ok(parsed_doc(record, bytes, reading, ids, line_hash))
+}
+
+/// The document of a record read from `bytes` (hashed for a second pass when `line_hash`).
+fn parsed_doc(
+    record: simhash_io::Record<'_>,
+    bytes: &[u8],
+    reading: &Reading,
+    ids: &mut String,
+    line_hash: bool,
+) -> ParsedDoc {
     let id = record.id;
     let (fp, len, sketch) = match (record.body, &reading.fingerprinter, &reading.sketcher) {
         (Body::Text(text), Some(fingerprinter), None) => {
@@ -395,7 +501,7 @@ fn parse_line(bytes: &[u8], reading: &Reading, ids: &mut String, line_hash: bool
         ids.len()
     });
     let line_hash = if line_hash { simhash_io::line_hash(bytes) } else { 0 };
-    Ok(ParsedDoc { id_end, number, fp, len, sketch, line_hash })
+    ParsedDoc { id_end, number, fp, len, sketch, line_hash }
 }
 
 /// Puts batches back in order and builds the corpus.
@@ -421,6 +527,10 @@ fn collect(
             next += 1;
             corpus.bytes += batch.bytes;
             let name = names[batch.shard].as_str();
+            if let Some(problem) = &batch.failed {
+                corpus.records += 1;
+                reporter.bad_file(problem)?;
+            }
             let mut id_start = 0;
             for (line, item) in batch.items {
                 let doc = match item {

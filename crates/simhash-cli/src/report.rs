@@ -48,6 +48,17 @@ impl Reporter {
         Ok(())
     }
 
+    /// Reports an input file that cannot be read as records (its message names it), counted
+    /// as one skipped record. With --strict it is an error that ends the run.
+    pub fn bad_file(&mut self, problem: &Problem) -> anyhow::Result<()> {
+        if self.strict {
+            anyhow::bail!("{problem} (stopped by --strict)");
+        }
+        *self.skipped.entry(problem.reason).or_default() += 1;
+        self.print(&problem.message);
+        Ok(())
+    }
+
     /// `simhash: MESSAGE` on stderr, above the progress bar if one is drawn.
     fn print(&self, message: &str) {
         let print = || {

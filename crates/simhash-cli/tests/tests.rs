@@ -2,6 +2,7 @@
 
 mod digests;
 mod index;
+mod parquet;
 mod safety;
 mod shards;
 mod trust;

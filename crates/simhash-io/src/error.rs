@@ -41,6 +41,9 @@ pub enum ErrorKind {
     DuplicateInput,
     /// A directory given as an input holds no file that is read.
     NoInputFiles,
+    /// A Parquet input cannot be read: not Parquet (or truncated), no text column, a column
+    /// of the wrong type, a bad page.
+    BadParquet,
 }
 
 impl Error {

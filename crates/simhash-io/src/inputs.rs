@@ -35,7 +35,7 @@ pub struct SkippedFile {
 /// * A directory is walked recursively; its files are read in the byte order of their
 ///   paths. Names starting with `.` (hidden files and directories) are passed over
 ///   silently. Only files whose name ends in one of [`RECORD_EXTENSIONS`], optionally
-///   followed by `.gz` or `.zst`, are read ([`is_record_file`]); the others are listed in
+///   followed by `.gz` or `.zst`, or in `.parquet`, are read ([`is_record_file`]); the others are listed in
 ///   [`Inputs::skipped`]. Symbolic links are followed, except a link to a directory that
 ///   contains it (a loop), which is skipped.
 /// * A file argument is read whatever its name; `-` is standard input.
@@ -65,7 +65,8 @@ pub struct Inputs {
 }
 
 /// Whether a file found in a directory is read: its name ends in `.jsonl`, `.json`,
-/// `.ndjson` or `.tsv`, optionally followed by `.gz` or `.zst` (in any case).
+/// `.ndjson` or `.tsv`, optionally followed by `.gz` or `.zst`, or in `.parquet` (in any
+/// case).
 ///
 /// ```
 /// use std::path::Path;
@@ -75,8 +76,12 @@ pub struct Inputs {
 /// assert!(is_record_file(Path::new("hashes.TSV")));
 /// assert!(!is_record_file(Path::new("README.md")));
 /// assert!(!is_record_file(Path::new("data.gz")));
+/// assert!(is_record_file(Path::new("train-00000-of-00020.parquet")));
 /// ```
 pub fn is_record_file(path: &Path) -> bool {
+    if crate::parquet::is_parquet(path) {
+        return true;
+    }
     let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase());
     let Some(name) = name else { return false };
     let name = name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst")).unwrap_or(&name);
@@ -145,7 +150,7 @@ impl Inputs {
                 ErrorKind::NoInputFiles,
                 format!(
                     "{}: no input files in this directory (files ending in .jsonl, .json, \
-                     .ndjson or .tsv, optionally .gz or .zst, are read)",
+                     .ndjson or .tsv, optionally .gz or .zst, or .parquet are read)",
                     root.display()
                 ),
             ));

@@ -9,6 +9,8 @@
 //! * [`Source`] opens an input: a file, standard input (`-`), `.gz` or `.zst` by
 //!   extension; compressed data without the extension is refused
 //!   ([`refuse_compressed`]); standard input can be spooled for a second pass.
+//! * [`ParquetRows`] reads the text and id columns of a Parquet file a batch of rows at
+//!   a time; [`ParquetCopy`] writes the rows a run keeps with the input's schema.
 //! * [`LineReader`] splits it into numbered lines with a length limit, never holding more
 //!   than the limit in memory.
 //! * [`Parser`] turns a line into a [`Record`] (JSONL at dotted paths with [`Columns`],
@@ -84,6 +86,7 @@ mod ids;
 mod inputs;
 mod lines;
 mod output;
+mod parquet;
 mod paths;
 mod problem;
 mod process;
@@ -103,6 +106,7 @@ pub use crate::ids::{IdSet, IdTable};
 pub use crate::inputs::{InputFile, Inputs, RECORD_EXTENSIONS, SkippedFile, is_record_file};
 pub use crate::lines::{LineReader, LineStatus};
 pub use crate::output::{Output, commit_all, install_signal_handler, remove_pending, temp_file};
+pub use crate::parquet::{ParquetCopy, ParquetRows, RowBatch, is_parquet};
 pub use crate::paths::{begin_run, check_paths, register_inputs};
 pub use crate::problem::{Located, Problem, Reason};
 pub use crate::process::peak_memory;

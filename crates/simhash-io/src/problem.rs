@@ -30,6 +30,9 @@ pub enum Reason {
     DuplicateId,
     /// A record with an id in a corpus whose first record has none, or the reverse.
     MixedIds,
+    /// A whole input file that cannot be read as records (a Parquet file that is truncated,
+    /// or without the text column, or with a column of the wrong type): all its records.
+    BadFile,
 }
 
 impl Reason {
@@ -47,6 +50,7 @@ impl Reason {
             Reason::TooLong => "too_long",
             Reason::DuplicateId => "duplicate_id",
             Reason::MixedIds => "mixed_ids",
+            Reason::BadFile => "bad_file",
         }
     }
 }

@@ -27,10 +27,10 @@ pub struct IdValue<'a> {
 /// What the fields of a JSONL record are called.
 #[derive(Clone, Debug)]
 pub struct Columns {
-    text: Vec<String>,
-    text_name: String,
-    id: Vec<String>,
-    id_name: String,
+    pub(crate) text: Vec<String>,
+    pub(crate) text_name: String,
+    pub(crate) id: Vec<String>,
+    pub(crate) id_name: String,
 }
 
 impl Columns {

@@ -47,6 +47,11 @@ impl Source {
         }
     }
 
+    /// The input's path; `None` for standard input.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
     /// Opens the input for reading, decompressing by extension. With `spool`, an input that
     /// cannot be read twice (stdin, a pipe) is also copied to a temporary file that
     /// [`Source::reopen`] reads back.

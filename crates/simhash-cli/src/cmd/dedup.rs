@@ -4,12 +4,13 @@
 //! in turn, and one hash TSV header, the first file's.
 
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use simhash_index::disk::DiskIndex;
 use simhash_index::lsh;
-use simhash_io::{IdValue, LineReader, LineStatus, Output, Score, Source};
+use simhash_io::{IdValue, Inputs, LineReader, LineStatus, Output, Score, Source};
 
 use simhash_cluster::Clusters;
 
@@ -27,7 +28,8 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     session.note_skipped(&input.inputs);
     settings.matching.note(&mut session.summary);
     input.note(&mut session.summary);
-    let mut out = Output::create_for("--output", &settings.output)?;
+    let parquet = parquet_inputs(&input.inputs)?;
+    let out = Output::create_for("--output", &settings.output)?;
     let mut removed =
         settings.removed.as_deref().map(|p| Output::create_for("--removed", p)).transpose()?;
     // The lock first (--update): a second writer fails before anything is read.
@@ -67,23 +69,28 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         write_removed(&corpus, &clusters, jaccard.as_deref(), index_matches, removed.as_mut())?;
 
     between_passes_hook();
-    let mut copy = Copy {
-        parser: &input.reading.parser,
-        max: input.max_record_bytes,
-        wanted: keep.iter().peekable(),
-        header_written: false,
-        written: 0,
-        done_bytes: 0,
+    let (out, written) = if parquet {
+        copy_rows(&input.reading.parser, &sources, &corpus, &keep, out)?
+    } else {
+        let mut copy = Copy {
+            parser: &input.reading.parser,
+            max: input.max_record_bytes,
+            wanted: keep.iter().peekable(),
+            header_written: false,
+            written: 0,
+            done_bytes: 0,
+        };
+        let mut out = out;
+        let mut base = 0;
+        for (source, &lines) in sources.iter().zip(corpus.shard_lines()) {
+            copy.shard(source, base, lines, &mut out, &session.reporter)?;
+            base += lines;
+        }
+        if let Some(&&(line, _)) = copy.wanted.peek() {
+            anyhow::bail!("the input changed while it was read (line {line} is gone)");
+        }
+        (out, copy.written)
     };
-    let mut base = 0;
-    for (source, &lines) in sources.iter().zip(corpus.shard_lines()) {
-        copy.shard(source, base, lines, &mut out, &session.reporter)?;
-        base += lines;
-    }
-    if let Some(&&(line, _)) = copy.wanted.peek() {
-        anyhow::bail!("the input changed while it was read (line {line} is gone)");
-    }
-    let written = copy.written;
     session.summary.removed = removed_count;
     session.summary.written = written;
     if let Some(against) = &mut against {
@@ -98,6 +105,78 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         against.commit()?;
     }
     Ok(code)
+}
+
+/// Whether the inputs are Parquet files: all or none may be (the output is one file of
+/// their format).
+fn parquet_inputs(inputs: &Inputs) -> anyhow::Result<bool> {
+    let files = inputs.files();
+    let parquet = files.first().is_some_and(|f| simhash_io::is_parquet(&f.path));
+    if let Some(other) = files.iter().find(|f| simhash_io::is_parquet(&f.path) != parquet) {
+        anyhow::bail!(
+            "dedup writes one output of the inputs' format: {} and {} are not both Parquet",
+            files[0].path.display(),
+            other.path.display()
+        );
+    }
+    Ok(parquet)
+}
+
+/// The second pass for Parquet inputs: copies the kept rows of each file, checking that
+/// each is the record the first pass read, into one Parquet output with the schema and
+/// compression of the first file read.
+fn copy_rows(
+    parser: &simhash_io::Parser,
+    sources: &[Source],
+    corpus: &Corpus,
+    keep: &[(u64, Option<u64>)],
+    out: Output,
+) -> anyhow::Result<(Output, u64)> {
+    let simhash_io::Parser::Json(columns) = parser else {
+        anyhow::bail!("Parquet input holds text columns: --format hash does not apply");
+    };
+    let paths: Vec<&Path> = sources.iter().filter_map(Source::path).collect();
+    // The schema of the first file that was read (a bad file has no rows).
+    let like = paths
+        .iter()
+        .zip(corpus.shard_lines())
+        .find(|(_, lines)| **lines > 0)
+        .map_or(paths[0], |(p, _)| *p);
+    let mut copy = simhash_io::ParquetCopy::new(out, like)?;
+    let mut wanted = keep.iter().peekable();
+    let mut written = 0u64;
+    let mut base = 0;
+    for (path, &rows) in paths.iter().zip(corpus.shard_lines()) {
+        if wanted.peek().is_some_and(|w| w.0 <= base + rows) {
+            copy.copy(path, columns, |row, text| {
+                let at = base + row + 1;
+                if at > base + rows || wanted.peek().is_none_or(|w| w.0 != at) {
+                    return Ok(false);
+                }
+                let expected = wanted.next().and_then(|w| w.1);
+                if text.is_none_or(|t| {
+                    expected.is_some_and(|h| h != simhash_io::line_hash(t.as_bytes()))
+                }) {
+                    return Err(simhash_io::Error::from(std::io::Error::other(format!(
+                        "{}:{}: the input changed while it was read (this row differs from \
+                         the first pass); nothing was written",
+                        path.display(),
+                        row + 1
+                    ))));
+                }
+                written += 1;
+                Ok(true)
+            })?;
+        }
+        anyhow::ensure!(
+            wanted.peek().is_none_or(|w| w.0 > base + rows),
+            "{}: the input changed while it was read (row {} is gone)",
+            path.display(),
+            wanted.peek().map_or(0, |w| w.0 - base)
+        );
+        base += rows;
+    }
+    Ok((copy.finish()?, written))
 }
 
 /// The second pass: copies the kept lines of each input file to the output, byte for

@@ -1,0 +1,189 @@
+//! `simhash dedup` on the same corpus as one JSONL file, as `.jsonl.zst` shards and as
+//! Parquet shards, timed in one run: the throughput of each, and its ratio to the one
+//! JSONL file.
+//!
+//! ```sh
+//! cargo build --release -p simhash-cli
+//! cargo run --release -p benches --bin bench_shards -- --mb 200 --shards 20 --dir /tmp/simhash-bench
+//! ```
+//!
+//! The corpus is `bench_cli`'s ([`benches::dedup_corpus`]). The shards are written once
+//! (outside the timed part): lines cut into `--shards` files of equal line counts,
+//! compressed with zstd level 3, and the same records as Parquet (columns `id`, `source`,
+//! `text`; snappy, as pyarrow writes by default; row groups of 64k rows). Each dedup writes
+//! its own format (JSONL, or Parquet for Parquet input) to a file in `--dir`.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+
+struct Args {
+    mb: u64,
+    shards: usize,
+    threads: usize,
+    dir: PathBuf,
+    simhash: PathBuf,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        mb: 200,
+        shards: 20,
+        threads: 2,
+        dir: std::env::temp_dir().join("simhash-bench"),
+        simhash: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/release/simhash")),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--mb" => args.mb = value()?.parse().map_err(|e| format!("--mb: {e}"))?,
+            "--shards" => args.shards = value()?.parse().map_err(|e| format!("--shards: {e}"))?,
+            "--threads" => {
+                args.threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?;
+            }
+            "--dir" => args.dir = PathBuf::from(value()?),
+            "--simhash" => args.simhash = PathBuf::from(value()?),
+            _ => {
+                return Err("usage: bench_shards [--mb N] [--shards N] [--threads N] [--dir DIR] \
+                            [--simhash PATH]"
+                    .into());
+            }
+        }
+    }
+    Ok(args)
+}
+
+/// The corpus's lines.
+fn lines(path: &Path) -> std::io::Result<Vec<String>> {
+    BufReader::new(File::open(path)?).lines().collect()
+}
+
+/// Writes the shards into `dir/name/` unless there; returns the directory.
+fn shards(
+    dir: &Path,
+    name: &str,
+    lines: &[String],
+    n: usize,
+    write: impl Fn(&Path, &[String]) -> Result<(), Box<dyn std::error::Error>>,
+) -> Result<PathBuf, Box<dyn std::error::Error>> {
+    let out = dir.join(name);
+    if out.exists() {
+        return Ok(out);
+    }
+    let tmp = dir.join(format!("{name}.tmp"));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp)?;
+    let per = lines.len().div_ceil(n);
+    for (i, chunk) in lines.chunks(per).enumerate() {
+        write(&tmp.join(format!("part-{i:05}")), chunk)?;
+    }
+    std::fs::rename(&tmp, &out)?;
+    Ok(out)
+}
+
+fn write_zst(path: &Path, lines: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let file = File::create(path.with_extension("jsonl.zst"))?;
+    let mut z = zstd::Encoder::new(file, 3)?.auto_finish();
+    for line in lines {
+        z.write_all(line.as_bytes())?;
+        z.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+fn write_parquet(path: &Path, lines: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let mut cols: [Vec<String>; 3] = Default::default();
+    for line in lines {
+        let v: serde_json::Value = serde_json::from_str(line)?;
+        for (col, key) in cols.iter_mut().zip(["id", "source", "text"]) {
+            col.push(v[key].as_str().unwrap_or_default().to_string());
+        }
+    }
+    let [id, source, text] = cols;
+    let batch = RecordBatch::try_from_iter([
+        ("id", Arc::new(StringArray::from(id)) as ArrayRef),
+        ("source", Arc::new(StringArray::from(source)) as ArrayRef),
+        ("text", Arc::new(StringArray::from(text)) as ArrayRef),
+    ])?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(65536))
+        .build();
+    let mut writer = ArrowWriter::try_new(
+        File::create(path.with_extension("parquet"))?,
+        batch.schema(),
+        Some(props),
+    )?;
+    writer.write(&batch)?;
+    writer.close()?;
+    Ok(())
+}
+
+fn dir_bytes(path: &Path) -> std::io::Result<u64> {
+    if path.is_file() {
+        return Ok(std::fs::metadata(path)?.len());
+    }
+    let mut total = 0;
+    for entry in std::fs::read_dir(path)? {
+        total += entry?.metadata()?.len();
+    }
+    Ok(total)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = parse_args()?;
+    eprintln!("corpus of {} MB in {} ...", args.mb, args.dir.display());
+    let corpus = benches::dedup_corpus(&args.dir, args.mb)?;
+    let jsonl_bytes = std::fs::metadata(&corpus)?.len();
+    let all = lines(&corpus)?;
+    let n = args.shards;
+    let zst = shards(&args.dir, &format!("zst-{}mb-{n}", args.mb), &all, n, write_zst)?;
+    let pq = shards(&args.dir, &format!("parquet-{}mb-{n}", args.mb), &all, n, write_parquet)?;
+    drop(all);
+    println!(
+        "simhash dedup of the bench corpus (JSONL of {:.0} MB), -j{}, minhash (the default)",
+        jsonl_bytes as f64 / 1e6,
+        args.threads
+    );
+    println!("| input | bytes on disk | wall s | MB/s (of the JSONL) | vs one JSONL |");
+    println!("|---|---|---|---|---|");
+    let mut baseline = None;
+    for (label, input, out) in [
+        ("one JSONL file", corpus.clone(), "out.jsonl"),
+        (".jsonl.zst shards", zst, "out-zst.jsonl"),
+        ("Parquet shards", pq, "out.parquet"),
+    ] {
+        let out = args.dir.join(out);
+        let _ = std::fs::remove_file(&out);
+        let start = Instant::now();
+        let status = Command::new(&args.simhash)
+            .args(["dedup", "-q", "-j", &args.threads.to_string()])
+            .arg(&input)
+            .arg("-o")
+            .arg(&out)
+            .status()?;
+        let secs = start.elapsed().as_secs_f64();
+        if !status.success() {
+            return Err(format!("{label}: simhash dedup failed: {status}").into());
+        }
+        let base = *baseline.get_or_insert(secs);
+        println!(
+            "| {label} | {:.0} MB | {secs:.2} | {:.1} | {:.2}x |",
+            dir_bytes(&input)? as f64 / 1e6,
+            jsonl_bytes as f64 / 1e6 / secs,
+            base / secs
+        );
+        let _ = std::fs::remove_file(&out);
+    }
+    Ok(())
+}

@@ -1,0 +1,256 @@
+//! Parquet inputs, written by the tests with the Rust crates: the same records and decisions
+//! as the same records in JSONL, nested columns, integer ids, null texts, bad shards, and
+//! dedup's Parquet output with the input's schema and compression.
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray, StructArray};
+use arrow_schema::{DataType, Field};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::util::{Dir, corpus};
+
+/// The `(id, text)` of JSONL records.
+fn records(jsonl: &str) -> Vec<(String, String)> {
+    jsonl
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["id"].as_str().unwrap().to_string(), v["text"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+fn write_parquet(dir: &Dir, name: &str, batch: &RecordBatch, compression: Compression) {
+    let props = WriterProperties::builder()
+        .set_compression(compression)
+        .set_max_row_group_row_count(Some(7))
+        .build();
+    let file = std::fs::File::create(dir.path(name)).unwrap();
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+    writer.write(batch).unwrap();
+    writer.close().unwrap();
+}
+
+/// A batch with an extra column (kept by dedup), the id and the text.
+fn batch(rows: &[(String, String)]) -> RecordBatch {
+    let ids: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    let texts: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
+    let lens: Vec<i64> = rows.iter().map(|r| i64::try_from(r.1.len()).unwrap()).collect();
+    RecordBatch::try_from_iter([
+        ("url_len", Arc::new(Int64Array::from(lens)) as ArrayRef),
+        ("id", Arc::new(StringArray::from(ids)) as ArrayRef),
+        ("text", Arc::new(StringArray::from(texts)) as ArrayRef),
+    ])
+    .unwrap()
+}
+
+/// Reads a Parquet file back: its batches, schema and first column's compression.
+fn read_back(dir: &Dir, name: &str) -> (Vec<RecordBatch>, Arc<arrow_schema::Schema>, Compression) {
+    let file = std::fs::File::open(dir.path(name)).unwrap();
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let schema = builder.schema().clone();
+    let compression = builder
+        .metadata()
+        .row_groups()
+        .first()
+        .map_or(Compression::UNCOMPRESSED, |g| g.column(0).compression());
+    let batches = builder.build().unwrap().collect::<Result<Vec<_>, _>>().unwrap();
+    (batches, schema, compression)
+}
+
+fn column_strings(batches: &[RecordBatch], name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in batches {
+        let a = b.column_by_name(name).unwrap().as_any().downcast_ref::<StringArray>().unwrap();
+        out.extend((0..a.len()).map(|i| a.value(i).to_string()));
+    }
+    out
+}
+
+/// Three Parquet shards (zstd, snappy, uncompressed; row groups of 7) and the same records
+/// as one JSONL file.
+fn shards(dir: &Dir) -> Vec<String> {
+    let jsonl = corpus(40, 9);
+    dir.write("all.jsonl", &jsonl);
+    let rows = records(&jsonl);
+    let n = rows.len();
+    let cuts = [0, n / 3, 2 * n / 3, n];
+    let codecs =
+        [Compression::ZSTD(ZstdLevel::default()), Compression::SNAPPY, Compression::UNCOMPRESSED];
+    let mut names = Vec::new();
+    for (i, codec) in codecs.into_iter().enumerate() {
+        let name = format!("part-{i}.parquet");
+        write_parquet(dir, &name, &batch(&rows[cuts[i]..cuts[i + 1]]), codec);
+        names.push(name);
+    }
+    names
+}
+
+#[test]
+fn parquet_shards_give_the_records_and_decisions_of_jsonl() {
+    let dir = Dir::new();
+    let names = shards(&dir);
+    for args in [
+        &["fingerprint"][..],
+        &["pairs"],
+        &["pairs", "--method", "simhash"],
+        &["cluster"],
+        &["cluster", "--method", "minhash", "--singletons"],
+    ] {
+        let mut with_parquet: Vec<&str> = args.to_vec();
+        with_parquet.extend(names.iter().map(String::as_str));
+        let parquet = dir.run(&with_parquet);
+        let mut with_jsonl = args.to_vec();
+        with_jsonl.push("all.jsonl");
+        let jsonl = dir.run(&with_jsonl);
+        parquet.code(0);
+        assert_eq!(parquet.stdout, jsonl.stdout, "{args:?}");
+        assert!(!parquet.stdout.is_empty());
+    }
+    // A directory of Parquet files: the same.
+    std::fs::create_dir(dir.path("d")).unwrap();
+    for name in &names {
+        std::fs::copy(dir.path(name), dir.path(&format!("d/{name}"))).unwrap();
+    }
+    let parquet = dir.run(&["pairs", "d"]);
+    assert_eq!(parquet.stdout, dir.run(&["pairs", "all.jsonl"]).stdout);
+}
+
+#[test]
+fn dedup_writes_the_kept_rows_with_the_inputs_schema_and_compression() {
+    let dir = Dir::new();
+    let names = shards(&dir);
+    let mut args = vec!["dedup", "-o", "kept.parquet", "--removed", "removed.jsonl"];
+    args.extend(names.iter().map(String::as_str));
+    dir.run(&args).code(0);
+    let removed = dir.read("removed.jsonl");
+    dir.run(&["dedup", "all.jsonl", "-o", "kept.jsonl", "--removed", "removed-jsonl.jsonl"])
+        .code(0);
+    assert_eq!(removed, dir.read("removed-jsonl.jsonl"));
+    assert!(!removed.is_empty());
+    let kept_jsonl = records(&dir.read("kept.jsonl"));
+    let (batches, schema, compression) = read_back(&dir, "kept.parquet");
+    let (_, input_schema, input_compression) = read_back(&dir, &names[0]);
+    assert_eq!(schema.fields(), input_schema.fields());
+    assert_eq!(compression, input_compression);
+    assert!(matches!(compression, Compression::ZSTD(_)), "{compression:?}");
+    let ids = column_strings(&batches, "id");
+    let texts = column_strings(&batches, "text");
+    let want: Vec<String> = kept_jsonl.iter().map(|r| r.0.clone()).collect();
+    assert_eq!(ids, want);
+    assert_eq!(texts, kept_jsonl.iter().map(|r| r.1.clone()).collect::<Vec<_>>());
+    // The extra column comes along, row for row.
+    let lens: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            let a =
+                b.column_by_name("url_len").unwrap().as_any().downcast_ref::<Int64Array>().unwrap();
+            a.values().to_vec()
+        })
+        .collect();
+    assert_eq!(lens, texts.iter().map(|t| i64::try_from(t.len()).unwrap()).collect::<Vec<_>>());
+    // Parquet and JSONL inputs cannot make one output.
+    let run = dir.run(&["dedup", &names[0], "all.jsonl"]);
+    run.code(2);
+    assert!(run.stderr.contains("are not both Parquet"), "{}", run.stderr);
+}
+
+#[test]
+fn nested_text_integer_ids_and_null_texts() {
+    let dir = Dir::new();
+    let body = StringArray::from(vec![
+        Some("one two three four five six seven"),
+        None,
+        Some("one two three four five six seven"),
+        Some("something else entirely here"),
+    ]);
+    let lang = StringArray::from(vec!["en", "en", "fr", "de"]);
+    let meta = StructArray::from(vec![
+        (Arc::new(Field::new("body", DataType::Utf8, true)), Arc::new(body) as ArrayRef),
+        (Arc::new(Field::new("lang", DataType::Utf8, false)), Arc::new(lang) as ArrayRef),
+    ]);
+    let batch = RecordBatch::try_from_iter([
+        ("doc_id", Arc::new(Int64Array::from(vec![10, 11, 12, 13])) as ArrayRef),
+        ("meta", Arc::new(meta) as ArrayRef),
+    ])
+    .unwrap();
+    write_parquet(&dir, "nested.parquet", &batch, Compression::SNAPPY);
+    let run = dir.run(&[
+        "pairs",
+        "--text-column",
+        "meta.body",
+        "--id-column",
+        "doc_id",
+        "nested.parquet",
+    ]);
+    run.code(1);
+    assert_eq!(run.stdout, "id_a\tid_b\tjaccard\n10\t12\t1.0000\n");
+    assert!(
+        run.stderr.contains("nested.parquet:2: text column \"meta.body\" is null, not a string"),
+        "{}",
+        run.stderr
+    );
+    // Without the id column: row numbers, as lines.
+    let run = dir.run(&["pairs", "--text-column", "meta.body", "nested.parquet"]);
+    assert_eq!(run.stdout, "id_a\tid_b\tjaccard\n0\t2\t1.0000\n");
+}
+
+#[test]
+fn bad_shards_are_reported_and_the_run_goes_on_or_stops() {
+    let dir = Dir::new();
+    let names = shards(&dir);
+    // Truncated: the footer is gone.
+    let bytes = std::fs::read(dir.path(&names[1])).unwrap();
+    dir.write("truncated.parquet", &bytes[..bytes.len() / 2]);
+    // A text column of the wrong type.
+    let wrong = RecordBatch::try_from_iter([
+        ("id", Arc::new(StringArray::from(vec!["w"])) as ArrayRef),
+        ("text", Arc::new(Int64Array::from(vec![5])) as ArrayRef),
+    ])
+    .unwrap();
+    write_parquet(&dir, "wrong.parquet", &wrong, Compression::UNCOMPRESSED);
+    let run = dir.run(&[
+        "pairs",
+        &names[0],
+        "truncated.parquet",
+        "wrong.parquet",
+        &names[2],
+        "--stats",
+        "s.json",
+    ]);
+    run.code(1);
+    assert!(
+        run.stderr.contains("simhash: truncated.parquet: not a readable Parquet file"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("simhash: wrong.parquet: column \"text\" is Int64, not a string"),
+        "{}",
+        run.stderr
+    );
+    let stats: serde_json::Value = serde_json::from_str(&dir.read("s.json")).unwrap();
+    assert_eq!(stats["skipped"]["bad_file"], 2);
+    // The other shards were read.
+    let good = dir.run(&["pairs", &names[0], &names[2]]);
+    assert_eq!(run.stdout, good.stdout);
+    let strict = dir.run(&["pairs", "--strict", &names[0], "truncated.parquet", &names[2]]);
+    strict.code(2);
+    assert!(
+        strict.stderr.contains("truncated.parquet: not a readable Parquet file"),
+        "{}",
+        strict.stderr
+    );
+    // A missing column names the file and the columns it has.
+    let run = dir.run(&["pairs", "--text-column", "body", &names[0]]);
+    run.code(1);
+    assert!(
+        run.stderr.contains("part-0.parquet: no column \"body\" (columns: url_len, id, text)"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,0 +1,401 @@
+//! Parquet inputs: the text and id columns of each row, a batch of rows at a time, and the
+//! rows a run keeps, copied to a Parquet output with the input's schema and compression.
+
+use std::fs::File;
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StructArray};
+use arrow_schema::{DataType, Fields, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::file::properties::WriterProperties;
+
+use crate::error::{Error, ErrorKind};
+use crate::problem::{Problem, Reason};
+use crate::record::{Columns, Id, IdValue, check_id};
+
+/// Rows read at a time.
+const BATCH_ROWS: usize = 4096;
+
+/// Whether `path` names a Parquet file (`.parquet`, in any case).
+///
+/// ```
+/// use std::path::Path;
+/// assert!(simhash_io::is_parquet(Path::new("shard-00001.PARQUET")));
+/// assert!(!simhash_io::is_parquet(Path::new("shard.jsonl")));
+/// ```
+pub fn is_parquet(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+}
+
+fn bad(name: &str, message: impl std::fmt::Display) -> Error {
+    Error::msg(ErrorKind::BadParquet, format!("{name}: {message}"))
+}
+
+/// The rows of a Parquet file: only its text and id columns (dotted paths into structs,
+/// as [`Columns`] names them), read a batch of rows at a time, so that memory holds one
+/// batch, whatever the file's size.
+///
+/// The text column must hold strings (Arrow `Utf8`, `LargeUtf8` or `Utf8View`); the id
+/// column strings or integers (an integer id is numeric, like a JSON number). A file
+/// without the id column has no ids (each row gets its 0-based row number in the run's
+/// inputs, like a JSONL record without one). A file without the text column, or with
+/// columns of other types, is an [`ErrorKind::BadParquet`] error naming it, as is a file
+/// that is not Parquet (or is truncated).
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+/// use simhash_io::{Columns, ParquetRows};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("part.parquet");
+/// let batch = RecordBatch::try_from_iter([
+///     ("id", Arc::new(Int64Array::from(vec![7, 8])) as ArrayRef),
+///     ("text", Arc::new(StringArray::from(vec![Some("hello"), None])) as ArrayRef),
+/// ])?;
+/// let mut writer = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path)?, batch.schema(), None)?;
+/// writer.write(&batch)?;
+/// writer.close()?;
+///
+/// let mut rows = ParquetRows::open(&path, &Columns::new("text", "id"))?;
+/// let batch = rows.next_batch()?.unwrap();
+/// assert_eq!(batch.len(), 2);
+/// assert_eq!(batch.text(0)?, "hello");
+/// assert_eq!(batch.id(0)?.unwrap().text, "7");
+/// assert_eq!(batch.text(1).unwrap_err().message, "text column \"text\" is null, not a string");
+/// assert!(rows.next_batch()?.is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ParquetRows {
+    name: String,
+    reader: ParquetRecordBatchReader,
+    text: Vec<String>,
+    text_name: String,
+    /// `None` when the file has no id column.
+    id: Option<Vec<String>>,
+    id_name: String,
+    /// Rows returned so far.
+    rows: u64,
+    /// Rows in the file (its footer says).
+    total: u64,
+}
+
+impl std::fmt::Debug for ParquetRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParquetRows")
+            .field("name", &self.name)
+            .field("rows", &self.rows)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Opens a Parquet file and reads its footer.
+fn builder(path: &Path) -> Result<(String, ParquetRecordBatchReaderBuilder<File>), Error> {
+    let name = path.display().to_string();
+    let file = File::open(path).map_err(|e| Error::io(format!("{name}: cannot open"), e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| bad(&name, format_args!("not a readable Parquet file: {e}")))?;
+    Ok((name, builder))
+}
+
+impl ParquetRows {
+    /// Opens `path` to read the text and id columns of `columns`.
+    pub fn open(path: &Path, columns: &Columns) -> Result<ParquetRows, Error> {
+        let (name, builder) = builder(path)?;
+        let schema = builder.schema().clone();
+        let text_type = field_type(schema.fields(), &columns.text).ok_or_else(|| {
+            bad(
+                &name,
+                format_args!(
+                    "no column {:?} (columns: {})",
+                    columns.text_name,
+                    leaf_names(&builder)
+                ),
+            )
+        })?;
+        if !is_string(&text_type) {
+            return Err(bad(
+                &name,
+                format_args!("column {:?} is {text_type}, not a string", columns.text_name),
+            ));
+        }
+        let id_type = field_type(schema.fields(), &columns.id);
+        if let Some(t) = &id_type
+            && !is_string(t)
+            && !t.is_integer()
+        {
+            return Err(bad(
+                &name,
+                format_args!("column {:?} is {t}, not a string or integer", columns.id_name),
+            ));
+        }
+        let wanted = [Some(&columns.text), id_type.as_ref().map(|_| &columns.id)];
+        let total = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
+        let descr = builder.parquet_schema();
+        let leaves = descr.columns().iter().enumerate().filter(|(_, c)| {
+            let parts = c.path().parts();
+            wanted.iter().flatten().any(|w| parts.starts_with(w))
+        });
+        let mask = ProjectionMask::leaves(descr, leaves.map(|(i, _)| i).collect::<Vec<_>>());
+        let reader = builder
+            .with_projection(mask)
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(|e| bad(&name, format_args!("cannot read: {e}")))?;
+        Ok(ParquetRows {
+            name,
+            reader,
+            text: columns.text.clone(),
+            text_name: columns.text_name.clone(),
+            id: id_type.map(|_| columns.id.clone()),
+            id_name: columns.id_name.clone(),
+            rows: 0,
+            total,
+        })
+    }
+
+    /// Rows in the file, as its footer says.
+    pub fn total_rows(&self) -> u64 {
+        self.total
+    }
+
+    /// Rows returned so far.
+    pub fn rows_read(&self) -> u64 {
+        self.rows
+    }
+
+    /// The next batch of rows; `None` at the end of the file.
+    pub fn next_batch(&mut self) -> Result<Option<RowBatch>, Error> {
+        let Some(batch) = self.reader.next() else { return Ok(None) };
+        let batch = batch
+            .map_err(|e| bad(&self.name, format_args!("row {}: read error: {e}", self.rows + 1)))?;
+        self.rows += batch.num_rows() as u64;
+        let text = Column::at(&batch, &self.text)
+            .ok_or_else(|| bad(&self.name, "text column missing from a batch"))?;
+        let id = self.id.as_ref().and_then(|path| Column::at(&batch, path));
+        Ok(Some(RowBatch {
+            len: batch.num_rows(),
+            text,
+            text_name: self.text_name.clone(),
+            id,
+            id_name: self.id_name.clone(),
+        }))
+    }
+}
+
+/// The names of a file's leaf columns, for a message.
+fn leaf_names<T>(builder: &parquet::arrow::arrow_reader::ArrowReaderBuilder<T>) -> String {
+    let names: Vec<String> =
+        builder.parquet_schema().columns().iter().map(|c| c.path().string()).collect();
+    names.join(", ")
+}
+
+/// The type of the field at `path` (through structs).
+fn field_type(fields: &Fields, path: &[String]) -> Option<DataType> {
+    let (first, rest) = path.split_first()?;
+    let field = fields.iter().find(|f| f.name() == first)?;
+    match (rest.is_empty(), field.data_type()) {
+        (true, t) => Some(t.clone()),
+        (false, DataType::Struct(children)) => field_type(children, rest),
+        _ => None,
+    }
+}
+
+fn is_string(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+/// A column of a batch at a dotted path, with the structs above it (whose nulls are its).
+struct Column {
+    leaf: ArrayRef,
+    parents: Vec<ArrayRef>,
+}
+
+impl Column {
+    fn at(batch: &RecordBatch, path: &[String]) -> Option<Column> {
+        let (first, rest) = path.split_first()?;
+        let mut array = batch.column_by_name(first)?.clone();
+        let mut parents = Vec::new();
+        for part in rest {
+            let child = array.as_any().downcast_ref::<StructArray>()?.column_by_name(part)?.clone();
+            parents.push(std::mem::replace(&mut array, child));
+        }
+        Some(Column { leaf: array, parents })
+    }
+
+    fn is_null(&self, row: usize) -> bool {
+        self.leaf.is_null(row) || self.parents.iter().any(|p| p.is_null(row))
+    }
+
+    fn str(&self, row: usize) -> Option<&str> {
+        match self.leaf.data_type() {
+            DataType::Utf8 => Some(self.leaf.as_string::<i32>().value(row)),
+            DataType::LargeUtf8 => Some(self.leaf.as_string::<i64>().value(row)),
+            DataType::Utf8View => Some(self.leaf.as_string_view().value(row)),
+            _ => None,
+        }
+    }
+
+    fn integer(&self, row: usize) -> Option<String> {
+        let a = &self.leaf;
+        Some(match a.data_type() {
+            DataType::Int8 => a.as_primitive::<Int8Type>().value(row).to_string(),
+            DataType::Int16 => a.as_primitive::<Int16Type>().value(row).to_string(),
+            DataType::Int32 => a.as_primitive::<Int32Type>().value(row).to_string(),
+            DataType::Int64 => a.as_primitive::<Int64Type>().value(row).to_string(),
+            DataType::UInt8 => a.as_primitive::<UInt8Type>().value(row).to_string(),
+            DataType::UInt16 => a.as_primitive::<UInt16Type>().value(row).to_string(),
+            DataType::UInt32 => a.as_primitive::<UInt32Type>().value(row).to_string(),
+            DataType::UInt64 => a.as_primitive::<UInt64Type>().value(row).to_string(),
+            _ => return None,
+        })
+    }
+}
+
+/// A batch of rows: the text and id of each.
+pub struct RowBatch {
+    len: usize,
+    text: Column,
+    text_name: String,
+    id: Option<Column>,
+    id_name: String,
+}
+
+impl std::fmt::Debug for RowBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowBatch").field("len", &self.len).finish_non_exhaustive()
+    }
+}
+
+impl RowBatch {
+    /// Rows in the batch.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the batch has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The text of row `row` (0-based in the batch); a null text is a problem
+    /// ([`Reason::TextNotString`]).
+    pub fn text(&self, row: usize) -> Result<&str, Problem> {
+        match self.text.str(row) {
+            Some(text) if !self.text.is_null(row) => Ok(text),
+            _ => Err(Problem::new(
+                Reason::TextNotString,
+                format!("text column {:?} is null, not a string", self.text_name),
+            )),
+        }
+    }
+
+    /// The id of row `row`: `None` when the file has no id column or the id is null; a bad
+    /// string id (empty, a TAB, ...) is a problem ([`check_id`]).
+    pub fn id(&self, row: usize) -> Result<Id<'_>, Problem> {
+        let Some(column) = &self.id else { return Ok(None) };
+        if column.is_null(row) {
+            return Ok(None);
+        }
+        if let Some(text) = column.str(row) {
+            check_id(text).map_err(|p| {
+                Problem::new(p.reason, format!("id column {:?}: {}", self.id_name, p.message))
+            })?;
+            return Ok(Some(IdValue { text: text.into(), number: false }));
+        }
+        Ok(column.integer(row).map(|text| IdValue { text: text.into(), number: true }))
+    }
+}
+
+/// Copies the rows of Parquet files that a run keeps into one Parquet output, with the
+/// schema and compression codec of the first file (every file must have the same schema).
+pub struct ParquetCopy<W: std::io::Write + Send> {
+    writer: ArrowWriter<W>,
+    schema: SchemaRef,
+}
+
+impl<W: std::io::Write + Send> std::fmt::Debug for ParquetCopy<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParquetCopy").finish_non_exhaustive()
+    }
+}
+
+impl<W: std::io::Write + Send> ParquetCopy<W> {
+    /// A copy into `out` with the schema and compression of the Parquet file `like`.
+    pub fn new(out: W, like: &Path) -> Result<ParquetCopy<W>, Error> {
+        let (name, builder) = builder(like)?;
+        let schema = builder.schema().clone();
+        let meta = builder.metadata();
+        let mut props = WriterProperties::builder();
+        if let Some(column) = meta.row_groups().first().and_then(|g| g.columns().first()) {
+            props = props.set_compression(column.compression());
+        }
+        let writer = ArrowWriter::try_new(out, schema.clone(), Some(props.build()))
+            .map_err(|e| bad(&name, format_args!("cannot write its schema: {e}")))?;
+        Ok(ParquetCopy { writer, schema })
+    }
+
+    /// Copies the rows of `path` for which `keep(row, text)` is true (`row` 0-based in the
+    /// file; `text` its text column, `None` when null), in order. `keep` may fail (the
+    /// input changed since it was first read).
+    pub fn copy(
+        &mut self,
+        path: &Path,
+        columns: &Columns,
+        mut keep: impl FnMut(u64, Option<&str>) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        let (name, builder) = builder(path)?;
+        if builder.schema().fields() != self.schema.fields() {
+            return Err(bad(
+                &name,
+                "has another schema than the first Parquet input: cannot write both to one file",
+            ));
+        }
+        let reader = builder
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(|e| bad(&name, format_args!("cannot read: {e}")))?;
+        let mut row = 0u64;
+        for batch in reader {
+            let batch =
+                batch.map_err(|e| bad(&name, format_args!("row {}: read error: {e}", row + 1)))?;
+            let text = Column::at(&batch, &columns.text);
+            let mut mask = Vec::with_capacity(batch.num_rows());
+            for i in 0..batch.num_rows() {
+                let t = text.as_ref().filter(|c| !c.is_null(i)).and_then(|c| c.str(i));
+                mask.push(keep(row + i as u64, t)?);
+            }
+            row += batch.num_rows() as u64;
+            let kept = arrow_select::filter::filter_record_batch(&batch, &BooleanArray::from(mask))
+                .map_err(|e| bad(&name, format_args!("cannot select rows: {e}")))?;
+            if kept.num_rows() > 0 {
+                self.writer.write(&kept).map_err(|e| write_error(&e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the footer and gives the output back.
+    pub fn finish(self) -> Result<W, Error> {
+        self.writer.into_inner().map_err(|e| write_error(&e))
+    }
+}
+
+fn write_error(e: &parquet::errors::ParquetError) -> Error {
+    match e {
+        parquet::errors::ParquetError::External(inner) => {
+            // Keep the io error's kind: a closed pipe is success for the binaries.
+            let kind = inner
+                .downcast_ref::<std::io::Error>()
+                .map_or(std::io::ErrorKind::Other, std::io::Error::kind);
+            Error::from(std::io::Error::new(kind, inner.to_string()))
+        }
+        other => Error::from(std::io::Error::other(format!("cannot write Parquet: {other}"))),
+    }
+}

@@ -141,13 +141,14 @@ mod hamming;
 pub mod lsh;
 
 pub use crate::hamming::batch::{
-    CrossPair, Pair, all_pairs, all_pairs_optional, all_pairs_optional_with, all_pairs_with,
-    all_pairs_with_progress, cross_pairs, cross_pairs_with,
+    CrossPair, Pair, all_pairs, all_pairs_optional, all_pairs_optional_with,
+    all_pairs_optional_with_budget, all_pairs_with, all_pairs_with_budget,
+    all_pairs_with_budget_progress, all_pairs_with_progress, cross_pairs, cross_pairs_with,
 };
 pub use crate::hamming::blocks::{Blocks, ParseBlocksError, ParseBlocksErrorKind};
 pub use crate::hamming::kernel::{cross_group, pair_group};
 pub use crate::hamming::online::{DEFAULT_BLOCKS, DEFAULT_MAX_DISTANCE, Hit, Hits, Index};
-pub use crate::hamming::plan::{Plan, plan};
+pub use crate::hamming::plan::{Plan, plan, plan_with_memory};
 pub use crate::hamming::tables::{ConfigError, ConfigErrorKind, MAX_TABLES, Table, Tables};
 pub use crate::hamming::walk::{DedupWalk, Identical, WALK_CHUNK, WalkOutcome, collapse_identical};
 pub use crate::lsh::{

@@ -402,11 +402,7 @@ fn run<O: Send, S: Source + ?Sized>(
         for pass in passes(starts, &tasks, capacity) {
             let tasks = &tasks[pass];
             let buckets = tasks[0].0..tasks[tasks.len() - 1].1;
-            let len = starts[buckets.end] - starts[buckets.start];
-            if dest.len() < len {
-                dest.resize(len, Entry::default());
-            }
-            scatter_range(src, &chunks, table, &hist, buckets, &mut dest[..len]);
+            let len = scatter_range(src, &chunks, table, &hist, buckets, &mut dest);
             task.waves(&mut dest[..len], starts, tasks, sink);
             made += 1;
         }
@@ -439,18 +435,31 @@ pub(crate) fn all_pairs_optional_with_capacity(
 }
 
 /// Splits the tasks of a table into passes: runs of consecutive tasks with at most
-/// `capacity` entries in all (at least one task each). `usize::MAX`: one pass.
+/// `capacity` entries in all (at least one task each), balanced. With `P = ceil(total /
+/// capacity)`, pass `i` ends with the first task that reaches `(i + 1) / P` of the entries
+/// (or before the task that would overflow `capacity`), so a pass holds about `total / P`
+/// entries, at most one task more. `usize::MAX`: one pass.
 pub(crate) fn passes(
     starts: &[usize],
     tasks: &[(usize, usize)],
     capacity: usize,
 ) -> Vec<Range<usize>> {
+    let Some((&(first, _), &(_, last))) = tasks.first().zip(tasks.last()) else {
+        return Vec::new();
+    };
+    let total = starts[last] - starts[first];
+    let count = total.div_ceil(capacity.max(1)).max(1);
     let mut out = Vec::new();
     let mut lo = 0;
     for (i, &(_, b_hi)) in tasks.iter().enumerate() {
         if i > lo && starts[b_hi] - starts[tasks[lo].0] > capacity {
             out.push(lo..i);
             lo = i;
+        }
+        let share = (out.len() + 1) as u128 * total as u128 / count as u128;
+        if (starts[b_hi] - starts[first]) as u128 >= share {
+            out.push(lo..i + 1);
+            lo = i + 1;
         }
     }
     if lo < tasks.len() {

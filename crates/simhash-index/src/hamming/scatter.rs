@@ -160,45 +160,67 @@ impl SharedDest {
 }
 
 /// Scatters the entries of buckets `buckets` (permuted by `table`, stably) into `dest`,
-/// which must hold exactly those entries: `starts[buckets.end] - starts[buckets.start]`.
-/// Entry `i` of the whole table (as one pass over all buckets would place it) lands at
-/// `i - starts[buckets.start]`.
+/// which it sizes to hold them, `starts[buckets.end] - starts[buckets.start]` entries, and
+/// a spare slot per chunk after them. Entry `i` of the whole table (as one pass over all
+/// buckets would place it) lands at `i - starts[buckets.start]`. Returns the number of
+/// entries.
+///
+/// Over part of the buckets, the loop has no branch on whether an entry is in range (that
+/// branch is unpredictable, and mispredicted it costs more than the permutation): every
+/// entry is written, those of other buckets to its chunk's spare slot, which does not
+/// advance.
 pub(crate) fn scatter_range<S: Source + ?Sized>(
     src: &S,
     chunks: &[Chunk],
     table: &Table,
     hist: &Histogram,
     buckets: Range<usize>,
-    dest: &mut [Entry],
-) {
+    dest: &mut Vec<Entry>,
+) -> usize {
     let base = hist.starts[buckets.start];
-    assert_eq!(hist.starts[buckets.end] - base, dest.len(), "scatter covers the destination");
+    let len = hist.starts[buckets.end] - base;
     let (bits, lo, width) = (hist.bits, buckets.start, buckets.end - buckets.start);
     let all = width == 1 << bits;
+    let spare = if all { 0 } else { chunks.len() };
+    if dest.len() < len + spare {
+        dest.resize(len + spare, Entry::default());
+    }
+    // Where each chunk writes its next entry of each bucket, relative to `base`; buckets
+    // out of range write to the chunk's spare slot.
+    let mut offsets: Vec<Vec<usize>> = hist
+        .offsets
+        .iter()
+        .enumerate()
+        .map(|(c, offs)| {
+            let trash = len + c;
+            let inside = |b: usize| b.wrapping_sub(lo) < width;
+            offs.iter()
+                .enumerate()
+                .map(|(b, &o)| if inside(b) { o - base } else { trash })
+                .collect()
+        })
+        .collect();
     let ptr = SharedDest(dest.as_mut_ptr());
-    let mut offsets = hist.offsets.clone();
     chunks.par_iter().zip(offsets.par_iter_mut()).for_each(|(&chunk, offs)| {
         let side = chunk.0 as u32;
         src.each(chunk, |id, fp| {
             let b = table.top_bits(fp, bits);
-            // All buckets: no test (the in-memory path). Otherwise skip the other ranges'.
-            if !all && b.wrapping_sub(lo) >= width {
-                return;
-            }
             let key = table.permute(fp);
+            debug_assert_eq!(b, key.checked_shr(64 - bits).unwrap_or(0) as usize);
             // The bucket comes from the very call that counted it in the histogram, so
             // each chunk writes exactly as many entries per bucket as it counted.
             let o = &mut offs[b];
-            debug_assert_eq!(b, key.checked_shr(64 - bits).unwrap_or(0) as usize);
-            // SAFETY: chunk `c` writes bucket `b` at `offsets[c][b] - base..` for
+            // SAFETY: chunk `c` writes bucket `b` in range at `offsets[c][b] - base..` for
             // `hists[c][b]` entries (the same bucket function over the same inputs): ranges
             // that are disjoint between chunks and buckets, and that tile the buckets of
-            // `buckets`, which are `base..base + dest.len()` (asserted above). `dest`
-            // outlives this loop.
-            unsafe { ptr.get().add(*o - base).write(Entry { key, id, side }) };
-            *o += 1;
+            // `buckets`, which are `0..len` of `dest`. Its entries of other buckets all go
+            // to its own spare slot `len + c < dest.len()`, which no other chunk writes.
+            // `dest` outlives this loop and is not reallocated in it.
+            unsafe { ptr.get().add(*o).write(Entry { key, id, side }) };
+            *o += usize::from(all || b.wrapping_sub(lo) < width);
         });
     });
+    len
 }
 
 /// A stable, parallel counting sort of every input fingerprint (permuted by `table`) by
@@ -208,7 +230,7 @@ pub(crate) fn scatter(
     chunks: &[Chunk],
     table: &Table,
     bits: u32,
-    dest: &mut [Entry],
+    dest: &mut Vec<Entry>,
 ) -> Vec<usize> {
     let src = Sides(inputs);
     let hist = histogram(&src, chunks, table, bits);

@@ -576,7 +576,9 @@ mod budget {
     use simhash_core::Fingerprint;
 
     use super::{adversarial, brute_pairs, flip, large_input};
-    use crate::hamming::batch::{all_pairs_optional_with_capacity, all_pairs_with_capacity};
+    use crate::hamming::batch::{
+        all_pairs_optional_with_capacity, all_pairs_with_capacity, passes,
+    };
     use crate::{
         ConfigErrorKind, Pair, Tables, all_pairs_optional_with, all_pairs_optional_with_budget,
         all_pairs_with, all_pairs_with_budget, plan_with_memory,
@@ -711,6 +713,38 @@ mod budget {
         }
         fps.extend(large_input(3000, k));
         fps
+    }
+
+    #[test]
+    fn passes_are_balanced_and_cover_every_task_once() {
+        // Tasks of 10 entries, one of 95 (skew), one of 0.
+        let mut sizes = vec![10usize; 40];
+        sizes[7] = 95;
+        sizes[20] = 0;
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(sizes.iter().scan(0, |at, s| {
+                *at += s;
+                Some(*at)
+            }))
+            .collect();
+        let tasks: Vec<(usize, usize)> = (0..sizes.len()).map(|b| (b, b + 1)).collect();
+        let total = starts[sizes.len()];
+        for cap in [0, 1, 10, 11, 50, 94, 95, 96, 200, 484, 485, usize::MAX] {
+            let got = passes(&starts, &tasks, cap);
+            let flat: Vec<usize> = got.iter().flat_map(Clone::clone).collect();
+            assert_eq!(flat, (0..tasks.len()).collect::<Vec<_>>(), "capacity {cap}");
+            let want = total.div_ceil(cap.max(1));
+            assert!(got.len() >= want.min(tasks.len()), "capacity {cap}: {} passes", got.len());
+            for pass in &got {
+                let len = starts[tasks[pass.end - 1].1] - starts[tasks[pass.start].0];
+                assert!(len <= cap || pass.len() == 1, "capacity {cap}: pass {pass:?} of {len}");
+                // Balanced: at most a share and one task (the largest is 95).
+                assert!(len <= total.div_ceil(want) + 95, "capacity {cap}: {len}");
+            }
+        }
+        assert_eq!(passes(&starts, &tasks, usize::MAX), vec![(0..tasks.len())]);
+        assert_eq!(passes(&starts, &tasks, 200).len(), 3);
+        assert!(passes(&starts, &[], 5).is_empty());
     }
 
     #[test]

@@ -113,7 +113,10 @@ pub fn plan(n: u64, max_distance: u32) -> Result<Plan, ConfigError> {
 ///                input   one pass of a table     pairs in flight, sort scratch
 /// ```
 ///
-/// and the plan has the fewest passes with `peak <= memory`. The pairs of a table all lie
+/// and the plan has the fewest passes with `peak <= memory`. The blocks are those of
+/// [`plan`] whatever the budget (the passes' cost is in `estimated_cpu_seconds`), so that
+/// the tables, and with them the batches and their order, do not depend on the budget. The
+/// pairs of a table all lie
 /// within one pass, since a pass is a range of prefixes, so no pass needs any other's
 /// entries and nothing goes to disk. Each pass after the first rereads the input, which the
 /// cost model counts. Errors if `max_distance >= 64`, or if the budget is below the input,
@@ -158,13 +161,16 @@ pub fn plan_with_memory(
             // More blocks only add tables from here on (for a fixed k, C(m, m - k) grows).
             break;
         }
-        let candidate = evaluate(n, m, max_distance, passes);
+        // The blocks are chosen as without a budget, so that the tables, hence the order of
+        // the pairs, do not depend on it.
+        let candidate = evaluate(n, m, max_distance, 1);
         if best.as_ref().is_none_or(|b| candidate.estimated_cpu_seconds < b.estimated_cpu_seconds) {
             best = Some(candidate);
         }
     }
     // m = k + 1 always has k + 1 <= 64 tables, so there is always a plan.
-    let mut best = best.unwrap_or_else(|| evaluate(n, k + 1, max_distance, passes));
+    let blocks = best.map_or(k + 1, |b| b.blocks);
+    let mut best = evaluate(n, blocks, max_distance, passes);
     best.memory = memory;
     Ok(best)
 }
@@ -251,5 +257,46 @@ mod tests {
         let big = plan(8_000_000_000, 3).unwrap();
         assert!(small.blocks <= big.blocks);
         assert!(big.prefix_bits >= 30);
+    }
+
+    #[test]
+    fn budgets_set_passes_not_blocks() {
+        for n in [2u64, 1000, 10_000_000, 100_000_000, 1_000_000_000, 4_000_000_000] {
+            for k in [0, 3, 6] {
+                let free = plan(n, k).unwrap();
+                assert_eq!((free.passes, free.memory), (1, None));
+                assert_eq!(free.peak_bytes, 24 * n + in_flight_bytes(n));
+                let mut last = 1;
+                // From all of it in memory down to the least the budget allows.
+                let least = 8 * n + in_flight_bytes(n) + 16 * n.div_ceil(MAX_PASSES);
+                for memory in [
+                    free.peak_bytes * 2,
+                    free.peak_bytes,
+                    free.peak_bytes - 1,
+                    16 * n,
+                    12 * n,
+                    least,
+                ] {
+                    if memory < least {
+                        continue;
+                    }
+                    let p = plan_with_memory(n, k, Some(memory)).unwrap();
+                    assert_eq!(p.blocks, free.blocks, "n = {n}, k = {k}");
+                    assert_eq!(p.memory, Some(memory));
+                    assert!(p.peak_bytes <= memory, "n = {n}, memory = {memory}: {p:?}");
+                    assert!(p.passes >= last && p.passes <= MAX_PASSES);
+                    // The fewest passes: one fewer would not fit.
+                    if p.passes > 1 {
+                        assert!(peak_bytes(n, 8 * n, p.passes - 1) > memory);
+                    }
+                    assert!(p.estimated_cpu_seconds >= free.estimated_cpu_seconds);
+                    last = p.passes;
+                }
+                assert_eq!(plan_with_memory(n, k, Some(free.peak_bytes)).unwrap().passes, 1);
+                let err = plan_with_memory(n, k, Some(least - 1)).unwrap_err();
+                assert_eq!(err.kind(), crate::ConfigErrorKind::MemoryTooSmall);
+            }
+        }
+        assert!(plan_with_memory(10, 64, Some(1 << 30)).is_err());
     }
 }

@@ -1,8 +1,16 @@
 //! All pairs within k bits among N random fingerprints with planted near-duplicates.
 //!
 //! ```text
-//! cargo run --release -p benches --bin bench_all_pairs -- --n 10000000 --k 3 [--blocks 5] [--seed 1] [--threads 2] [--baseline 6] [--copies 20000]
+//! cargo run --release -p benches --bin bench_all_pairs -- --n 10000000 --k 3 [--blocks 5] [--seed 1] [--threads 2] [--baseline 6] [--copies 20000] [--memory 2G [--compare 1]]
 //! ```
+//!
+//! `--memory SIZE` (bytes, or with a `K`, `M` or `G` suffix: powers of 1024) runs
+//! `all_pairs_with_budget` within that budget instead of the in-memory path, with blocks
+//! and passes from `plan_with_memory`; `--compare 1` then also runs the in-memory path in the
+//! same process first, checks that both give the same batches in the same order (a digest
+//! of every batch), and prints the wall- and CPU-time ratios. Peak RSS is measured per run
+//! (the high-water mark is reset in between through `/proc/self/clear_refs`). Neither path
+//! writes to disk.
 //!
 //! Prints the plan, wall time, CPU time, pairs found and peak resident memory (`VmHWM`).
 //! `--baseline M` first runs, in the same process, the textbook version of the same scheme
@@ -19,7 +27,7 @@ use std::time::Instant;
 
 use benches::{peak_rss_kib, planted};
 use simhash_core::Fingerprint;
-use simhash_index::{Tables, all_pairs_with};
+use simhash_index::{Pair, Tables, all_pairs_with_budget};
 
 fn main() -> ExitCode {
     match run() {
@@ -39,6 +47,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut threads: usize = 0;
     let mut baseline_blocks: Option<usize> = None;
     let mut copies: usize = 0;
+    let mut memory: Option<u64> = None;
+    let mut compare = false;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -50,10 +60,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             "--threads" => threads = value.parse()?,
             "--baseline" => baseline_blocks = Some(value.parse()?),
             "--copies" => copies = value.parse()?,
+            "--memory" => memory = Some(parse_size(&value)?),
+            "--compare" => compare = value != "0",
             _ => return Err(format!("unknown flag {flag}").into()),
         }
     }
-    let plan = simhash_index::plan(n, k)?;
+    let plan = simhash_index::plan_with_memory(n + copies as u64, k, memory)?;
     let blocks = blocks.unwrap_or(plan.blocks);
     rayon::ThreadPoolBuilder::new().num_threads(threads).build_global()?;
     let tables = Tables::new(blocks, k)?;
@@ -77,24 +89,26 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         baseline_cpu = Some((cpu, pairs));
     }
 
-    let (cpu0, t) = (cpu_seconds(), Instant::now());
-    let mut pairs = 0u64;
-    let mut by_distance = vec![0u64; k as usize + 1];
-    all_pairs_with(&fps, &tables, |batch| {
-        pairs += batch.len() as u64;
-        for p in batch {
-            by_distance[p.distance as usize] += 1;
+    let mut free_run = None;
+    if memory.is_some() && compare {
+        free_run = Some(measure(&fps, &tables, None)?);
+    }
+    let r = measure(&fps, &tables, memory)?;
+    let pairs = r.pairs;
+    let cpu = r.cpu;
+    if let Some(free) = free_run {
+        if (free.pairs, free.digest) != (r.pairs, r.digest) {
+            return Err("the budget run's batches differ from the in-memory run's".into());
         }
-    });
-    let wall = t.elapsed().as_secs_f64();
-    let cpu = cpu_seconds() - cpu0;
-    println!(
-        "n={n} k={k} blocks={blocks} tables={} threads={} wall={wall:.3}s cpu={cpu:.2}s \
-         pairs={pairs} by_distance={by_distance:?} peak_rss={}MiB",
-        tables.len(),
-        rayon::current_num_threads(),
-        peak_rss_kib() / 1024,
-    );
+        println!(
+            "same batches in the same order (digest {:016x}); budget / in-memory: wall {:.2}x, \
+             CPU {:.2}x, peak RSS {:.2}x",
+            r.digest,
+            r.wall / free.wall,
+            r.cpu / free.cpu,
+            r.peak_kib as f64 / free.peak_kib as f64,
+        );
+    }
     if let Some((base, base_pairs)) = baseline_cpu {
         if base_pairs != pairs {
             return Err(format!("baseline found {base_pairs} pairs, the index {pairs}").into());
@@ -102,6 +116,70 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         println!("baseline / index CPU time: {:.1}x", base / cpu);
     }
     Ok(())
+}
+
+/// One run's figures.
+struct Measured {
+    wall: f64,
+    cpu: f64,
+    pairs: u64,
+    digest: u64,
+    peak_kib: u64,
+}
+
+/// Runs all-pairs within `memory` (or in memory) and prints the figures of the run.
+fn measure(
+    fps: &[Fingerprint],
+    tables: &Tables,
+    memory: Option<u64>,
+) -> Result<Measured, Box<dyn std::error::Error>> {
+    let k = tables.max_distance();
+    // Reset the peak RSS to the current RSS, so that VmHWM is this run's (Linux >= 4.0).
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let (cpu0, t) = (cpu_seconds(), Instant::now());
+    let mut pairs = 0u64;
+    let mut digest = 0xcbf2_9ce4_8422_2325_u64;
+    let mut by_distance = vec![0u64; k as usize + 1];
+    all_pairs_with_budget(fps, tables, memory, |batch| {
+        pairs += batch.len() as u64;
+        digest = mix(digest, batch.len() as u64);
+        for &Pair { a, b, distance } in batch {
+            by_distance[distance as usize] += 1;
+            digest = mix(digest, u64::from(a) << 32 | u64::from(b));
+        }
+    })?;
+    let wall = t.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu0;
+    let peak_kib = peak_rss_kib();
+    let mode = memory.map_or("in-memory".to_string(), |m| format!("memory={m}"));
+    println!(
+        "{mode} n={} k={k} blocks={} tables={} threads={} wall={wall:.3}s cpu={cpu:.2}s \
+         pairs={pairs} by_distance={by_distance:?} peak_rss={}MiB{} disk=0",
+        fps.len(),
+        tables.blocks(),
+        tables.len(),
+        rayon::current_num_threads(),
+        peak_kib / 1024,
+        if reset { "" } else { " (process peak)" },
+    );
+    Ok(Measured { wall, cpu, pairs, digest, peak_kib })
+}
+
+/// One step of an order-dependent digest of the batches (FNV-1a over 64-bit words).
+fn mix(h: u64, word: u64) -> u64 {
+    (h ^ word).wrapping_mul(0x0000_0100_0000_01b3)
+}
+
+/// `123`, `20G`, `512M`, `64K`: bytes, the suffixes being powers of 1024.
+fn parse_size(s: &str) -> Result<u64, Box<dyn std::error::Error>> {
+    let (digits, shift) = match s.as_bytes().last() {
+        Some(b'K' | b'k') => (&s[..s.len() - 1], 10),
+        Some(b'M' | b'm') => (&s[..s.len() - 1], 20),
+        Some(b'G' | b'g') => (&s[..s.len() - 1], 30),
+        _ => (s, 0),
+    };
+    let v: u64 = digits.parse()?;
+    v.checked_mul(1 << shift).ok_or_else(|| format!("size {s} is too large").into())
 }
 
 /// The textbook implementation, single-threaded, as simhash-cpp's `find-all` runs it.

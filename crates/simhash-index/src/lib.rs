@@ -30,7 +30,9 @@
 //!   current thread pool, and their output does not depend on the number of threads.
 //!   [`all_pairs_optional`] takes `Option<Fingerprint>`s (documents with no features) and
 //!   reports positions among all of them. A [`Pair`] converts into `(a, b)`, so pairs go to
-//!   `simhash-cluster` as they are.
+//!   `simhash-cluster` as they are. [`all_pairs_with_budget`] gives the same batches
+//!   within a memory budget (each table in passes over ranges of prefixes; for a billion
+//!   fingerprints on a 24 GiB machine), [`plan_with_memory`] plans the passes.
 //! * [`Index`] is the online index (ids of any `Clone + Eq + Hash + Ord` type): [`insert`](Index::insert), [`remove`](Index::remove),
 //!   [`find_first`](Index::find_first), [`find_all`](Index::find_all) (a [`Hits`] iterator
 //!   of [`Hit`]s) and [`find_all_into`](Index::find_all_into), and parallel bulk versions.
@@ -135,7 +137,8 @@
 //! * Exact for every valid configuration: the choice of blocks changes the speed, never the
 //!   result. Property tests check every entry point against brute force.
 //! * Batch memory: the input, 16 bytes per fingerprint for the table being processed (one
-//!   table at a time), and the pairs of the groups in flight.
+//!   table at a time), and the pairs of the groups in flight; within a budget, the table is
+//!   processed in passes of `n / passes` fingerprints each (see [`plan_with_memory`]).
 //! * Positions in [`Pair`] and [`CrossPair`] are `u32`: a batch holds at most `u32::MAX`
 //!   fingerprints per slice.
 #![deny(missing_docs)]
@@ -145,13 +148,14 @@ mod hamming;
 pub mod lsh;
 
 pub use crate::hamming::batch::{
-    CrossPair, Pair, all_pairs, all_pairs_optional, all_pairs_optional_with, all_pairs_with,
-    all_pairs_with_progress, cross_pairs, cross_pairs_with,
+    CrossPair, Pair, all_pairs, all_pairs_optional, all_pairs_optional_with,
+    all_pairs_optional_with_budget, all_pairs_with, all_pairs_with_budget,
+    all_pairs_with_budget_progress, all_pairs_with_progress, cross_pairs, cross_pairs_with,
 };
 pub use crate::hamming::blocks::{Blocks, ParseBlocksError, ParseBlocksErrorKind};
 pub use crate::hamming::kernel::{cross_group, pair_group};
 pub use crate::hamming::online::{DEFAULT_BLOCKS, DEFAULT_MAX_DISTANCE, Hit, Hits, Index};
-pub use crate::hamming::plan::{Plan, plan};
+pub use crate::hamming::plan::{Plan, plan, plan_with_memory};
 pub use crate::hamming::tables::{ConfigError, ConfigErrorKind, MAX_TABLES, Table, Tables};
 pub use crate::hamming::walk::{DedupWalk, Identical, WALK_CHUNK, WalkOutcome, collapse_identical};
 pub use crate::lsh::{

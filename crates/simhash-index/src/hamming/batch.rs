@@ -13,7 +13,9 @@ use rayon::prelude::*;
 use simhash_core::Fingerprint;
 
 use crate::hamming::kernel::{Entry, cross_run, pair_run};
-use crate::hamming::tables::{Table, Tables};
+use crate::hamming::plan::pass_capacity;
+use crate::hamming::scatter::{Optional, Sides, Source, histogram, scatter_range};
+use crate::hamming::tables::{ConfigError, Table, Tables};
 
 /// A pair of positions in the input slice whose fingerprints are within the maximum
 /// distance: `a < b`.
@@ -110,7 +112,84 @@ pub fn all_pairs_with_progress(
     mut progress: impl FnMut(usize),
 ) {
     assert!(u32::try_from(fps.len()).is_ok(), "more than u32::MAX fingerprints");
-    run(&[fps], tables, &mut sink, &mut progress, pair_run, |run| (run.len(), run.len() / 2));
+    let src = Sides(&[fps]);
+    run(&src, tables, usize::MAX, &mut sink, &mut progress, pair_run, all_shape);
+}
+
+/// [`all_pairs_with`] within a memory budget: the same batches in the same order, with at
+/// most about `memory` bytes in use (the input included), or all of them at once with
+/// `None`.
+///
+/// Each table is processed in as many passes as the budget needs: a pass scatters only the
+/// fingerprints whose permuted prefix falls in one range (whole tasks of buckets, in order),
+/// then sorts and pairs them as the in-memory path does. Every candidate pair of a table
+/// shares the table's prefix, so it lies within one pass: the pairs are complete, and since
+/// the tasks, and the order in which their pairs reach `sink`, are those of a single pass,
+/// so are the batches. Nothing is written to disk; each pass after the first rereads
+/// `fps`. [`plan_with_memory`](crate::plan_with_memory) states the memory model and predicts
+/// the number of passes and the peak; a single bucket larger than a pass's share (many
+/// fingerprints with one prefix, which random data never has) is a pass of its own.
+///
+/// # Errors
+///
+/// [`ConfigErrorKind::MemoryTooSmall`](crate::ConfigErrorKind::MemoryTooSmall) before any
+/// work if `memory` is below the input, the memory in flight and 1/256 of a table.
+///
+/// # Panics
+///
+/// If `fps` has more than `u32::MAX` fingerprints.
+///
+/// ```
+/// use simhash_core::Fingerprint;
+/// use simhash_index::{Pair, Tables, all_pairs_with, all_pairs_with_budget};
+///
+/// let fps: Vec<Fingerprint> =
+///     (0..50_000u64).map(|i| Fingerprint(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (i % 3))).collect();
+/// let tables = Tables::new(5, 3)?;
+/// let (mut free, mut budgeted) = (Vec::new(), Vec::new());
+/// all_pairs_with(&fps, &tables, |batch| free.push(batch.to_vec()));
+/// // 400 KB of input and 800 KB for a whole table: 1 MB means several passes per table.
+/// all_pairs_with_budget(&fps, &tables, Some(1_000_000), |batch| budgeted.push(batch.to_vec()))?;
+/// assert_eq!(free, budgeted);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn all_pairs_with_budget(
+    fps: &[Fingerprint],
+    tables: &Tables,
+    memory: Option<u64>,
+    sink: impl FnMut(&[Pair]),
+) -> Result<(), ConfigError> {
+    all_pairs_with_budget_progress(fps, tables, memory, sink, |_| {})
+}
+
+/// [`all_pairs_with_budget`] with the `progress` callback of [`all_pairs_with_progress`].
+///
+/// # Errors
+///
+/// As [`all_pairs_with_budget`].
+///
+/// # Panics
+///
+/// If `fps` has more than `u32::MAX` fingerprints.
+pub fn all_pairs_with_budget_progress(
+    fps: &[Fingerprint],
+    tables: &Tables,
+    memory: Option<u64>,
+    mut sink: impl FnMut(&[Pair]),
+    mut progress: impl FnMut(usize),
+) -> Result<(), ConfigError> {
+    assert!(u32::try_from(fps.len()).is_ok(), "more than u32::MAX fingerprints");
+    let src = Sides(&[fps]);
+    let capacity = capacity(&src, memory)?;
+    run(&src, tables, capacity, &mut sink, &mut progress, pair_run, all_shape);
+    Ok(())
+}
+
+/// The entries one pass may hold within `memory` (all of them with no budget).
+fn capacity<S: Source + ?Sized>(src: &S, memory: Option<u64>) -> Result<usize, ConfigError> {
+    let Some(memory) = memory else { return Ok(usize::MAX) };
+    let entries = pass_capacity(memory, src.bytes(), src.count() as u64)?;
+    Ok(usize::try_from(entries).unwrap_or(usize::MAX))
 }
 
 /// Every pair within the maximum distance, sorted by `(a, b)`; see [`all_pairs_with`].
@@ -135,7 +214,7 @@ pub fn all_pairs(fps: &[Fingerprint], tables: &Tables) -> Vec<Pair> {
 /// `Fingerprinter::fingerprint` returns `None` for a text with no features): the pairs are
 /// positions in `fps`, `None`s included, so they index the documents directly. A `None`
 /// is in no pair. Batches come in the same order as [`all_pairs_with`] over the present
-/// fingerprints gives them.
+/// fingerprints gives them. `fps` is read in place: the present fingerprints are not copied.
 ///
 /// # Panics
 ///
@@ -146,19 +225,31 @@ pub fn all_pairs_optional_with(
     mut sink: impl FnMut(&[Pair]),
 ) {
     assert!(u32::try_from(fps.len()).is_ok(), "more than u32::MAX fingerprints");
-    let (present, positions): (Vec<Fingerprint>, Vec<u32>) =
-        fps.iter().enumerate().filter_map(|(i, f)| f.map(|f| (f, i as u32))).unzip();
-    let mut mapped = Vec::new();
-    all_pairs_with(&present, tables, |batch| {
-        mapped.clear();
-        // `positions` is increasing, so `a < b` still holds.
-        mapped.extend(batch.iter().map(|p| Pair {
-            a: positions[p.a as usize],
-            b: positions[p.b as usize],
-            distance: p.distance,
-        }));
-        sink(&mapped);
-    });
+    run(&Optional(fps), tables, usize::MAX, &mut sink, &mut |_| {}, pair_run, all_shape);
+}
+
+/// [`all_pairs_optional_with`] within a memory budget, as [`all_pairs_with_budget`] does it:
+/// the same batches in the same order. The input counts at 16 bytes per entry (the size of
+/// an `Option<Fingerprint>`), present or not.
+///
+/// # Errors
+///
+/// As [`all_pairs_with_budget`].
+///
+/// # Panics
+///
+/// If `fps` has more than `u32::MAX` entries.
+pub fn all_pairs_optional_with_budget(
+    fps: &[Option<Fingerprint>],
+    tables: &Tables,
+    memory: Option<u64>,
+    mut sink: impl FnMut(&[Pair]),
+) -> Result<(), ConfigError> {
+    assert!(u32::try_from(fps.len()).is_ok(), "more than u32::MAX fingerprints");
+    let src = Optional(fps);
+    let capacity = capacity(&src, memory)?;
+    run(&src, tables, capacity, &mut sink, &mut |_| {}, pair_run, all_shape);
+    Ok(())
 }
 
 /// Every pair within the maximum distance among the documents that have a fingerprint,
@@ -221,7 +312,8 @@ pub fn cross_pairs_with(
     if queries.is_empty() || corpus.is_empty() {
         return;
     }
-    run(&[queries, corpus], tables, &mut sink, &mut |_| {}, cross_run, cross_shape);
+    let src = Sides(&[queries, corpus]);
+    run(&src, tables, usize::MAX, &mut sink, &mut |_| {}, cross_run, cross_shape);
 }
 
 /// Every `(query, corpus)` pair within the maximum distance, sorted by `(query, corpus)`;
@@ -242,8 +334,9 @@ const SMALL_BUCKET: usize = 48;
 /// Buckets larger than this are sorted in place (no scratch buffer of their size). Small in
 /// tests, so that they exercise all three ways of sorting a bucket.
 const HUGE_BUCKET: usize = if cfg!(test) { 200 } else { 1 << 22 };
-/// A parallel task covers whole buckets and at least this many fingerprints.
-const TASK_ELEMS: usize = 1 << 15;
+/// A parallel task covers whole buckets and at least this many fingerprints; a pass under a
+/// memory budget covers whole tasks. Small in tests, so that tiny budgets give many passes.
+const TASK_ELEMS: usize = if cfg!(test) { 256 } else { 1 << 15 };
 /// Tasks run in waves of about this many fingerprints; each wave's pairs are then sunk.
 const WAVE_ELEMS: usize = 1 << 22;
 /// The average bucket size the first (scatter) pass aims for.
@@ -278,61 +371,101 @@ struct TaskOut<O> {
     deferred_ends: Vec<usize>,
 }
 
-fn run<O: Send>(
-    inputs: &[&[Fingerprint]],
+/// Finds the pairs of every table, a pass of at most `capacity` entries at a time (a pass
+/// is whole tasks; a single task larger than `capacity` is a pass of its own). Returns the
+/// number of passes made over all tables.
+fn run<O: Send, S: Source + ?Sized>(
+    src: &S,
     tables: &Tables,
+    capacity: usize,
     sink: &mut dyn FnMut(&[O]),
     progress: &mut dyn FnMut(usize),
     run_fn: impl RunFn<O>,
     shape: RunShape,
-) {
-    let n: usize = inputs.iter().map(|s| s.len()).sum();
+) -> usize {
+    let n = src.count();
     if n < 2 {
         (0..tables.len()).for_each(&mut *progress);
-        return;
+        return 0;
     }
-    let k = tables.max_distance();
-    let mut dest = vec![Entry::default(); n];
-    let chunks = chunk_inputs(inputs);
+    let mut made = 0;
+    let max_distance = tables.max_distance();
+    let mut dest: Vec<Entry> = Vec::new();
+    let chunks = src.chunks();
     for (t, table) in tables.iter().enumerate() {
         progress(t);
         let scatter_bits = scatter_bits(n, table.prefix_bits());
-        let starts = scatter(inputs, &chunks, table, scatter_bits, &mut dest);
-        let tasks = tasks(&starts);
-        let mut rest: &mut [Entry] = &mut dest;
-        let mut done = 0;
-        let mut t = 0;
-        while t < tasks.len() {
-            // One wave: consecutive tasks, split into disjoint slices of `dest`.
-            let mut wave: Vec<(&mut [Entry], &[usize])> = Vec::new();
-            let mut elems = 0;
-            while t < tasks.len() && (wave.is_empty() || elems < WAVE_ELEMS) {
-                let (b_lo, b_hi) = tasks[t];
-                let (lo, hi) = (starts[b_lo], starts[b_hi]);
-                let (_, tail) = std::mem::take(&mut rest).split_at_mut(lo - done);
-                let (mine, tail) = tail.split_at_mut(hi - lo);
-                rest = tail;
-                done = hi;
-                wave.push((mine, &starts[b_lo..=b_hi]));
-                elems += hi - lo;
-                t += 1;
-            }
-            let task = Task { table, max_distance: k, scatter_bits, run_fn: &run_fn, shape };
-            let outs: Vec<TaskOut<O>> = wave
-                .into_par_iter()
-                .map_init(Vec::new, |scratch, (slice, bounds)| task.run(slice, bounds, scratch))
-                .collect();
-            for TaskOut { out, big, deferred, deferred_ends } in &outs {
-                if !out.is_empty() {
-                    sink(out);
-                }
-                for run in big {
-                    task.big_run(run, sink);
-                }
-                task.deferred(deferred, deferred_ends, sink);
-            }
+        let hist = histogram(src, &chunks, table, scatter_bits);
+        let starts = &hist.starts;
+        let tasks = tasks(starts);
+        let task = Task { table, max_distance, scatter_bits, run_fn: &run_fn, shape };
+        for pass in passes(starts, &tasks, capacity) {
+            let tasks = &tasks[pass];
+            let buckets = tasks[0].0..tasks[tasks.len() - 1].1;
+            let len = scatter_range(src, &chunks, table, &hist, buckets, &mut dest);
+            task.waves(&mut dest[..len], starts, tasks, sink);
+            made += 1;
         }
     }
+    made
+}
+
+/// [`all_pairs_with`] in passes of at most `capacity` entries (for tests, which choose the
+/// partition directly); returns the number of passes made.
+#[cfg(test)]
+pub(crate) fn all_pairs_with_capacity(
+    fps: &[Fingerprint],
+    tables: &Tables,
+    capacity: usize,
+    mut sink: impl FnMut(&[Pair]),
+) -> usize {
+    run(&Sides(&[fps]), tables, capacity, &mut sink, &mut |_| {}, pair_run, all_shape)
+}
+
+/// [`all_pairs_optional_with`] in passes of at most `capacity` entries; returns the number
+/// of passes made.
+#[cfg(test)]
+pub(crate) fn all_pairs_optional_with_capacity(
+    fps: &[Option<Fingerprint>],
+    tables: &Tables,
+    capacity: usize,
+    mut sink: impl FnMut(&[Pair]),
+) -> usize {
+    run(&Optional(fps), tables, capacity, &mut sink, &mut |_| {}, pair_run, all_shape)
+}
+
+/// Splits the tasks of a table into passes: runs of consecutive tasks with at most
+/// `capacity` entries in all (at least one task each), balanced. With `P = ceil(total /
+/// capacity)`, pass `i` ends with the first task that reaches `(i + 1) / P` of the entries
+/// (or before the task that would overflow `capacity`), so a pass holds about `total / P`
+/// entries, at most one task more. `usize::MAX`: one pass.
+pub(crate) fn passes(
+    starts: &[usize],
+    tasks: &[(usize, usize)],
+    capacity: usize,
+) -> Vec<Range<usize>> {
+    let Some((&(first, _), &(_, last))) = tasks.first().zip(tasks.last()) else {
+        return Vec::new();
+    };
+    let total = starts[last] - starts[first];
+    let count = total.div_ceil(capacity.max(1)).max(1);
+    let mut out = Vec::new();
+    let mut lo = 0;
+    for (i, &(_, b_hi)) in tasks.iter().enumerate() {
+        if i > lo && starts[b_hi] - starts[tasks[lo].0] > capacity {
+            out.push(lo..i);
+            lo = i;
+        }
+        let share = (out.len() + 1) as u128 * total as u128 / count as u128;
+        if (starts[b_hi] - starts[first]) as u128 >= share {
+            out.push(lo..i + 1);
+            lo = i + 1;
+        }
+    }
+    if lo < tasks.len() {
+        out.push(lo..tasks.len());
+    }
+    out
 }
 
 /// One table's work on a range of buckets.
@@ -349,12 +482,62 @@ struct Task<'a, R> {
 /// pairs: the query rows (the queries come first in a run), each against every corpus entry.
 type RunShape = fn(&[Entry]) -> (usize, usize);
 
+fn all_shape(run: &[Entry]) -> (usize, usize) {
+    (run.len(), run.len() / 2)
+}
+
 fn cross_shape(run: &[Entry]) -> (usize, usize) {
     let queries = run.partition_point(|e| e.side == 0);
     (queries, run.len() - queries)
 }
 
 impl<R> Task<'_, R> {
+    /// Runs `tasks` (whose entries, scattered, are `dest`: bucket `b` at `starts[b] -
+    /// starts[tasks[0].0]`) in waves over the threads, sinking each wave's pairs in task
+    /// order before the next wave starts.
+    fn waves<O: Send>(
+        &self,
+        dest: &mut [Entry],
+        starts: &[usize],
+        tasks: &[(usize, usize)],
+        sink: &mut dyn FnMut(&[O]),
+    ) where
+        R: RunFn<O>,
+    {
+        let mut rest: &mut [Entry] = dest;
+        let mut done = starts[tasks[0].0];
+        let mut t = 0;
+        while t < tasks.len() {
+            // One wave: consecutive tasks, split into disjoint slices of `dest`.
+            let mut wave: Vec<(&mut [Entry], &[usize])> = Vec::new();
+            let mut elems = 0;
+            while t < tasks.len() && (wave.is_empty() || elems < WAVE_ELEMS) {
+                let (b_lo, b_hi) = tasks[t];
+                let (lo, hi) = (starts[b_lo], starts[b_hi]);
+                let (_, tail) = std::mem::take(&mut rest).split_at_mut(lo - done);
+                let (mine, tail) = tail.split_at_mut(hi - lo);
+                rest = tail;
+                done = hi;
+                wave.push((mine, &starts[b_lo..=b_hi]));
+                elems += hi - lo;
+                t += 1;
+            }
+            let outs: Vec<TaskOut<O>> = wave
+                .into_par_iter()
+                .map_init(Vec::new, |scratch, (slice, bounds)| self.run(slice, bounds, scratch))
+                .collect();
+            for TaskOut { out, big, deferred, deferred_ends } in &outs {
+                if !out.is_empty() {
+                    sink(out);
+                }
+                for run in big {
+                    self.big_run(run, sink);
+                }
+                self.deferred(deferred, deferred_ends, sink);
+            }
+        }
+    }
+
     /// Sorts each bucket of `slice` (bounded by `bounds`, offsets into the whole table) and
     /// returns the pairs of its runs, using the popcnt instruction where the CPU has it.
     fn run<O>(&self, slice: &mut [Entry], bounds: &[usize], scratch: &mut Vec<Entry>) -> TaskOut<O>
@@ -502,98 +685,9 @@ impl<R> Task<'_, R> {
     }
 }
 
-/// `(input, start, end)` pieces of the inputs for the parallel passes.
-pub(crate) fn chunk_inputs(inputs: &[&[Fingerprint]]) -> Vec<(usize, usize, usize)> {
-    let n: usize = inputs.iter().map(|s| s.len()).sum();
-    let pieces = (rayon::current_num_threads() * 4).max(1);
-    let size = n.div_ceil(pieces).max(1 << 14);
-    let mut chunks = Vec::new();
-    for (i, s) in inputs.iter().enumerate() {
-        let mut lo = 0;
-        while lo < s.len() {
-            let hi = (lo + size).min(s.len());
-            chunks.push((i, lo, hi));
-            lo = hi;
-        }
-    }
-    chunks
-}
-
 pub(crate) fn scatter_bits(n: usize, prefix_bits: u32) -> u32 {
     let want = (n / BUCKET_TARGET).max(1).ilog2() + 1;
     want.min(MAX_SCATTER_BITS).min(prefix_bits)
-}
-
-#[inline]
-fn top_bits(key: u64, bits: u32) -> usize {
-    key.checked_shr(64 - bits).unwrap_or(0) as usize
-}
-
-/// A pointer to the destination of the scatter, shared by the tasks that write to disjoint
-/// positions of it.
-#[derive(Clone, Copy)]
-struct SharedDest(*mut Entry);
-// SAFETY: the tasks write to disjoint ranges of the buffer (see `scatter`).
-unsafe impl Send for SharedDest {}
-// SAFETY: as above.
-unsafe impl Sync for SharedDest {}
-
-impl SharedDest {
-    fn get(self) -> *mut Entry {
-        self.0
-    }
-}
-
-/// A stable, parallel counting sort of every input fingerprint (permuted by `table`) by
-/// the top `bits` bits into `dest`. Returns the bucket boundaries (`2^bits + 1` of them).
-pub(crate) fn scatter(
-    inputs: &[&[Fingerprint]],
-    chunks: &[(usize, usize, usize)],
-    table: &Table,
-    bits: u32,
-    dest: &mut [Entry],
-) -> Vec<usize> {
-    let buckets = 1usize << bits;
-    let hists: Vec<Vec<usize>> = chunks
-        .par_iter()
-        .map(|&(i, lo, hi)| {
-            let mut h = vec![0usize; buckets];
-            for &fp in &inputs[i][lo..hi] {
-                h[table.top_bits(fp, bits)] += 1;
-            }
-            h
-        })
-        .collect();
-    let mut starts = vec![0usize; buckets + 1];
-    let mut offsets: Vec<Vec<usize>> = vec![vec![0; buckets]; chunks.len()];
-    let mut at = 0;
-    for b in 0..buckets {
-        starts[b] = at;
-        for (c, h) in hists.iter().enumerate() {
-            offsets[c][b] = at;
-            at += h[b];
-        }
-    }
-    starts[buckets] = at;
-    assert_eq!(at, dest.len(), "scatter covers the destination");
-    let ptr = SharedDest(dest.as_mut_ptr());
-    chunks.par_iter().zip(offsets.par_iter_mut()).for_each(|(&(i, lo, hi), offs)| {
-        let side = i as u32;
-        for (pos, &fp) in (lo..hi).zip(&inputs[i][lo..hi]) {
-            let key = table.permute(fp);
-            // The bucket comes from the very call that counted it in `hists`, so each
-            // chunk writes exactly as many entries per bucket as it counted.
-            let o = &mut offs[table.top_bits(fp, bits)];
-            debug_assert_eq!(table.top_bits(fp, bits), top_bits(key, bits));
-            // SAFETY: chunk `c` writes bucket `b` at `offsets[c][b]..` for `hists[c][b]`
-            // entries (the same bucket function over the same inputs): ranges that are
-            // disjoint between chunks and buckets, and that tile `0..dest.len()` (asserted
-            // above). `dest` outlives this loop.
-            unsafe { ptr.get().add(*o).write(Entry { key, id: pos as u32, side }) };
-            *o += 1;
-        }
-    });
-    starts
 }
 
 /// Groups consecutive buckets into tasks of at least `TASK_ELEMS` fingerprints.

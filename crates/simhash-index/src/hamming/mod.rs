@@ -1,12 +1,14 @@
 //! Exact Hamming-distance matching of 64-bit fingerprints: the block-permutation tables,
-//! the pairing kernel, the batch all-pairs engine, the online index, the planner, the
-//! `blocks` setting and the dedup walk. Everything here is re-exported at the crate root.
+//! the pairing kernel, the batch all-pairs engine (in memory, or a range of prefixes at a
+//! time within a memory budget), the online index, the planner, the `blocks` setting and
+//! the dedup walk. Everything here is re-exported at the crate root.
 
 pub(crate) mod batch;
 pub(crate) mod blocks;
 pub(crate) mod kernel;
 pub(crate) mod online;
 pub(crate) mod plan;
+pub(crate) mod scatter;
 pub(crate) mod tables;
 pub(crate) mod walk;
 

@@ -31,6 +31,9 @@ pub enum ConfigErrorKind {
     DistanceTooLarge,
     /// The configuration needs more than [`MAX_TABLES`] tables.
     TooManyTables,
+    /// A memory budget below what the input, the pairs in flight and the smallest
+    /// partition of a table need (see [`plan_with_memory`](crate::plan_with_memory)).
+    MemoryTooSmall,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +42,7 @@ enum Repr {
     TooManyBlocks { blocks: usize },
     DistanceTooLarge { max_distance: u32 },
     TooManyTables { blocks: usize, max_distance: u32, tables: u128 },
+    MemoryTooSmall { memory: u64, needed: u64 },
 }
 
 impl ConfigError {
@@ -53,11 +57,16 @@ impl ConfigError {
             Repr::TooManyBlocks { .. } => ConfigErrorKind::TooManyBlocks,
             Repr::DistanceTooLarge { .. } => ConfigErrorKind::DistanceTooLarge,
             Repr::TooManyTables { .. } => ConfigErrorKind::TooManyTables,
+            Repr::MemoryTooSmall { .. } => ConfigErrorKind::MemoryTooSmall,
         }
     }
 
     pub(crate) fn distance_too_large(max_distance: u32) -> ConfigError {
         ConfigError::new(Repr::DistanceTooLarge { max_distance })
+    }
+
+    pub(crate) fn memory_too_small(memory: u64, needed: u64) -> ConfigError {
+        ConfigError::new(Repr::MemoryTooSmall { memory, needed })
     }
 }
 
@@ -78,6 +87,11 @@ impl fmt::Display for ConfigError {
                 f,
                 "{blocks} blocks at distance {max_distance} need {tables} tables, \
                  more than the limit of {MAX_TABLES}"
+            ),
+            Repr::MemoryTooSmall { memory, needed } => write!(
+                f,
+                "a memory budget of {memory} bytes is too small: the input, the pairs in \
+                 flight and the smallest partitions need {needed} bytes"
             ),
         }
     }

@@ -568,3 +568,264 @@ fn cross_pairs_with_big_groups_any_thread_count() {
     pairs.sort_unstable();
     assert_eq!(pairs, brute_cross(&queries, &corpus, 3));
 }
+
+/// The memory-budget path: a table in passes over ranges of buckets gives the same batches,
+/// in the same order, as one pass over all of them.
+mod budget {
+    use proptest::prelude::*;
+    use simhash_core::Fingerprint;
+
+    use super::{adversarial, brute_pairs, flip, large_input};
+    use crate::hamming::batch::{
+        all_pairs_optional_with_capacity, all_pairs_with_capacity, passes,
+    };
+    use crate::{
+        ConfigErrorKind, Pair, Tables, all_pairs_optional_with, all_pairs_optional_with_budget,
+        all_pairs_with, all_pairs_with_budget, plan_with_memory,
+    };
+
+    /// Configurations with few enough tables for many capacities in a debug build.
+    const CONFIGS: &[(usize, u32)] =
+        &[(1, 0), (2, 1), (4, 3), (5, 3), (6, 3), (7, 4), (5, 2), (9, 3), (4, 1)];
+
+    fn batches(fps: &[Fingerprint], tables: &Tables) -> Vec<Vec<Pair>> {
+        let mut out = Vec::new();
+        all_pairs_with(fps, tables, |b| out.push(b.to_vec()));
+        out
+    }
+
+    /// The batches with at most `capacity` entries per pass, and the number of passes.
+    fn batches_in_passes(
+        fps: &[Fingerprint],
+        tables: &Tables,
+        cap: usize,
+    ) -> (Vec<Vec<Pair>>, usize) {
+        let mut out = Vec::new();
+        let passes = all_pairs_with_capacity(fps, tables, cap, |b| out.push(b.to_vec()));
+        (out, passes)
+    }
+
+    /// Checks every capacity from one task per pass to all at once against the in-memory
+    /// batches, and that the smallest capacities really split the tables.
+    fn check(fps: &[Fingerprint], m: usize, k: u32) {
+        let tables = Tables::new(m, k).unwrap();
+        let expect = batches(fps, &tables);
+        for cap in [0, 1, 255, 256, 700, 1500, fps.len() / 2, fps.len(), usize::MAX] {
+            let (got, passes) = batches_in_passes(fps, &tables, cap);
+            assert_eq!(got, expect, "m = {m}, k = {k}, capacity {cap}");
+            if fps.len() >= 2 {
+                assert!(passes >= tables.len(), "{passes} passes");
+            }
+            // In tests a task is at least 256 entries: smaller capacities mean a pass per
+            // task, and inputs of a few thousand have several tasks per table.
+            if cap <= 256 && fps.len() >= 4096 {
+                assert!(passes >= 2 * tables.len(), "capacity {cap}: {passes} passes");
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(12))]
+
+        #[test]
+        fn passes_give_the_same_batches(
+            seeds in proptest::collection::vec(any::<u64>(), 2000..4000),
+            salt in any::<u64>(),
+            config in 0..CONFIGS.len(),
+        ) {
+            let (m, k) = CONFIGS[config];
+            check(&adversarial(&seeds, k, salt), m, k);
+        }
+
+        #[test]
+        fn clustered_passes_give_the_same_batches(
+            bases in proptest::collection::vec(any::<u64>(), 8..60),
+            flips in proptest::collection::vec((0u32..8, any::<u64>(), any::<bool>()), 2000..3000),
+            config in 0..CONFIGS.len(),
+        ) {
+            // Clusters within a few bits of some points: big runs, deferred runs, skew.
+            let (m, k) = CONFIGS[config];
+            let fps: Vec<Fingerprint> = flips
+                .iter()
+                .enumerate()
+                .map(|(i, &(b, s, p))| flip(Fingerprint(bases[i % bases.len()]), b, s, p))
+                .collect();
+            check(&fps, m, k);
+        }
+
+        #[test]
+        fn optional_passes_give_the_batches_of_the_present(
+            seeds in proptest::collection::vec(any::<u64>(), 0..3000),
+            missing in proptest::collection::vec(any::<bool>(), 0..6000),
+            salt in any::<u64>(),
+            config in 0..CONFIGS.len(),
+        ) {
+            let (m, k) = CONFIGS[config];
+            let tables = Tables::new(m, k).unwrap();
+            let fps: Vec<Option<Fingerprint>> = adversarial(&seeds, k, salt)
+                .into_iter()
+                .enumerate()
+                .map(|(i, f)| (!missing.get(i).copied().unwrap_or(false)).then_some(f))
+                .collect();
+            // The definition: all_pairs_with over the present ones, mapped to positions.
+            let positions: Vec<u32> =
+                fps.iter().enumerate().filter(|(_, f)| f.is_some()).map(|(i, _)| i as u32).collect();
+            let present: Vec<Fingerprint> = fps.iter().flatten().copied().collect();
+            let expect: Vec<Vec<Pair>> = batches(&present, &tables)
+                .into_iter()
+                .map(|b| {
+                    b.iter()
+                        .map(|p| Pair { a: positions[p.a as usize], b: positions[p.b as usize], distance: p.distance })
+                        .collect()
+                })
+                .collect();
+            let mut got = Vec::new();
+            all_pairs_optional_with(&fps, &tables, |b| got.push(b.to_vec()));
+            prop_assert_eq!(&got, &expect);
+            for cap in [1, 300, 1000] {
+                got.clear();
+                all_pairs_optional_with_capacity(&fps, &tables, cap, |b| got.push(b.to_vec()));
+                prop_assert_eq!(&got, &expect, "capacity {}", cap);
+            }
+        }
+    }
+
+    /// Fingerprints at the edges of the scatter buckets (so at the edges of the passes) of
+    /// the tables whose prefix starts with block 0: values just below and at `j << 59`,
+    /// with near copies that flip exactly `k` and `k + 1` bits across the edge and floods
+    /// of identical copies on both sides of it.
+    fn edges(k: u32) -> Vec<Fingerprint> {
+        let mut fps = Vec::new();
+        for j in 1..32u64 {
+            for v in [(j << 59) - 1, j << 59, (j << 59) | 1, ((j << 59) - 1) ^ 0xff] {
+                let v = Fingerprint(v);
+                fps.push(v);
+                // Packed flips from the top bit down cross the edge in the bucket bits.
+                for bits in [1, k, k + 1] {
+                    fps.push(flip(v, bits, 63 - u64::from(bits.saturating_sub(1)), true));
+                    fps.push(flip(v, bits, j * 31 + u64::from(bits), false));
+                }
+                if j % 4 == 0 {
+                    // A flood of one value: all of it in one bucket, hence one pass.
+                    fps.extend(std::iter::repeat_n(v, 40));
+                }
+            }
+        }
+        fps.extend(large_input(3000, k));
+        fps
+    }
+
+    #[test]
+    fn passes_are_balanced_and_cover_every_task_once() {
+        // Tasks of 10 entries, one of 95 (skew), one of 0.
+        let mut sizes = vec![10usize; 40];
+        sizes[7] = 95;
+        sizes[20] = 0;
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(sizes.iter().scan(0, |at, s| {
+                *at += s;
+                Some(*at)
+            }))
+            .collect();
+        let tasks: Vec<(usize, usize)> = (0..sizes.len()).map(|b| (b, b + 1)).collect();
+        let total = starts[sizes.len()];
+        for cap in [0, 1, 10, 11, 50, 94, 95, 96, 200, 484, 485, usize::MAX] {
+            let got = passes(&starts, &tasks, cap);
+            let flat: Vec<usize> = got.iter().flat_map(Clone::clone).collect();
+            assert_eq!(flat, (0..tasks.len()).collect::<Vec<_>>(), "capacity {cap}");
+            let want = total.div_ceil(cap.max(1));
+            assert!(got.len() >= want.min(tasks.len()), "capacity {cap}: {} passes", got.len());
+            for pass in &got {
+                let len = starts[tasks[pass.end - 1].1] - starts[tasks[pass.start].0];
+                assert!(len <= cap || pass.len() == 1, "capacity {cap}: pass {pass:?} of {len}");
+                // Balanced: at most a share and one task (the largest is 95).
+                assert!(len <= total.div_ceil(want) + 95, "capacity {cap}: {len}");
+            }
+        }
+        assert_eq!(passes(&starts, &tasks, usize::MAX), vec![(0..tasks.len())]);
+        assert_eq!(passes(&starts, &tasks, 200).len(), 3);
+        assert!(passes(&starts, &[], 5).is_empty());
+    }
+
+    #[test]
+    fn prefixes_at_pass_edges() {
+        for (m, k) in [(4, 3), (5, 3), (6, 3), (3, 1), (7, 4)] {
+            let fps = edges(k);
+            let tables = Tables::new(m, k).unwrap();
+            let mut pairs: Vec<Pair> = batches(&fps, &tables).concat();
+            pairs.sort_unstable();
+            assert_eq!(pairs, brute_pairs(&fps, k), "m = {m}, k = {k}");
+            check(&fps, m, k);
+        }
+    }
+
+    #[test]
+    fn floods_never_cross_passes() {
+        // Identical fingerprints have the same permuted value in every table, hence the same
+        // bucket, hence the same pass: a flood of 2,000 copies next to random fingerprints
+        // gives all C(2000, 2) pairs at distance 0 however small the passes are.
+        let mut fps = large_input(3000, 3);
+        fps.extend(std::iter::repeat_n(Fingerprint(0x8000_0000_0000_0000), 2000));
+        fps.extend(std::iter::repeat_n(Fingerprint(0x7fff_ffff_ffff_ffff), 1000));
+        let tables = Tables::new(5, 3).unwrap();
+        let (got, passes) = batches_in_passes(&fps, &tables, 1);
+        assert!(passes > 2 * tables.len());
+        assert_eq!(got, batches(&fps, &tables));
+        let copies = got.iter().flatten().filter(|p| p.distance == 0 && p.a >= 3000).count();
+        let in_input = brute_pairs(&fps[..3000], 0).len();
+        assert_eq!(copies + in_input, 2000 * 1999 / 2 + 1000 * 999 / 2 + in_input);
+    }
+
+    #[test]
+    fn tiny_and_empty_inputs() {
+        let tables = Tables::new(4, 3).unwrap();
+        for fps in [vec![], vec![Fingerprint(1)], vec![Fingerprint(1), Fingerprint(1)]] {
+            let (got, _) = batches_in_passes(&fps, &tables, 1);
+            assert_eq!(got, batches(&fps, &tables));
+            let mut via_budget = Vec::new();
+            all_pairs_with_budget(&fps, &tables, Some(1 << 20), |b| via_budget.push(b.to_vec()))
+                .unwrap();
+            assert_eq!(via_budget, got);
+        }
+        let mut got = Vec::new();
+        all_pairs_optional_with_budget(&[None, None], &tables, Some(1000), |b| got.push(b.len()))
+            .unwrap();
+        assert!(got.is_empty());
+    }
+
+    #[test]
+    fn budgets_through_the_public_api() {
+        let fps = large_input(40_000, 3);
+        let n = fps.len() as u64;
+        let tables = Tables::new(5, 3).unwrap();
+        let expect = batches(&fps, &tables);
+        // Input 8n, in flight 4n, a whole table 16n: 28n holds it all; 13n is about a
+        // sixteenth of a table per pass.
+        for memory in [None, Some(28 * n), Some(16 * n), Some(13 * n)] {
+            let mut got = Vec::new();
+            all_pairs_with_budget(&fps, &tables, memory, |b| got.push(b.to_vec())).unwrap();
+            assert_eq!(got, expect, "memory {memory:?}");
+            let plan = plan_with_memory(n, 3, memory).unwrap();
+            assert!(memory.is_none_or(|m| plan.peak_bytes <= m), "{plan:?}");
+        }
+        assert_eq!(plan_with_memory(n, 3, Some(13 * n)).unwrap().passes, 16);
+        // Below the input, the memory in flight and 1/256 of a table: an error, no pairs.
+        let too_small = 12 * n + 16 * n.div_ceil(256) - 1;
+        let mut called = false;
+        let err = all_pairs_with_budget(&fps, &tables, Some(too_small), |_| called = true);
+        assert_eq!(err.unwrap_err().kind(), ConfigErrorKind::MemoryTooSmall);
+        assert!(!called);
+        let err = plan_with_memory(n, 3, Some(too_small)).unwrap_err();
+        assert_eq!(err.kind(), ConfigErrorKind::MemoryTooSmall);
+        assert!(err.to_string().starts_with("a memory budget of "), "{err}");
+        assert!(all_pairs_with_budget(&fps, &tables, Some(too_small + 1), |_| {}).is_ok());
+        // The optional input counts at 16 bytes per entry.
+        let opt: Vec<Option<Fingerprint>> = fps.iter().map(|&f| Some(f)).collect();
+        let err = all_pairs_optional_with_budget(&opt, &tables, Some(too_small + 1), |_| {});
+        assert_eq!(err.unwrap_err().kind(), ConfigErrorKind::MemoryTooSmall);
+        let mut got = Vec::new();
+        all_pairs_optional_with_budget(&opt, &tables, Some(21 * n), |b| got.push(b.to_vec()))
+            .unwrap();
+        assert_eq!(got, expect);
+    }
+}

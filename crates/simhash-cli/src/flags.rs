@@ -344,6 +344,33 @@ pub struct MatchOpts {
     /// minhash: MinHash signature slots [default: 128].
     #[arg(long, value_name = "N", hide_short_help = true)]
     pub num_perm: Option<usize>,
+
+    /// simhash: memory for finding all pairs within --distance (e.g. 20G): the fingerprints
+    /// and each table's sort, done in as many passes as fit [default: one pass].
+    ///
+    /// Bounds the matching stage of pairs, cluster and dedup --mode components; the records
+    /// read are held besides it. The output is the same at any budget.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, hide_short_help = true)]
+    pub memory: Option<u64>,
+}
+
+/// A size in bytes: digits, optionally followed by K, M, G or T (powers of 1024, with an
+/// optional `B` or `iB`).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits);
+    let number: u64 = number.parse().map_err(|_| format!("not a size: {text:?} (e.g. 20G)"))?;
+    let shift = match unit.trim().to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B')
+    {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("not a size: {text:?} (units: K, M, G, T)")),
+    };
+    number.checked_mul(1 << shift).ok_or_else(|| format!("size too large: {text:?}"))
 }
 
 /// How clusters are formed and which record of each is kept.
@@ -521,6 +548,11 @@ pub struct CppArgs {
     /// Stop at the first bad line (exit 2) instead of reporting it and going on.
     #[arg(long)]
     pub strict: bool,
+
+    /// Memory for finding the pairs (e.g. 20G): the hashes and each table's sort, done in as
+    /// many passes as fit [default: one pass]. The output is the same at any budget.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<u64>,
 
     #[command(flatten)]
     pub run: RunOpts,

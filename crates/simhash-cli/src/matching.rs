@@ -108,20 +108,24 @@ fn match_fingerprints(
     session.reporter.phase("matching", None);
     let mut count = 0u64;
     let reporter = &session.reporter;
-    let (n, total) = (fps.len(), tables.len());
-    session.pool.install(|| {
-        simhash_index::all_pairs_with_progress(
-            fps,
-            &tables,
-            |batch| {
-                count += batch.len() as u64;
-                for p in batch {
-                    sink(p.a, p.b, p.distance);
-                }
-            },
-            |t| reporter.message(format!("{n} fingerprints, table {} of {total}", t + 1)),
-        );
-    });
+    let (n, total, memory) = (fps.len(), tables.len(), session.memory);
+    session
+        .pool
+        .install(|| {
+            simhash_index::all_pairs_with_budget_progress(
+                fps,
+                &tables,
+                memory,
+                |batch| {
+                    count += batch.len() as u64;
+                    for p in batch {
+                        sink(p.a, p.b, p.distance);
+                    }
+                },
+                |t| reporter.message(format!("{n} fingerprints, table {} of {total}", t + 1)),
+            )
+        })
+        .context("invalid --memory")?;
     Ok(count)
 }
 

@@ -18,6 +18,8 @@ pub struct Session {
     pub reporter: Reporter,
     pub summary: Summary,
     pub quiet: bool,
+    /// `--memory`: the budget of all pairs within k bits.
+    pub memory: Option<u64>,
     /// The --stats file, created up front so that a bad path fails before any work.
     stats: Option<Output>,
 }
@@ -35,6 +37,7 @@ impl Session {
             reporter: Reporter::new(strict, run.quiet),
             summary: Summary { command, ..Summary::default() },
             quiet: run.quiet,
+            memory: run.memory,
             stats: run.stats.as_deref().map(|p| Output::create_for("--stats", p)).transpose()?,
         })
     }

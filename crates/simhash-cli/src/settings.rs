@@ -51,6 +51,8 @@ pub enum SettingsError {
     IndexSettings(Box<dyn std::error::Error + Send + Sync>),
     /// `--against` with `--mode components`.
     AgainstComponents,
+    /// `--memory` with the minhash method.
+    MemoryWithMinhash,
     /// The inputs cannot be listed (a directory cannot be read, a file is given twice).
     Inputs(simhash_io::Error),
     /// Inputs whose names imply different formats, without --format.
@@ -89,6 +91,9 @@ impl fmt::Display for SettingsError {
                 "the index was made with preset {name:?}, which this version does not know"
             ),
             SettingsError::IndexSettings(_) => f.write_str("the index's settings are unusable"),
+            SettingsError::MemoryWithMinhash => {
+                f.write_str("--memory applies to --method simhash (all pairs within --distance)")
+            }
             SettingsError::AgainstComponents => f.write_str(
                 "--against removes records in --keep order (--mode star), not by components",
             ),
@@ -212,6 +217,9 @@ fn matching(
     }
     if simhash_flags {
         return Err(SettingsError::SimhashFlagsWithMinhash);
+    }
+    if opts.memory.is_some() {
+        return Err(SettingsError::MemoryWithMinhash);
     }
     let jaccard = unit("--jaccard", opts.jaccard.unwrap_or(DEFAULT_JACCARD))?;
     let lsh_threshold = opts.lsh_threshold.unwrap_or(DEFAULT_LSH_THRESHOLD);
@@ -344,6 +352,8 @@ pub struct Run {
     pub threads: usize,
     pub quiet: bool,
     pub stats: Option<PathBuf>,
+    /// `--memory`: the budget of all pairs within k bits (none: one pass).
+    pub memory: Option<u64>,
 }
 
 impl Run {
@@ -352,7 +362,13 @@ impl Run {
             .threads
             .or_else(|| std::thread::available_parallelism().ok())
             .map_or(1, NonZeroUsize::get);
-        Run { threads, quiet: run.quiet, stats: run.stats.clone() }
+        Run { threads, quiet: run.quiet, stats: run.stats.clone(), memory: None }
+    }
+
+    /// With the `--memory` budget of the simhash method.
+    fn with_memory(mut self, memory: Option<u64>) -> Run {
+        self.memory = memory;
+        self
     }
 }
 
@@ -436,7 +452,7 @@ impl PairsSettings {
             input,
             matching,
             output: args.output.output.clone(),
-            run: Run::new(&args.run),
+            run: Run::new(&args.run).with_memory(args.matching.memory),
         })
     }
 }
@@ -487,7 +503,7 @@ impl DedupSettings {
             removed: args.removed.clone(),
             against,
             update: args.update,
-            run: Run::new(&args.run),
+            run: Run::new(&args.run).with_memory(args.matching.memory),
         })
     }
 }
@@ -514,7 +530,7 @@ impl ClusterSettings {
             grouping: Grouping::new(&args.cluster, ClusterMode::Components),
             output: args.output.output.clone(),
             singletons: args.singletons,
-            run: Run::new(&args.run),
+            run: Run::new(&args.run).with_memory(args.matching.memory),
         })
     }
 }
@@ -537,7 +553,7 @@ impl CppSettings {
             matching: simhash(args.distance, args.blocks)?,
             strict: args.strict,
             output: args.output.output.clone(),
-            run: Run::new(&args.run),
+            run: Run::new(&args.run).with_memory(args.memory),
         })
     }
 }

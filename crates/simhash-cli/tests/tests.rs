@@ -1064,3 +1064,39 @@ fn minhash_star_and_sample_are_deterministic_and_exact() {
         assert!(j >= 0.4 && format!("{j:.4}") == f[2], "{line}: {j}");
     }
 }
+
+/// `--memory`: all pairs within k bits found in several passes per table are the pairs
+/// found in one, in the same order; a budget too small is refused before any work.
+#[test]
+fn a_memory_budget_gives_the_same_pairs() {
+    let dir = Dir::new();
+    let mut rng = util::Rng(41);
+    let mut hashes = String::new();
+    for i in 0..60_000u64 {
+        let x = rng.next();
+        let _ = writeln!(hashes, "{x}");
+        if i % 7 == 0 {
+            let near = x ^ (1 << rng.below(64)) ^ (1 << rng.below(64)) ^ (1 << rng.below(64));
+            let _ = writeln!(hashes, "{near}");
+        }
+    }
+    dir.write("h.txt", &hashes);
+    let whole = dir.run(&["find-all", "-i", "h.txt", "-q"]);
+    whole.code(0);
+    assert!(whole.stdout.lines().count() > 8_000);
+    // 69k hashes: 0.55 MB of input; 1 MiB forces several passes per table.
+    let budget = dir.run(&["find-all", "-i", "h.txt", "-q", "--memory", "1M"]);
+    budget.code(0);
+    assert_eq!(budget.stdout, whole.stdout);
+    let small = dir.run(&["find-all", "-i", "h.txt", "-q", "--memory", "100K"]);
+    small.code(2);
+    assert!(small.stderr.contains("too small"), "{}", small.stderr);
+    dir.write("docs.jsonl", corpus(80, 3));
+    let args = ["pairs", "docs.jsonl", "-q", "--method", "simhash", "-k", "6"];
+    let one = dir.run(&args);
+    let passes = dir.run(&[&args[..], &["--memory", "64K"]].concat());
+    assert_eq!(passes.code(0).stdout, one.code(0).stdout);
+    let minhash = dir.run(&["pairs", "docs.jsonl", "--memory", "1G"]);
+    minhash.code(2);
+    assert!(minhash.stderr.contains("--memory applies to --method simhash"), "{}", minhash.stderr);
+}

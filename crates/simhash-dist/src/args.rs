@@ -44,6 +44,38 @@ pub(crate) enum Command {
     /// `simhash cluster`).
     #[command(after_help = EXIT_CODES)]
     Cluster(ClusterArgs),
+    /// The input without its near-duplicates, each kept record byte for byte (as `simhash
+    /// dedup`: records in --keep order, each kept unless it matches a record already kept).
+    #[command(after_help = EXIT_CODES)]
+    Dedup(DedupArgs),
+}
+
+/// `dedup`'s own flags.
+#[derive(Debug, Args)]
+pub(crate) struct DedupArgs {
+    #[command(flatten)]
+    pub(crate) job: JobArgs,
+
+    /// Also write one JSON line per dropped record: {"id", "duplicate_of", "jaccard"} (or
+    /// "distance" with simhash). Written whole by process 0, with the output.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) removed: Option<PathBuf>,
+
+    /// Which record of a group of near-duplicates is kept: first (in input order), longest
+    /// text, lowest id (numeric if both are numbers, else bytewise).
+    #[arg(long, value_enum, value_name = "POLICY", default_value = "first")]
+    pub(crate) keep: Keep,
+}
+
+/// `dedup --keep`: the priority order of the walk, as `simhash dedup --keep`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Keep {
+    /// The first in input order.
+    First,
+    /// The longest text (the first of equals).
+    Longest,
+    /// The lowest id (numeric if both are numbers, else bytewise).
+    LowestId,
 }
 
 /// The matching methods simhash-dist runs: `simhash`'s three values, resolved the same way.

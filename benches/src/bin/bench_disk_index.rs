@@ -50,7 +50,12 @@ fn shingles(i: u64, family: u64, shingles: usize, out: &mut Vec<u64>) {
 
 /// Documents `range` of a corpus of `n` indexed documents: those below `n` in families of
 /// 8; the later ones (the queries) alternately join an indexed family or start their own.
-fn sketch_range(sk: &Sketcher, range: std::ops::Range<u64>, n: u64, size: usize) -> Vec<Option<DocSketch>> {
+fn sketch_range(
+    sk: &Sketcher,
+    range: std::ops::Range<u64>,
+    n: u64,
+    size: usize,
+) -> Vec<Option<DocSketch>> {
     let families = n.div_ceil(8);
     range
         .into_par_iter()
@@ -67,7 +72,8 @@ fn sketch_range(sk: &Sketcher, range: std::ops::Range<u64>, n: u64, size: usize)
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let (mut n, mut queries, mut size, mut flush_mb, mut baseline) = (1_000_000u64, 20_000u64, 20usize, 256usize, 1u8);
+    let (mut n, mut queries, mut size, mut flush_mb, mut baseline) =
+        (1_000_000u64, 20_000u64, 20usize, 256usize, 1u8);
     let mut dir: Option<std::path::PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {

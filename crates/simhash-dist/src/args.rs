@@ -26,8 +26,8 @@ Exit codes:
 /// reads its share of the input and fingerprints or sketches it; MinHash band keys are
 /// exchanged by (band, key) and candidates verified by exact Jaccard, or the simhash
 /// block-permutation tables are matched one per epoch over an exchange keyed by (table,
-/// prefix). Process 0 writes the output, byte for byte what `simhash pairs` or `simhash
-/// cluster` writes for the same input and flags.
+/// prefix). Process 0 writes the output, byte for byte what `simhash pairs`, `simhash
+/// cluster` or `simhash dedup` writes for the same input and flags.
 #[derive(Debug, Parser)]
 #[command(name = "simhash-dist", version, after_help = EXIT_CODES, max_term_width = 100)]
 pub(crate) struct Cli {

@@ -1,4 +1,4 @@
-//! `simhash-dist`: the `simhash pairs` and `simhash cluster` jobs on timely-dataflow, across
+//! `simhash-dist`: the `simhash pairs`, `cluster` and `dedup` jobs on timely-dataflow, across
 //! worker threads, processes and hosts, with output byte-identical to the single-machine
 //! `simhash` binary's for the same input, at any number of processes and workers.
 //!

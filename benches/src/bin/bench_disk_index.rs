@@ -72,6 +72,8 @@ fn sketch_range(
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// Documents sketched at a time.
+    const CHUNK: u64 = 1 << 16;
     let (mut n, mut queries, mut size, mut flush_mb, mut baseline) =
         (1_000_000u64, 20_000u64, 20usize, 256usize, 1u8);
     let mut dir: Option<std::path::PathBuf> = None;
@@ -116,7 +118,6 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let rss_before = peak_rss_kib();
     let (mut sketch_secs, mut add_secs) = (0.0, 0.0);
     let mut w = Writer::builder().flush_bytes(flush_mb << 20).open(&dir, &settings)?;
-    const CHUNK: u64 = 1 << 16;
     let mut start = 0;
     while start < n {
         let end = (start + CHUNK).min(n);

@@ -26,8 +26,8 @@ Exit codes:
 /// reads its share of the input and fingerprints or sketches it; MinHash band keys are
 /// exchanged by (band, key) and candidates verified by exact Jaccard, or the simhash
 /// block-permutation tables are matched one per epoch over an exchange keyed by (table,
-/// prefix). Process 0 writes the output, byte for byte what `simhash pairs` or `simhash
-/// cluster` writes for the same input and flags.
+/// prefix). Process 0 writes the output, byte for byte what `simhash pairs`, `simhash
+/// cluster` or `simhash dedup` writes for the same input and flags.
 #[derive(Debug, Parser)]
 #[command(name = "simhash-dist", version, after_help = EXIT_CODES, max_term_width = 100)]
 pub(crate) struct Cli {
@@ -44,6 +44,38 @@ pub(crate) enum Command {
     /// `simhash cluster`).
     #[command(after_help = EXIT_CODES)]
     Cluster(ClusterArgs),
+    /// The input without its near-duplicates, each kept record byte for byte (as `simhash
+    /// dedup`: records in --keep order, each kept unless it matches a record already kept).
+    #[command(after_help = EXIT_CODES)]
+    Dedup(DedupArgs),
+}
+
+/// `dedup`'s own flags.
+#[derive(Debug, Args)]
+pub(crate) struct DedupArgs {
+    #[command(flatten)]
+    pub(crate) job: JobArgs,
+
+    /// Also write one JSON line per dropped record: {"id", "duplicate_of", "jaccard"} (or
+    /// "distance" with simhash). Written whole by process 0, with the output.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) removed: Option<PathBuf>,
+
+    /// Which record of a group of near-duplicates is kept: first (in input order), longest
+    /// text, lowest id (numeric if both are numbers, else bytewise).
+    #[arg(long, value_enum, value_name = "POLICY", default_value = "first")]
+    pub(crate) keep: Keep,
+}
+
+/// `dedup --keep`: the priority order of the walk, as `simhash dedup --keep`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Keep {
+    /// The first in input order.
+    First,
+    /// The longest text (the first of equals).
+    Longest,
+    /// The lowest id (numeric if both are numbers, else bytewise).
+    LowestId,
 }
 
 /// The matching methods simhash-dist runs: `simhash`'s three values, resolved the same way.

@@ -27,6 +27,16 @@ impl Forest {
         }
     }
 
+    /// Every element with its component's name, its smallest element (the smaller root
+    /// always stays the root), sorted.
+    pub(crate) fn components(&mut self) -> Vec<(u64, u64)> {
+        // Roots are values only (an element is a key once it has a parent).
+        let mut elements: Vec<u64> = self.parent.iter().flat_map(|(&k, &v)| [k, v]).collect();
+        elements.sort_unstable();
+        elements.dedup();
+        elements.into_iter().map(|x| (x, self.find(x))).collect()
+    }
+
     /// Links `a` and `b`; keeps the edge if it joined two components.
     pub(crate) fn union(&mut self, a: u64, b: u64) {
         let (ra, rb) = (self.find(a), self.find(b));
@@ -50,5 +60,8 @@ mod tests {
             f.union(a, b);
         }
         assert_eq!(f.edges, [(1, 2), (2, 3), (10, 20), (20, 2)]);
+        let named = f.components();
+        assert!(named.iter().all(|&(_, root)| root == 1), "{named:?}");
+        assert_eq!(named.len(), 5);
     }
 }

@@ -31,20 +31,30 @@ use std::time::Instant;
 use simhash_io::{Measure, Output, Score};
 use timely::worker::Worker;
 
-use crate::args::Matching;
+use crate::args::{Keep, Matching};
 use crate::rounds::census::Census;
+use crate::rounds::dedup::Walker;
 use crate::rounds::gather::{MatchStats, Matched};
 use crate::rounds::outcome::Outcome;
 use crate::rounds::tables::Links;
 use crate::rounds::write::Summary;
-use crate::rounds::{bands, census, chunks, collapse, gather, ids, outcome, sets, tables, write};
+use crate::rounds::{all_gather, exchange};
+use crate::rounds::{
+    bands, census, chunks, collapse, dedup, gather, ids, kept, outcome, sets, tables, write,
+};
 use crate::share::{InputPlan, Reading, Share, read_share};
 
 /// What to compute and write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
     Pairs,
-    Cluster { singletons: bool },
+    Cluster {
+        singletons: bool,
+    },
+    /// `dedup`: the walk in `--keep` order, per component ([`crate::rounds::dedup`]).
+    Dedup {
+        keep: Keep,
+    },
 }
 
 /// Everything a worker needs to know, the same in every process.
@@ -58,6 +68,8 @@ pub(crate) struct Job {
     /// The method and its settings.
     pub(crate) matching: Matching,
     pub(crate) output: PathBuf,
+    /// `dedup --removed`.
+    pub(crate) removed: Option<PathBuf>,
     pub(crate) quiet: bool,
     pub(crate) inject_error: Option<usize>,
     pub(crate) inject_panic: Option<usize>,
@@ -86,6 +98,7 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
 fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
     let started = Instant::now();
     let Read { plan, mut share, out, error } = read(worker, job)?;
+    let mut out = out;
     let read_seconds = started.elapsed().as_secs_f64();
     let all_chunks = chunks::run(worker, &plan, &mut share, error)?;
     ids::kinds(worker, &mut share);
@@ -125,6 +138,12 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
         match_seconds: matching_start.elapsed().as_secs_f64(),
         started,
     };
+    if let Mode::Dedup { keep } = job.mode {
+        let outputs = out.take().map(|o| (o, removed_output(job)));
+        let walker = walker(&job.matching);
+        let d = Dedup { plan: &plan, share: &share, keep, walker, census: &census };
+        return dedup(worker, job, &d, matched, outputs, &summary);
+    }
     let gathered = gather::run(worker, job.mode, &plan, &share.docs, matched);
     // Every worker knows the census, so every worker knows the exit code.
     let code = u8::from(census.skipped > 0);
@@ -226,4 +245,136 @@ fn read(worker: &Worker, job: &Job) -> Result<Read, Vec<String>> {
         error = Some(format!("worker {me}: injected failure (--inject-error)"));
     }
     Ok(Read { plan, share, out, error })
+}
+
+/// How the dedup walk matches, from the method's settings.
+fn walker(matching: &Matching) -> Walker {
+    match matching {
+        Matching::Simhash { distance, blocks } => {
+            Walker::Simhash { distance: *distance, blocks: *blocks }
+        }
+        Matching::Minhash { jaccard, sketcher } => {
+            Walker::Minhash { jaccard: *jaccard, bands: sketcher.banding().bands }
+        }
+    }
+}
+
+/// Worker 0's `--removed` output, created after the output (its error fails the write).
+fn removed_output(job: &Job) -> Option<Result<Output, String>> {
+    let path = job.removed.as_ref()?;
+    Some(Output::create_for("--removed", path).map_err(|e| format!("{:#}", anyhow::Error::from(e))))
+}
+
+/// What the dedup rounds read.
+struct Dedup<'a> {
+    plan: &'a InputPlan,
+    share: &'a Share,
+    keep: Keep,
+    walker: Walker,
+    census: &'a Census,
+}
+
+/// `dedup` after the matching: the walk per component, the kept lines read again by
+/// their readers, and worker 0's write of the output (and `--removed`), all or nothing.
+fn dedup(
+    worker: &mut Worker,
+    job: &Job,
+    d: &Dedup<'_>,
+    matched: Matched,
+    outputs: Option<(Output, Option<Result<Output, String>>)>,
+    summary: &Summary,
+) -> Result<Outcome, Vec<String>> {
+    let Matched { links, copies, .. } = matched;
+    let edges = match links {
+        Links::Forest(forest) => forest.edges,
+        Links::Pairs(_) => Vec::new(),
+    };
+    let copies = match d.walker {
+        Walker::Minhash { .. } => copies,
+        Walker::Simhash { .. } => Vec::new(),
+    };
+    let decisions = dedup::run(worker, d.plan, &d.share.docs, edges, &copies, d.walker, d.keep);
+    let (decisions, error) = match decisions {
+        Ok(decisions) => (decisions, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    kept::agree(worker, error.as_deref())?;
+    let removed = if job.removed.is_some() {
+        let mine = kept::removed_lines(worker, d.plan, d.share, &decisions);
+        let mut lines = exchange(worker, mine.into_iter().map(|l| (0, l)));
+        lines.sort_unstable_by_key(|l| l.0);
+        lines
+    } else {
+        Vec::new()
+    };
+    let me = worker.index();
+    let parser = &job.reading.parser;
+    let (lines, error) =
+        match kept::kept_lines(d.plan, me, d.share, &decisions, parser, job.max_record_bytes) {
+            Ok(lines) => (lines, None),
+            Err(e) => (Vec::new(), Some(format!("{e:#}"))),
+        };
+    kept::agree(worker, error.as_deref())?;
+    let mut lines = exchange(worker, lines.into_iter().map(|l| (0, l)));
+    lines.sort_unstable_by_key(|l| l.0);
+    let removed_count = all_gather(worker, &(decisions.len() as u64)).iter().sum::<u64>();
+    let code = u8::from(d.census.skipped > 0);
+    if me != 0 {
+        return Ok(Ok(code));
+    }
+    let Some((out, removed_out)) = outputs else {
+        return Ok(Err(vec!["worker 0 has no output".to_string()]));
+    };
+    Ok(write_dedup(out, removed_out, &lines, &removed)
+        .map(|written| {
+            if !job.quiet {
+                report_dedup(summary, written, removed_count);
+            }
+            code
+        })
+        .or_else(|e| if e.is_empty() { Ok(0) } else { Err(e) }))
+}
+
+/// Worker 0 writes the kept lines and the removed ones, and commits both or neither.
+/// An empty error: the output's reader stopped reading (`| head`), not a failure.
+fn write_dedup(
+    mut out: Output,
+    removed_out: Option<Result<Output, String>>,
+    lines: &[kept::Line],
+    removed: &[(u64, Vec<u8>)],
+) -> Result<u64, Vec<String>> {
+    use std::io::Write as _;
+    let io = |e: std::io::Error| vec![e.to_string()];
+    let mut removed_out = removed_out.transpose().map_err(|e| vec![e])?;
+    let written = kept::write_lines(&mut out, lines).map_err(io)?;
+    if let Some(r) = removed_out.as_mut() {
+        for (_, line) in removed {
+            r.write_all(line).map_err(io)?;
+        }
+    }
+    match simhash_io::commit_all(std::iter::once(out).chain(removed_out)) {
+        Ok(()) => Ok(written),
+        Err(e) if simhash_io::is_broken_pipe(&e) => Err(Vec::new()),
+        Err(e) => Err(vec![format!("{:#}", anyhow::Error::from(e))]),
+    }
+}
+
+/// `dedup`'s summary line on standard error.
+fn report_dedup(s: &Summary, written: u64, removed: u64) {
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "simhash-dist: {} records read ({} skipped), {} documents ({} featureless), {written} \
+         kept, {removed} removed; {} workers, {} bytes, {}; total {:.2}s; peak memory of \
+         process 0 {} MiB",
+        s.records_read,
+        s.skipped,
+        s.documents,
+        s.featureless,
+        s.workers,
+        s.bytes,
+        s.matching,
+        s.started.elapsed().as_secs_f64(),
+        crate::peak_memory_mib(),
+    );
 }

@@ -1,4 +1,4 @@
-//! `simhash-dist`: the `simhash pairs` and `simhash cluster` jobs on timely-dataflow, across
+//! `simhash-dist`: the `simhash pairs`, `cluster` and `dedup` jobs on timely-dataflow, across
 //! worker threads, processes and hosts, with output byte-identical to the single-machine
 //! `simhash` binary's for the same input, at any number of processes and workers.
 //!
@@ -67,16 +67,21 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let (args, mode) = match cli.command {
-        Command::Pairs(args) => (args, Mode::Pairs),
-        Command::Cluster(c) => (c.job, Mode::Cluster { singletons: c.singletons }),
+    let (args, mode, removed) = match cli.command {
+        Command::Pairs(args) => (args, Mode::Pairs, None),
+        Command::Cluster(c) => (c.job, Mode::Cluster { singletons: c.singletons }, None),
+        Command::Dedup(d) => (d.job, Mode::Dedup { keep: d.keep }, d.removed),
     };
     let matching = args.matching(matches!(mode, Mode::Cluster { .. }))?;
     // Before any process starts: the output may not be an input (every process checks, and
     // fails alike on a shared filesystem).
     let paths = args.paths();
     let inputs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
-    check_paths(&inputs, &[("--output", &args.output)])?;
+    let mut outputs = vec![("--output", args.output.clone())];
+    outputs.extend(removed.iter().map(|r| ("--removed", r.clone())));
+    let outputs: Vec<(&str, &std::path::Path)> =
+        outputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
+    check_paths(&inputs, &outputs)?;
     let launch = args.launch()?;
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let threads = args.timely.threads.get();
@@ -87,7 +92,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         );
     }
     let (quiet, process) = (args.quiet, args.timely.process);
-    let job = Arc::new(build_job(&args, mode, matching));
+    let job = Arc::new(build_job(&args, mode, matching, removed));
     install_failure_handlers();
     let guards = start(launch, move |worker| job::run(worker, &job))?;
     let code = match join(guards) {
@@ -111,7 +116,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// What every worker of this process runs, from the flags.
-fn build_job(args: &JobArgs, mode: Mode, matching: Matching) -> Job {
+fn build_job(args: &JobArgs, mode: Mode, matching: Matching, removed: Option<PathBuf>) -> Job {
     let fingerprinter = args.fingerprinter();
     let sketcher = match &matching {
         Matching::Minhash { sketcher, .. } => Some(Arc::clone(sketcher)),
@@ -124,11 +129,17 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching) -> Job {
     Job {
         mode,
         paths: args.paths(),
-        reading: Reading { parser, fingerprinter, sketcher },
+        reading: Reading {
+            parser,
+            fingerprinter,
+            sketcher,
+            spool: matches!(mode, Mode::Dedup { .. }),
+        },
         max_record_bytes: args.max_record_bytes,
         strict: args.strict,
         matching,
         output: args.output.clone(),
+        removed,
         quiet: args.quiet,
         inject_error: args.timely.inject_error,
         inject_panic: args.timely.inject_panic,

@@ -166,6 +166,8 @@ pub(crate) struct Reading {
     pub(crate) fingerprinter: Option<Fingerprinter>,
     /// Set for `--method minhash`: each text is also sketched (shingle set, band keys).
     pub(crate) sketcher: Option<std::sync::Arc<Sketcher>>,
+    /// Standard input is kept for a second pass (`dedup`).
+    pub(crate) spool: bool,
 }
 
 /// The records one worker read, in input order.
@@ -184,6 +186,10 @@ pub(crate) struct Docs {
     pub(crate) sketched: bool,
     /// The ids as read (empty for a generated one).
     ids: IdTable,
+    /// The id was a JSON number (written back as one); generated ids are numbers.
+    pub(crate) numeric: Vec<bool>,
+    /// The text's length in bytes (0 for hash input): `dedup --keep longest`.
+    pub(crate) len: Vec<u64>,
     /// The record had no id: it is its 0-based line number in the input files laid end to
     /// end (in their concatenation, as `simhash` numbers it).
     pub(crate) generated: Vec<bool>,
@@ -230,6 +236,11 @@ impl Docs {
         (self.line[doc] + earlier.unwrap_or(0) - 1).to_string()
     }
 
+    /// The id as `simhash` writes it in JSON (a number stays a number).
+    pub(crate) fn id_value(&self, doc: usize) -> (String, bool) {
+        (self.id(doc), self.numeric[doc])
+    }
+
     /// Turns chunk-relative line numbers into file line numbers. For chunk `c`,
     /// `lines[c]` is `(lines of its file before the chunk, lines of all earlier files)`.
     pub(crate) fn resolve_lines(&mut self, lines: &[(u64, u64)]) {
@@ -240,7 +251,7 @@ impl Docs {
     }
 
     fn push(&mut self, pos: u64, line: u64, chunk: u32, id: Option<&str>, parsed: Parsed) {
-        let Parsed { fp, sketch } = parsed;
+        let Parsed { fp, sketch, len, number } = parsed;
         if self.sketched {
             self.sketch.push(sketch);
         }
@@ -250,6 +261,8 @@ impl Docs {
         self.fp.push(fp);
         self.ids.push(id.unwrap_or_default());
         self.generated.push(id.is_none());
+        self.numeric.push(number || id.is_none());
+        self.len.push(len);
         self.removed.push(false);
     }
 }
@@ -270,6 +283,25 @@ pub(crate) struct Share {
     pub(crate) chunks: Vec<Chunk>,
     pub(crate) docs: Docs,
     pub(crate) bad: Vec<BadRecord>,
+    /// Standard input's copy, when it is read twice (`dedup`): `(file, source)`.
+    pub(crate) spools: Vec<(usize, Source)>,
+}
+
+impl Share {
+    /// Opens piece `(file, lo)` again, for a second pass: the reader and its first line's
+    /// offset.
+    pub(crate) fn reopen(
+        &self,
+        plan: &InputPlan,
+        file: usize,
+        lo: u64,
+        max: u64,
+    ) -> anyhow::Result<(Box<dyn Read + Send>, u64)> {
+        if let Some((_, source)) = self.spools.iter().find(|s| s.0 == file) {
+            return Ok((source.reopen()?, 0));
+        }
+        open_piece(&plan.files[file], lo, max)
+    }
 }
 
 /// Reads `worker`'s pieces of the input. An error (an unreadable file) ends the job.
@@ -285,16 +317,15 @@ pub(crate) fn read_share(
         let f = &plan.files[file];
         let chunk_index = share.chunks.len() as u32;
         let mut chunk = Chunk { file, lo, ..Chunk::default() };
-        // The reader, and the offset of the first line it returns.
-        let (reader, first): (Box<dyn Read + Send>, u64) =
-            if let (Some(path), true) = (&f.path, f.splittable) {
-                open_at(path, lo, max_record_bytes)?
-            } else {
-                {
-                    let mut source = Source::new(f.path.as_deref().unwrap_or(Path::new("-")));
-                    (source.open(false)?, 0)
-                }
-            };
+        let (reader, first) = if reading.spool && f.path.is_none() {
+            // Standard input, read twice by `dedup`: the first pass keeps a copy.
+            let mut source = Source::new(Path::new("-"));
+            let reader = source.open(true)?;
+            share.spools.push((file, source));
+            (reader, 0)
+        } else {
+            open_piece(f, lo, max_record_bytes)?
+        };
         if first >= hi {
             share.chunks.push(chunk);
             continue;
@@ -350,6 +381,10 @@ pub(crate) fn read_share(
 struct Parsed {
     fp: Option<u64>,
     sketch: Option<DocSketch>,
+    /// The text's length in bytes, as `simhash` measures it for `--keep longest`.
+    len: u64,
+    /// The id is a JSON number.
+    number: bool,
 }
 
 /// A record: its id when it has one, and what its body became.
@@ -357,16 +392,34 @@ type Record = (Option<String>, Parsed);
 
 fn parse_line(bytes: &[u8], reading: &Reading) -> Result<Record, Problem> {
     let record = reading.parser.parse(bytes)?;
-    let (fp, sketch) = match (record.body, &reading.fingerprinter, &reading.sketcher) {
+    let (fp, sketch, len) = match (record.body, &reading.fingerprinter, &reading.sketcher) {
         (Body::Text(text), Some(fingerprinter), Some(sketcher)) => {
-            sketcher.sketch(fingerprinter, &text)
+            let (fp, sketch) = sketcher.sketch(fingerprinter, &text);
+            (fp, sketch, text.len() as u64)
         }
-        (Body::Text(text), Some(fingerprinter), None) => (fingerprinter.fingerprint(&text), None),
-        (Body::Text(_), None, _) => (None, None),
-        (Body::Hash(fp), ..) => (fp, None),
+        (Body::Text(text), Some(fingerprinter), None) => {
+            (fingerprinter.fingerprint(&text), None, text.len() as u64)
+        }
+        (Body::Text(text), None, _) => (None, None, text.len() as u64),
+        (Body::Hash(fp), ..) => (fp, None, 0),
     };
-    let parsed = Parsed { fp: fp.map(|f| f.0), sketch };
+    let number = record.id.as_ref().is_some_and(|id| id.number);
+    let parsed = Parsed { fp: fp.map(|f| f.0), sketch, len, number };
     Ok((record.id.map(|id| id.text.into_owned()), parsed))
+}
+
+/// Opens a piece of `f` starting at byte `lo`: the reader, and the offset of the first
+/// line it returns (a file read whole, compressed or standard input, starts at 0).
+pub(crate) fn open_piece(
+    f: &InputFile,
+    lo: u64,
+    max: u64,
+) -> anyhow::Result<(Box<dyn Read + Send>, u64)> {
+    if let (Some(path), true) = (&f.path, f.splittable) {
+        return open_at(path, lo, max);
+    }
+    let mut source = Source::new(f.path.as_deref().unwrap_or(Path::new("-")));
+    Ok((source.open(false)?, 0))
 }
 
 /// Opens `path` at the first line that starts at or after byte `lo`: returns the reader

@@ -873,3 +873,130 @@ fn minhash_matches_simhash_on_floods_tiny_texts_and_every_setting() {
 fn command_line<'a>(command: &'a str, input: &'a Path, out: &'a Path) -> Vec<&'a str> {
     vec![command, input.to_str().unwrap_or_default(), "-q", "-o", out.to_str().unwrap_or_default()]
 }
+
+/// A corpus for `dedup --keep`: [`minhash_corpus`]'s floods, families, tiny texts and
+/// duplicate ids, with numeric ids (JSON numbers, unordered, one repeated) on every third
+/// record and lengths that vary within families (a word appended 0 to 3 times).
+fn dedup_corpus(seed: u64) -> String {
+    let mut rng = seed ^ 0x5eed;
+    let mut out = String::new();
+    for (i, line) in minhash_corpus(seed).lines().enumerate() {
+        let (id, rest) = line.split_once(",\"text\":\"").expect("a record");
+        let text = rest.trim_end_matches("\"}");
+        let tail = " more".repeat((splitmix(&mut rng) % 4) as usize);
+        let tail = if i % 13 < 5 { "" } else { tail.as_str() };
+        let id =
+            if i % 3 == 0 { format!("{{\"id\":{}", (i * 7919) % 2000) } else { id.to_string() };
+        let _ = writeln!(out, "{id},\"text\":\"{text}{tail}\"}}");
+    }
+    out
+}
+
+/// `simhash dedup` and `simhash-dist dedup` (with `dist_extra`) on `input`: the same exit
+/// code, output and `--removed` lines.
+fn assert_dedup_agrees(dir: &Dir, input: &Path, extra: &[&str], dist_extra: &[&str]) {
+    let (want, got) = (dir.path("want.jsonl"), dir.path("got.jsonl"));
+    let (want_removed, got_removed) = (dir.path("want.removed"), dir.path("got.removed"));
+    let mut a = vec!["--removed", want_removed.to_str().unwrap_or_default()];
+    a.extend(extra);
+    let code = simhash_into("dedup", input, &a, &want);
+    let mut a = strings(&command_line("dedup", input, &got));
+    a.extend(strings(&["--removed", &s(&got_removed)]));
+    a.extend(strings(extra));
+    a.extend(strings(dist_extra));
+    let out = dist(&a);
+    assert_eq!(ExitCode::from(out.status.code().unwrap_or(255) as u8), code, "{}", stderr(&out));
+    assert!(read(&got) == read(&want), "{extra:?} {dist_extra:?}: kept records differ");
+    assert!(
+        read(&got_removed) == read(&want_removed),
+        "{extra:?} {dist_extra:?}: removed records differ"
+    );
+}
+
+#[test]
+fn dedup_matches_simhash_for_every_method_and_keep_policy() {
+    let dir = Dir::new();
+    let input = dir.write("dedup.jsonl", &dedup_corpus(21));
+    for method in METHODS {
+        for keep in ["first", "longest", "lowest-id"] {
+            for w in ["1", "2"] {
+                let extra = ["--method", method, "--keep", keep];
+                assert_dedup_agrees(&dir, &input, &extra, &["-w", w]);
+            }
+        }
+    }
+    // Settings that change which pairs match.
+    for extra in [&["--method", "minhash", "--jaccard", "1"][..], &["-k", "8", "--blocks", "9"]] {
+        assert_dedup_agrees(&dir, &input, extra, &["-w", "3"]);
+    }
+    // Most of the flood is removed, against its first copy.
+    let removed = read(&dir.path("got.removed"));
+    assert!(removed.lines().count() > 500, "{removed}");
+}
+
+#[test]
+fn dedup_reads_shards_standard_input_and_fingerprints_as_simhash() {
+    let dir = Dir::new();
+    let corpus = dedup_corpus(5);
+    let lines: Vec<&str> = corpus.lines().collect();
+    let half = lines.len() / 2;
+    let a = dir.write("a.jsonl", &(lines[..half].join("\n") + "\n"));
+    let b = dir.write("b.jsonl", &lines[half..].join("\n"));
+    for method in METHODS {
+        let (want, got) = (dir.path("want.jsonl"), dir.path("got.jsonl"));
+        let code = simhash(&["dedup", &s(&a), &s(&b), "-q", "--method", method, "-o", &s(&want)]);
+        let args = ["dedup", &s(&a), &s(&b), "-q", "--method", method, "-w", "3", "-o", &s(&got)];
+        let out = dist(&strings(&args));
+        assert_eq!(
+            out.status.code(),
+            Some(i32::from(code == ExitCode::from(1))),
+            "{}",
+            stderr(&out)
+        );
+        assert!(read(&got) == read(&want), "{method}: shards differ");
+        // Standard input is read twice: spooled by the worker that reads it.
+        let all = dir.write("all.jsonl", &corpus);
+        let run = |exe: &Path, extra: &[&str]| {
+            let mut c = Command::new(exe);
+            c.args(["dedup", "-q", "--method", method, "-o", &s(&got)]).args(extra);
+            let status = c.stdin(File::open(&all).expect("input")).status().expect("run");
+            assert!(status.code().is_some_and(|c| c < 2), "{exe:?}");
+            read(&got)
+        };
+        assert!(run(simhash_exe(), &[]) == run(Path::new(BIN), &["-w", "2"]), "{method}: stdin");
+    }
+    // Fingerprints: one header, the first file's.
+    let tsv = dir.path("fps.tsv");
+    // Exit 1: the duplicate ids are reported.
+    assert_eq!(simhash(&["fingerprint", "-q", &s(&a), "-o", &s(&tsv)]), ExitCode::from(1));
+    assert_dedup_agrees(&dir, &tsv, &["-k", "6"], &["-w", "2"]);
+}
+
+#[test]
+fn dedup_on_two_processes_matches_simhash_and_a_failure_leaves_nothing() {
+    let dir = Dir::new();
+    let input = dir.write("dedup.jsonl", &dedup_corpus(8));
+    let (want, got) = (dir.path("want.jsonl"), dir.path("got.jsonl"));
+    for method in METHODS {
+        let extra = ["--method", method, "--keep", "lowest-id"];
+        assert_eq!(simhash_into("dedup", &input, &extra, &want), ExitCode::from(1));
+        let a = [command_line("dedup", &input, &got), extra.to_vec()].concat();
+        for (p, out) in dist_processes(&dir, 2, 2, &a).iter().enumerate() {
+            assert_eq!(out.status.code(), Some(1), "process {p}: {}", stderr(out));
+        }
+        assert!(read(&got) == read(&want), "{method}: 2 processes differ");
+    }
+    let removed = dir.write("removed.jsonl", "previous removed\n");
+    let got = dir.write("got.jsonl", "previous\n");
+    for method in METHODS {
+        for hook in ["--inject-error", "--inject-panic"] {
+            let mut a = strings(&command_line("dedup", &input, &got));
+            a.extend(strings(&["--method", method, "--removed", &s(&removed)]));
+            a.extend(strings(&["-w", "2", hook, "1"]));
+            let out = dist(&a);
+            assert_eq!(out.status.code(), Some(2), "{method} {hook}: {}", stderr(&out));
+            assert_eq!(read(&got), "previous\n", "{method} {hook}: the output was touched");
+            assert_eq!(read(&removed), "previous removed\n", "{method} {hook}: --removed");
+        }
+    }
+}

@@ -58,7 +58,7 @@ impl Links {
     pub(crate) fn new(mode: Mode) -> Links {
         match mode {
             Mode::Pairs => Links::Pairs(Vec::new()),
-            Mode::Cluster { .. } => Links::Forest(Forest::default()),
+            Mode::Cluster { .. } | Mode::Dedup { .. } => Links::Forest(Forest::default()),
         }
     }
 

@@ -100,6 +100,7 @@ fn write(
             lines = gathered.links.len() as u64;
             Ok((tsv.into_inner(), Written { lines, clusters: None }))
         }
+        Mode::Dedup { .. } => anyhow::bail!("internal error: dedup writes its own output"),
         Mode::Cluster { singletons } => {
             let dense: Vec<(u32, u32)> = gathered
                 .links

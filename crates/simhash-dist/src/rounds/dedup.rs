@@ -1,0 +1,263 @@
+//! Round `dedup`: the dedup walk of `simhash dedup` (star mode: records in `--keep` order,
+//! each kept unless it matches a record already kept), run per component of the
+//! near-duplicate graph, each component on one worker.
+//!
+//! A record's fate depends only on the kept records it matches, which are in its component
+//! of the graph of matching pairs (the pairs `cluster` finds: verified candidates sharing a
+//! band, or fingerprints within the distance, and identical sets or fingerprints), so the
+//! walk of each component on its own decides exactly as the walk of the whole input does.
+//!
+//! Crosses the network, in four exchanges:
+//! 1. to worker 0, each worker's spanning-forest edges (as `cluster` sends them); worker 0
+//!    joins them and names each component by its smallest position;
+//! 2. from worker 0, to the reader of each record in a component, the component's name;
+//! 3. from each reader, to the worker a well-mixed hash of the component's name picks
+//!    ([`mix`]): the record's position, its `--keep` priority ([`Priority`]) and what the
+//!    walk reads: the fingerprint, the sketch (band keys and shingle set), or for a record
+//!    whose set equals an earlier record's, that record's position only (so a flood of
+//!    copies sends one set);
+//! 4. to each removed record's reader, the kept record it duplicates and the score.
+//!
+//! That worker runs the engine's own walk on the component ([`lsh::walk`] over a
+//! [`MemoryStore`], or [`DedupWalk`]), with ranks in the component that keep the global
+//! priority order; records of identical sets follow the set's first record in priority
+//! order, as [`lsh::walk`] collapses them.
+//!
+//! Worker 0 holds a union-find over the records that have a near-duplicate (16 bytes and
+//! a hash-map entry each): the one step whose memory grows with the input on one worker.
+
+use serde::{Deserialize, Serialize};
+use simhash_index::lsh::{self, DocSketch, MemoryStore, SketchStore};
+use simhash_index::{Blocks, DedupWalk, Fingerprint};
+use simhash_io::Score;
+use timely::worker::Worker;
+
+use super::{exchange, mix};
+use crate::args::Keep;
+use crate::forest::Forest;
+use crate::share::{Docs, InputPlan};
+
+/// The routing table of components, apart from the permutation tables' numbers.
+const COMPONENT_TABLE: u64 = u64::MAX - 2;
+
+/// A record's place in the `--keep` order, comparable across workers: `first`, the
+/// position; `longest`, the length reversed, then the position; `lowest-id`, numbers
+/// (by value) before other ids (bytewise), then the position, as `simhash` ranks them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub(crate) struct Priority(u64, u64, u64, String, u64);
+
+impl Priority {
+    pub(crate) fn of(keep: Keep, docs: &Docs, d: usize) -> Priority {
+        let pos = docs.pos[d];
+        match keep {
+            Keep::First => Priority(0, 0, 0, String::new(), pos),
+            Keep::Longest => Priority(u64::MAX - docs.len[d], 0, 0, String::new(), pos),
+            Keep::LowestId => {
+                let id = docs.id(d);
+                match id.parse::<i128>() {
+                    Ok(n) => {
+                        // Order-preserving: flip the sign bit.
+                        let u = (n as u128) ^ (1 << 127);
+                        Priority(0, (u >> 64) as u64, u as u64, id, pos)
+                    }
+                    Err(_) => Priority(1, 0, 0, id, pos),
+                }
+            }
+        }
+    }
+}
+
+/// What the walk reads of a record.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+enum Body {
+    Fingerprint(u64),
+    /// Band keys and shingle set.
+    Sketch(Vec<u32>, Vec<u64>),
+    /// The set equals that of the record at this position (an earlier one, in the same
+    /// component), which sends it.
+    CopyOf(u64),
+}
+
+/// A record on its way to its component's worker: component, position, priority, body.
+type Entry = (u64, u64, Priority, Body);
+
+/// The score of a removed record against its kept one.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub(crate) enum Removal {
+    Distance(u32),
+    Jaccard(f64),
+}
+
+impl Removal {
+    pub(crate) fn score(self) -> Score {
+        match self {
+            Removal::Distance(d) => Score::Distance(d),
+            Removal::Jaccard(j) => Score::Jaccard(j),
+        }
+    }
+}
+
+/// A removed record, the kept record it duplicates, and the score.
+pub(crate) type Decision = (u64, u64, Removal);
+
+/// How the walk matches.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Walker {
+    Simhash { distance: u32, blocks: Blocks },
+    Minhash { jaccard: f64, bands: usize },
+}
+
+/// The decisions for the records this worker read (sorted by position): every record
+/// not listed is kept. `edges`: this worker's spanning-forest edges; `copies`:
+/// `(representative, member)` of identical sets collapsed here (minhash).
+pub(crate) fn run(
+    worker: &mut Worker,
+    plan: &InputPlan,
+    docs: &Docs,
+    edges: Vec<(u64, u64)>,
+    copies: &[(u64, u64)],
+    walker: Walker,
+    keep: Keep,
+) -> Result<Vec<Decision>, String> {
+    let peers = worker.peers() as u64;
+    let edges = exchange(worker, edges.into_iter().map(|e| (0, e)));
+    let mut forest = Forest::default();
+    for (a, b) in edges {
+        forest.union(a, b);
+    }
+    let mut roots: Vec<(u64, u64)> = exchange(
+        worker,
+        forest.components().into_iter().map(|(p, root)| (plan.owner(p), (p, root))),
+    );
+    roots.sort_unstable();
+    let mut copy_of: Vec<(u64, u64)> =
+        exchange(worker, copies.iter().map(|&(rep, member)| (plan.owner(member), (member, rep))));
+    copy_of.sort_unstable();
+    let entries = roots.into_iter().filter_map(|(pos, root)| {
+        let d = docs.find(pos)?;
+        let body = match walker {
+            Walker::Simhash { .. } => Body::Fingerprint(docs.fp[d]?),
+            Walker::Minhash { .. } => {
+                if let Ok(i) = copy_of.binary_search_by_key(&pos, |c| c.0) {
+                    Body::CopyOf(copy_of[i].1)
+                } else {
+                    let s = docs.sketch[d].as_ref()?;
+                    Body::Sketch(s.bands().to_vec(), s.set().to_vec())
+                }
+            }
+        };
+        let target = (mix(COMPONENT_TABLE, root) % peers) as usize;
+        Some((target, (root, pos, Priority::of(keep, docs, d), body)))
+    });
+    let mut entries: Vec<Entry> = exchange(worker, entries);
+    entries.sort_unstable_by_key(|e| (e.0, e.1));
+    let mut decisions = Vec::new();
+    let mut error = None;
+    for component in entries.chunk_by(|a, b| a.0 == b.0) {
+        let walked = match walker {
+            Walker::Simhash { distance, blocks } => walk_fingerprints(component, distance, blocks),
+            Walker::Minhash { jaccard, bands } => walk_sketches(component, jaccard, bands),
+        };
+        match walked {
+            Ok(d) => decisions.extend(d),
+            Err(e) => {
+                error.get_or_insert(e);
+            }
+        }
+    }
+    let mut mine: Vec<Decision> =
+        exchange(worker, decisions.into_iter().map(|d| (plan.owner(d.0), d)));
+    mine.sort_unstable_by_key(|d| d.0);
+    // Every worker must run the same rounds: the error (an internal one) is told after.
+    match error {
+        Some(e) => Err(e),
+        None => Ok(mine),
+    }
+}
+
+/// Dense ranks (0 first) of `keys` in their order.
+fn ranks<'k>(keys: impl Iterator<Item = &'k Priority>) -> Vec<u32> {
+    let keys: Vec<&Priority> = keys.collect();
+    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(keys[b as usize]));
+    let mut rank = vec![0u32; keys.len()];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i as usize] = r as u32;
+    }
+    rank
+}
+
+/// The simhash walk ([`DedupWalk`]) of one component (entries sorted by position).
+fn walk_fingerprints(
+    component: &[Entry],
+    distance: u32,
+    blocks: Blocks,
+) -> Result<Vec<Decision>, String> {
+    let fps: Vec<Option<Fingerprint>> = component
+        .iter()
+        .map(|e| match e.3 {
+            Body::Fingerprint(fp) => Some(Fingerprint(fp)),
+            _ => None,
+        })
+        .collect();
+    let rank = ranks(component.iter().map(|e| &e.2));
+    let walk = DedupWalk::new(&fps, &rank);
+    let tables = blocks
+        .tables(walk.distinct() as u64, distance)
+        .map_err(|e| format!("invalid --blocks/--distance: {e}"))?;
+    let outcome = walk.run(&tables, |_, _| {});
+    let mut out = Vec::new();
+    for (i, &c) in outcome.center.iter().enumerate() {
+        let c = c as usize;
+        if c != i {
+            let d = match (fps[i], fps[c]) {
+                (Some(a), Some(b)) => a.distance(b),
+                _ => 0,
+            };
+            out.push((component[i].1, component[c].1, Removal::Distance(d)));
+        }
+    }
+    Ok(out)
+}
+
+/// The MinHash walk ([`lsh::walk`]) of one component (entries sorted by position): one
+/// store entry per distinct set, ranked by its first member in priority order.
+fn walk_sketches(component: &[Entry], jaccard: f64, bands: usize) -> Result<Vec<Decision>, String> {
+    let sets: Vec<&Entry> = component.iter().filter(|e| matches!(e.3, Body::Sketch(..))).collect();
+    // Per set: its members' positions, and its first member in priority order.
+    let mut members: Vec<Vec<u64>> = sets.iter().map(|e| vec![e.1]).collect();
+    let mut first: Vec<&Priority> = sets.iter().map(|e| &e.2).collect();
+    for e in component {
+        if let Body::CopyOf(rep) = e.3 {
+            let g = sets
+                .binary_search_by_key(&rep, |s| s.1)
+                .map_err(|_| "internal error: a copy's set is missing".to_string())?;
+            members[g].push(e.1);
+            if e.2 < *first[g] {
+                first[g] = &e.2;
+            }
+        }
+    }
+    let mut store = MemoryStore::new(bands);
+    let fail = |e: lsh::EngineError| format!("the dedup walk failed: {e}");
+    for e in &sets {
+        if let Body::Sketch(keys, set) = &e.3 {
+            store.push(Some(&DocSketch::from_parts(keys.clone(), set.clone()))).map_err(fail)?;
+        }
+    }
+    store.finish().map_err(fail)?;
+    let rank = ranks(first.iter().copied());
+    let (walk, _) = lsh::walk(&store, jaccard, &rank).map_err(fail)?;
+    let kept_of = |g: usize| first[g].4;
+    let mut out = Vec::new();
+    for (g, &c) in walk.center.iter().enumerate() {
+        let c = c as usize;
+        let (kept, removal) = if c == g {
+            (kept_of(g), Removal::Jaccard(1.0))
+        } else {
+            (kept_of(c), Removal::Jaccard(walk.jaccard[g]))
+        };
+        out.extend(members[g].iter().filter(|&&m| m != kept).map(|&m| (m, kept, removal)));
+    }
+    Ok(out)
+}

@@ -109,6 +109,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let (outputs, written) = rewrite::write(&pass, &wanted, target)?;
     session.summary.removed = removed_count;
     session.summary.written = written;
+    session.summary.annotated = settings.annotate;
     if let Some(against) = &mut against {
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
         let kept_docs = (0..corpus.len()).filter(|&d| kept(d));

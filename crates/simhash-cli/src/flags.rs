@@ -478,6 +478,26 @@ pub struct DedupArgs {
     #[arg(long, value_name = "FILE")]
     pub removed: Option<PathBuf>,
 
+    /// Write one output per input file, at its path relative to its input argument under DIR.
+    ///
+    /// Each output has its input's format and compression (`.gz` and `.zst` are compressed
+    /// again; Parquet keeps the input's schema and codec); a file with nothing kept gets an
+    /// empty output. All are put in place together, or none. DIR may not be, contain or be
+    /// inside an input; two inputs with the same relative path are an error.
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    pub output_dir: Option<PathBuf>,
+
+    /// Keep every record, adding "duplicate_of" (the kept record's id) and "similarity" (the
+    /// Jaccard with 4 decimals, or the distance with simhash), null for kept records.
+    ///
+    /// JSONL: the two fields are added before each record's closing `}`, the record
+    /// otherwise byte for byte (a record that already has either field is an error). Parquet:
+    /// two nullable columns appended (duplicate_of as a string; similarity a float, or an
+    /// unsigned integer with simhash). The summary and --removed count the same records as
+    /// removed as without --annotate.
+    #[arg(long)]
+    pub annotate: bool,
+
     /// Also remove the records that match a record of this index (`simhash index add`):
     /// the index's records count as kept before any of the input. The settings are the
     /// index's; any given must equal them.
@@ -509,6 +529,16 @@ pub struct ClusterArgs {
     /// Also print records that are in no cluster (each is a cluster of its own).
     #[arg(long)]
     pub singletons: bool,
+
+    /// Write the input records with a "cluster" field (the cluster number the TSV would
+    /// show) instead of the TSV.
+    ///
+    /// Every record is written, in input order; records in no cluster get null (their own
+    /// number with --singletons). JSONL: the field is added before each record's closing
+    /// `}`, the record otherwise byte for byte (a record that already has one is an error).
+    /// Parquet: a nullable unsigned integer column appended.
+    #[arg(long)]
+    pub annotate: bool,
 
     #[command(flatten)]
     pub run: RunOpts,

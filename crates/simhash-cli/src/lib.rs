@@ -15,6 +15,7 @@ pub mod fuzzing;
 mod indexing;
 mod matching;
 mod report;
+mod rewrite;
 mod session;
 mod settings;
 

@@ -235,7 +235,11 @@ pub struct Summary {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub largest_clusters: Vec<BigCluster>,
     pub removed: u64,
+    /// Records written (with `--annotate`, the removed ones too).
     pub written: u64,
+    /// `--annotate`: every record was written, the removed ones marked.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub annotated: bool,
     /// The on-disk index (`index add|query`, `dedup --against`): its documents when opened,
     /// the records that matched one of them, and the records added to it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -283,7 +287,14 @@ impl Summary {
         if !matches!(self.command, "fingerprint" | "pairs" | "find-all") {
             let _ = write!(s, ", {} clusters (largest {})", self.clusters, self.largest_cluster);
         }
-        if self.command == "dedup" {
+        if self.command == "dedup" && self.annotated {
+            let kept = self.written.saturating_sub(self.removed);
+            let _ = write!(
+                s,
+                ", {} removed, {kept} kept, all {} written annotated",
+                self.removed, self.written
+            );
+        } else if self.command == "dedup" {
             let _ = write!(s, ", {} removed, {} kept", self.removed, self.written);
         }
         s + &format!(" in {:.2}s", self.seconds_total)

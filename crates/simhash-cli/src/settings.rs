@@ -57,6 +57,10 @@ pub enum SettingsError {
     Inputs(simhash_io::Error),
     /// Inputs whose names imply different formats, without --format.
     MixedFormats { json: PathBuf, hash: PathBuf },
+    /// `--annotate` on hash TSV input.
+    AnnotateHashes,
+    /// `--output-dir` refused: why.
+    OutputDir(String),
 }
 
 impl fmt::Display for SettingsError {
@@ -98,6 +102,10 @@ impl fmt::Display for SettingsError {
                 "--against removes records in --keep order (--mode star), not by components",
             ),
             SettingsError::Inputs(e) => e.fmt(f),
+            SettingsError::AnnotateHashes => f.write_str(
+                "--annotate adds JSON fields or Parquet columns: --format hash input has neither",
+            ),
+            SettingsError::OutputDir(why) => write!(f, "--output-dir: {why}"),
             SettingsError::MixedFormats { json, hash } => write!(
                 f,
                 "the inputs mix formats: {} is read as json and {} as hash (by their names): \
@@ -464,6 +472,9 @@ pub struct DedupSettings {
     pub matching: Matching,
     pub grouping: Grouping,
     pub output: PathBuf,
+    /// `--output-dir DIR`: one output per input file.
+    pub output_dir: Option<PathBuf>,
+    pub annotate: bool,
     pub removed: Option<PathBuf>,
     /// `--against INDEX`: the index and the settings to open it with.
     pub against: Option<(PathBuf, StoredSettings)>,
@@ -495,11 +506,19 @@ impl DedupSettings {
                 (matching, input, Some((path.clone(), stored)))
             }
         };
+        if args.annotate {
+            check_annotate(&input)?;
+        }
+        if let Some(dir) = &args.output_dir {
+            check_output_dir(dir, &args.input, &input.inputs)?;
+        }
         Ok(DedupSettings {
             input,
             matching,
             grouping,
             output: args.output.output.clone(),
+            output_dir: args.output_dir.clone(),
+            annotate: args.annotate,
             removed: args.removed.clone(),
             against,
             update: args.update,
@@ -516,6 +535,7 @@ pub struct ClusterSettings {
     pub grouping: Grouping,
     pub output: PathBuf,
     pub singletons: bool,
+    pub annotate: bool,
     pub run: Run,
 }
 
@@ -524,14 +544,85 @@ impl ClusterSettings {
     pub fn new(args: &ClusterArgs, fork_style: bool) -> Result<ClusterSettings, SettingsError> {
         let (matching, input) =
             matching_input(&args.input, &args.fingerprint, &args.matching, fork_style, true)?;
+        if args.annotate {
+            check_annotate(&input)?;
+        }
         Ok(ClusterSettings {
             input,
             matching,
             grouping: Grouping::new(&args.cluster, ClusterMode::Components),
             output: args.output.output.clone(),
             singletons: args.singletons,
+            annotate: args.annotate,
             run: Run::new(&args.run).with_memory(args.matching.memory),
         })
+    }
+}
+
+/// `--annotate` needs records with fields: JSONL or Parquet.
+fn check_annotate(input: &Input) -> Result<(), SettingsError> {
+    match input.reading.parser {
+        simhash_io::Parser::Json(_) => Ok(()),
+        _ => Err(SettingsError::AnnotateHashes),
+    }
+}
+
+/// `--output-dir DIR`: not standard input, no two inputs at the same relative path, and DIR
+/// neither is, contains nor is inside an input (file or directory argument).
+fn check_output_dir(dir: &Path, args: &InputArgs, inputs: &Inputs) -> Result<(), SettingsError> {
+    let refuse = |why: String| Err(SettingsError::OutputDir(why));
+    if inputs.has_stdin() {
+        return refuse("standard input has no file name to write under DIR".into());
+    }
+    let mut seen = std::collections::HashSet::new();
+    for file in inputs.files() {
+        if !seen.insert(&file.relative) {
+            return refuse(format!(
+                "two inputs would be written to {}: give their directory instead of the files",
+                dir.join(&file.relative).display()
+            ));
+        }
+    }
+    let out = resolved(dir);
+    let paths = if args.paths.is_empty() { &args.input } else { &args.paths };
+    let named = paths.iter().map(PathBuf::as_path);
+    for input in named.chain(inputs.files().iter().map(|f| f.path.as_path())) {
+        let input = resolved(input);
+        let is_dir = input.is_dir();
+        if out == input || input.starts_with(&out) || (is_dir && out.starts_with(&input)) {
+            return refuse(format!(
+                "{} {} the input {}: refusing to write there",
+                dir.display(),
+                if out == input {
+                    "is"
+                } else if input.starts_with(&out) {
+                    "contains"
+                } else {
+                    "is inside"
+                },
+                input.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `path` made absolute, with its longest existing part resolved (links followed).
+fn resolved(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut rest = Vec::new();
+    let mut at = absolute.as_path();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return absolute,
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod digests;
 mod index;
+mod mirror;
 mod parquet;
 mod safety;
 mod shards;

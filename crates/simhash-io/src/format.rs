@@ -247,7 +247,19 @@ pub fn write_removed(
     }
 }
 
-fn write_json_id(out: &mut impl Write, id: &IdValue<'_>) -> io::Result<()> {
+/// An id as JSON, as it appeared in the input: a number as written, or a string.
+///
+/// ```
+/// use std::borrow::Cow;
+/// use simhash_io::{IdValue, write_json_id};
+///
+/// let mut out = Vec::new();
+/// write_json_id(&mut out, &IdValue { text: Cow::Borrowed("a\"b"), number: false })?;
+/// write_json_id(&mut out, &IdValue { text: Cow::Borrowed("1.50"), number: true })?;
+/// assert_eq!(out, b"\"a\\\"b\"1.50");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_json_id(out: &mut impl Write, id: &IdValue<'_>) -> io::Result<()> {
     if id.number {
         out.write_all(id.text.as_bytes())
     } else {

@@ -20,7 +20,9 @@
 //! * [`Output`] writes a file whole or not at all (a temporary file renamed by
 //!   [`commit_all`]), never over an input of the run ([`check_paths`],
 //!   [`register_inputs`]); [`PairsTsv`], [`ClustersTsv`], [`HashTsv`], [`write_removed`],
-//!   [`write_hash_pair`] and [`write_hash_list`] are the output formats.
+//!   [`write_hash_pair`] and [`write_hash_list`] are the output formats; [`Encoded`]
+//!   compresses an output as its name says; [`json_fields`] finds a record's top-level
+//!   fields, for annotations that must not repeat one.
 //!
 //! Errors are [`Error`]s: a message naming the file, an [`ErrorKind`], and the
 //! [`std::io::Error`] behind it as the source. [`is_broken_pipe`] tells a closed output pipe
@@ -78,6 +80,7 @@
 #![deny(missing_docs)]
 
 mod digits;
+mod encode;
 mod error;
 mod format;
 #[doc(hidden)]
@@ -97,22 +100,25 @@ mod source;
 pub const DEFAULT_MAX_RECORD_BYTES: u64 = 256 << 20;
 
 pub use crate::digits::parse_u64_fast;
+pub use crate::encode::Encoded;
 pub use crate::error::{Error, ErrorKind, is_broken_pipe};
 pub use crate::format::{
     ClustersTsv, Format, HashTsv, Measure, PairsTsv, Score, write_hash_list, write_hash_pair,
-    write_removed,
+    write_json_id, write_removed,
 };
 pub use crate::ids::{IdSet, IdTable};
 pub use crate::inputs::{InputFile, Inputs, RECORD_EXTENSIONS, SkippedFile, is_record_file};
 pub use crate::lines::{LineReader, LineStatus};
 pub use crate::output::{Output, commit_all, install_signal_handler, remove_pending, temp_file};
-pub use crate::parquet::{ParquetCopy, ParquetRows, RowBatch, is_parquet};
+pub use crate::parquet::{
+    ExtraColumn, ExtraKind, ExtraRows, ExtraValue, ParquetCopy, ParquetRows, RowBatch, is_parquet,
+};
 pub use crate::paths::{begin_run, check_paths, register_inputs};
 pub use crate::problem::{Located, Problem, Reason};
 pub use crate::process::peak_memory;
 pub use crate::record::{
-    Body, Columns, Id, IdValue, Parser, Record, check_id, is_hash_header, json_id, line_hash,
-    parse_cpp_hash, parse_hash, parse_json,
+    Body, Columns, Id, IdValue, Parser, Record, check_id, is_hash_header, json_fields, json_id,
+    line_hash, parse_cpp_hash, parse_hash, parse_json,
 };
 pub use crate::source::{
     Compression, Source, compression, refuse_compressed, refuse_compressed_file,

@@ -128,6 +128,12 @@ enum Kind {
         writer: BufWriter<tempfile::NamedTempFile>,
         target: PathBuf,
     },
+    /// A temporary file written, synced and closed ([`Output::close`]), waiting to be
+    /// renamed.
+    Closed {
+        temp: tempfile::TempPath,
+        target: PathBuf,
+    },
 }
 
 impl std::fmt::Debug for Output {
@@ -220,6 +226,23 @@ impl Output {
         commit_all([self])
     }
 
+    /// Ends the writing of a temporary-file output: flushes it, syncs it to disk and closes
+    /// its descriptor, so that a run can hold thousands of outputs to commit together
+    /// without as many open files. Writing to it afterwards is an error; other outputs
+    /// are returned as they are.
+    pub fn close(self) -> Result<Output, Error> {
+        let Output { kind, name } = self;
+        let kind = match kind {
+            Kind::Temp { writer, target } => {
+                let temp = writer.into_inner().map_err(|e| named_error(&name, &e.into_error()))?;
+                temp.as_file().sync_all().map_err(|e| named_error(&name, &e))?;
+                Kind::Closed { temp: temp.into_temp_path(), target }
+            }
+            other => other,
+        };
+        Ok(Output { kind, name })
+    }
+
     /// An I/O error that names this output, of the same kind (a closed pipe stays
     /// [`io::ErrorKind::BrokenPipe`]).
     fn named(&self, e: &io::Error) -> io::Error {
@@ -284,21 +307,28 @@ pub fn commit_all(outputs: impl IntoIterator<Item = Output>) -> Result<(), Error
     for output in outputs {
         let name = output.name;
         match output.kind {
-            Kind::Temp { writer, target } => temps.push((writer, target, name)),
+            Kind::Temp { writer, target } => temps.push((Ok(writer), target, name)),
+            Kind::Closed { temp, target } => temps.push((Err(temp), target, name)),
             kind => direct.push((kind, name)),
         }
     }
     let mut finished = Vec::with_capacity(temps.len());
     for (writer, target, name) in temps {
-        let temp = writer.into_inner().map_err(|e| named_error(&name, &e.into_error()))?;
-        temp.as_file().sync_all().map_err(|e| named_error(&name, &e))?;
+        let temp = match writer {
+            Ok(writer) => {
+                let temp = writer.into_inner().map_err(|e| named_error(&name, &e.into_error()))?;
+                temp.as_file().sync_all().map_err(|e| named_error(&name, &e))?;
+                temp.into_temp_path()
+            }
+            Err(closed) => closed,
+        };
         finished.push((temp, target, name));
     }
     for (kind, name) in direct {
         match kind {
             Kind::Stdout(mut w) => w.flush().map_err(|e| named_error(&name, &e))?,
             Kind::Direct(mut w) => w.flush().map_err(|e| named_error(&name, &e))?,
-            Kind::Temp { .. } => {}
+            Kind::Temp { .. } | Kind::Closed { .. } => {}
         }
     }
     // Targets replaced so far, with the backup of the file each replaced.
@@ -317,9 +347,9 @@ pub fn commit_all(outputs: impl IntoIterator<Item = Output>) -> Result<(), Error
             },
             _ => None,
         };
-        let temp_path = temp.path().to_path_buf();
+        let temp_path = temp.to_path_buf();
         if let Err(e) = temp.persist(&target) {
-            drop(e.file);
+            drop(e.path);
             forget_pending(&temp_path);
             if let Some(b) = &backup {
                 let _ = fs::remove_file(b);
@@ -407,6 +437,7 @@ impl Write for Output {
             Kind::Stdout(w) => w.write(buf),
             Kind::Direct(w) => w.write(buf),
             Kind::Temp { writer, .. } => writer.write(buf),
+            Kind::Closed { .. } => Err(closed()),
         };
         result.map_err(|e| self.named(&e))
     }
@@ -416,6 +447,7 @@ impl Write for Output {
             Kind::Stdout(w) => w.write_all(buf),
             Kind::Direct(w) => w.write_all(buf),
             Kind::Temp { writer, .. } => writer.write_all(buf),
+            Kind::Closed { .. } => Err(closed()),
         };
         result.map_err(|e| self.named(&e))
     }
@@ -425,9 +457,14 @@ impl Write for Output {
             Kind::Stdout(w) => w.flush(),
             Kind::Direct(w) => w.flush(),
             Kind::Temp { writer, .. } => writer.flush(),
+            Kind::Closed { .. } => Err(closed()),
         };
         result.map_err(|e| self.named(&e))
     }
+}
+
+fn closed() -> io::Error {
+    io::Error::other("written to after it was closed")
 }
 
 #[cfg(test)]
@@ -458,6 +495,20 @@ mod tests {
         commit_all([written(&a, "new a"), written(&b, "new b")]).unwrap();
         assert_eq!(fs::read_to_string(&a).unwrap(), "new a");
         assert_eq!(fs::read_to_string(&b).unwrap(), "new b");
+        assert_eq!(names(dir.path()), ["a", "b"]);
+    }
+
+    #[test]
+    fn closed_outputs_commit_with_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        let closed = written(&a, "closed a").close().unwrap();
+        commit_all([closed, written(&b, "open b")]).unwrap();
+        assert_eq!(fs::read_to_string(&a).unwrap(), "closed a");
+        assert_eq!(fs::read_to_string(&b).unwrap(), "open b");
+        // Dropped without a commit, a closed output leaves nothing.
+        let c = dir.path().join("c");
+        drop(written(&c, "c").close().unwrap());
         assert_eq!(names(dir.path()), ["a", "b"]);
     }
 

@@ -313,11 +313,116 @@ impl RowBatch {
     }
 }
 
+/// A column [`ParquetCopy`] appends to every row it writes (nullable).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExtraColumn {
+    /// The column's name: no column of the input may have it.
+    pub name: String,
+    /// What it holds.
+    pub kind: ExtraKind,
+}
+
+/// The type of an [`ExtraColumn`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExtraKind {
+    /// Strings (Arrow `Utf8`).
+    Text,
+    /// 64-bit floats.
+    Float,
+    /// Unsigned 64-bit integers.
+    Unsigned,
+}
+
+/// One value of an [`ExtraColumn`] for one row.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ExtraValue<'a> {
+    /// Null.
+    Null,
+    /// A string ([`ExtraKind::Text`]).
+    Text(&'a str),
+    /// A float ([`ExtraKind::Float`]).
+    Float(f64),
+    /// An unsigned integer ([`ExtraKind::Unsigned`]).
+    Unsigned(u64),
+}
+
+/// The values of the extra columns for the rows of a batch that are kept: each kept row
+/// pushes one value per column, in column order.
+pub struct ExtraRows {
+    builders: Vec<Builder>,
+    /// The column the next pushed value goes to.
+    next: usize,
+}
+
+impl std::fmt::Debug for ExtraRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtraRows").field("columns", &self.builders.len()).finish_non_exhaustive()
+    }
+}
+
+enum Builder {
+    Text(arrow_array::builder::StringBuilder),
+    Float(arrow_array::builder::Float64Builder),
+    Unsigned(arrow_array::builder::UInt64Builder),
+}
+
+impl ExtraRows {
+    fn new(columns: &[ExtraColumn]) -> ExtraRows {
+        let builders = columns
+            .iter()
+            .map(|c| match c.kind {
+                ExtraKind::Text => Builder::Text(arrow_array::builder::StringBuilder::new()),
+                ExtraKind::Float => Builder::Float(arrow_array::builder::Float64Builder::new()),
+                ExtraKind::Unsigned => {
+                    Builder::Unsigned(arrow_array::builder::UInt64Builder::new())
+                }
+            })
+            .collect();
+        ExtraRows { builders, next: 0 }
+    }
+
+    /// The next column's value for the row being kept. A value of another type than the
+    /// column's is written as null.
+    pub fn push(&mut self, value: ExtraValue<'_>) {
+        let count = self.builders.len();
+        let Some(builder) = self.builders.get_mut(self.next) else { return };
+        self.next = (self.next + 1) % count;
+        match (builder, value) {
+            (Builder::Text(b), ExtraValue::Text(t)) => b.append_value(t),
+            (Builder::Float(b), ExtraValue::Float(v)) => b.append_value(v),
+            (Builder::Unsigned(b), ExtraValue::Unsigned(v)) => b.append_value(v),
+            (Builder::Text(b), _) => b.append_null(),
+            (Builder::Float(b), _) => b.append_null(),
+            (Builder::Unsigned(b), _) => b.append_null(),
+        }
+    }
+
+    fn finish(&mut self) -> Vec<ArrayRef> {
+        self.next = 0;
+        self.builders
+            .iter_mut()
+            .map(|b| -> ArrayRef {
+                match b {
+                    Builder::Text(b) => std::sync::Arc::new(b.finish()),
+                    Builder::Float(b) => std::sync::Arc::new(b.finish()),
+                    Builder::Unsigned(b) => std::sync::Arc::new(b.finish()),
+                }
+            })
+            .collect()
+    }
+}
+
 /// Copies the rows of Parquet files that a run keeps into one Parquet output, with the
-/// schema and compression codec of the first file (every file must have the same schema).
+/// schema and compression codec of the first file (every file must have the same schema),
+/// and optionally extra columns appended to each row.
 pub struct ParquetCopy<W: std::io::Write + Send> {
     writer: ArrowWriter<W>,
+    /// The input's schema.
     schema: SchemaRef,
+    /// The output's: the input's, then the extra columns.
+    out_schema: SchemaRef,
+    extra: ExtraRows,
 }
 
 impl<W: std::io::Write + Send> std::fmt::Debug for ParquetCopy<W> {
@@ -329,26 +434,60 @@ impl<W: std::io::Write + Send> std::fmt::Debug for ParquetCopy<W> {
 impl<W: std::io::Write + Send> ParquetCopy<W> {
     /// A copy into `out` with the schema and compression of the Parquet file `like`.
     pub fn new(out: W, like: &Path) -> Result<ParquetCopy<W>, Error> {
+        ParquetCopy::with_extra(out, like, &[])
+    }
+
+    /// A copy into `out` with the schema and compression of the Parquet file `like`, and
+    /// the nullable `extra` columns after its own. An extra column named as a column of
+    /// `like` is an [`ErrorKind::BadParquet`] error naming it.
+    pub fn with_extra(out: W, like: &Path, extra: &[ExtraColumn]) -> Result<ParquetCopy<W>, Error> {
         let (name, builder) = builder(like)?;
         let schema = builder.schema().clone();
+        let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
+        for column in extra {
+            if schema.fields().iter().any(|f| f.name() == &column.name) {
+                return Err(bad(
+                    &name,
+                    format_args!(
+                        "already has a column {:?}: refusing to write a second one",
+                        column.name
+                    ),
+                ));
+            }
+            let data_type = match column.kind {
+                ExtraKind::Text => DataType::Utf8,
+                ExtraKind::Float => DataType::Float64,
+                ExtraKind::Unsigned => DataType::UInt64,
+            };
+            fields.push(std::sync::Arc::new(arrow_schema::Field::new(
+                &column.name,
+                data_type,
+                true,
+            )));
+        }
+        let out_schema = std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
+            fields,
+            schema.metadata().clone(),
+        ));
         let meta = builder.metadata();
         let mut props = WriterProperties::builder();
         if let Some(column) = meta.row_groups().first().and_then(|g| g.columns().first()) {
             props = props.set_compression(column.compression());
         }
-        let writer = ArrowWriter::try_new(out, schema.clone(), Some(props.build()))
+        let writer = ArrowWriter::try_new(out, out_schema.clone(), Some(props.build()))
             .map_err(|e| bad(&name, format_args!("cannot write its schema: {e}")))?;
-        Ok(ParquetCopy { writer, schema })
+        Ok(ParquetCopy { writer, schema, out_schema, extra: ExtraRows::new(extra) })
     }
 
-    /// Copies the rows of `path` for which `keep(row, text)` is true (`row` 0-based in the
-    /// file; `text` its text column, `None` when null), in order. `keep` may fail (the
-    /// input changed since it was first read).
+    /// Copies the rows of `path` for which `keep(row, text, extra)` is true (`row` 0-based
+    /// in the file; `text` its text column, `None` when null), in order. A kept row pushes
+    /// one value per extra column to `extra`. `keep` may fail (the input changed since it
+    /// was first read).
     pub fn copy(
         &mut self,
         path: &Path,
         columns: &Columns,
-        mut keep: impl FnMut(u64, Option<&str>) -> Result<bool, Error>,
+        mut keep: impl FnMut(u64, Option<&str>, &mut ExtraRows) -> Result<bool, Error>,
     ) -> Result<(), Error> {
         let (name, builder) = builder(path)?;
         if builder.schema().fields() != self.schema.fields() {
@@ -369,11 +508,15 @@ impl<W: std::io::Write + Send> ParquetCopy<W> {
             let mut mask = Vec::with_capacity(batch.num_rows());
             for i in 0..batch.num_rows() {
                 let t = text.as_ref().filter(|c| !c.is_null(i)).and_then(|c| c.str(i));
-                mask.push(keep(row + i as u64, t)?);
+                mask.push(keep(row + i as u64, t, &mut self.extra)?);
             }
             row += batch.num_rows() as u64;
             let kept = arrow_select::filter::filter_record_batch(&batch, &BooleanArray::from(mask))
                 .map_err(|e| bad(&name, format_args!("cannot select rows: {e}")))?;
+            let mut columns = kept.columns().to_vec();
+            columns.extend(self.extra.finish());
+            let kept = RecordBatch::try_new(self.out_schema.clone(), columns)
+                .map_err(|e| bad(&name, format_args!("cannot add the columns: {e}")))?;
             if kept.num_rows() > 0 {
                 self.writer.write(&kept).map_err(|e| write_error(&e))?;
             }

@@ -443,6 +443,51 @@ impl<'de: 'a, 'a> DeserializeSeed<'de> for Nested<'_, '_, 'a> {
     }
 }
 
+/// The top-level keys of a JSON object, looked up in `names`.
+struct Keys<'a, 'n> {
+    names: &'a [&'n str],
+    found: Option<&'n str>,
+}
+impl<'de> Visitor<'de> for &mut Keys<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            map.next_value::<IgnoredAny>()?;
+            if self.found.is_none() {
+                self.found = self.names.iter().find(|n| **n == key).copied();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The first of `names` that is a top-level field of the JSON object `line` (keys compared
+/// unescaped), if any: an annotation must not add a field the record has. A line that is
+/// not a JSON object has none.
+///
+/// ```
+/// use simhash_io::json_fields;
+///
+/// let names = ["duplicate_of", "similarity"];
+/// assert_eq!(json_fields(br#"{"text":"duplicate_of","similarity":1}"#, &names), Some("similarity"));
+/// assert_eq!(json_fields(br#"{"meta":{"duplicate_of":1}}"#, &names), None);
+/// assert_eq!(json_fields(br#"{"duplicate\u005fof":1}"#, &names), Some("duplicate_of"));
+/// ```
+pub fn json_fields<'n>(line: &[u8], names: &[&'n str]) -> Option<&'n str> {
+    // Most lines name none of them and have no \u escape that could spell one: no parse.
+    let finder = |needle: &[u8]| memchr::memmem::find(line, needle).is_some();
+    if !finder(b"\\u") && !names.iter().any(|n| finder(n.as_bytes())) {
+        return None;
+    }
+    let mut keys = Keys { names, found: None };
+    let mut de = serde_json::Deserializer::from_slice(line);
+    de.deserialize_map(&mut keys).ok()?;
+    keys.found
+}
+
 /// The header line `id<TAB>hash` of the hash TSV format (any second column named `hash`).
 pub fn is_hash_header(line: &[u8]) -> bool {
     line.split(|&b| b == b'\t').nth(1).is_some_and(|c| c.trim_ascii() == b"hash")

@@ -1,11 +1,15 @@
-//! `simhash cluster` and the top-level fork-style command: TSV `id<TAB>hash<TAB>cluster`.
+//! `simhash cluster` and the top-level fork-style command: TSV `id<TAB>hash<TAB>cluster`,
+//! or (`--annotate`) the input records with a `cluster` field.
 
 use std::process::ExitCode;
 
+use simhash_cluster::Clusters;
 use simhash_core::Fingerprint;
 use simhash_io::{ClustersTsv, Output};
 
+use crate::corpus::Corpus;
 use crate::matching::clusters;
+use crate::rewrite::{self, Notes, Pass, Target};
 use crate::session::Session;
 use crate::settings::ClusterSettings;
 
@@ -18,15 +22,75 @@ pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
     input.note(&mut session.summary);
     let out = Output::create_for("--output", &settings.output)?;
     let mut sources = input.inputs.sources();
-    let corpus = session.read(&mut sources, input.reading.clone(), Some(input), false)?;
+    // --annotate reads the input again to copy its records.
+    let annotate = settings.annotate;
+    let corpus = session.read(&mut sources, input.reading.clone(), Some(input), annotate)?;
     let clusters =
         clusters(&mut session, &corpus, &settings.matching, &settings.grouping)?.clusters;
+    if annotate {
+        session.reporter.phase("writing", sources.iter().map(|s| s.size).sum());
+        let numbers = numbers(&clusters, corpus.len(), settings.singletons);
+        let files = input.inputs.files();
+        let parquet = files.first().is_some_and(|f| simhash_io::is_parquet(&f.path));
+        if let Some(other) = files.iter().find(|f| simhash_io::is_parquet(&f.path) != parquet) {
+            anyhow::bail!(
+                "--annotate writes one output of the inputs' format: {} and {} are not both \
+                 Parquet",
+                files[0].path.display(),
+                other.path.display()
+            );
+        }
+        let notes = Notes::Cluster(numbers);
+        let pass = Pass {
+            parser: &input.reading.parser,
+            max_record_bytes: input.max_record_bytes,
+            sources: &sources,
+            corpus: &corpus,
+            notes: &notes,
+            reporter: &session.reporter,
+            parquet,
+        };
+        let wanted = rewrite::wanted(&corpus, 0..corpus.len());
+        let (outputs, written) = rewrite::write(&pass, &wanted, Target::One(out))?;
+        session.summary.written = written;
+        return session.finish(outputs);
+    }
     session.reporter.phase("writing", None);
+    let (out, written) = write_tsv(out, &corpus, &clusters, settings.singletons)?;
+    session.summary.written = written;
+    session.finish(vec![out])
+}
+
+/// Each document's cluster number, as the TSV numbers them: the clusters written (of two or
+/// more members, or every one with `singletons`) in order; `None` for a document in no
+/// cluster written.
+fn numbers(clusters: &Clusters, docs: usize, singletons: bool) -> Vec<Option<u64>> {
+    let mut numbers = vec![None; docs];
+    let mut next = 0u64;
+    for members in clusters {
+        if members.len() < 2 && !singletons {
+            continue;
+        }
+        for &doc in members {
+            numbers[doc as usize] = Some(next);
+        }
+        next += 1;
+    }
+    numbers
+}
+
+/// The TSV `id<TAB>hash<TAB>cluster`; returns the output and how many records it holds.
+fn write_tsv(
+    out: Output,
+    corpus: &Corpus,
+    clusters: &Clusters,
+    singletons: bool,
+) -> anyhow::Result<(Output, u64)> {
     let mut tsv = ClustersTsv::new(out)?;
     let mut next_id = 0u64;
     let mut written = 0u64;
-    for members in &clusters {
-        if members.len() < 2 && !settings.singletons {
+    for members in clusters {
+        if members.len() < 2 && !singletons {
             continue;
         }
         for &doc in members {
@@ -36,6 +100,5 @@ pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
         }
         next_id += 1;
     }
-    session.summary.written = written;
-    session.finish(vec![tsv.into_inner()])
+    Ok((tsv.into_inner(), written))
 }

@@ -1,23 +1,23 @@
-//! `simhash dedup`: the input without its near-duplicates, each kept record byte for byte.
-//! The input is read twice: once to match, once to copy the kept lines. Several input
-//! files are read as one (their concatenation): the output holds the kept lines of each
-//! in turn, and one hash TSV header, the first file's.
+//! `simhash dedup`: the input without its near-duplicates, each kept record byte for byte
+//! (or every record, annotated: `--annotate`). The input is read twice: once to match,
+//! once to copy the records ([`crate::rewrite`]). Several input files are read as one
+//! (their concatenation): the output holds the kept lines of each in turn, and one hash
+//! TSV header, the first file's; or, with `--output-dir`, each file's go to an output of
+//! its own.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use simhash_index::disk::DiskIndex;
 use simhash_index::lsh;
-use simhash_io::{IdValue, Inputs, LineReader, LineStatus, Output, Score, Source};
+use simhash_io::{IdValue, Inputs, Output, Score};
 
 use simhash_cluster::Clusters;
 
 use crate::corpus::Corpus;
 use crate::indexing::{Against, IndexMatch};
 use crate::matching::{Grouped, clusters, star_clusters_without};
-use crate::report::Reporter;
+use crate::rewrite::{self, CreatedDirs, Notes, Pass, Target};
 use crate::session::Session;
 use crate::settings::DedupSettings;
 
@@ -28,8 +28,18 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     session.note_skipped(&input.inputs);
     settings.matching.note(&mut session.summary);
     input.note(&mut session.summary);
-    let parquet = parquet_inputs(&input.inputs)?;
-    let out = Output::create_for("--output", &settings.output)?;
+    let parquet = parquet_inputs(&input.inputs, settings.output_dir.is_none())?;
+    // Declared first, dropped last: after the outputs (whose temporary files are in them).
+    let mut created = CreatedDirs::default();
+    let out = match &settings.output_dir {
+        None => Some(Output::create_for("--output", &settings.output)?),
+        Some(dir) => {
+            for file in input.inputs.files() {
+                created.create(parent_of(&dir.join(&file.relative)))?;
+            }
+            None
+        }
+    };
     let mut removed =
         settings.removed.as_deref().map(|p| Output::create_for("--removed", p)).transpose()?;
     // The lock first (--update): a second writer fails before anything is read.
@@ -54,51 +64,59 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     };
 
     session.reporter.phase("writing", sources.iter().map(|s| s.size).sum());
-    // The lines to keep, in order: every document that is its cluster's representative.
-    let mut keep: Vec<(u64, Option<u64>)> = (0..corpus.len())
-        .filter(|&d| kept(d))
-        .map(|d| (corpus.line(d), corpus.line_hash(d)))
-        .collect();
-    keep.sort_unstable();
-
     let index_matches = match (&against, &matched) {
         (Some(against), Some(matched)) => against.index().map(|index| (index, &matched[..])),
         _ => None,
     };
-    let removed_count =
-        write_removed(&corpus, &clusters, jaccard.as_deref(), index_matches, removed.as_mut())?;
+    let mut dups = settings.annotate.then(|| vec![None; corpus.len()]);
+    let removed_count = write_removed(
+        &corpus,
+        &clusters,
+        jaccard.as_deref(),
+        index_matches,
+        removed.as_mut(),
+        dups.as_deref_mut(),
+    )?;
+    // The records to write, in order: every document that is kept (all with --annotate).
+    let wanted = if settings.annotate {
+        rewrite::wanted(&corpus, 0..corpus.len())
+    } else {
+        rewrite::wanted(&corpus, (0..corpus.len()).filter(|&d| kept(d)))
+    };
+    let notes = match dups {
+        None => Notes::None,
+        Some(of) => Notes::Dedup {
+            of,
+            jaccard: matches!(settings.matching, crate::settings::Matching::Minhash { .. }),
+        },
+    };
 
     between_passes_hook();
-    let (out, written) = if parquet {
-        copy_rows(&input.reading.parser, &sources, &corpus, &keep, out)?
-    } else {
-        let mut copy = Copy {
-            parser: &input.reading.parser,
-            max: input.max_record_bytes,
-            wanted: keep.iter().peekable(),
-            header_written: false,
-            written: 0,
-            done_bytes: 0,
-        };
-        let mut out = out;
-        let mut base = 0;
-        for (source, &lines) in sources.iter().zip(corpus.shard_lines()) {
-            copy.shard(source, base, lines, &mut out, &session.reporter)?;
-            base += lines;
-        }
-        if let Some(&&(line, _)) = copy.wanted.peek() {
-            anyhow::bail!("the input changed while it was read (line {line} is gone)");
-        }
-        (out, copy.written)
+    let pass = Pass {
+        parser: &input.reading.parser,
+        max_record_bytes: input.max_record_bytes,
+        sources: &sources,
+        corpus: &corpus,
+        notes: &notes,
+        reporter: &session.reporter,
+        parquet,
     };
+    let target = match (out, &settings.output_dir) {
+        (Some(out), _) => Target::One(out),
+        (None, Some(root)) => Target::Dir { root, files: input.inputs.files() },
+        (None, None) => anyhow::bail!("no output"),
+    };
+    let (outputs, written) = rewrite::write(&pass, &wanted, target)?;
     session.summary.removed = removed_count;
     session.summary.written = written;
+    session.summary.annotated = settings.annotate;
     if let Some(against) = &mut against {
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
         let kept_docs = (0..corpus.len()).filter(|&d| kept(d));
         against.add_kept(&mut session, &corpus, &names, kept_docs)?;
     }
-    let code = session.finish(std::iter::once(out).chain(removed).collect())?;
+    let code = session.finish(outputs.into_iter().chain(removed).collect())?;
+    created.keep();
     // The index last, once the output is in place: a failure here leaves the output
     // written and the index as it was (run again: the output is the same).
     if let Some(against) = against {
@@ -107,157 +125,28 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// Whether the inputs are Parquet files: all or none may be (the output is one file of
-/// their format).
-fn parquet_inputs(inputs: &Inputs) -> anyhow::Result<bool> {
+/// The directory of `path` (`.` for a bare name).
+fn parent_of(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// Whether the inputs are Parquet files. Into one output (`one`), all or none may be.
+fn parquet_inputs(inputs: &Inputs, one: bool) -> anyhow::Result<bool> {
     let files = inputs.files();
     let parquet = files.first().is_some_and(|f| simhash_io::is_parquet(&f.path));
     if let Some(other) = files.iter().find(|f| simhash_io::is_parquet(&f.path) != parquet) {
         anyhow::bail!(
-            "dedup writes one output of the inputs' format: {} and {} are not both Parquet",
+            "{}: {} and {} are not both Parquet",
+            if one {
+                "dedup writes one output of the inputs' format"
+            } else {
+                "--output-dir: the inputs mix formats"
+            },
             files[0].path.display(),
             other.path.display()
         );
     }
     Ok(parquet)
-}
-
-/// The second pass for Parquet inputs: copies the kept rows of each file, checking that
-/// each is the record the first pass read, into one Parquet output with the schema and
-/// compression of the first file read.
-fn copy_rows(
-    parser: &simhash_io::Parser,
-    sources: &[Source],
-    corpus: &Corpus,
-    keep: &[(u64, Option<u64>)],
-    out: Output,
-) -> anyhow::Result<(Output, u64)> {
-    let simhash_io::Parser::Json(columns) = parser else {
-        anyhow::bail!("Parquet input holds text columns: --format hash does not apply");
-    };
-    let paths: Vec<&Path> = sources.iter().filter_map(Source::path).collect();
-    // The schema of the first file that was read (a bad file has no rows).
-    let like = paths
-        .iter()
-        .zip(corpus.shard_lines())
-        .find(|(_, lines)| **lines > 0)
-        .map_or(paths[0], |(p, _)| *p);
-    let mut copy = simhash_io::ParquetCopy::new(out, like)?;
-    let mut wanted = keep.iter().peekable();
-    let mut written = 0u64;
-    let mut base = 0;
-    for (path, &rows) in paths.iter().zip(corpus.shard_lines()) {
-        if wanted.peek().is_some_and(|w| w.0 <= base + rows) {
-            copy.copy(path, columns, |row, text| {
-                let at = base + row + 1;
-                if at > base + rows || wanted.peek().is_none_or(|w| w.0 != at) {
-                    return Ok(false);
-                }
-                let expected = wanted.next().and_then(|w| w.1);
-                if text.is_none_or(|t| {
-                    expected.is_some_and(|h| h != simhash_io::line_hash(t.as_bytes()))
-                }) {
-                    return Err(simhash_io::Error::from(std::io::Error::other(format!(
-                        "{}:{}: the input changed while it was read (this row differs from \
-                         the first pass); nothing was written",
-                        path.display(),
-                        row + 1
-                    ))));
-                }
-                written += 1;
-                Ok(true)
-            })?;
-        }
-        anyhow::ensure!(
-            wanted.peek().is_none_or(|w| w.0 > base + rows),
-            "{}: the input changed while it was read (row {} is gone)",
-            path.display(),
-            wanted.peek().map_or(0, |w| w.0 - base)
-        );
-        base += rows;
-    }
-    Ok((copy.finish()?, written))
-}
-
-/// The second pass: copies the kept lines of each input file to the output, byte for
-/// byte, checking that each is the record the first pass read.
-struct Copy<'a, I: Iterator<Item = &'a (u64, Option<u64>)>> {
-    parser: &'a simhash_io::Parser,
-    max: u64,
-    /// The kept lines (numbered over the concatenation) and their hashes, in order.
-    wanted: std::iter::Peekable<I>,
-    /// A hash TSV header is written once, the first file's.
-    header_written: bool,
-    written: u64,
-    /// Bytes of the files done, for the progress bar.
-    done_bytes: u64,
-}
-
-impl<'a, I: Iterator<Item = &'a (u64, Option<u64>)>> Copy<'a, I> {
-    /// Copies the kept lines of `source`, whose lines are `base + 1 ..= base + lines` of the
-    /// concatenation. A file with nothing to keep is not read again, unless its header is
-    /// the one to write.
-    fn shard(
-        &mut self,
-        source: &Source,
-        base: u64,
-        lines: u64,
-        out: &mut Output,
-        reporter: &Reporter,
-    ) -> anyhow::Result<()> {
-        let needs_header = matches!(self.parser, simhash_io::Parser::Hash) && !self.header_written;
-        let has_kept = self.wanted.peek().is_some_and(|w| w.0 <= base + lines);
-        if !has_kept && !needs_header {
-            self.done_bytes += source.size.unwrap_or(0);
-            return Ok(());
-        }
-        let mut reader = LineReader::new(source.reopen()?, self.max);
-        let (mut buf, mut raw) = (Vec::new(), Vec::new());
-        while let Some(status) = reader
-            .next_line(&mut buf, Some(&mut raw))
-            .with_context(|| format!("{}: read error", source.name))?
-        {
-            let line = base + reader.line;
-            let header = status == LineStatus::Ok && self.parser.skips_header(reader.line, &buf);
-            let kept = !header && self.wanted.peek().is_some_and(|w| w.0 == line);
-            if kept {
-                let expected = self.wanted.next().and_then(|w| w.1);
-                // The line must be the record that was read and matched in the first pass.
-                anyhow::ensure!(
-                    status == LineStatus::Ok
-                        && expected.is_none_or(|h| h == simhash_io::line_hash(&buf)),
-                    "{}:{}: the input changed while it was read (this record differs from \
-                     the first pass); nothing was written",
-                    source.name,
-                    reader.line
-                );
-                self.written += 1;
-            }
-            if kept || (header && !self.header_written) {
-                self.header_written |= header;
-                out.write_all(&raw)?;
-                if raw.last() != Some(&b'\n') {
-                    out.write_all(b"\n")?;
-                }
-            }
-            if reader.line % 4096 == 0 {
-                reporter.progress(self.done_bytes + reader.bytes, line);
-            }
-            if reader.line >= lines || self.wanted.peek().is_none_or(|w| w.0 > base + lines) {
-                break;
-            }
-            buf.clear();
-            raw.clear();
-        }
-        anyhow::ensure!(
-            self.wanted.peek().is_none_or(|w| w.0 > base + lines),
-            "{}: the input changed while it was read (line {} is gone)",
-            source.name,
-            self.wanted.peek().map_or(0, |w| w.0 - base)
-        );
-        self.done_bytes += source.size.unwrap_or(reader.bytes);
-        Ok(())
-    }
 }
 
 /// Tests only (debug builds): with `SIMHASH_TEST_BETWEEN_PASSES=PATH`, dedup creates PATH
@@ -280,12 +169,13 @@ fn between_passes_hook() {
 /// the kept one; returns how many documents were dropped.
 /// Documents that matched the on-disk index (`--against`) are removed as duplicates of
 /// the indexed document named in `index`.
-fn write_removed(
-    corpus: &Corpus,
+fn write_removed<'a>(
+    corpus: &'a Corpus,
     clusters: &Clusters,
     jaccard: Option<&[f64]>,
     index: Option<(&DiskIndex, &[Option<IndexMatch>])>,
     mut removed: Option<&mut Output>,
+    mut dups: Option<&mut [Option<(IdValue<'a>, Score)>]>,
 ) -> anyhow::Result<u64> {
     let mut removed_count = 0u64;
     for doc in 0..corpus.len() {
@@ -293,10 +183,15 @@ fn write_removed(
             && let Some(m) = matched[doc]
         {
             removed_count += 1;
-            if let Some(out) = removed.as_deref_mut() {
+            if removed.is_some() || dups.is_some() {
                 // The index keeps ids as text.
-                let kept = IdValue { text: index.id(m.doc)?.into(), number: false };
-                simhash_io::write_removed(out, &corpus.id_value(doc), &kept, m.score)?;
+                let kept = IdValue { text: index.id(m.doc)?.to_owned().into(), number: false };
+                if let Some(out) = removed.as_deref_mut() {
+                    simhash_io::write_removed(out, &corpus.id_value(doc), &kept, m.score)?;
+                }
+                if let Some(dups) = dups.as_deref_mut() {
+                    dups[doc] = Some((kept, m.score));
+                }
             }
             continue;
         }
@@ -305,7 +200,7 @@ fn write_removed(
             continue;
         }
         removed_count += 1;
-        if let Some(out) = removed.as_deref_mut() {
+        if removed.is_some() || dups.is_some() {
             let score = match (&corpus.sketches, jaccard) {
                 (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
                 (Some(sketches), None) => {
@@ -318,7 +213,17 @@ fn write_removed(
                     })
                 }
             };
-            simhash_io::write_removed(out, &corpus.id_value(doc), &corpus.id_value(rep), score)?;
+            if let Some(out) = removed.as_deref_mut() {
+                simhash_io::write_removed(
+                    out,
+                    &corpus.id_value(doc),
+                    &corpus.id_value(rep),
+                    score,
+                )?;
+            }
+            if let Some(dups) = dups.as_deref_mut() {
+                dups[doc] = Some((corpus.id_value(rep), score));
+            }
         }
     }
     Ok(removed_count)

@@ -1,0 +1,435 @@
+//! The second pass of `dedup` (and of `cluster --annotate`): the input read again, each
+//! record to write copied byte for byte (JSONL, hash TSV) or row for row (Parquet), checked
+//! against the first pass, optionally with annotation fields added, into one output or
+//! into one output per input file (`--output-dir`, the same relative paths, formats and
+//! compressions).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use simhash_io::{
+    Encoded, ExtraColumn, ExtraKind, ExtraRows, ExtraValue, IdValue, InputFile, LineReader,
+    LineStatus, Output, ParquetCopy, Parser, Score, Source,
+};
+
+use crate::corpus::Corpus;
+use crate::report::Reporter;
+
+/// What `--annotate` adds to each record written.
+pub enum Notes<'a> {
+    /// Nothing: the records are copied as they are.
+    None,
+    /// dedup: `duplicate_of` and `similarity`, for each document (`None`: kept).
+    Dedup { of: Vec<Option<(IdValue<'a>, Score)>>, jaccard: bool },
+    /// cluster: `cluster`, for each document (`None`: in no cluster that is written).
+    Cluster(Vec<Option<u64>>),
+}
+
+impl Notes<'_> {
+    /// The fields added.
+    fn names(&self) -> &'static [&'static str] {
+        match self {
+            Notes::None => &[],
+            Notes::Dedup { .. } => &["duplicate_of", "similarity"],
+            Notes::Cluster(_) => &["cluster"],
+        }
+    }
+
+    /// Appends the fields of `doc` as JSON members, each after a comma.
+    fn json(&self, doc: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
+        match self {
+            Notes::None => {}
+            Notes::Dedup { of, .. } => match &of[doc] {
+                None => out.extend_from_slice(b",\"duplicate_of\":null,\"similarity\":null"),
+                Some((id, score)) => {
+                    out.extend_from_slice(b",\"duplicate_of\":");
+                    simhash_io::write_json_id(out, id)?;
+                    write!(out, ",\"similarity\":{score}")?;
+                }
+            },
+            Notes::Cluster(numbers) => match numbers[doc] {
+                None => out.extend_from_slice(b",\"cluster\":null"),
+                Some(n) => write!(out, ",\"cluster\":{n}")?,
+            },
+        }
+        Ok(())
+    }
+
+    /// The Parquet columns added.
+    fn columns(&self) -> Vec<ExtraColumn> {
+        let column = |name: &str, kind| ExtraColumn { name: name.into(), kind };
+        match self {
+            Notes::None => Vec::new(),
+            Notes::Dedup { jaccard, .. } => vec![
+                column("duplicate_of", ExtraKind::Text),
+                column("similarity", if *jaccard { ExtraKind::Float } else { ExtraKind::Unsigned }),
+            ],
+            Notes::Cluster(_) => vec![column("cluster", ExtraKind::Unsigned)],
+        }
+    }
+
+    /// Pushes the Parquet values of `doc`.
+    fn push(&self, doc: usize, row: &mut ExtraRows) {
+        match self {
+            Notes::None => {}
+            Notes::Dedup { of, .. } => match &of[doc] {
+                None => {
+                    row.push(ExtraValue::Null);
+                    row.push(ExtraValue::Null);
+                }
+                Some((id, score)) => {
+                    row.push(ExtraValue::Text(&id.text));
+                    row.push(match *score {
+                        Score::Distance(d) => ExtraValue::Unsigned(u64::from(d)),
+                        // The value --removed prints (4 decimals).
+                        Score::Jaccard(_) => ExtraValue::Float(f64::from(score.code()) / 10_000.0),
+                    });
+                }
+            },
+            Notes::Cluster(numbers) => {
+                row.push(numbers[doc].map_or(ExtraValue::Null, ExtraValue::Unsigned));
+            }
+        }
+    }
+}
+
+/// The records to write, in input order: the line of each (numbered over the
+/// concatenation of the inputs), the hash of the line as first read, and its document.
+pub type Wanted = Vec<(u64, Option<u64>, u32)>;
+
+/// The records of `docs`, in line order.
+pub fn wanted(corpus: &Corpus, docs: impl Iterator<Item = usize>) -> Wanted {
+    let mut wanted: Wanted =
+        docs.map(|d| (corpus.line(d), corpus.line_hash(d), d as u32)).collect();
+    wanted.sort_unstable();
+    wanted
+}
+
+/// Where the records go.
+pub enum Target<'a> {
+    /// One output for every input.
+    One(Output),
+    /// One output per input file, at its relative path under the directory.
+    Dir { root: &'a Path, files: &'a [InputFile] },
+}
+
+/// What the second pass reads and how.
+pub struct Pass<'a> {
+    pub parser: &'a Parser,
+    pub max_record_bytes: u64,
+    pub sources: &'a [Source],
+    pub corpus: &'a Corpus,
+    pub notes: &'a Notes<'a>,
+    pub reporter: &'a Reporter,
+    /// `true`: Parquet inputs (rows copied with their schema).
+    pub parquet: bool,
+}
+
+/// Writes the `wanted` records to `target`; returns the outputs to commit and how many
+/// records were written.
+pub fn write(
+    pass: &Pass<'_>,
+    wanted: &Wanted,
+    target: Target<'_>,
+) -> anyhow::Result<(Vec<Output>, u64)> {
+    let mut wanted = wanted.iter().peekable();
+    let result = match target {
+        Target::One(out) if pass.parquet => parquet_one(pass, &mut wanted, out)?,
+        Target::One(out) => {
+            let mut copy = Copy::new(pass, false);
+            let mut out = out;
+            let mut base = 0;
+            for (source, &lines) in pass.sources.iter().zip(pass.corpus.shard_lines()) {
+                copy.shard(source, base, lines, &mut wanted, &mut out)?;
+                base += lines;
+            }
+            (vec![out], copy.written)
+        }
+        Target::Dir { root, files } => dir(pass, &mut wanted, root, files)?,
+    };
+    if let Some(&&(line, ..)) = wanted.peek() {
+        anyhow::bail!("the input changed while it was read (line {line} is gone)");
+    }
+    Ok(result)
+}
+
+type Iter<'w> = std::iter::Peekable<std::slice::Iter<'w, (u64, Option<u64>, u32)>>;
+
+/// One output per input file under `root`, each closed once written (committed together
+/// by the caller).
+fn dir(
+    pass: &Pass<'_>,
+    wanted: &mut Iter<'_>,
+    root: &Path,
+    files: &[InputFile],
+) -> anyhow::Result<(Vec<Output>, u64)> {
+    let mut outputs = Vec::with_capacity(files.len());
+    let mut copy = Copy::new(pass, true);
+    let mut rows_written = 0;
+    let mut base = 0;
+    for ((file, source), &lines) in files.iter().zip(pass.sources).zip(pass.corpus.shard_lines()) {
+        let path = root.join(&file.relative);
+        if pass.parquet {
+            // A file the first pass could not read (reported then) has no schema to copy:
+            // it gets no output.
+            if lines == 0 && ParquetCopy::new(std::io::sink(), &file.path).is_err() {
+                continue;
+            }
+            let out = Output::create_for("--output-dir", &path)?;
+            let mut copy = ParquetCopy::with_extra(out, &file.path, &pass.notes.columns())?;
+            if wanted.peek().is_some_and(|w| w.0 <= base + lines) {
+                copy_rows(pass, &mut copy, &file.path, base, lines, wanted, &mut rows_written)?;
+            }
+            outputs.push(copy.finish()?.close()?);
+        } else {
+            let mut out = Encoded::new(Output::create_for("--output-dir", &path)?, &path)?;
+            copy.shard(source, base, lines, wanted, &mut out)?;
+            let out = out.finish().with_context(|| format!("{}: cannot write", path.display()))?;
+            outputs.push(out.close()?);
+        }
+        base += lines;
+    }
+    Ok((outputs, copy.written + rows_written))
+}
+
+/// The Parquet inputs into one output with the schema and compression of the first file
+/// read.
+fn parquet_one(
+    pass: &Pass<'_>,
+    wanted: &mut Iter<'_>,
+    out: Output,
+) -> anyhow::Result<(Vec<Output>, u64)> {
+    let paths: Vec<&Path> = pass.sources.iter().filter_map(Source::path).collect();
+    let shard_lines = pass.corpus.shard_lines();
+    // The schema of the first file that was read (a bad file has no rows).
+    let like =
+        paths.iter().zip(shard_lines).find(|(_, lines)| **lines > 0).map_or(paths[0], |(p, _)| *p);
+    let mut copy = ParquetCopy::with_extra(out, like, &pass.notes.columns())?;
+    let mut written = 0u64;
+    let mut base = 0;
+    for (path, &rows) in paths.iter().zip(shard_lines) {
+        if wanted.peek().is_some_and(|w| w.0 <= base + rows) {
+            copy_rows(pass, &mut copy, path, base, rows, wanted, &mut written)?;
+        }
+        base += rows;
+    }
+    Ok((vec![copy.finish()?], written))
+}
+
+/// Copies the wanted rows of the Parquet file `path` (rows `base + 1 ..= base + rows` of
+/// the concatenation), checking each against the first pass.
+fn copy_rows(
+    pass: &Pass<'_>,
+    copy: &mut ParquetCopy<Output>,
+    path: &Path,
+    base: u64,
+    rows: u64,
+    wanted: &mut Iter<'_>,
+    written: &mut u64,
+) -> anyhow::Result<()> {
+    let Parser::Json(columns) = pass.parser else {
+        anyhow::bail!("Parquet input holds text columns: --format hash does not apply");
+    };
+    copy.copy(path, columns, |row, text, extra| {
+        let at = base + row + 1;
+        if at > base + rows || wanted.peek().is_none_or(|w| w.0 != at) {
+            return Ok(false);
+        }
+        let Some(&(_, expected, doc)) = wanted.next() else { return Ok(false) };
+        if text.is_none_or(|t| expected.is_some_and(|h| h != simhash_io::line_hash(t.as_bytes()))) {
+            return Err(simhash_io::Error::from(std::io::Error::other(format!(
+                "{}:{}: the input changed while it was read (this row differs from the first \
+                 pass); nothing was written",
+                path.display(),
+                row + 1
+            ))));
+        }
+        pass.notes.push(doc as usize, extra);
+        *written += 1;
+        Ok(true)
+    })?;
+    anyhow::ensure!(
+        wanted.peek().is_none_or(|w| w.0 > base + rows),
+        "{}: the input changed while it was read (row {} is gone)",
+        path.display(),
+        wanted.peek().map_or(0, |w| w.0 - base)
+    );
+    Ok(())
+}
+
+/// The second pass over JSONL and hash TSV inputs.
+struct Copy<'p> {
+    pass: &'p Pass<'p>,
+    /// Each output gets its input's hash TSV header (`--output-dir`), or only the first.
+    header_each: bool,
+    header_written: bool,
+    written: u64,
+    /// Bytes of the files done, for the progress bar.
+    done_bytes: u64,
+    /// The annotated line.
+    line: Vec<u8>,
+}
+
+impl<'p> Copy<'p> {
+    fn new(pass: &'p Pass<'p>, header_each: bool) -> Copy<'p> {
+        Copy {
+            pass,
+            header_each,
+            header_written: false,
+            written: 0,
+            done_bytes: 0,
+            line: Vec::new(),
+        }
+    }
+
+    /// Copies the wanted lines of `source`, whose lines are `base + 1 ..= base + lines` of
+    /// the concatenation. A file with nothing to write is not read again, unless its
+    /// header is one to write.
+    fn shard(
+        &mut self,
+        source: &Source,
+        base: u64,
+        lines: u64,
+        wanted: &mut Iter<'_>,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        if self.header_each {
+            self.header_written = false;
+        }
+        let needs_header = matches!(self.pass.parser, Parser::Hash) && !self.header_written;
+        let has_wanted = wanted.peek().is_some_and(|w| w.0 <= base + lines);
+        if !has_wanted && !needs_header {
+            self.done_bytes += source.size.unwrap_or(0);
+            return Ok(());
+        }
+        let mut reader = LineReader::new(source.reopen()?, self.pass.max_record_bytes);
+        let (mut buf, mut raw) = (Vec::new(), Vec::new());
+        while let Some(status) = reader
+            .next_line(&mut buf, Some(&mut raw))
+            .with_context(|| format!("{}: read error", source.name))?
+        {
+            let line = base + reader.line;
+            let header =
+                status == LineStatus::Ok && self.pass.parser.skips_header(reader.line, &buf);
+            let doc = if header { None } else { wanted.next_if(|w| w.0 == line) };
+            if let Some(&(_, expected, doc)) = doc {
+                // The line must be the record that was read and matched in the first pass.
+                anyhow::ensure!(
+                    status == LineStatus::Ok
+                        && expected.is_none_or(|h| h == simhash_io::line_hash(&buf)),
+                    "{}:{}: the input changed while it was read (this record differs from \
+                     the first pass); nothing was written",
+                    source.name,
+                    reader.line
+                );
+                self.written += 1;
+                self.record(source, reader.line, doc as usize, &buf, &raw, out)?;
+            } else if header && !self.header_written {
+                self.header_written = true;
+                write_line(out, &raw)?;
+            }
+            if reader.line % 4096 == 0 {
+                self.pass.reporter.progress(self.done_bytes + reader.bytes, line);
+            }
+            if reader.line >= lines || wanted.peek().is_none_or(|w| w.0 > base + lines) {
+                break;
+            }
+            buf.clear();
+            raw.clear();
+        }
+        anyhow::ensure!(
+            wanted.peek().is_none_or(|w| w.0 > base + lines),
+            "{}: the input changed while it was read (line {} is gone)",
+            source.name,
+            wanted.peek().map_or(0, |w| w.0 - base)
+        );
+        self.done_bytes += source.size.unwrap_or(reader.bytes);
+        Ok(())
+    }
+
+    /// Writes one record: as it is, or with the annotation fields before its closing `}`.
+    fn record(
+        &mut self,
+        source: &Source,
+        number: u64,
+        doc: usize,
+        buf: &[u8],
+        raw: &[u8],
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        let notes = self.pass.notes;
+        if matches!(notes, Notes::None) {
+            return write_line(out, raw);
+        }
+        if let Some(field) = simhash_io::json_fields(buf, notes.names()) {
+            anyhow::bail!(
+                "{}:{number}: the record already has a field {field:?}: --annotate would write \
+                 it twice (rename the field first); nothing was written",
+                source.name
+            );
+        }
+        // The record parsed as a JSON object: its last byte that is not white space is `}`.
+        let end = buf.iter().rposition(|b| !b.is_ascii_whitespace()).unwrap_or(0);
+        anyhow::ensure!(
+            buf.get(end) == Some(&b'}'),
+            "{}:{number}: not a JSON object: cannot annotate it",
+            source.name
+        );
+        self.line.clear();
+        self.line.extend_from_slice(&buf[..end]);
+        notes.json(doc, &mut self.line)?;
+        self.line.extend_from_slice(&raw[end..]);
+        write_line(out, &self.line)
+    }
+}
+
+/// Writes a line, adding the newline a last line may lack.
+fn write_line(out: &mut dyn Write, line: &[u8]) -> anyhow::Result<()> {
+    out.write_all(line)?;
+    if line.last() != Some(&b'\n') {
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// The directories `--output-dir` creates, removed again (when still empty) unless the run
+/// succeeds: a failed run leaves nothing.
+#[derive(Default)]
+pub struct CreatedDirs {
+    dirs: Vec<PathBuf>,
+    keep: bool,
+}
+
+impl CreatedDirs {
+    /// Creates `dir` and the directories above it that are missing, noting each.
+    pub fn create(&mut self, dir: &Path) -> anyhow::Result<()> {
+        let mut missing = Vec::new();
+        let mut at = Some(dir);
+        while let Some(d) = at.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+            missing.push(d.to_path_buf());
+            at = d.parent();
+        }
+        for d in missing.into_iter().rev() {
+            std::fs::create_dir(&d)
+                .with_context(|| format!("--output-dir: cannot create {}", d.display()))?;
+            self.dirs.push(d);
+        }
+        Ok(())
+    }
+
+    /// The run succeeded: the directories stay.
+    pub fn keep(mut self) {
+        self.keep = true;
+    }
+}
+
+impl Drop for CreatedDirs {
+    fn drop(&mut self) {
+        if !self.keep {
+            for d in self.dirs.iter().rev() {
+                let _ = std::fs::remove_dir(d);
+            }
+        }
+    }
+}

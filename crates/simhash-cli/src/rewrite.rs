@@ -433,3 +433,17 @@ impl Drop for CreatedDirs {
         }
     }
 }
+
+/// Whether the inputs are Parquet files; all or none must be (`what`: why, for the error).
+pub fn parquet_inputs(inputs: &simhash_io::Inputs, what: &str) -> anyhow::Result<bool> {
+    let files = inputs.files();
+    let parquet = files.first().is_some_and(|f| simhash_io::is_parquet(&f.path));
+    if let Some(other) = files.iter().find(|f| simhash_io::is_parquet(&f.path) != parquet) {
+        anyhow::bail!(
+            "{what}: {} and {} are not both Parquet",
+            files[0].path.display(),
+            other.path.display()
+        );
+    }
+    Ok(parquet)
+}

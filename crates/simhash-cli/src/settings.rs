@@ -269,6 +269,23 @@ impl Input {
         matching: Option<&Matching>,
         fingerprints: bool,
     ) -> Result<Input, SettingsError> {
+        let fingerprinter = Fingerprinter::with_settings(
+            opts.preset.unwrap_or(default),
+            opts.window.map(usize::from),
+        );
+        let sketcher = sketcher(matching, fingerprints)?;
+        Ok(Input::reading(args, inputs, format, fingerprinter, sketcher))
+    }
+
+    /// The input of `args`, read in `format`: JSON records fingerprinted by `fingerprinter`
+    /// (and sketched by `sketcher`, if any), or hash TSV.
+    fn reading(
+        args: &InputArgs,
+        inputs: Inputs,
+        format: Format,
+        fingerprinter: Fingerprinter,
+        sketcher: Option<Arc<Sketcher>>,
+    ) -> Input {
         let reading = match format {
             Format::Hash => Reading::hashes(simhash_io::Parser::Hash),
             Format::Json => Reading {
@@ -276,20 +293,17 @@ impl Input {
                     &args.text_column,
                     &args.id_column,
                 )),
-                fingerprinter: Some(Fingerprinter::with_settings(
-                    opts.preset.unwrap_or(default),
-                    opts.window.map(usize::from),
-                )),
-                sketcher: sketcher(matching, fingerprints)?,
+                fingerprinter: Some(fingerprinter),
+                sketcher,
             },
         };
-        Ok(Input {
+        Input {
             inputs,
             strict: args.strict,
             max_record_bytes: args.max_record_bytes,
             sample: args.sample.map(|n| (n, args.seed)),
             reading,
-        })
+        }
     }
 
     /// Notes the fingerprinter and the LSH bands in the summary.
@@ -705,24 +719,7 @@ pub fn index_input(
         Some(index) => laid_over(index, fingerprint, opts, format)?,
     };
     let (matching, fingerprinter, sketcher) = reading_of(&stored)?;
-    let reading = match format {
-        Format::Hash => Reading::hashes(simhash_io::Parser::Hash),
-        Format::Json => Reading {
-            parser: simhash_io::Parser::Json(simhash_io::Columns::new(
-                &args.text_column,
-                &args.id_column,
-            )),
-            fingerprinter: Some(fingerprinter),
-            sketcher,
-        },
-    };
-    let input = Input {
-        inputs,
-        strict: args.strict,
-        max_record_bytes: args.max_record_bytes,
-        sample: args.sample.map(|n| (n, args.seed)),
-        reading,
-    };
+    let input = Input::reading(args, inputs, format, fingerprinter, sketcher);
     Ok(IndexInput { stored, matching, input })
 }
 

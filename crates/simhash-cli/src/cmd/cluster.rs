@@ -30,16 +30,8 @@ pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
     if annotate {
         session.reporter.phase("writing", sources.iter().map(|s| s.size).sum());
         let numbers = numbers(&clusters, corpus.len(), settings.singletons);
-        let files = input.inputs.files();
-        let parquet = files.first().is_some_and(|f| simhash_io::is_parquet(&f.path));
-        if let Some(other) = files.iter().find(|f| simhash_io::is_parquet(&f.path) != parquet) {
-            anyhow::bail!(
-                "--annotate writes one output of the inputs' format: {} and {} are not both \
-                 Parquet",
-                files[0].path.display(),
-                other.path.display()
-            );
-        }
+        let what = "--annotate writes one output of the inputs' format";
+        let parquet = rewrite::parquet_inputs(&input.inputs, what)?;
         let notes = Notes::Cluster(numbers);
         let pass = Pass {
             parser: &input.reading.parser,

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use simhash_index::disk::DiskIndex;
 use simhash_index::lsh;
-use simhash_io::{IdValue, Inputs, Output, Score};
+use simhash_io::{IdValue, Output, Score};
 
 use simhash_cluster::Clusters;
 
@@ -28,7 +28,14 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     session.note_skipped(&input.inputs);
     settings.matching.note(&mut session.summary);
     input.note(&mut session.summary);
-    let parquet = parquet_inputs(&input.inputs, settings.output_dir.is_none())?;
+    let parquet = rewrite::parquet_inputs(
+        &input.inputs,
+        if settings.output_dir.is_none() {
+            "dedup writes one output of the inputs' format"
+        } else {
+            "--output-dir: the inputs mix formats"
+        },
+    )?;
     // Declared first, dropped last: after the outputs (whose temporary files are in them).
     let mut created = CreatedDirs::default();
     let out = match &settings.output_dir {
@@ -128,25 +135,6 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
 /// The directory of `path` (`.` for a bare name).
 fn parent_of(path: &Path) -> &Path {
     path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
-}
-
-/// Whether the inputs are Parquet files. Into one output (`one`), all or none may be.
-fn parquet_inputs(inputs: &Inputs, one: bool) -> anyhow::Result<bool> {
-    let files = inputs.files();
-    let parquet = files.first().is_some_and(|f| simhash_io::is_parquet(&f.path));
-    if let Some(other) = files.iter().find(|f| simhash_io::is_parquet(&f.path) != parquet) {
-        anyhow::bail!(
-            "{}: {} and {} are not both Parquet",
-            if one {
-                "dedup writes one output of the inputs' format"
-            } else {
-                "--output-dir: the inputs mix formats"
-            },
-            files[0].path.display(),
-            other.path.display()
-        );
-    }
-    Ok(parquet)
 }
 
 /// Tests only (debug builds): with `SIMHASH_TEST_BETWEEN_PASSES=PATH`, dedup creates PATH

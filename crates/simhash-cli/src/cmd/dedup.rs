@@ -38,15 +38,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     )?;
     // Declared first, dropped last: after the outputs (whose temporary files are in them).
     let mut created = CreatedDirs::default();
-    let out = match &settings.output_dir {
-        None => Some(Output::create_for("--output", &settings.output)?),
-        Some(dir) => {
-            for file in input.inputs.files() {
-                created.create(parent_of(&dir.join(&file.relative)))?;
-            }
-            None
-        }
-    };
+    let out = open_output(settings, &mut created)?;
     let mut removed =
         settings.removed.as_deref().map(|p| Output::create_for("--removed", p)).transpose()?;
     // The lock first (--update): a second writer fails before anything is read.
@@ -54,18 +46,8 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         settings.against.as_ref().map(|a| Against::open(a, settings.update)).transpose()?;
     let mut sources = input.inputs.sources();
     let corpus = session.read(&mut sources, input.reading.clone(), Some(input), true)?;
-    let matched = match &against {
-        Some(against) => Some(against.matches(&mut session, &corpus)?),
-        None => None,
-    };
-    let Grouped { clusters, jaccard } = match &matched {
-        None => clusters(&mut session, &corpus, &settings.matching, &settings.grouping)?,
-        Some(matched) => {
-            let hidden: Vec<bool> = matched.iter().map(Option::is_some).collect();
-            let (m, g) = (&settings.matching, &settings.grouping);
-            star_clusters_without(&mut session, &corpus, m, g, &hidden)?
-        }
-    };
+    let (Grouped { clusters, jaccard }, matched) =
+        decide(&mut session, &corpus, settings, against.as_ref())?;
     let kept = |d: usize| {
         clusters.is_representative(d as u32) && matched.as_ref().is_none_or(|m| m[d].is_none())
     };
@@ -130,6 +112,40 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         against.commit()?;
     }
     Ok(code)
+}
+
+/// The output file, or (`--output-dir`) none, once the directories of the mirrored files
+/// are created (removed again unless the run succeeds).
+fn open_output(
+    settings: &DedupSettings,
+    created: &mut CreatedDirs,
+) -> anyhow::Result<Option<Output>> {
+    Ok(match &settings.output_dir {
+        None => Some(Output::create_for("--output", &settings.output)?),
+        Some(dir) => {
+            for file in settings.input.inputs.files() {
+                created.create(parent_of(&dir.join(&file.relative)))?;
+            }
+            None
+        }
+    })
+}
+
+/// The clusters of the walk, and with `--against` each record's first match in the index
+/// (those records are removed, and passed over by the walk).
+fn decide(
+    session: &mut Session,
+    corpus: &Corpus,
+    settings: &DedupSettings,
+    against: Option<&Against>,
+) -> anyhow::Result<(Grouped, Option<Vec<Option<IndexMatch>>>)> {
+    let (m, g) = (&settings.matching, &settings.grouping);
+    let Some(against) = against else {
+        return Ok((clusters(session, corpus, m, g)?, None));
+    };
+    let matched = against.matches(session, corpus)?;
+    let hidden: Vec<bool> = matched.iter().map(Option::is_some).collect();
+    Ok((star_clusters_without(session, corpus, m, g, &hidden)?, Some(matched)))
 }
 
 /// The directory of `path` (`.` for a bare name).

@@ -10,7 +10,6 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StructArray};
 use arrow_schema::{DataType, Fields, SchemaRef};
-use arrow_select::filter::filter_record_batch;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
@@ -484,10 +483,6 @@ impl<W: std::io::Write + Send> ParquetCopy<W> {
     /// in the file; `text` its text column, `None` when null), in order. A kept row pushes
     /// one value per extra column to `extra`. `keep` may fail (the input changed since it
     /// was first read).
-    ///
-    /// Two threads share the work: this one decodes the file and selects the rows, another
-    /// encodes and compresses them into the output (about half the time each), with up to
-    /// two batches between them. The output is the same as one thread's.
     pub fn copy(
         &mut self,
         path: &Path,
@@ -505,43 +500,28 @@ impl<W: std::io::Write + Send> ParquetCopy<W> {
             .with_batch_size(BATCH_ROWS)
             .build()
             .map_err(|e| bad(&name, format_args!("cannot read: {e}")))?;
-        let ParquetCopy { writer, out_schema, extra, .. } = self;
-        let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(2);
-        std::thread::scope(|scope| {
-            let writing = scope.spawn(move || -> Result<(), Error> {
-                for kept in rx {
-                    writer.write(&kept).map_err(|e| write_error(&e))?;
-                }
-                Ok(())
-            });
-            let mut row = 0u64;
-            let read = reader.into_iter().try_for_each(|batch| -> Result<(), Error> {
-                let batch = batch
-                    .map_err(|e| bad(&name, format_args!("row {}: read error: {e}", row + 1)))?;
-                let text = Column::at(&batch, &columns.text);
-                let mut mask = Vec::with_capacity(batch.num_rows());
-                for i in 0..batch.num_rows() {
-                    let t = text.as_ref().filter(|c| !c.is_null(i)).and_then(|c| c.str(i));
-                    mask.push(keep(row + i as u64, t, extra)?);
-                }
-                row += batch.num_rows() as u64;
-                let kept = filter_record_batch(&batch, &BooleanArray::from(mask))
-                    .map_err(|e| bad(&name, format_args!("cannot select rows: {e}")))?;
-                let mut columns = kept.columns().to_vec();
-                columns.extend(extra.finish());
-                let kept = RecordBatch::try_new(out_schema.clone(), columns)
-                    .map_err(|e| bad(&name, format_args!("cannot add the columns: {e}")))?;
-                if kept.num_rows() > 0 {
-                    // A closed channel means the writer failed: its error is the one
-                    // returned, not this one.
-                    tx.send(kept).map_err(|_| bad(&name, "the writer stopped"))?;
-                }
-                Ok(())
-            });
-            drop(tx);
-            let written = writing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            written.and(read)
-        })
+        let mut row = 0u64;
+        for batch in reader {
+            let batch =
+                batch.map_err(|e| bad(&name, format_args!("row {}: read error: {e}", row + 1)))?;
+            let text = Column::at(&batch, &columns.text);
+            let mut mask = Vec::with_capacity(batch.num_rows());
+            for i in 0..batch.num_rows() {
+                let t = text.as_ref().filter(|c| !c.is_null(i)).and_then(|c| c.str(i));
+                mask.push(keep(row + i as u64, t, &mut self.extra)?);
+            }
+            row += batch.num_rows() as u64;
+            let kept = arrow_select::filter::filter_record_batch(&batch, &BooleanArray::from(mask))
+                .map_err(|e| bad(&name, format_args!("cannot select rows: {e}")))?;
+            let mut columns = kept.columns().to_vec();
+            columns.extend(self.extra.finish());
+            let kept = RecordBatch::try_new(self.out_schema.clone(), columns)
+                .map_err(|e| bad(&name, format_args!("cannot add the columns: {e}")))?;
+            if kept.num_rows() > 0 {
+                self.writer.write(&kept).map_err(|e| write_error(&e))?;
+            }
+        }
+        Ok(())
     }
 
     /// Writes the footer and gives the output back.

@@ -161,13 +161,11 @@ struct RawBatch {
     /// Input bytes the batch covers, line endings and skipped lines included.
     bytes: u64,
     data: Vec<u8>,
-    /// Per line: its number in the file, end offset in `data`, and status. For a Parquet
-    /// file, per row: its number (1-based) and the end of its text in `data`.
+    /// Per line: its number in the file, end offset in `data`, and status.
     lines: Vec<(u64, usize, LineStatus)>,
-    /// Parquet rows only: each row's id (its end in `ids`, and whether it is numeric) or
-    /// problem. Empty for lines.
-    rows: Vec<Result<Option<(usize, bool)>, Problem>>,
-    ids: String,
+    /// Rows of a Parquet file instead of lines, as decoded (the workers read their text
+    /// where Arrow put it, already checked as UTF-8), and the number of the first (0-based).
+    rows: Option<(simhash_io::RowBatch, u64)>,
     /// The file cannot be read as records: reported for the whole file, which counts no
     /// line.
     failed: Option<Problem>,
@@ -283,8 +281,7 @@ impl Batches<'_> {
             bytes: 0,
             data: Vec::with_capacity(capacity),
             lines: Vec::new(),
-            rows: Vec::new(),
-            ids: String::new(),
+            rows: None,
             failed: None,
         }
     }
@@ -374,20 +371,7 @@ fn read_parquet(
         }
         let first = rows.rows_read() - rb.len() as u64;
         let mut batch = out.empty(0);
-        for i in 0..rb.len() {
-            let row = match (rb.text(i), rb.id(i)) {
-                (Ok(text), Ok(id)) => {
-                    batch.data.extend_from_slice(text.as_bytes());
-                    Ok(id.map(|id| {
-                        batch.ids.push_str(&id.text);
-                        (batch.ids.len(), id.number)
-                    }))
-                }
-                (Err(p), _) | (_, Err(p)) => Err(p),
-            };
-            batch.lines.push((first + i as u64 + 1, batch.data.len(), LineStatus::Ok));
-            batch.rows.push(row);
-        }
+        batch.rows = Some((rb, first));
         // The file's bytes, in proportion to the rows read, for the progress bar.
         let done = size * rows.rows_read().min(total) / total;
         batch.bytes = done - sent_bytes;
@@ -417,30 +401,26 @@ fn parse_batches(
             items: Vec::with_capacity(raw.lines.len()),
             failed: raw.failed,
         };
+        if let Some((rows, first)) = &raw.rows {
+            out.items.reserve(rows.len());
+            for i in 0..rows.len() {
+                let item = match (rows.text(i), rows.id(i)) {
+                    (Ok(text), Ok(id)) => {
+                        let record = simhash_io::Record { id, body: Body::Text(text.into()) };
+                        Ok(parsed_doc(record, text.as_bytes(), reading, &mut out.ids, line_hashes))
+                    }
+                    (Err(p), _) | (_, Err(p)) => Err(p),
+                };
+                out.items.push((first + i as u64 + 1, item));
+            }
+        }
         let mut start = 0;
-        let mut rows = raw.rows.into_iter();
-        let mut id_start = 0;
         for (line, end, status) in raw.lines {
             let bytes = &raw.data[start..end];
             start = end;
-            let item = match (rows.next(), status) {
-                (Some(Err(problem)), _) => Err(problem),
-                (Some(Ok(id)), _) => {
-                    let id = id.map(|(id_end, number)| {
-                        let text = &raw.ids[id_start..id_end];
-                        id_start = id_end;
-                        simhash_io::IdValue { text: text.into(), number }
-                    });
-                    // Arrow strings are UTF-8: this check does not fail.
-                    std::str::from_utf8(bytes)
-                        .map_err(|e| Problem::new(Reason::InvalidUtf8, e.to_string()))
-                        .map(|text| {
-                            let record = simhash_io::Record { id, body: Body::Text(text.into()) };
-                            parsed_doc(record, bytes, reading, &mut out.ids, line_hashes)
-                        })
-                }
-                (None, LineStatus::TooLong(n)) => Err(Problem::too_long(n, max)),
-                (None, LineStatus::Ok) => parse_line(bytes, reading, &mut out.ids, line_hashes),
+            let item = match status {
+                LineStatus::TooLong(n) => Err(Problem::too_long(n, max)),
+                LineStatus::Ok => parse_line(bytes, reading, &mut out.ids, line_hashes),
             };
             out.items.push((line, item));
         }

@@ -11,9 +11,11 @@
 //!   [`Locked`](DiskErrorKind::Locked) error). It adds documents in order, each an id and
 //!   its [`DocSketch`](crate::lsh::DocSketch) (MinHash) or [`Fingerprint`](crate::Fingerprint)
 //!   (simhash), or none for a document without features, which is stored as an id only.
-//!   It writes a segment every [`flush_bytes`](WriterBuilder::flush_bytes), so memory stays
-//!   bounded, and nothing is visible until [`commit`](Writer::commit) replaces the manifest
-//!   (written new, synced, renamed, directory synced). An id already in the index is
+//!   It writes a run (an unlisted segment file) every
+//!   [`flush_bytes`](WriterBuilder::flush_bytes), so memory stays bounded;
+//!   [`commit`](Writer::commit) merges the runs into one segment by a streaming merge (one
+//!   segment per add), and nothing is visible until it replaces the manifest (written new,
+//!   synced, renamed, directory synced). An id already in the index is
 //!   refused and reported in the [`Commit`] ([`Refused`], with its position). Dropped
 //!   without a commit, a writer removes what it wrote; killed, it leaves files that no
 //!   manifest lists, which are never read and which the next writer removes.

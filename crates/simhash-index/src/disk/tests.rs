@@ -373,6 +373,51 @@ fn an_add_of_several_flushes_commits_one_segment() {
     }
 }
 
+#[test]
+fn runs_of_one_key_across_fences_are_found_whole() {
+    // Groups of identical documents (one band key per band for the whole group), of
+    // sizes around the fence spacing, so runs of one key start, end and straddle fences.
+    use super::segment::FENCE;
+    let sk = sketcher(4, 2);
+    let settings = minhash_settings(4, 2, 0.5);
+    let sizes = [1, FENCE - 1, 1, FENCE, FENCE + 1, 2 * FENCE + 3, 7, FENCE - 2, 3 * FENCE];
+    let mut indexed = Vec::new();
+    for (g, &size) in sizes.iter().enumerate() {
+        let base = 1000 * g as u64;
+        indexed.extend((0..size).map(|_| sk.sketch_shingles(base..base + 40)));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    add_commits(
+        dir.path(),
+        &settings,
+        &ids("a", &indexed),
+        &[indexed.len()],
+        usize::MAX,
+        add_sketch,
+    );
+    let index = DiskIndex::open(dir.path()).unwrap();
+    let mut rng = Rng(3);
+    let mut queries: Vec<DocSketch> = (0..sizes.len() as u64)
+        .map(|g| sk.sketch_shingles(1000 * g..1000 * g + 40).unwrap())
+        .collect();
+    // Keys below, between and above the groups'.
+    queries.extend((0..50).map(|_| {
+        let at = rng.below(10_000);
+        sk.sketch_shingles(at..at + 40).unwrap()
+    }));
+    let mut at = 0;
+    for (q, query) in queries.iter().enumerate() {
+        let expected = brute_minhash(&indexed, query, 0.5);
+        if q < sizes.len() {
+            let group: Vec<u64> = (at..at + sizes[q] as u64).collect();
+            assert_eq!(expected.iter().map(|h| h.id).collect::<Vec<_>>(), group, "group {q}");
+            at += sizes[q] as u64;
+        }
+        assert_eq!(index.query_sketch(query).unwrap(), expected, "query {q}");
+        assert_eq!(index.first_sketch(query).unwrap(), expected.first().cloned());
+    }
+}
+
 /// The only segment file of an index.
 fn only_segment(dir: &Path) -> Vec<u8> {
     let segs: Vec<_> = std::fs::read_dir(dir)

@@ -2,10 +2,11 @@
 //! defaults: add N generated documents (families of near-duplicates) in bounded memory,
 //! bytes on disk per document, open time, single-core query throughput of new documents
 //! against the index, and the baseline in the same run: re-running the MinHash dedup walk
-//! over old + new sketches (single core too).
+//! over old + new sketches (single core too). `--adds K` adds the documents in K commits
+//! (K segments, one per add), as an index grown by several runs is.
 //!
 //! ```text
-//! cargo run --release -p benches --bin bench_disk_index -- --n 1000000 --queries 20000 [--shingles 20] [--flush-mb 256] [--dir PATH] [--baseline 1]
+//! cargo run --release -p benches --bin bench_disk_index -- --n 1000000 --queries 20000 [--shingles 20] [--flush-mb 256] [--adds 1] [--dir PATH] [--baseline 1]
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -77,6 +78,7 @@ fn sketch_range(
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let (mut n, mut queries, mut size, mut flush_mb, mut baseline) =
         (1_000_000u64, 20_000u64, 20usize, 256usize, 1u8);
+    let mut adds = 1u64;
     let mut dir: Option<std::path::PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -86,6 +88,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             "--queries" => queries = value.parse()?,
             "--shingles" => size = value.parse()?,
             "--flush-mb" => flush_mb = value.parse()?,
+            "--adds" => adds = value.parse::<u64>()?.max(1),
             "--dir" => dir = Some(value.into()),
             "--baseline" => baseline = value.parse()?,
             _ => return Err(format!("unknown flag {flag}").into()),
@@ -118,23 +121,27 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     // Add, in chunks sketched in parallel: memory is the chunk and the writer's budget.
     let rss_before = peak_rss_kib();
     let (mut sketch_secs, mut add_secs) = (0.0, 0.0);
-    let mut w = Writer::builder().flush_bytes(flush_mb << 20).open(&dir, &settings)?;
-    let mut start = 0;
-    while start < n {
-        let end = (start + CHUNK).min(n);
-        let t = Instant::now();
-        let sketches = sketch_range(&sk, start..end, n, size);
-        sketch_secs += t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        for (i, s) in (start..end).zip(&sketches) {
-            w.add_sketch(&format!("doc-{i}"), s.as_ref())?;
+    let mut refused = 0;
+    for a in 0..adds {
+        let (from, to) = (n * a / adds, n * (a + 1) / adds);
+        let mut w = Writer::builder().flush_bytes(flush_mb << 20).open(&dir, &settings)?;
+        let mut start = from;
+        while start < to {
+            let end = (start + CHUNK).min(to);
+            let t = Instant::now();
+            let sketches = sketch_range(&sk, start..end, n, size);
+            sketch_secs += t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            for (i, s) in (start..end).zip(&sketches) {
+                w.add_sketch(&format!("doc-{i}"), s.as_ref())?;
+            }
+            add_secs += t.elapsed().as_secs_f64();
+            start = end;
         }
+        let t = Instant::now();
+        refused += w.commit()?.refused.len();
         add_secs += t.elapsed().as_secs_f64();
-        start = end;
     }
-    let t = Instant::now();
-    let commit = w.commit()?;
-    add_secs += t.elapsed().as_secs_f64();
     let add_rss = peak_rss_kib();
     let index = DiskIndex::open(&dir)?;
     let stats = index.stats();
@@ -142,7 +149,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         "add: {n} documents in {add_secs:.1} s ({:.0} docs/s, writer only; sketching {sketch_secs:.1} s more), {} segments, {} refused",
         n as f64 / add_secs,
         stats.segments,
-        commit.refused.len()
+        refused
     );
     println!(
         "disk: {} bytes, {:.1} bytes/document; peak RSS {} MiB after the add ({} MiB before it)",

@@ -11,9 +11,11 @@
 //!   [`Locked`](DiskErrorKind::Locked) error). It adds documents in order, each an id and
 //!   its [`DocSketch`](crate::lsh::DocSketch) (MinHash) or [`Fingerprint`](crate::Fingerprint)
 //!   (simhash), or none for a document without features, which is stored as an id only.
-//!   It writes a segment every [`flush_bytes`](WriterBuilder::flush_bytes), so memory stays
-//!   bounded, and nothing is visible until [`commit`](Writer::commit) replaces the manifest
-//!   (written new, synced, renamed, directory synced). An id already in the index is
+//!   It writes a run (an unlisted segment file) every
+//!   [`flush_bytes`](WriterBuilder::flush_bytes), so memory stays bounded;
+//!   [`commit`](Writer::commit) merges the runs into one segment by a streaming merge (one
+//!   segment per add), and nothing is visible until it replaces the manifest (written new,
+//!   synced, renamed, directory synced). An id already in the index is
 //!   refused and reported in the [`Commit`] ([`Refused`], with its position). Dropped
 //!   without a commit, a writer removes what it wrote; killed, it leaves files that no
 //!   manifest lists, which are never read and which the next writer removes.
@@ -86,8 +88,10 @@
 //! Per document on disk: its id, 8 bytes of offsets for the id and 8 for the payload, 12
 //! in the id table, the payload (8 bytes a shingle for MinHash, 8 for a fingerprint) and
 //! one record per column (`band_key_bits / 8 + 4` bytes a band for MinHash, 12 a table for
-//! simhash). A query reads about `columns × log2(documents)` records per segment, then
-//! the candidates' payloads: compact after many adds. A writer holds about
+//! simhash), and 8 bytes per 256 records of a column for its fences. A query reads
+//! each column's fences once (then searches them in memory) and about one page of each
+//! column per segment, then the candidates' payloads: each add is one segment, and
+//! compacting after many adds makes it one for the index. A writer holds about
 //! `flush_bytes` of documents, and twice that while a segment is written.
 mod error;
 mod file;

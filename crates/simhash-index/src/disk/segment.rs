@@ -4,7 +4,10 @@
 //! list of `u64`: the shingle set for MinHash, the fingerprint for simhash, empty for a
 //! document without features). Each document with a payload has one key per *column* (a
 //! band key for MinHash, a permuted fingerprint per table for simhash), and each column is
-//! stored sorted by `(key, doc)`, so a query finds its candidates by binary search. Ids are
+//! stored sorted by `(key, doc)`, so a query finds its candidates by binary search. Each
+//! column has *fences*, the key of every [`FENCE`]th record, read once (a few hundredth of
+//! the column) and searched in memory, so a lookup reads one or two pages of the column
+//! rather than `log2(records)` pages scattered over it. Ids are
 //! found through a table of `(xxh3 of the id, doc)` sorted the same way (equal hashes are
 //! compared as strings).
 //!
@@ -16,6 +19,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -33,6 +37,10 @@ const S_ID_TABLE: usize = 2;
 const S_PAYLOAD_OFFSETS: usize = 3;
 const S_PAYLOAD: usize = 4;
 const S_COLUMNS: usize = 5;
+/// A column's records per fence: fence `i` is the key of record `i × FENCE`. 256 records
+/// are 2 KiB (4-byte keys) or 3 KiB (8-byte keys): a lookup between two fences reads one
+/// page, two when it straddles one; the fences are 8 bytes per 256 records.
+pub(crate) const FENCE: usize = 256;
 /// Bytes of an id hash in the id table.
 const ID_KEY: usize = 8;
 
@@ -79,7 +87,7 @@ pub(crate) fn write(
         docs,
         columns: shape.columns as u32,
         key_bytes: shape.key_bytes as u32,
-        sections: (S_COLUMNS + shape.columns) as u32,
+        sections: (S_COLUMNS + 2 * shape.columns) as u32,
         entries: sources.iter().map(|s| s.entries()).sum(),
         values: sources.iter().map(|s| s.values()).sum(),
     };
@@ -112,6 +120,24 @@ pub(crate) fn write(
     w.end();
     let id_tables = sources.iter().map(|s| s.id_table()).collect();
     write_entries(&mut w, merge(id_tables, &bases), ID_KEY)?;
+    write_payloads(&mut w, sources)?;
+    let mut fences = Vec::with_capacity(shape.columns);
+    for c in 0..shape.columns {
+        let columns = sources.iter().map(|s| s.column(c)).collect();
+        fences.push(write_entries(&mut w, merge(columns, &bases), shape.key_bytes)?);
+    }
+    for column in fences {
+        w.begin()?;
+        for key in column {
+            w.write(&key.to_le_bytes())?;
+        }
+        w.end();
+    }
+    w.finish()
+}
+
+/// Writes the payload offsets and values sections.
+fn write_payloads(w: &mut FileWriter, sources: &[&dyn Source]) -> Result<(), DiskError> {
     // Payloads: offsets, then the values.
     let mut payload = Vec::new();
     w.begin()?;
@@ -135,22 +161,23 @@ pub(crate) fn write(
         }
     }
     w.end();
-    for c in 0..shape.columns {
-        let columns = sources.iter().map(|s| s.column(c)).collect();
-        write_entries(&mut w, merge(columns, &bases), shape.key_bytes)?;
-    }
-    w.finish()
+    Ok(())
 }
 
 /// Writes sorted entries as one section of records: `key_bytes` of key, a `u32` doc.
+/// Returns the fences: the key of every [`FENCE`]th record.
 fn write_entries(
     w: &mut FileWriter,
     entries: impl Iterator<Item = Result<(u64, u32), DiskError>>,
     key_bytes: usize,
-) -> Result<(), DiskError> {
+) -> Result<Vec<u64>, DiskError> {
     w.begin()?;
-    for e in entries {
+    let mut fences = Vec::new();
+    for (i, e) in entries.enumerate() {
         let (key, doc) = e?;
+        if i % FENCE == 0 {
+            fences.push(key);
+        }
         if key_bytes == 4 {
             w.write(&(key as u32).to_le_bytes())?;
         } else {
@@ -159,7 +186,7 @@ fn write_entries(
         w.write(&doc.to_le_bytes())?;
     }
     w.end();
-    Ok(())
+    Ok(fences)
 }
 
 /// The k-way merge of sorted entries, each source's documents shifted by its base.
@@ -329,6 +356,8 @@ pub(crate) struct Segment {
     docs: usize,
     entries: usize,
     shape: Shape,
+    /// Each column's fences, read on its first lookup.
+    fences: Box<[OnceLock<Box<[u64]>>]>,
 }
 
 impl Segment {
@@ -358,7 +387,7 @@ impl Segment {
                 h.docs
             ));
         }
-        if h.sections as usize != S_COLUMNS + shape.columns || h.entries > h.docs {
+        if h.sections as usize != S_COLUMNS + 2 * shape.columns || h.entries > h.docs {
             return bad("the segment's section count does not fit its kind".into());
         }
         let n = h.docs as usize;
@@ -371,6 +400,7 @@ impl Segment {
         want.push((S_PAYLOAD, 8 * h.values as usize));
         for c in 0..shape.columns {
             want.push((S_COLUMNS + c, record * h.entries as usize));
+            want.push((S_COLUMNS + shape.columns + c, 8 * (h.entries as usize).div_ceil(FENCE)));
         }
         for (s, len) in want {
             if file.section(s).len() != len {
@@ -380,7 +410,8 @@ impl Segment {
                 ));
             }
         }
-        Ok(Segment { file, docs: n, entries: h.entries as usize, shape })
+        let fences = (0..shape.columns).map(|_| OnceLock::new()).collect();
+        Ok(Segment { file, docs: n, entries: h.entries as usize, shape, fences })
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -467,13 +498,55 @@ impl Segment {
         lo: u64,
         hi: u64,
     ) -> Result<Range<usize>, DiskError> {
-        let (s, kb) = (S_COLUMNS + c, self.shape.key_bytes);
-        let start = self.lower_bound(s, kb, self.entries, 0, lo)?;
+        let fences = self.fences(c)?;
+        let start = self.column_bound(c, fences, lo)?;
         let end = match hi.checked_add(1) {
-            Some(h) => self.lower_bound(s, kb, self.entries, start, h)?,
+            Some(h) => self.column_bound(c, fences, h)?,
             None => self.entries,
         };
         Ok(start..end)
+    }
+
+    /// The first record of column `c` whose key is at least `key`: the fences bound it to
+    /// the records after the last fence below `key`, up to the next fence, and a binary
+    /// search of those finds it. (Equal keys may run across fences: the bound stays right
+    /// because a fence equal to `key` is not below it.)
+    fn column_bound(&self, c: usize, fences: &[u64], key: u64) -> Result<usize, DiskError> {
+        let j = fences.partition_point(|&f| f < key);
+        if j == 0 {
+            return Ok(0); // record 0's key is at least `key` (or there is no record)
+        }
+        // Record (j - 1) × FENCE is below `key`; record j × FENCE (if any) is not.
+        let (mut lo, mut hi) = ((j - 1) * FENCE + 1, (j * FENCE).min(self.entries));
+        let (s, kb) = (S_COLUMNS + c, self.shape.key_bytes);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.file.key(s, mid, kb)? < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+
+    /// Column `c`'s fences, read (and checked: ascending) on the first call.
+    fn fences(&self, c: usize) -> Result<&[u64], DiskError> {
+        if let Some(f) = self.fences[c].get() {
+            return Ok(f);
+        }
+        let bytes = self.file.bytes(self.file.section(S_COLUMNS + self.shape.columns + c))?;
+        let fences: Box<[u64]> = bytes
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect();
+        if fences.windows(2).any(|w| w[0] > w[1]) {
+            return Err(DiskError::corrupt(
+                self.path(),
+                format!("the fences of column {c} are not in ascending order"),
+            ));
+        }
+        Ok(self.fences[c].get_or_init(|| fences))
     }
 
     /// The document of record `i` of column `c`.

@@ -234,7 +234,7 @@ fn minhash_queries_equal_the_engine_and_brute_force() {
         add_commits(dir.path(), &settings, &ids("a", &indexed), &[100, 1, 199], 3000, add_sketch);
         let index = DiskIndex::open(dir.path()).unwrap();
         assert_eq!(index.len(), 300);
-        assert!(index.stats().segments > 3, "several segments");
+        assert_eq!(index.stats().segments, 3, "one segment per add");
         let answers = index.query_sketches(&queries).unwrap();
         let mut listed = Vec::new();
         for (q, (query, hits)) in queries.iter().zip(&answers).enumerate() {
@@ -323,6 +323,98 @@ fn simhash_queries_equal_all_pairs_and_brute_force() {
         cross.sort_unstable();
         assert_eq!(listed, cross, "seed {seed}");
         assert!(listed.iter().any(|p| p.2 == k), "matches at exactly k bits");
+    }
+}
+
+/// The segment files in `dir`.
+fn segment_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut segs: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "seg"))
+        .collect();
+    segs.sort();
+    segs
+}
+
+#[test]
+fn an_add_of_several_flushes_commits_one_segment() {
+    let mut rng = Rng(11);
+    let sk = sketcher(8, 2);
+    let settings = minhash_settings(8, 2, 0.4);
+    let mut all = minhash_docs(&mut rng, 700, &sk);
+    let queries = all.split_off(500);
+    let docs = ids("d", &all);
+    let (once, runs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    add_commits(once.path(), &settings, &docs[..200], &[200], usize::MAX, add_sketch);
+    add_commits(runs.path(), &settings, &docs[..200], &[200], usize::MAX, add_sketch);
+    let mut w = Writer::builder().flush_bytes(3000).open(runs.path(), &settings).unwrap();
+    for (id, doc) in &docs[200..] {
+        add_sketch(&mut w, id, doc).unwrap();
+    }
+    assert!(segment_files(runs.path()).len() > 3, "the add flushed several runs");
+    let commit = w.commit().unwrap();
+    assert_eq!((commit.added, commit.documents), (300, 500));
+    // One segment for the first add, one for the second; the runs are gone.
+    assert_eq!(segment_files(runs.path()).len(), 2);
+    let index = DiskIndex::open(runs.path()).unwrap();
+    assert_eq!(index.stats().segments, 2);
+    index.verify().unwrap();
+    // The same answers as the same add written in one flush, and the same bytes.
+    add_commits(once.path(), &settings, &docs[200..], &[300], usize::MAX, add_sketch);
+    let expected = DiskIndex::open(once.path()).unwrap().query_sketches(&queries).unwrap();
+    assert_eq!(index.query_sketches(&queries).unwrap(), expected);
+    assert!(expected.iter().any(|h| h.iter().any(|h| h.id >= 200)), "matches in the runs");
+    for (a, b) in segment_files(once.path()).iter().zip(segment_files(runs.path())) {
+        assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    }
+    for d in [0, 199, 200, 350, 499] {
+        assert_eq!(index.find_id(&format!("d{d}")).unwrap(), Some(d));
+    }
+}
+
+#[test]
+fn runs_of_one_key_across_fences_are_found_whole() {
+    // Groups of identical documents (one band key per band for the whole group), of
+    // sizes around the fence spacing, so runs of one key start, end and straddle fences.
+    use super::segment::FENCE;
+    let sk = sketcher(4, 2);
+    let settings = minhash_settings(4, 2, 0.5);
+    let sizes = [1, FENCE - 1, 1, FENCE, FENCE + 1, 2 * FENCE + 3, 7, FENCE - 2, 3 * FENCE];
+    let mut indexed = Vec::new();
+    for (g, &size) in sizes.iter().enumerate() {
+        let base = 1000 * g as u64;
+        indexed.extend((0..size).map(|_| sk.sketch_shingles(base..base + 40)));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    add_commits(
+        dir.path(),
+        &settings,
+        &ids("a", &indexed),
+        &[indexed.len()],
+        usize::MAX,
+        add_sketch,
+    );
+    let index = DiskIndex::open(dir.path()).unwrap();
+    let mut rng = Rng(3);
+    let mut queries: Vec<DocSketch> = (0..sizes.len() as u64)
+        .map(|g| sk.sketch_shingles(1000 * g..1000 * g + 40).unwrap())
+        .collect();
+    // Keys below, between and above the groups'.
+    queries.extend((0..50).map(|_| {
+        let at = rng.below(10_000);
+        sk.sketch_shingles(at..at + 40).unwrap()
+    }));
+    let mut at = 0;
+    for (q, query) in queries.iter().enumerate() {
+        let expected = brute_minhash(&indexed, query, 0.5);
+        if q < sizes.len() {
+            let group: Vec<u64> = (at..at + sizes[q] as u64).collect();
+            assert_eq!(expected.iter().map(|h| h.id).collect::<Vec<_>>(), group, "group {q}");
+            at += sizes[q] as u64;
+        }
+        assert_eq!(index.query_sketch(query).unwrap(), expected, "query {q}");
+        assert_eq!(index.first_sketch(query).unwrap(), expected.first().cloned());
     }
 }
 

@@ -1,7 +1,8 @@
-//! [`Writer`]: the one writer of an index. Adds go to a new segment every
-//! [`flush_bytes`](WriterBuilder::flush_bytes), and nothing is visible until
-//! [`commit`](Writer::commit) writes the manifest that lists them; a writer dropped without
-//! committing removes its segments.
+//! [`Writer`]: the one writer of an index. Adds go to a new *run* (a segment file no
+//! manifest lists) every [`flush_bytes`](WriterBuilder::flush_bytes); [`commit`](Writer::commit)
+//! merges the runs into one segment (one segment per add) and writes the manifest that
+//! lists it, and nothing is visible before; a writer dropped without committing removes
+//! its files.
 
 use std::fs::{self, File, TryLockError};
 use std::path::{Path, PathBuf};
@@ -118,6 +119,7 @@ impl WriterBuilder {
             method,
             shape,
             new_segments: Vec::new(),
+            files: 0,
             batch: Batch::new(shape.columns),
             flush_bytes: self.flush_bytes.max(1),
             adds: 0,
@@ -169,8 +171,11 @@ pub struct Writer {
     committed: Option<DiskIndex>,
     method: Method,
     shape: Shape,
-    /// Segments written by this writer, not yet committed.
+    /// Segments written by this writer, not yet committed: its runs, until a commit
+    /// merges them.
     new_segments: Vec<(Segment, SegmentEntry)>,
+    /// Files written by this writer (each gets its own name).
+    files: usize,
     batch: Batch,
     flush_bytes: usize,
     /// Adds made (the next add's position).
@@ -337,30 +342,49 @@ impl Writer {
 
     /// Writes `sources` as this writer's next segment file.
     fn write_segment(&mut self, sources: &[&dyn Source]) -> Result<(), DiskError> {
-        let name = format!("g{:08}-{:04}.seg", self.generation, self.new_segments.len());
-        let path = self.dir.join(&name);
-        let written = segment::write(&path, self.shape, sources)?;
-        let docs = sources.iter().map(|s| s.docs() as u64).sum();
-        let entry = SegmentEntry { name, docs, bytes: written.bytes, checksum: written.checksum };
-        // Registered before it is opened, so that a failed open still removes it.
-        let segment = Segment::open(&path, entry.bytes, entry.docs, self.shape);
-        match segment {
-            Ok(segment) => {
-                self.new_segments.push((segment, entry));
-                Ok(())
-            }
-            Err(e) => {
-                let _ = fs::remove_file(&path);
-                Err(e)
-            }
-        }
+        let name = self.next_name();
+        let written = write_and_open(&self.dir, name, self.shape, sources)?;
+        self.new_segments.push(written);
+        Ok(())
     }
 
-    /// Commits: writes the remaining documents, then the manifest that lists every segment
-    /// (the old ones and this writer's), atomically. Readers opened from now on see the
+    /// The name of this writer's next file.
+    fn next_name(&mut self) -> String {
+        self.files += 1;
+        format!("g{:08}-{:04}.seg", self.generation, self.files - 1)
+    }
+
+    /// Merges this writer's runs, when it flushed more than one, into one segment by the
+    /// streaming merge a compaction uses (memory does not grow with the runs), and removes
+    /// the runs. No manifest ever listed them: a crash meanwhile leaves files that the next
+    /// writer removes. The documents keep their numbers, so every answer stays the same.
+    fn merge_runs(&mut self) -> Result<(), DiskError> {
+        if self.new_segments.len() <= 1 {
+            return Ok(());
+        }
+        let name = self.next_name();
+        let merged = {
+            let runs: Vec<&dyn Source> =
+                self.new_segments.iter().map(|(s, _)| s as &dyn Source).collect();
+            write_and_open(&self.dir, name, self.shape, &runs)?
+        };
+        for (run, _) in std::mem::replace(&mut self.new_segments, vec![merged]) {
+            let path = run.path().to_path_buf();
+            drop(run);
+            // A run left behind is unlisted: the next writer removes it.
+            let _ = fs::remove_file(path);
+        }
+        Ok(())
+    }
+
+    /// Commits: writes the remaining documents, merges this writer's runs into one segment
+    /// (so each add is one segment, however many times it flushed; this needs the runs'
+    /// size again in free disk space, for a moment), then writes the manifest that lists
+    /// every segment (the old ones and this writer's), atomically. Readers opened from now on see the
     /// new state; readers already open keep theirs.
     pub fn commit(mut self) -> Result<Commit, DiskError> {
         self.flush()?;
+        self.merge_runs()?;
         let mut segments: Vec<SegmentEntry> =
             self.committed.as_ref().map(|i| i.manifest().segments.clone()).unwrap_or_default();
         segments.extend(self.new_segments.iter().map(|(_, e)| e.clone()));
@@ -383,7 +407,8 @@ impl Writer {
         if old.len() <= 1 {
             return self.commit();
         }
-        let merged = {
+        let name = self.next_name();
+        let (segment, merged) = {
             let sources: Vec<&dyn Source> = self
                 .committed
                 .iter()
@@ -391,19 +416,7 @@ impl Writer {
                 .chain(self.new_segments.iter().map(|(s, _)| s))
                 .map(|s| s as &dyn Source)
                 .collect();
-            let name = format!("g{:08}-{:04}.seg", self.generation, self.new_segments.len());
-            let path = self.dir.join(&name);
-            let written = segment::write(&path, self.shape, &sources)?;
-            let docs = sources.iter().map(|s| s.docs() as u64).sum();
-            SegmentEntry { name, docs, bytes: written.bytes, checksum: written.checksum }
-        };
-        let merged_path = self.dir.join(&merged.name);
-        let segment = match Segment::open(&merged_path, merged.bytes, merged.docs, self.shape) {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = fs::remove_file(&merged_path);
-                return Err(e);
-            }
+            write_and_open(&self.dir, name, self.shape, &sources)?
         };
         self.new_segments.push((segment, merged.clone()));
         let commit = self.publish_keeping(vec![merged])?;
@@ -436,6 +449,27 @@ impl Writer {
             documents: manifest.documents(),
             refused,
         })
+    }
+}
+
+/// Writes `sources` as the segment file `name` in `dir` and opens it; a file that does
+/// not open is removed.
+fn write_and_open(
+    dir: &Path,
+    name: String,
+    shape: Shape,
+    sources: &[&dyn Source],
+) -> Result<(Segment, SegmentEntry), DiskError> {
+    let path = dir.join(&name);
+    let written = segment::write(&path, shape, sources)?;
+    let docs = sources.iter().map(|s| s.docs() as u64).sum();
+    let entry = SegmentEntry { name, docs, bytes: written.bytes, checksum: written.checksum };
+    match Segment::open(&path, entry.bytes, entry.docs, shape) {
+        Ok(segment) => Ok((segment, entry)),
+        Err(e) => {
+            let _ = fs::remove_file(&path);
+            Err(e)
+        }
     }
 }
 

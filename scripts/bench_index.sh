@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The persistent index from the command line, against re-running dedup over old + new, in
 # one run: `simhash index add` of the old records, then the new records queried against the
-# index (`index query`) and deduplicated against it (`dedup --against`), beside `dedup` of
-# old + new. One thread each (-j 1), so the rates are per core.
+# index (`index query`) and deduplicated against it (`dedup --against`), beside `pairs` and
+# `dedup` of old + new (what each replaces). One thread each (-j 1), so the rates are per core.
 #
 #   cargo build --release -p simhash-cli
 #   bash scripts/bench_index.sh CORPUS.jsonl [NEW_RECORDS] [WORK_DIR]
@@ -40,6 +40,7 @@ read -r add_s add_mem < <(run add index add "$work/ix" "$work/old.jsonl")
 read -r query_s query_mem < <(run query index query "$work/ix" "$work/new.jsonl" -o "$work/query.out")
 read -r against_s against_mem < <(run against dedup "$work/new.jsonl" --against "$work/ix" -o "$work/against.out")
 read -r whole_s whole_mem < <(run whole dedup "$work/old.jsonl" "$work/new.jsonl" -o "$work/whole.out")
+read -r pairs_s pairs_mem < <(run pairs pairs "$work/old.jsonl" "$work/new.jsonl" -o "$work/pairs.out")
 start=$(date +%s.%N)
 "$bin" index stats "$work/ix" >"$work/stats.out"
 open_s=$(python3 -c "print(f'{$(date +%s.%N)-$start:.3f}')")
@@ -47,11 +48,12 @@ bytes=$(awk -F'\t' '$1 == "bytes" { print $2 }' "$work/stats.out")
 docs=$(awk -F'\t' '$1 == "documents" { print $2 }' "$work/stats.out")
 
 python3 - "$old" "$new" "$add_s" "$add_mem" "$query_s" "$query_mem" "$against_s" "$against_mem" \
-  "$whole_s" "$whole_mem" "$open_s" "$bytes" "$docs" <<'EOF'
+  "$whole_s" "$whole_mem" "$open_s" "$bytes" "$docs" "$pairs_s" "$pairs_mem" <<'EOF'
 import sys
 old, new = int(sys.argv[1]), int(sys.argv[2])
 add_s, add_mem, q_s, q_mem, a_s, a_mem, w_s, w_mem, open_s = map(float, sys.argv[3:12])
 bytes_, docs = int(sys.argv[12]), int(sys.argv[13])
+p_s, p_mem = float(sys.argv[14]), float(sys.argv[15])
 mib = lambda b: f"{b / 2**20:.0f} MiB"
 print(f"old {old} records, new {new} records, one thread each")
 print(f"index add (old)           {add_s:8.2f} s  {old / add_s:9.0f} docs/s  peak {mib(add_mem)}")
@@ -60,5 +62,6 @@ print(f"index stats (open + read) {open_s:8.3f} s")
 print(f"index query (new)         {q_s:8.2f} s  {new / q_s:9.0f} docs/s  peak {mib(q_mem)}")
 print(f"dedup new --against       {a_s:8.2f} s  {new / a_s:9.0f} docs/s  peak {mib(a_mem)}")
 print(f"dedup old + new           {w_s:8.2f} s  {new / w_s:9.0f} new docs/s  peak {mib(w_mem)}")
-print(f"ratios: dedup old+new / index query = {w_s / q_s:.1f}x, / dedup --against = {w_s / a_s:.1f}x")
+print(f"pairs old + new           {p_s:8.2f} s  {new / p_s:9.0f} new docs/s  peak {mib(p_mem)}")
+print(f"ratios: pairs old+new / index query = {p_s / q_s:.1f}x; dedup old+new / dedup --against = {w_s / a_s:.1f}x")
 EOF

@@ -75,27 +75,48 @@ fn sketch_range(
         .collect()
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let (mut n, mut queries, mut size, mut flush_mb, mut baseline) =
-        (1_000_000u64, 20_000u64, 20usize, 256usize, 1u8);
-    let mut adds = 1u64;
-    let mut dir: Option<std::path::PathBuf> = None;
+/// The command line.
+struct Opts {
+    n: u64,
+    queries: u64,
+    size: usize,
+    flush_mb: usize,
+    baseline: u8,
+    adds: u64,
+    dir: Option<std::path::PathBuf>,
+}
+
+fn parse_args() -> Result<Opts, Box<dyn std::error::Error>> {
+    let mut o = Opts {
+        n: 1_000_000,
+        queries: 20_000,
+        size: 20,
+        flush_mb: 256,
+        baseline: 1,
+        adds: 1,
+        dir: None,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
-            "--n" => n = value.parse()?,
-            "--queries" => queries = value.parse()?,
-            "--shingles" => size = value.parse()?,
-            "--flush-mb" => flush_mb = value.parse()?,
-            "--adds" => adds = value.parse::<u64>()?.max(1),
-            "--dir" => dir = Some(value.into()),
-            "--baseline" => baseline = value.parse()?,
+            "--n" => o.n = value.parse()?,
+            "--queries" => o.queries = value.parse()?,
+            "--shingles" => o.size = value.parse()?,
+            "--flush-mb" => o.flush_mb = value.parse()?,
+            "--adds" => o.adds = value.parse::<u64>()?.max(1),
+            "--dir" => o.dir = Some(value.into()),
+            "--baseline" => o.baseline = value.parse()?,
             _ => return Err(format!("unknown flag {flag}").into()),
         }
     }
+    Ok(o)
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let o = parse_args()?;
     let tmp = tempfile::tempdir()?;
-    let dir = dir.unwrap_or_else(|| tmp.path().join("index"));
+    let dir = o.dir.clone().unwrap_or_else(|| tmp.path().join("index"));
     let minhasher = MinHasher::new(DEFAULT_NUM_PERM, 0);
     let banding = Banding::for_threshold(DEFAULT_LSH_THRESHOLD, DEFAULT_NUM_PERM)?;
     let sk = Sketcher::new(minhasher, banding)?;
@@ -112,24 +133,43 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         extra: BTreeMap::new(),
     });
     println!(
-        "corpus: {n} documents of {size} shingles (families of 8 near-duplicates), {} bands × {} rows, jaccard {DEFAULT_JACCARD}, {} threads",
+        "corpus: {} documents of {} shingles (families of 8 near-duplicates), {} bands × {} rows, jaccard {DEFAULT_JACCARD}, {} threads",
+        o.n,
+        o.size,
         banding.bands,
         banding.rows,
         rayon::current_num_threads()
     );
+    add(&o, &sk, &settings, &dir)?;
+    report_open(&dir)?;
+    let q_sketches = sketch_range(&sk, o.n..o.n + o.queries, o.n, o.size);
+    let (query_secs, compacted_secs) = query(&o, &q_sketches, &settings, &dir)?;
+    if o.baseline == 1 {
+        baseline(&o, &sk, &q_sketches, query_secs, compacted_secs)?;
+    }
+    Ok(())
+}
 
-    // Add, in chunks sketched in parallel: memory is the chunk and the writer's budget.
+/// Adds the corpus in `o.adds` commits, in chunks sketched in parallel: memory is the chunk
+/// and the writer's budget.
+fn add(
+    o: &Opts,
+    sk: &Sketcher,
+    settings: &Settings,
+    dir: &std::path::Path,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let n = o.n;
     let rss_before = peak_rss_kib();
     let (mut sketch_secs, mut add_secs) = (0.0, 0.0);
     let mut refused = 0;
-    for a in 0..adds {
-        let (from, to) = (n * a / adds, n * (a + 1) / adds);
-        let mut w = Writer::builder().flush_bytes(flush_mb << 20).open(&dir, &settings)?;
+    for a in 0..o.adds {
+        let (from, to) = (n * a / o.adds, n * (a + 1) / o.adds);
+        let mut w = Writer::builder().flush_bytes(o.flush_mb << 20).open(dir, settings)?;
         let mut start = from;
         while start < to {
             let end = (start + CHUNK).min(to);
             let t = Instant::now();
-            let sketches = sketch_range(&sk, start..end, n, size);
+            let sketches = sketch_range(sk, start..end, n, o.size);
             sketch_secs += t.elapsed().as_secs_f64();
             let t = Instant::now();
             for (i, s) in (start..end).zip(&sketches) {
@@ -143,8 +183,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         add_secs += t.elapsed().as_secs_f64();
     }
     let add_rss = peak_rss_kib();
-    let index = DiskIndex::open(&dir)?;
-    let stats = index.stats();
+    let stats = DiskIndex::open(dir)?.stats();
     println!(
         "add: {n} documents in {add_secs:.1} s ({:.0} docs/s, writer only; sketching {sketch_secs:.1} s more), {} segments, {} refused",
         n as f64 / add_secs,
@@ -158,15 +197,22 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         add_rss >> 10,
         rss_before >> 10
     );
-    drop(index);
-    report_open(&dir)?;
+    Ok(())
+}
 
-    // Queries: new documents, half of them members of indexed families.
-    let q_sketches = sketch_range(&sk, n..n + queries, n, size);
+/// Queries of new documents (half of them members of indexed families) on one core, before
+/// and after a compaction; returns the two times.
+fn query(
+    o: &Opts,
+    q_sketches: &[Option<DocSketch>],
+    settings: &Settings,
+    dir: &std::path::Path,
+) -> Result<(f64, f64), Box<dyn std::error::Error>> {
+    let queries = o.queries;
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
-    let index = DiskIndex::open(&dir)?;
+    let index = DiskIndex::open(dir)?;
     let t = Instant::now();
-    let answers = one.install(|| index.query_sketches(&q_sketches))?;
+    let answers = one.install(|| index.query_sketches(q_sketches))?;
     let query_secs = t.elapsed().as_secs_f64();
     let matched = answers.iter().filter(|a| !a.is_empty()).count();
     println!(
@@ -187,11 +233,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     drop(index);
 
     let t = Instant::now();
-    Writer::open(&dir, &settings)?.compact()?;
+    Writer::open(dir, settings)?.compact()?;
     let compact_secs = t.elapsed().as_secs_f64();
-    let index = DiskIndex::open(&dir)?;
+    let index = DiskIndex::open(dir)?;
     let t = Instant::now();
-    let compacted = one.install(|| index.query_sketches(&q_sketches))?;
+    let compacted = one.install(|| index.query_sketches(q_sketches))?;
     let compacted_secs = t.elapsed().as_secs_f64();
     assert_eq!(compacted, answers, "compaction changed the answers");
     println!(
@@ -199,41 +245,50 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         peak_rss_kib() >> 10,
         queries as f64 / compacted_secs
     );
-    report_open(&dir)?;
+    report_open(dir)?;
+    Ok((query_secs, compacted_secs))
+}
 
-    if baseline == 1 {
-        // The baseline: the dedup walk over old + new, single core, from sketches in memory.
-        let t = Instant::now();
-        let mut store = MemoryStore::new(banding.bands);
-        let mut start = 0;
-        while start < n {
-            let end = (start + CHUNK).min(n);
-            for s in sketch_range(&sk, start..end, n, size) {
-                store.push(s.as_ref())?;
-            }
-            start = end;
-        }
-        for s in &q_sketches {
+/// The baseline: the dedup walk over old + new, single core, from sketches in memory.
+fn baseline(
+    o: &Opts,
+    sk: &Sketcher,
+    q_sketches: &[Option<DocSketch>],
+    query_secs: f64,
+    compacted_secs: f64,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let (n, queries) = (o.n, o.queries);
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+    let t = Instant::now();
+    let mut store = MemoryStore::new(sk.banding().bands);
+    let mut start = 0;
+    while start < n {
+        let end = (start + CHUNK).min(n);
+        for s in sketch_range(sk, start..end, n, o.size) {
             store.push(s.as_ref())?;
         }
-        store.finish()?;
-        let fill_secs = t.elapsed().as_secs_f64();
-        let rank: Vec<u32> = (0..store.len() as u32).collect();
-        let t = Instant::now();
-        one.install(|| walk(&store, DEFAULT_JACCARD, &rank))?;
-        let walk_secs = t.elapsed().as_secs_f64();
-        println!(
-            "baseline: dedup walk over old + new ({} documents) on one core: {walk_secs:.1} s (+ {fill_secs:.1} s to sketch and store them, all threads)",
-            store.len()
-        );
-        println!(
-            "ratio: querying {queries} new documents against the index takes {:.4}× the walk's time ({:.0}× faster; compacted {:.0}×); the walk alone is {:.0} new docs/s",
-            query_secs / walk_secs,
-            walk_secs / query_secs,
-            walk_secs / compacted_secs,
-            queries as f64 / walk_secs
-        );
+        start = end;
     }
+    for s in q_sketches {
+        store.push(s.as_ref())?;
+    }
+    store.finish()?;
+    let fill_secs = t.elapsed().as_secs_f64();
+    let rank: Vec<u32> = (0..store.len() as u32).collect();
+    let t = Instant::now();
+    one.install(|| walk(&store, DEFAULT_JACCARD, &rank))?;
+    let walk_secs = t.elapsed().as_secs_f64();
+    println!(
+        "baseline: dedup walk over old + new ({} documents) on one core: {walk_secs:.1} s (+ {fill_secs:.1} s to sketch and store them, all threads)",
+        store.len()
+    );
+    println!(
+        "ratio: querying {queries} new documents against the index takes {:.4}× the walk's time ({:.0}× faster; compacted {:.0}×); the walk alone is {:.0} new docs/s",
+        query_secs / walk_secs,
+        walk_secs / query_secs,
+        walk_secs / compacted_secs,
+        queries as f64 / walk_secs
+    );
     Ok(())
 }
 

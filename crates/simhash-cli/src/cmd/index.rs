@@ -198,20 +198,24 @@ impl EarlierCopies {
             },
         };
         let same = self.by_hash.entry(key).or_default();
-        let mut copy = false;
-        if let Some(store) = &corpus.sketches {
-            store.read_set(doc, &mut self.a)?;
-            for &other in same.iter() {
-                store.read_set(other, &mut self.b)?;
-                if self.a == self.b {
-                    copy = true;
-                    break;
-                }
-            }
-        } else {
+        let copy = match &corpus.sketches {
             // Equal fingerprints are equal keys.
-            copy = !same.is_empty();
-        }
+            None => !same.is_empty(),
+            // Sets are read only when their hash was seen before, and compared whole.
+            Some(_) if same.is_empty() => false,
+            Some(store) => {
+                store.read_set(doc, &mut self.a)?;
+                let mut copy = false;
+                for &other in same.iter() {
+                    store.read_set(other, &mut self.b)?;
+                    if self.a == self.b {
+                        copy = true;
+                        break;
+                    }
+                }
+                copy
+            }
+        };
         if !copy {
             same.push(doc);
         }

@@ -689,9 +689,8 @@ impl EvalSettings {
 pub type StoredSettings = simhash_index::disk::Settings;
 
 /// A new simhash index with `--blocks auto` gets the planner's blocks for this many
-/// documents: the tables are fixed when the index is made, and its size is not known then
-/// (any number of blocks finds the same matches; this one is fast from 1M to 1B).
-const INDEX_PLAN_DOCUMENTS: u64 = 100_000_000;
+/// documents (the library's choice).
+const INDEX_PLAN_DOCUMENTS: u64 = simhash_index::disk::PLAN_DOCUMENTS;
 
 /// An index command's input, read as the index's documents were.
 #[derive(Debug)]
@@ -723,7 +722,8 @@ pub fn index_input(
     Ok(IndexInput { stored, matching, input })
 }
 
-/// The settings of a new index made with these flags.
+/// The settings of a new index made with these flags (the library's constructors, which
+/// the Python package calls too).
 fn new_index_settings(
     fingerprint: &FingerprintOpts,
     opts: &MatchOpts,
@@ -735,34 +735,18 @@ fn new_index_settings(
         fingerprint.preset.unwrap_or_default(),
         fingerprint.window.map(usize::from),
     );
-    let (preset, window) = (fingerprinter.preset().name().to_owned(), fingerprinter.window());
+    let index_error = |e: simhash_index::disk::DiskError| SettingsError::IndexSettings(e.into());
     Ok(match matching {
-        Matching::Minhash { jaccard, lsh_threshold, num_perm } => {
-            let banding =
-                Banding::for_threshold(lsh_threshold, num_perm).map_err(lsh_threshold_error)?;
-            StoredSettings::MinHash(MinHashSettings {
-                preset,
-                window,
-                num_perm,
-                bands: banding.bands,
-                rows: banding.rows,
-                lsh_threshold,
-                jaccard,
-                seed: DEFAULT_SEED,
-                band_key_bits: 32,
-                extra: std::collections::BTreeMap::new(),
-            })
-        }
+        Matching::Minhash { jaccard, lsh_threshold, num_perm } => StoredSettings::MinHash(
+            MinHashSettings::new(&fingerprinter, jaccard, lsh_threshold, num_perm)
+                .map_err(index_error)?,
+        ),
         Matching::Simhash { distance, blocks } => {
-            let blocks =
-                Matching::tables(distance, blocks, INDEX_PLAN_DOCUMENTS as usize)?.blocks();
-            StoredSettings::Simhash(SimhashSettings {
-                preset,
-                window,
-                max_distance: distance,
-                blocks,
-                extra: std::collections::BTreeMap::new(),
-            })
+            // The flags were checked; this names --blocks or -k as the others do.
+            Matching::tables(distance, blocks, INDEX_PLAN_DOCUMENTS as usize)?;
+            StoredSettings::Simhash(
+                SimhashSettings::new(&fingerprinter, distance, blocks).map_err(index_error)?,
+            )
         }
     })
 }
@@ -852,28 +836,24 @@ fn preset_named(name: &str) -> Result<Preset, SettingsError> {
 fn reading_of(
     stored: &StoredSettings,
 ) -> Result<(Matching, Fingerprinter, Option<Arc<Sketcher>>), SettingsError> {
-    let index_error = |e: Box<dyn std::error::Error + Send + Sync>| SettingsError::IndexSettings(e);
-    match stored {
-        StoredSettings::MinHash(s) => {
-            let fingerprinter =
-                Fingerprinter::with_settings(preset_named(&s.preset)?, Some(s.window));
-            let banding = Banding::new(s.bands, s.rows).map_err(|e| index_error(Box::new(e)))?;
-            let sketcher = Sketcher::new(MinHasher::new(s.num_perm, s.seed), banding)
-                .map_err(|e| index_error(Box::new(e)))?;
-            let matching = Matching::Minhash {
+    let index_error = |e: simhash_index::disk::DiskError| SettingsError::IndexSettings(e.into());
+    let (preset, matching) = match stored {
+        StoredSettings::MinHash(s) => (
+            &s.preset,
+            Matching::Minhash {
                 jaccard: s.jaccard,
                 lsh_threshold: s.lsh_threshold,
                 num_perm: s.num_perm,
-            };
-            Ok((matching, fingerprinter, Some(Arc::new(sketcher))))
-        }
+            },
+        ),
         StoredSettings::Simhash(s) => {
-            let fingerprinter =
-                Fingerprinter::with_settings(preset_named(&s.preset)?, Some(s.window));
-            let matching = simhash(s.max_distance, Blocks::Fixed(s.blocks))?;
-            Ok((matching, fingerprinter, None))
+            (&s.preset, simhash(s.max_distance, Blocks::Fixed(s.blocks))?)
         }
-    }
+    };
+    preset_named(preset)?;
+    let fingerprinter = stored.fingerprinter().map_err(index_error)?;
+    let sketcher = stored.sketcher().map_err(index_error)?.map(Arc::new);
+    Ok((matching, fingerprinter, sketcher))
 }
 
 /// `simhash index add`: the index, its input, and the flags to lay over its settings.

@@ -103,7 +103,7 @@ mod writer;
 
 pub use error::{DiskError, DiskErrorKind};
 pub use index::{DiskIndex, Stats};
-pub use settings::{MinHashSettings, Settings, SimhashSettings};
+pub use settings::{MinHashSettings, PLAN_DOCUMENTS, Settings, SimhashSettings};
 pub use writer::{Commit, DEFAULT_FLUSH_BYTES, Refused, Writer, WriterBuilder};
 
 #[cfg(test)]

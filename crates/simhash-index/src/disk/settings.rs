@@ -3,8 +3,16 @@
 
 use std::collections::BTreeMap;
 
+use simhash_core::{Fingerprinter, MinHasher, Preset};
+
 use super::DiskError;
-use crate::Tables;
+use crate::lsh::{DEFAULT_SEED, Sketcher};
+use crate::{Banding, Blocks, Tables};
+
+/// The number of documents a new simhash index's tables are planned for when its blocks
+/// are `auto`: the tables are fixed when the index is made and its size is not known then
+/// (any number of blocks finds the same matches; this one is fast from 1M to 1B).
+pub const PLAN_DOCUMENTS: u64 = 100_000_000;
 
 /// The settings an index was made with. They are data: the front end builds its sketcher
 /// (or fingerprinter) from them, so that new documents are sketched the way the indexed ones
@@ -61,7 +69,97 @@ pub struct SimhashSettings {
     pub extra: BTreeMap<String, String>,
 }
 
+impl MinHashSettings {
+    /// The settings of a new MinHash index, as the `simhash` command makes them: texts
+    /// become shingles as `fingerprinter` makes them (its preset and window), the bands and
+    /// rows are [`Banding::for_threshold`]`(lsh_threshold, num_perm)`, the seed is
+    /// [`DEFAULT_SEED`] and band keys have 32 bits. Errors
+    /// ([`Invalid`](super::DiskErrorKind::Invalid)): a threshold out of range, or
+    /// `num_perm` out of `1..=MAX_PERM`.
+    pub fn new(
+        fingerprinter: &Fingerprinter,
+        jaccard: f64,
+        lsh_threshold: f64,
+        num_perm: usize,
+    ) -> Result<MinHashSettings, DiskError> {
+        if num_perm == 0 || num_perm > simhash_core::MAX_PERM {
+            return Err(DiskError::invalid(format!(
+                "num_perm ({num_perm}) must be between 1 and {}",
+                simhash_core::MAX_PERM
+            )));
+        }
+        let banding = Banding::for_threshold(lsh_threshold, num_perm)
+            .map_err(|e| DiskError::invalid(e.to_string()))?;
+        let settings = MinHashSettings {
+            preset: fingerprinter.preset().name().to_owned(),
+            window: fingerprinter.window(),
+            num_perm,
+            bands: banding.bands,
+            rows: banding.rows,
+            lsh_threshold,
+            jaccard,
+            seed: DEFAULT_SEED,
+            band_key_bits: 32,
+            extra: BTreeMap::new(),
+        };
+        Settings::MinHash(settings.clone()).validate()?;
+        Ok(settings)
+    }
+}
+
+impl SimhashSettings {
+    /// The settings of a new simhash index, as the `simhash` command makes them: features
+    /// as `fingerprinter` makes them, and for [`Blocks::Auto`] the planner's blocks for
+    /// [`PLAN_DOCUMENTS`] documents. Errors ([`Invalid`](super::DiskErrorKind::Invalid)):
+    /// blocks that do not fit the distance.
+    pub fn new(
+        fingerprinter: &Fingerprinter,
+        max_distance: u32,
+        blocks: Blocks,
+    ) -> Result<SimhashSettings, DiskError> {
+        let tables = blocks
+            .tables(PLAN_DOCUMENTS, max_distance)
+            .map_err(|e| DiskError::invalid(e.to_string()))?;
+        Ok(SimhashSettings {
+            preset: fingerprinter.preset().name().to_owned(),
+            window: fingerprinter.window(),
+            max_distance,
+            blocks: tables.blocks(),
+            extra: BTreeMap::new(),
+        })
+    }
+}
+
 impl Settings {
+    /// The fingerprinter that makes features the way the indexed documents' were made:
+    /// the stored preset (a name `simhash_core::Preset` knows) and window. Errors
+    /// ([`Invalid`](super::DiskErrorKind::Invalid)): a preset this build does not know.
+    pub fn fingerprinter(&self) -> Result<Fingerprinter, DiskError> {
+        let (preset, window) = match self {
+            Settings::MinHash(s) => (&s.preset, s.window),
+            Settings::Simhash(s) => (&s.preset, s.window),
+        };
+        let preset: Preset = preset
+            .parse()
+            .map_err(|_| DiskError::invalid(format!("the index's preset {preset:?} is unknown")))?;
+        Ok(Fingerprinter::with_settings(preset, Some(window)))
+    }
+
+    /// For a MinHash index, the sketcher that sketches new documents the way the indexed
+    /// ones were (num_perm, seed, bands and rows); `None` for a simhash index.
+    pub fn sketcher(&self) -> Result<Option<Sketcher>, DiskError> {
+        match self {
+            Settings::MinHash(s) => {
+                let invalid = |e: &dyn std::fmt::Display| DiskError::invalid(e.to_string());
+                let banding = Banding::new(s.bands, s.rows).map_err(|e| invalid(&e))?;
+                let sketcher = Sketcher::new(MinHasher::new(s.num_perm, s.seed), banding)
+                    .map_err(|e| invalid(&e))?;
+                Ok(Some(sketcher))
+            }
+            Settings::Simhash(_) => Ok(None),
+        }
+    }
+
     /// `"minhash"` or `"simhash"`.
     pub fn method(&self) -> &'static str {
         match self {

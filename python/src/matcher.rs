@@ -1,0 +1,322 @@
+//! [`Matcher`]: a corpus added chunk by chunk, then its verified pairs, dedup decisions or
+//! clusters, by either method, as the `simhash` command decides them.
+
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use rayon::prelude::*;
+use simhash_core::{Fingerprint, Fingerprinter};
+use simhash_index::lsh::{Decision, MinHashDedup};
+use simhash_index::{Blocks, DedupWalk, Tables, all_pairs_with, collapse_identical};
+
+use crate::interrupt::{detached, run};
+use crate::texts::Texts;
+
+/// Per document, the kept document it duplicates and their similarity.
+type Decided<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
+
+/// What the matcher holds of the corpus.
+enum Engine {
+    /// The engine of `simhash dedup --method minhash` (shingle sets and band keys).
+    MinHash(Box<MinHashDedup>),
+    /// Fingerprints (`None`: a text without features), within `distance` bits.
+    Simhash {
+        fingerprinter: Fingerprinter,
+        fps: Vec<Option<Fingerprint>>,
+        distance: u32,
+        blocks: Blocks,
+    },
+}
+
+/// Texts added in chunks, then matched. Every search runs on a worker thread that Ctrl-C
+/// interrupts ([`run`]); an interrupted matcher is spent.
+#[pyclass(module = "simhash_rs._native")]
+pub(crate) struct Matcher {
+    engine: Option<Engine>,
+    /// Text lengths in bytes (UTF-8), for `keep="longest"`.
+    lens: Vec<u64>,
+}
+
+/// The blocks setting: `None` is the planner's choice.
+fn blocks_of(blocks: Option<usize>) -> Blocks {
+    blocks.map_or(Blocks::Auto, Blocks::Fixed)
+}
+
+/// The tables for `n` fingerprints within `distance` bits. Errors (`ValueError`): blocks
+/// that do not fit the distance.
+fn tables(blocks: Blocks, n: usize, distance: u32) -> PyResult<Tables> {
+    blocks.tables(n as u64, distance).map_err(crate::errors::value)
+}
+
+impl Matcher {
+    fn engine(&mut self) -> PyResult<&mut Engine> {
+        self.engine.as_mut().ok_or_else(spent)
+    }
+
+    fn take(&mut self) -> PyResult<Engine> {
+        self.engine.take().ok_or_else(spent)
+    }
+
+    /// Each document's priority (0 first) for a keep policy: input order, longest text
+    /// first (ties in input order), or the ranks given.
+    fn rank(&self, keep: &str, rank: Option<Vec<u32>>) -> PyResult<Vec<u32>> {
+        let n = self.lens.len();
+        match (keep, rank) {
+            (_, Some(rank)) if rank.len() != n => {
+                Err(PyValueError::new_err(format!("{} ranks for {n} documents", rank.len())))
+            }
+            (_, Some(rank)) => Ok(rank),
+            ("first", None) => Ok((0..n as u32).collect()),
+            ("longest", None) => {
+                let mut order: Vec<u32> = (0..n as u32).collect();
+                order.sort_by_key(|&d| (std::cmp::Reverse(self.lens[d as usize]), d));
+                let mut rank = vec![0u32; n];
+                for (r, &d) in order.iter().enumerate() {
+                    rank[d as usize] = r as u32;
+                }
+                Ok(rank)
+            }
+            (other, None) => Err(PyValueError::new_err(format!(
+                "keep must be \"first\", \"longest\" or \"lowest-id\", not {other:?}"
+            ))),
+        }
+    }
+}
+
+fn spent() -> PyErr {
+    PyRuntimeError::new_err("this matcher's search was interrupted: make a new one")
+}
+
+#[pymethods]
+impl Matcher {
+    /// `method`: `"minhash"` (with `jaccard`, `lsh_threshold`, `num_perm`) or `"simhash"`
+    /// (with `k` and `blocks`); texts become features by `preset` and `window`.
+    #[new]
+    #[pyo3(signature = (method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        method: &str,
+        preset: &str,
+        window: Option<usize>,
+        jaccard: f64,
+        lsh_threshold: f64,
+        num_perm: usize,
+        k: u32,
+        blocks: Option<usize>,
+    ) -> PyResult<Matcher> {
+        let fingerprinter = crate::sketch::fingerprinter(preset, window)?;
+        let engine = match method {
+            "minhash" => {
+                let dedup = MinHashDedup::builder()
+                    .jaccard(jaccard)
+                    .lsh_threshold(lsh_threshold)
+                    .num_perm(crate::sketch::num_perm(num_perm)?)
+                    .fingerprinter(fingerprinter)
+                    .build()
+                    .map_err(crate::errors::engine)?;
+                Engine::MinHash(Box::new(dedup))
+            }
+            "simhash" => {
+                let blocks = blocks_of(blocks);
+                blocks.validate(k).map_err(crate::errors::value)?;
+                Engine::Simhash { fingerprinter, fps: Vec::new(), distance: k, blocks }
+            }
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "method must be \"minhash\", \"simhash\" or \"auto\", not {other:?}"
+                )));
+            }
+        };
+        Ok(Matcher { engine: Some(engine), lens: Vec::new() })
+    }
+
+    fn __len__(&self) -> usize {
+        self.lens.len()
+    }
+
+    /// Adds a chunk of texts (`Texts::from_py`), sketched in parallel.
+    fn add(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>, start: usize) -> PyResult<()> {
+        let texts = Texts::from_py(chunk, start)?;
+        let engine = self.engine()?;
+        match engine {
+            Engine::MinHash(dedup) => {
+                let texts = &texts;
+                let all: Vec<&str> = (0..texts.len()).map(|i| texts.get(i)).collect();
+                detached(py, || dedup.extend_texts(&all))?.map_err(crate::errors::engine)?;
+            }
+            Engine::Simhash { fingerprinter, fps, .. } => {
+                let fingerprinter = &*fingerprinter;
+                let new: Vec<Option<Fingerprint>> = detached(py, || {
+                    texts.par_iter().map(|t| fingerprinter.fingerprint(t)).collect()
+                })?;
+                fps.extend(new);
+            }
+        }
+        self.lens.extend((0..texts.len()).map(|i| texts.get(i).len() as u64));
+        Ok(())
+    }
+
+    /// Every matching pair `(a, b, score)`, `a < b`, sorted: Jaccard similarity (minhash)
+    /// or bits apart (simhash). Documents identical to an earlier one (the same shingle
+    /// set, or fingerprint) are paired with the first of them only, and other pairs are
+    /// listed between such first documents, as `simhash pairs` lists them.
+    #[allow(clippy::type_complexity)]
+    fn pairs<'py>(
+        &mut self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>)>
+    {
+        let engine = self.take()?;
+        let (engine, found) = run(py, move || {
+            let mut engine = engine;
+            let found = match &mut engine {
+                Engine::MinHash(dedup) => dedup
+                    .pairs()
+                    .map(|pairs| pairs.into_iter().map(|p| (p.a, p.b, p.jaccard)).collect())
+                    .map_err(crate::errors::engine),
+                Engine::Simhash { fps, distance, blocks, .. } => {
+                    simhash_pairs(fps, *distance, *blocks)
+                }
+            };
+            (engine, found)
+        })?;
+        self.engine = Some(engine);
+        let found: Vec<(usize, usize, f64)> = found?;
+        let a: Vec<i64> = found.iter().map(|p| p.0 as i64).collect();
+        let b: Vec<i64> = found.iter().map(|p| p.1 as i64).collect();
+        let score: Vec<f64> = found.iter().map(|p| p.2).collect();
+        Ok((a.into_pyarray(py), b.into_pyarray(py), score.into_pyarray(py)))
+    }
+
+    /// The dedup walk: documents in the keep policy's order, each kept unless it matches
+    /// one already kept. Returns, per document, the kept document it duplicates (-1 when
+    /// kept) and their similarity (Jaccard, or bits apart; NaN when kept).
+    #[pyo3(signature = (keep="first", rank=None))]
+    fn dedup<'py>(
+        &mut self,
+        py: Python<'py>,
+        keep: &str,
+        rank: Option<Vec<u32>>,
+    ) -> PyResult<Decided<'py>> {
+        let rank = self.rank(keep, rank)?;
+        let engine = self.take()?;
+        let (engine, decided) = run(py, move || {
+            let mut engine = engine;
+            let decided = dedup(&mut engine, &rank);
+            (engine, decided)
+        })?;
+        self.engine = Some(engine);
+        let (of, similarity) = decided?;
+        Ok((of.into_pyarray(py), similarity.into_pyarray(py)))
+    }
+
+    /// Connected components of the matches: each document's cluster, named by its first
+    /// document.
+    fn clusters<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let engine = self.take()?;
+        let n = self.lens.len();
+        let (engine, labels) = run(py, move || {
+            let mut engine = engine;
+            let labels = clusters(&mut engine, n);
+            (engine, labels)
+        })?;
+        self.engine = Some(engine);
+        Ok(labels?.into_pyarray(py))
+    }
+}
+
+/// The simhash pairs, as `simhash pairs` lists them (see [`Matcher::pairs`]).
+fn simhash_pairs(
+    fps: &[Option<Fingerprint>],
+    distance: u32,
+    blocks: Blocks,
+) -> PyResult<Vec<(usize, usize, f64)>> {
+    let identical = collapse_identical(fps, None);
+    let reps = identical.representatives;
+    let mut found: Vec<(usize, usize, f64)> =
+        identical.duplicates.iter().map(|&(doc, rep)| (rep as usize, doc as usize, 0.0)).collect();
+    let rep_fps: Vec<Fingerprint> =
+        reps.iter().map(|&d| fps[d as usize].unwrap_or_default()).collect();
+    let tables = tables(blocks, rep_fps.len(), distance)?;
+    all_pairs_with(&rep_fps, &tables, |batch| {
+        found.extend(batch.iter().map(|p| {
+            (reps[p.a as usize] as usize, reps[p.b as usize] as usize, f64::from(p.distance))
+        }));
+    });
+    found.par_sort_unstable_by_key(|&(a, b, _)| (a, b));
+    Ok(found)
+}
+
+/// Each document's kept document (-1: itself) and similarity (NaN when kept).
+fn dedup(engine: &mut Engine, rank: &[u32]) -> PyResult<(Vec<i64>, Vec<f32>)> {
+    match engine {
+        Engine::MinHash(dedup) => {
+            let decisions = dedup.dedup_by_rank(rank).map_err(crate::errors::engine)?;
+            Ok(decisions
+                .iter()
+                .map(|d| match *d {
+                    Decision::Keep => (-1, f32::NAN),
+                    Decision::Duplicate { of, jaccard } => (of as i64, jaccard as f32),
+                })
+                .unzip())
+        }
+        Engine::Simhash { fps, distance, blocks, .. } => {
+            let walk = DedupWalk::new(fps, rank);
+            let tables = tables(*blocks, walk.distinct(), *distance)?;
+            let center = walk.run(&tables, |_, _| {}).center;
+            Ok(center
+                .iter()
+                .enumerate()
+                .map(|(d, &c)| {
+                    if c as usize == d {
+                        (-1, f32::NAN)
+                    } else {
+                        let (a, b) =
+                            (fps[d].unwrap_or_default(), fps[c as usize].unwrap_or_default());
+                        (i64::from(c), a.distance(b) as f32)
+                    }
+                })
+                .unzip())
+        }
+    }
+}
+
+/// Each document's cluster (connected components of the matches), named by its first
+/// document.
+fn clusters(engine: &mut Engine, n: usize) -> PyResult<Vec<i64>> {
+    let groups: Vec<Vec<usize>> = match engine {
+        Engine::MinHash(dedup) => dedup.clusters().map_err(crate::errors::engine)?,
+        Engine::Simhash { fps, distance, blocks, .. } => {
+            let mut parent: Vec<usize> = (0..n).collect();
+            for (a, b, _) in simhash_pairs(fps, *distance, *blocks)? {
+                let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+                if ra != rb {
+                    parent[ra.max(rb)] = ra.min(rb);
+                }
+            }
+            let mut by_root: Vec<Vec<usize>> = vec![Vec::new(); n];
+            for d in 0..n {
+                let r = find(&mut parent, d);
+                by_root[r].push(d);
+            }
+            by_root.into_iter().filter(|g| !g.is_empty()).collect()
+        }
+    };
+    let mut label = vec![0i64; n];
+    for group in &groups {
+        let first = group.iter().copied().min().unwrap_or_default() as i64;
+        for &d in group {
+            label[d] = first;
+        }
+    }
+    Ok(label)
+}
+
+/// The root of `x` in a union-find forest, halving paths.
+fn find(parent: &mut [usize], mut x: usize) -> usize {
+    while parent[x] != x {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    x
+}

@@ -1,0 +1,73 @@
+"""Fixtures: the `simhash` binary (to compare against) and the shared dev set.
+
+``SIMHASH_BIN`` names the binary (default: the workspace's ``target/release/simhash``,
+which ``scripts/check.sh`` builds); ``SIMHASH_DEVSET`` a built ``devset.jsonl`` (default:
+built once into ``target/python-tests/devset`` from ``../shared/data``).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
+
+
+@pytest.fixture(scope="session")
+def simhash_bin():
+    path = os.environ.get("SIMHASH_BIN") or os.path.join(ROOT, "target", "release", "simhash")
+    if not os.path.exists(path):
+        pytest.fail(f"no simhash binary at {path}: run `cargo build --release -p simhash-cli` or set SIMHASH_BIN")
+    return path
+
+
+@pytest.fixture(scope="session")
+def cli(simhash_bin):
+    """Runs `simhash ARGS...` and returns its stdout (fails the test on a non-zero exit)."""
+
+    def run(*args, check=True):
+        done = subprocess.run([simhash_bin, *map(str, args)], capture_output=True, text=True)
+        if check and done.returncode != 0:
+            pytest.fail(f"simhash {' '.join(map(str, args))} exited {done.returncode}: {done.stderr}")
+        return done
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def devset():
+    """(path of devset.jsonl, ids, texts)."""
+    path = os.environ.get("SIMHASH_DEVSET")
+    if not path:
+        out = os.path.join(ROOT, "target", "python-tests", "devset")
+        path = os.path.join(out, "devset.jsonl")
+        if not os.path.exists(os.path.join(out, "devset.pairs.tsv")):
+            os.makedirs(out, exist_ok=True)
+            subprocess.run([sys.executable, os.path.join(SHARED_DATA, "make_pool.py"), "--out", out], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    os.path.join(SHARED_DATA, "make_devset.py"),
+                    "--real", os.path.join(out, "pool.jsonl"),
+                    "--meta", os.path.join(out, "pool.meta.jsonl"),
+                    "--out-prefix", os.path.join(out, "devset"),
+                ],
+                check=True,
+            )
+    ids, texts = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            record = json.loads(line)
+            ids.append(record["id"])
+            texts.append(record["text"])
+    return path, ids, texts
+
+
+def write_jsonl(path, ids, texts):
+    with open(path, "w", encoding="utf-8") as f:
+        for i, t in zip(ids, texts):
+            f.write(json.dumps({"id": i, "text": t}) + "\n")
+    return path

@@ -1,0 +1,169 @@
+"""The persistent index: round trips, the same answers as `simhash index` (either makes
+the index, either reads it), brute force for simhash, errors, and damage."""
+
+import os
+import random
+
+import pytest
+
+import simhash_rs
+from conftest import write_jsonl
+from test_engines import corpus, popcount
+
+
+def split(seed):
+    texts = corpus(seed)
+    # No text identical to another: `simhash index query` lists groups of identical texts
+    # once, Index.query lists every match.
+    unique = list(dict.fromkeys(texts))
+    half = len(unique) // 2
+    old, new = unique[:half], unique[half:]
+    return [f"old-{i}" for i in range(len(old))], old, [f"new-{i}" for i in range(len(new))], new
+
+
+def cli_query(cli, index, path):
+    rows = cli("index", "query", index, path, "-q").stdout.splitlines()[1:]
+    return sorted(tuple(r.split("\t")) for r in rows)
+
+
+def formatted(found, method):
+    return sorted((q, i, str(s) if method == "simhash" else f"{s:.4f}") for q, i, s in found)
+
+
+@pytest.mark.parametrize("method", ["minhash", "simhash"])
+@pytest.mark.parametrize("made_by", ["python", "cli"])
+def test_query_equals_the_cli(cli, tmp_path, method, made_by):
+    old_ids, old, new_ids, new = split(1)
+    index = tmp_path / "ix"
+    old_path = write_jsonl(tmp_path / "old.jsonl", old_ids, old)
+    new_path = write_jsonl(tmp_path / "new.jsonl", new_ids, new)
+    if made_by == "python":
+        ix = simhash_rs.Index.open(index, method=method)
+        result = ix.add(old, old_ids)
+        assert (result.added, result.documents, result.refused) == (len(old), len(old), [])
+    else:
+        cli("index", "add", index, old_path, "-q", "--method", method)
+        ix = simhash_rs.Index.open(index)
+    assert ix.settings()["method"] == method and len(ix) == len(old)
+    found = ix.query(new, new_ids)
+    assert len(found) > 20
+    assert formatted(found, method) == cli_query(cli, index, new_path)
+    # The earliest-added match of each text, as dedup --against names it.
+    firsts = ix.query(new, new_ids, first=True)
+    by_query = {}
+    for q, i, s in found:
+        by_query.setdefault(q, (i, s))
+    assert firsts == [(q, i, s) for q, (i, s) in by_query.items()]
+
+
+def test_simhash_query_equals_brute_force(tmp_path):
+    old_ids, old, new_ids, new = split(2)
+    k = 8
+    ix = simhash_rs.Index.open(tmp_path / "ix", method="simhash", k=k)
+    ix.add(old, old_ids)
+    a, has_a = simhash_rs.fingerprints(old, with_mask=True)
+    b, has_b = simhash_rs.fingerprints(new, with_mask=True)
+    expected = sorted(
+        (new_ids[j], old_ids[i], popcount(int(b[j]) ^ int(a[i])))
+        for j in range(len(new)) if has_b[j]
+        for i in range(len(old)) if has_a[i] and popcount(int(b[j]) ^ int(a[i])) <= k
+    )
+    assert len(expected) > 10
+    assert sorted(ix.query(new, new_ids)) == expected
+
+
+def test_adds_reopen_and_compact(tmp_path):
+    old_ids, old, new_ids, new = split(3)
+    path = tmp_path / "ix"
+    ix = simhash_rs.Index.open(path)
+    half = len(old) // 2
+    ix.add(old[:half], old_ids[:half])
+    ix.add(iter(old[half:]), iter(old_ids[half:]))
+    before = ix.query(new, new_ids)
+    assert ix.stats()["segments"] == 2
+    again = simhash_rs.Index.open(path, create=False)
+    assert len(again) == len(old) and again.query(new, new_ids) == before
+    done = again.compact()
+    assert done["segments"] == 1 and done["documents"] == len(old)
+    assert again.query(new, new_ids) == before
+    again.verify()
+    # ix still reads its own committed state, then sees the compaction after reload.
+    assert ix.query(new, new_ids) == before
+    ix.reload()
+    assert ix.stats()["segments"] == 1
+
+
+def test_refused_ids_and_rollback(tmp_path):
+    ix = simhash_rs.Index.open(tmp_path / "ix")
+    ix.add(["one two three four", "five six seven eight"], ["a", 7])
+    result = ix.add(["x y z w", "p q r s", "m n o p"], ["a", "b", "b"])
+    assert result.added == 1 and result.documents == 3
+    assert result.refused == [(0, "a"), (2, "b")]
+    assert ix.query(["five six seven eight"]) == [(0, "7", 1.0)]
+    # An add that fails half way commits nothing and leaves no file behind.
+    files = sorted(os.listdir(tmp_path / "ix"))
+    texts = [f"text number {i} with some words" for i in range(20000)]
+    with pytest.raises(ValueError, match="fewer ids"):
+        ix.add(texts, [str(i) for i in range(10000)])
+    with pytest.raises(TypeError):
+        ix.add(["fine", 3], ["x", "y"])
+    assert len(simhash_rs.Index.open(tmp_path / "ix")) == 3
+    assert sorted(os.listdir(tmp_path / "ix")) == files
+
+
+def test_settings_are_checked_by_name(tmp_path):
+    path = tmp_path / "ix"
+    simhash_rs.Index.open(path, jaccard=0.5, num_perm=64)
+    assert simhash_rs.Index.open(path, jaccard=0.5).settings()["num_perm"] == 64
+    with pytest.raises(ValueError, match="jaccard"):
+        simhash_rs.Index.open(path, jaccard=0.6)
+    with pytest.raises(ValueError, match="num_perm"):
+        simhash_rs.Index.open(path, num_perm=128)
+    with pytest.raises(ValueError, match="simhash"):
+        simhash_rs.Index.open(path, method="simhash")
+    with pytest.raises(ValueError, match="preset"):
+        simhash_rs.Index.open(path, preset="moz")
+    with pytest.raises(ValueError, match="k and blocks"):
+        simhash_rs.Index.open(path, k=3)
+    with pytest.raises(FileNotFoundError):
+        simhash_rs.Index.open(tmp_path / "missing", create=False)
+    with pytest.raises(ValueError, match="jaccard"):
+        simhash_rs.Index.open(tmp_path / "bad", jaccard=1.5)
+    assert not (tmp_path / "bad").exists()
+
+
+def test_one_writer_at_a_time(tmp_path):
+    ix = simhash_rs.Index.open(tmp_path / "ix")
+    writer = ix._native.writer()
+    try:
+        with pytest.raises(simhash_rs.IndexLockedError):
+            simhash_rs.Index.open(tmp_path / "ix").add(["a b c"], ["x"])
+        assert isinstance(simhash_rs.IndexLockedError("x"), OSError)
+        assert ix.query(["a b c"]) == []  # readers are never blocked
+    finally:
+        writer.rollback()
+    assert ix.add(["a b c"], ["x"]).added == 1
+
+
+def test_damage_is_an_error_never_an_answer(tmp_path):
+    path = tmp_path / "ix"
+    ix = simhash_rs.Index.open(path)
+    texts = [f"document {i} about subject {i % 17} with words {i * 3} and {i * 5}" for i in range(3000)]
+    ix.add(texts, [str(i) for i in range(len(texts))])
+    before = ix.query(texts[:50])
+    segment = next(p for p in os.listdir(path) if p not in ("MANIFEST", "LOCK"))
+    data = bytearray((path / segment).read_bytes())
+    rng = random.Random(5)
+    for at in (len(data) // 2, rng.randrange(len(data))):
+        data[at] ^= 0x40
+    (path / segment).write_bytes(bytes(data))
+    with pytest.raises(simhash_rs.CorruptIndexError, match=segment):
+        simhash_rs.Index.open(path).verify()
+    try:
+        assert simhash_rs.Index.open(path).query(texts[:50]) == before
+    except simhash_rs.CorruptIndexError as e:
+        assert segment in str(e)
+    manifest = (path / "MANIFEST").read_bytes()
+    (path / "MANIFEST").write_bytes(manifest[: len(manifest) // 3])
+    with pytest.raises(simhash_rs.CorruptIndexError, match="MANIFEST"):
+        simhash_rs.Index.open(path)

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The Python package's tests: builds `simhash_rs` with `pip install ./python` into a virtual
+# environment this script creates (maturin, numpy, pytest and pyarrow come from PyPI; nothing
+# needs to be installed beforehand), then runs its doctests and `pytest python/tests`, which
+# compare it with the `simhash` binary (built here) on the shared dev set.
+#
+#   bash scripts/python_tests.sh            # venv in target/python-venv (kept between runs)
+#   SIMHASH_PY_VENV=DIR bash scripts/python_tests.sh
+set -euo pipefail
+shopt -s inherit_errexit 2>/dev/null || true
+cd "$(dirname "$0")/.."
+
+python=${PYTHON:-python3}
+venv=${SIMHASH_PY_VENV:-target/python-venv}
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+  "maturin>=1.9,<2" "numpy>=1.21" "pytest>=7" "pyarrow>=12"
+# What a user runs: pip builds the extension with maturin (release) and installs it.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
+cargo build --release --locked -p simhash-cli
+# From the workspace root, so that `import simhash_rs` is the installed package.
+"$venv/bin/python" -c 'import doctest, sys, simhash_rs; r = doctest.testmod(simhash_rs); print(f"doctests: {r.attempted} run, {r.failed} failed"); sys.exit(r.failed != 0)'
+SIMHASH_BIN=target/release/simhash "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests

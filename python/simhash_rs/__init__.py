@@ -348,7 +348,8 @@ class DedupResult:
     """What :func:`dedup` decided, one entry per text in input order.
 
     ``keep`` (``bool``): kept. ``duplicate_of`` (``int64``): the position of the kept text
-    each removed one duplicates, -1 when kept. ``similarity`` (``float32``): the exact
+    each removed one duplicates, -1 when kept (or, from :meth:`Index.dedup`, when removed
+    as the duplicate of an indexed text, which ``indexed`` names). ``similarity`` (``float32``): the exact
     Jaccard similarity (minhash) or the bits apart (simhash) of a removed text and its kept
     one, NaN when kept: the ``similarity`` that ``simhash dedup --annotate`` writes.
     """
@@ -357,6 +358,11 @@ class DedupResult:
     duplicate_of: "np.ndarray"
     similarity: "np.ndarray"
     method: str
+    #: :meth:`Index.dedup` only: per text, the id of the indexed text it duplicates (None
+    #: when it matched nothing in the index); such texts have ``duplicate_of`` -1.
+    indexed: Optional[List[Optional[str]]] = None
+    #: :meth:`Index.dedup` with ``update=True``: what was added to the index.
+    added: Optional["AddResult"] = None
 
     def __len__(self) -> int:
         return len(self.keep)
@@ -536,9 +542,10 @@ def _u64(fp: Any) -> int:
 
 @dataclass(frozen=True)
 class AddResult:
-    """What :meth:`Index.add` committed: ``added`` texts, ``documents`` in the index now,
-    and each ``refused`` text as ``(position, id)``: its id was already in the index (or
-    earlier in the same add), so it was not added."""
+    """What :meth:`Index.add` (or :meth:`Index.dedup` with ``update=True``) committed:
+    ``added`` texts, ``documents`` in the index now, and each ``refused`` text as
+    ``(position, id)``: its id was already in the index (or earlier in the same add), so
+    it was not added."""
 
     added: int
     documents: int
@@ -668,6 +675,56 @@ class Index:
             key = ids[position] if ids is not None else position
             out.append((key, indexed, int(score) if as_int else score))
         return out
+
+    def dedup(
+        self,
+        texts: Iterable[str],
+        ids: Optional[Sequence[Hashable]] = None,
+        *,
+        keep: str = "first",
+        update: bool = False,
+    ) -> DedupResult:
+        """Deduplicates ``texts`` against the index, as ``simhash dedup --against`` does:
+        the indexed texts count as kept before any of these, so a text that matches one is
+        removed as its duplicate (``indexed`` names the earliest added, ``similarity`` says
+        how near); the others are deduplicated among themselves in the ``keep`` order.
+
+        With ``update=True`` (``ids`` required), the kept texts are added under their ids
+        and committed, so that deduplicating batch after batch this way decides what one
+        :func:`dedup` of them all decides (with ``keep="first"``). The writer's lock is
+        taken first; an error or interrupt commits nothing.
+        """
+        if keep not in ("first", "longest", "lowest-id"):
+            raise ValueError(f"keep must be 'first', 'longest' or 'lowest-id', not {keep!r}")
+        if update and ids is None:
+            raise ValueError("update=True stores the kept texts under their ids: give ids")
+        writer = self._native.writer() if update else None
+        try:
+            if writer is not None:
+                self._native.reload()  # what other writers committed before the lock
+            d = self._native.deduper()
+            for start, chunk in _chunks(texts):
+                d.add(chunk, start)
+            n = len(d)
+            labels = _positions_or(ids, n)
+            rank = _lowest_id_ranks(labels) if keep == "lowest-id" else None
+            of, similarity, indexed = d.finish("first" if keep == "lowest-id" else keep, rank)
+            kept = (of < 0) & np.array([i is None for i in indexed], dtype=bool)
+            added = None
+            if writer is not None:
+                docs = np.flatnonzero(kept).tolist()
+                d.add_to(writer, docs, [i if isinstance(i, str) else str(i) for i in (labels[x] for x in docs)])
+                count, documents, _generation, refused = writer.commit()
+                refused = [(docs[p], i) for p, i, _ in refused]
+                added = AddResult(added=count, documents=documents, refused=refused)
+        except BaseException:
+            if writer is not None:
+                writer.rollback()
+            raise
+        if writer is not None:
+            self._native.reload()
+        method = self.settings()["method"]
+        return DedupResult(keep=kept, duplicate_of=of, similarity=similarity, method=method, indexed=indexed, added=added)
 
     def verify(self) -> None:
         """Reads and checks every byte (:class:`CorruptIndexError` names a damaged file)."""

@@ -295,6 +295,17 @@ impl NativeIndex {
         run(py, move || index.verify())?.map_err(disk)
     }
 
+    /// A dedup against this index's committed state.
+    fn deduper(&self) -> NativeDedup {
+        NativeDedup {
+            index: Arc::clone(&self.index),
+            making: self.making.clone(),
+            docs: Vec::new(),
+            matched: Vec::new(),
+            lens: Vec::new(),
+        }
+    }
+
     /// Merges every segment into one (takes the lock), then reads the index again.
     fn compact<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let settings = self.index.settings().clone();
@@ -434,4 +445,175 @@ impl NativeWriter {
         }
         Ok(())
     }
+}
+
+/// `Index.dedup`: texts added in chunks, each searched in the index as it comes (its first,
+/// earliest-added match), then the dedup walk over the texts that matched nothing, as
+/// `simhash dedup --against` runs it.
+#[pyclass(module = "simhash_rs._native")]
+pub(crate) struct NativeDedup {
+    index: Arc<DiskIndex>,
+    making: Making,
+    docs: Vec<Doc>,
+    /// Each text's first match in the index: its id and the score.
+    matched: Vec<Option<(String, f64)>>,
+    lens: Vec<u64>,
+}
+
+/// Per text, the kept text it duplicates (-1 when kept or removed against the index), the
+/// similarity, and the indexed id it duplicates.
+type Decided<'py> =
+    (Bound<'py, numpy::PyArray1<i64>>, Bound<'py, numpy::PyArray1<f32>>, Vec<Option<String>>);
+
+#[pymethods]
+impl NativeDedup {
+    fn __len__(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Adds a chunk of texts: sketched and searched in the index in parallel.
+    fn add(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>, start: usize) -> PyResult<()> {
+        let texts = Texts::from_py(chunk, start)?;
+        let (index, making) = (Arc::clone(&self.index), self.making.clone());
+        let (docs, matched) = run(py, move || {
+            let docs = making.docs(&texts);
+            let matched: Result<Vec<Option<(String, f64)>>, simhash_index::disk::DiskError> = docs
+                .par_iter()
+                .map(|doc| match hits_of(&index, doc, true)?.first() {
+                    Some(&(indexed, score)) => Ok(Some((index.id(indexed)?.to_owned(), score))),
+                    None => Ok(None),
+                })
+                .collect();
+            let lens: Vec<u64> = (0..texts.len()).map(|i| texts.get(i).len() as u64).collect();
+            (docs, matched.map(|m| (m, lens)))
+        })?;
+        let (matched, lens) = matched.map_err(disk)?;
+        self.docs.extend(docs);
+        self.matched.extend(matched);
+        self.lens.extend(lens);
+        Ok(())
+    }
+
+    /// The decisions, for a keep policy's ranks (`rank[d]`: 0 first; `None`: input
+    /// order, or `longest`).
+    #[pyo3(signature = (keep="first", rank=None))]
+    fn finish<'py>(
+        &mut self,
+        py: Python<'py>,
+        keep: &str,
+        rank: Option<Vec<u32>>,
+    ) -> PyResult<Decided<'py>> {
+        let rank = crate::matcher::rank_of(&self.lens, keep, rank)?;
+        let hidden: Vec<bool> = self.matched.iter().map(Option::is_some).collect();
+        let docs = std::mem::take(&mut self.docs);
+        let settings = self.index.settings().clone();
+        let (docs, walked) = run(py, move || {
+            let walked = walk_unmatched(&settings, &docs, &hidden, &rank);
+            (docs, walked)
+        })?;
+        self.docs = docs;
+        let (mut of, mut similarity) = walked?;
+        let mut indexed = vec![None; self.matched.len()];
+        for (d, m) in self.matched.iter().enumerate() {
+            if let Some((id, score)) = m {
+                of[d] = -1;
+                similarity[d] = *score as f32;
+                indexed[d] = Some(id.clone());
+            }
+        }
+        Ok((
+            numpy::IntoPyArray::into_pyarray(of, py),
+            numpy::IntoPyArray::into_pyarray(similarity, py),
+            indexed,
+        ))
+    }
+
+    /// Adds texts `docs` (positions) under `ids` to `writer`, as they were sketched here.
+    #[allow(clippy::needless_pass_by_value)] // extracted from Python
+    fn add_to(
+        &self,
+        mut writer: PyRefMut<'_, NativeWriter>,
+        docs: Vec<usize>,
+        ids: Vec<String>,
+    ) -> PyResult<()> {
+        if docs.len() != ids.len() || docs.iter().any(|&d| d >= self.docs.len()) {
+            return Err(PyValueError::new_err("internal error: documents and ids differ"));
+        }
+        let writer = writer.writer()?;
+        for (&d, id) in docs.iter().zip(&ids) {
+            match &self.docs[d] {
+                Doc::Sketch(s) => writer.add_sketch(id, s.as_ref()),
+                Doc::Fingerprint(fp) => writer.add_fingerprint(id, *fp),
+            }
+            .map_err(disk)?;
+        }
+        Ok(())
+    }
+}
+
+/// The dedup walk over the documents not `hidden` (those that matched the index), with
+/// the index's method and threshold: each document's kept document (-1: itself) and
+/// similarity (NaN when kept).
+fn walk_unmatched(
+    settings: &Settings,
+    docs: &[Doc],
+    hidden: &[bool],
+    rank: &[u32],
+) -> PyResult<(Vec<i64>, Vec<f32>)> {
+    let pairs: Vec<(i64, f32)> = match settings {
+        Settings::MinHash(s) => {
+            let mut store = simhash_index::lsh::MemoryStore::new(s.bands);
+            for doc in docs {
+                let Doc::Sketch(sketch) = doc else {
+                    return Err(PyRuntimeError::new_err(
+                        "internal error: a fingerprint in a MinHash dedup",
+                    ));
+                };
+                simhash_index::lsh::SketchStore::push(&mut store, sketch.as_ref())
+                    .map_err(crate::errors::engine)?;
+            }
+            simhash_index::lsh::SketchStore::finish(&mut store).map_err(crate::errors::engine)?;
+            let masked = simhash_index::lsh::Masked { inner: &store, hidden };
+            let (walk, _) = simhash_index::lsh::walk(&masked, s.jaccard, rank)
+                .map_err(crate::errors::engine)?;
+            walk.center
+                .iter()
+                .zip(&walk.jaccard)
+                .enumerate()
+                .map(
+                    |(d, (&c, &j))| {
+                        if c as usize == d { (-1, f32::NAN) } else { (i64::from(c), j as f32) }
+                    },
+                )
+                .collect()
+        }
+        Settings::Simhash(s) => {
+            let fps: Vec<Option<simhash_core::Fingerprint>> = docs
+                .iter()
+                .zip(hidden)
+                .map(|(doc, &h)| match doc {
+                    Doc::Fingerprint(fp) if !h => *fp,
+                    _ => None,
+                })
+                .collect();
+            let walk = simhash_index::DedupWalk::new(&fps, rank);
+            let tables = simhash_index::Tables::new(s.blocks, s.max_distance)
+                .map_err(crate::errors::value)?;
+            let center = walk.run(&tables, |_, _| {}).center;
+            center
+                .iter()
+                .enumerate()
+                .map(|(d, &c)| {
+                    if c as usize == d {
+                        (-1, f32::NAN)
+                    } else {
+                        let (a, b) =
+                            (fps[d].unwrap_or_default(), fps[c as usize].unwrap_or_default());
+                        (i64::from(c), a.distance(b) as f32)
+                    }
+                })
+                .collect()
+        }
+    };
+    Ok(pairs.into_iter().unzip())
 }

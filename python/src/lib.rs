@@ -34,5 +34,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::HammingTable>()?;
     m.add_class::<disk::NativeIndex>()?;
     m.add_class::<disk::NativeWriter>()?;
+    m.add_class::<disk::NativeDedup>()?;
     Ok(())
 }

@@ -57,29 +57,34 @@ impl Matcher {
         self.engine.take().ok_or_else(spent)
     }
 
-    /// Each document's priority (0 first) for a keep policy: input order, longest text
-    /// first (ties in input order), or the ranks given.
+    /// Each document's priority (0 first) for a keep policy ([`rank_of`]).
     fn rank(&self, keep: &str, rank: Option<Vec<u32>>) -> PyResult<Vec<u32>> {
-        let n = self.lens.len();
-        match (keep, rank) {
-            (_, Some(rank)) if rank.len() != n => {
-                Err(PyValueError::new_err(format!("{} ranks for {n} documents", rank.len())))
-            }
-            (_, Some(rank)) => Ok(rank),
-            ("first", None) => Ok((0..n as u32).collect()),
-            ("longest", None) => {
-                let mut order: Vec<u32> = (0..n as u32).collect();
-                order.sort_by_key(|&d| (std::cmp::Reverse(self.lens[d as usize]), d));
-                let mut rank = vec![0u32; n];
-                for (r, &d) in order.iter().enumerate() {
-                    rank[d as usize] = r as u32;
-                }
-                Ok(rank)
-            }
-            (other, None) => Err(PyValueError::new_err(format!(
-                "keep must be \"first\", \"longest\" or \"lowest-id\", not {other:?}"
-            ))),
+        rank_of(&self.lens, keep, rank)
+    }
+}
+
+/// Each document's priority (0 first) for a keep policy: input order, longest text first
+/// (ties in input order; `lens`: the texts' lengths), or the ranks given.
+pub(crate) fn rank_of(lens: &[u64], keep: &str, rank: Option<Vec<u32>>) -> PyResult<Vec<u32>> {
+    let n = lens.len();
+    match (keep, rank) {
+        (_, Some(rank)) if rank.len() != n => {
+            Err(PyValueError::new_err(format!("{} ranks for {n} documents", rank.len())))
         }
+        (_, Some(rank)) => Ok(rank),
+        ("first", None) => Ok((0..n as u32).collect()),
+        ("longest", None) => {
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.sort_by_key(|&d| (std::cmp::Reverse(lens[d as usize]), d));
+            let mut rank = vec![0u32; n];
+            for (r, &d) in order.iter().enumerate() {
+                rank[d as usize] = r as u32;
+            }
+            Ok(rank)
+        }
+        (other, None) => Err(PyValueError::new_err(format!(
+            "keep must be \"first\", \"longest\" or \"lowest-id\", not {other:?}"
+        ))),
     }
 }
 

@@ -167,3 +167,74 @@ def test_damage_is_an_error_never_an_answer(tmp_path):
     (path / "MANIFEST").write_bytes(manifest[: len(manifest) // 3])
     with pytest.raises(simhash_rs.CorruptIndexError, match="MANIFEST"):
         simhash_rs.Index.open(path)
+
+
+def removed_lines(path):
+    import json
+
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            out[str(r["id"])] = (str(r["duplicate_of"]), r.get("jaccard", r.get("distance")))
+    return out
+
+
+@pytest.mark.parametrize("method", ["minhash", "simhash"])
+@pytest.mark.parametrize("keep", ["first", "longest", "lowest-id"])
+def test_dedup_against_equals_the_cli(cli, devset, tmp_path, method, keep):
+    _, ids, texts = devset
+    cut = len(texts) * 2 // 3
+    old_path = write_jsonl(tmp_path / "old.jsonl", ids[:cut], texts[:cut])
+    new_path = write_jsonl(tmp_path / "new.jsonl", ids[cut:], texts[cut:])
+    index = tmp_path / "ix"
+    cli("index", "add", index, old_path, "-q", "--method", method)
+    removed = tmp_path / "removed.jsonl"
+    cli("dedup", new_path, "-q", "--against", index, "--keep", keep, "-o", tmp_path / "kept.jsonl", "--removed", removed)
+    expected = removed_lines(removed)
+    result = simhash_rs.Index.open(index).dedup(texts[cut:], ids[cut:], keep=keep)
+    new_ids = ids[cut:]
+    got = {}
+    for d in result.removed.tolist():
+        of = result.indexed[d] if result.indexed[d] is not None else new_ids[int(result.duplicate_of[d])]
+        got[new_ids[d]] = (of, float(result.similarity[d]))
+    assert sum(i is not None for i in result.indexed) > 200
+    assert sorted(got) == sorted(expected)
+    for d, (of, score) in got.items():
+        assert of == expected[d][0], d
+        assert abs(score - expected[d][1]) <= 0.5e-4 + 1e-6, d
+
+
+@pytest.mark.parametrize("method", ["minhash", "simhash"])
+def test_dedup_batch_after_batch_equals_one_dedup(devset, tmp_path, method):
+    _, ids, texts = devset
+    whole = simhash_rs.dedup(texts, ids, method=method)
+    expected = [ids[d] for d in whole.kept.tolist()]
+    ix = simhash_rs.Index.open(tmp_path / "ix", method=method)
+    kept = []
+    cuts = [0, 1000, 4000, 4001, len(texts)]
+    for a, b in zip(cuts, cuts[1:]):
+        result = ix.dedup(texts[a:b], ids[a:b], update=True)
+        assert result.added.added == int(result.keep.sum()) and result.added.refused == []
+        kept += [ids[a + d] for d in result.kept.tolist()]
+    assert kept == expected
+    assert len(ix) == len(expected)
+    # Nothing new the second time: every text matches the index.
+    again = ix.dedup(texts[:500], ids[:500])
+    assert not again.keep.any() and all(i is not None for i in again.indexed)
+
+
+def test_dedup_update_needs_ids_and_the_lock(tmp_path):
+    ix = simhash_rs.Index.open(tmp_path / "ix")
+    with pytest.raises(ValueError, match="ids"):
+        ix.dedup(["a b c"], update=True)
+    writer = ix._native.writer()
+    try:
+        with pytest.raises(simhash_rs.IndexLockedError):
+            ix.dedup(["a b c"], ["x"], update=True)
+        assert ix.dedup(["a b c"]).keep.tolist() == [True]  # reading needs no lock
+    finally:
+        writer.rollback()
+    result = ix.dedup(["a b c d", "a b c d", "e f g h"], ["x", "y", "x"], update=True)
+    assert result.keep.tolist() == [True, False, True]
+    assert result.added.added == 1 and result.added.refused == [(2, "x")]

@@ -31,6 +31,7 @@ at a time beyond what the result needs.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import re
@@ -161,7 +162,12 @@ def fingerprint(text: str, preset: str = "default", window: Optional[int] = None
     ``"fork"`` (the OpenMP fork's JSON mode); ``window``: tokens per shingle (bytes for
     ``fork``), the preset's own by default.
     """
-    return _native.Fingerprinter(preset, window).fingerprint(text)
+    return _fingerprinter(preset, window).fingerprint(text)
+
+
+@functools.lru_cache(maxsize=16)
+def _fingerprinter(preset: str, window: Optional[int]) -> Any:
+    return _native.Fingerprinter(preset, window)
 
 
 def fingerprints(
@@ -174,7 +180,7 @@ def fingerprints(
     """The fingerprints of ``texts`` as a ``uint64`` array, computed in parallel with the
     GIL released. A text without features gets 0; with ``with_mask=True`` the result is
     ``(fingerprints, has_features)``, the second a ``bool`` array that tells them apart."""
-    f = _native.Fingerprinter(preset, window)
+    f = _fingerprinter(preset, window)
     values, masks = [], []
     for start, chunk in _chunks(texts):
         v, m = f.fingerprints(chunk, start)

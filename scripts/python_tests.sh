@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Python package's tests: builds `simhash_rs` with `pip install ./python` into a virtual
-# environment this script creates (maturin, numpy, pytest and pyarrow come from PyPI; nothing
+# environment this script creates (maturin, numpy, pytest, pyarrow and polars come from PyPI; nothing
 # needs to be installed beforehand), then runs its doctests and `pytest python/tests`, which
 # compare it with the `simhash` binary (built here) on the shared dev set.
 #
@@ -16,7 +16,7 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-  "maturin>=1.9,<2" "numpy>=1.21" "pytest>=7" "pyarrow>=12"
+  "maturin>=1.9,<2" "numpy>=1.21" "pytest>=7" "pyarrow>=12" "polars>=1"
 # What a user runs: pip builds the extension with maturin (release) and installs it.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
 cargo build --release --locked -p simhash-cli

@@ -5,7 +5,7 @@
 //! here, which do the work on rayon's pool with the GIL released. Long searches run on a
 //! thread of their own while the calling thread waits with the GIL released and checks for
 //! signals, so Ctrl-C raises `KeyboardInterrupt` in the middle of a search
-//! ([`interrupt::run`]). The engines are the workspace's own (`simhash-core`,
+//! (`interrupt::run`). The engines are the workspace's own (`simhash-core`,
 //! `simhash-index`): the same decisions as the `simhash` command line.
 
 use pyo3::prelude::*;

@@ -344,3 +344,46 @@ fn dictionary_encoded_text_and_id_columns() {
         run.stderr
     );
 }
+
+#[test]
+fn dedup_parquet_output_is_the_same_at_any_thread_count() {
+    let dir = Dir::new();
+    // Two shards of more rows than a batch (4,096), so that several batches of each go
+    // from the decoding thread to the encoding one.
+    let jsonl = corpus(4500, 11);
+    dir.write("all.jsonl", &jsonl);
+    let rows = records(&jsonl);
+    let half = rows.len() / 2;
+    assert!(half > 4096, "{half} rows a shard");
+    for (name, part) in [("a.parquet", &rows[..half]), ("b.parquet", &rows[half..])] {
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_max_row_group_row_count(Some(1000))
+            .build();
+        let batch = batch(part);
+        let file = std::fs::File::create(dir.path(name)).unwrap();
+        let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+    }
+    dir.run(&["dedup", "all.jsonl", "-o", "kept.jsonl", "-q"]).code(0);
+    let kept: Vec<String> = records(&dir.read("kept.jsonl")).into_iter().map(|r| r.0).collect();
+    assert!(kept.len() < rows.len() && kept.len() > half);
+    for annotate in [&[][..], &["--annotate"]] {
+        let mut outputs = Vec::new();
+        for threads in ["1", "2", "3"] {
+            let out = format!("out-{threads}.parquet");
+            let args = ["dedup", "a.parquet", "b.parquet", "-q", "-j", threads, "-o", &out];
+            dir.run(&[&args[..], annotate].concat()).code(0);
+            outputs.push(std::fs::read(dir.path(&out)).unwrap());
+        }
+        assert!(outputs.iter().all(|o| *o == outputs[0]), "{annotate:?}: -j1, -j2, -j3 differ");
+        let (batches, _, _) = read_back(&dir, "out-2.parquet");
+        let ids = column_strings(&batches, "id");
+        if annotate.is_empty() {
+            assert_eq!(ids, kept);
+        } else {
+            assert_eq!(ids, rows.iter().map(|r| r.0.clone()).collect::<Vec<_>>());
+        }
+    }
+}

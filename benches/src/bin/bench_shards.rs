@@ -15,8 +15,10 @@
 //!
 //! `--baseline PATH` times another `simhash` binary (an older build) on each input in the
 //! same run, alternating with the first, checks that both write the same bytes, and adds
-//! its figures to the table. `--runs N` runs each N times and keeps the fastest (the
-//! machine is shared: the minimum is the least disturbed run).
+//! its figures to the table. `--runs N` runs each N times and keeps the fastest wall time
+//! and, apart, the least CPU time (user + system, of the child process; the machine is
+//! shared: the minimum is the least disturbed run). Ratios are to the first row, the one
+//! JSONL file: above 1 is faster than it.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::fs::File;
@@ -176,35 +178,39 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("baseline: {}", baseline.display());
         bins.push((" (baseline)", baseline));
     }
-    println!("| input | bytes on disk | wall s | MB/s (of the JSONL) | vs one JSONL |");
-    println!("|---|---|---|---|---|");
+    println!(
+        "| input | bytes on disk | wall s | CPU s | MB/s (of the JSONL) | wall vs one JSONL | \
+         CPU vs one JSONL |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     let mut baseline = None;
     for (label, input, out) in [
         ("one JSONL file", corpus.clone(), "out.jsonl"),
         (".jsonl.zst shards", zst, "out-zst.jsonl"),
         ("Parquet shards", pq, "out.parquet"),
     ] {
-        let mut best = vec![f64::INFINITY; bins.len()];
+        let mut best = vec![(f64::INFINITY, f64::INFINITY); bins.len()];
         let outs: Vec<PathBuf> =
             (0..bins.len()).map(|b| args.dir.join(format!("{b}-{out}"))).collect();
         for _ in 0..args.runs {
             for ((_, bin), (best, out)) in bins.iter().zip(best.iter_mut().zip(&outs)) {
                 let _ = std::fs::remove_file(out);
-                let secs =
+                let (wall, cpu) =
                     dedup(bin, &input, out, args.threads).map_err(|e| format!("{label}: {e}"))?;
-                *best = best.min(secs);
+                *best = (best.0.min(wall), best.1.min(cpu));
             }
         }
         if outs.len() > 1 && std::fs::read(&outs[0])? != std::fs::read(&outs[1])? {
             return Err(format!("{label}: the two binaries wrote different outputs").into());
         }
-        for ((name, _), secs) in bins.iter().zip(&best) {
-            let base = *baseline.get_or_insert(*secs);
+        for ((name, _), &(wall, cpu)) in bins.iter().zip(&best) {
+            let (base_wall, base_cpu) = *baseline.get_or_insert((wall, cpu));
             println!(
-                "| {label}{name} | {:.0} MB | {secs:.2} | {:.1} | {:.2}x |",
+                "| {label}{name} | {:.0} MB | {wall:.2} | {cpu:.2} | {:.1} | {:.2}x | {:.2}x |",
                 dir_bytes(&input)? as f64 / 1e6,
-                jsonl_bytes as f64 / 1e6 / secs,
-                base / secs
+                jsonl_bytes as f64 / 1e6 / wall,
+                base_wall / wall,
+                base_cpu / cpu,
             );
         }
         for out in &outs {
@@ -214,8 +220,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Runs `simhash dedup` on `input` into `out`; returns the wall time in seconds.
-fn dedup(simhash: &Path, input: &Path, out: &Path, threads: usize) -> Result<f64, String> {
+/// Runs `simhash dedup` on `input` into `out`; returns its wall and CPU (user + system)
+/// seconds (CPU `NaN` where they cannot be read).
+fn dedup(simhash: &Path, input: &Path, out: &Path, threads: usize) -> Result<(f64, f64), String> {
+    let cpu_before = benches::children_cpu_seconds();
     let start = Instant::now();
     let status = Command::new(simhash)
         .args(["dedup", "-q", "-j", &threads.to_string()])
@@ -228,5 +236,9 @@ fn dedup(simhash: &Path, input: &Path, out: &Path, threads: usize) -> Result<f64
     if !status.success() {
         return Err(format!("{} dedup failed: {status}", simhash.display()));
     }
-    Ok(secs)
+    let cpu = match (cpu_before, benches::children_cpu_seconds()) {
+        (Some(before), Some(after)) => after - before,
+        _ => f64::NAN,
+    };
+    Ok((secs, cpu))
 }

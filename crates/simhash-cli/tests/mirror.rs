@@ -2,7 +2,8 @@
 //! directories; plain, .gz and .zst JSONL; Parquet with each input's schema and codec) hold
 //! byte for byte the records of the single output, in input order; annotated outputs are
 //! the input plus the annotation, naming the records `--removed` names; a failed run
-//! leaves nothing.
+//! leaves nothing; `--output-dir` with `--against --update`; a Parquet column already
+//! named as an annotation is refused.
 
 #![allow(clippy::case_sensitive_file_extension_comparisons, clippy::cast_possible_wrap)]
 
@@ -393,4 +394,93 @@ fn annotate_against_an_index_names_the_indexed_record() {
     // The empty shard's records are exact copies of indexed ones.
     assert!(annotated.iter().any(|(id, of, _)| id.contains("copy0") && of == "\"d0\""));
     assert_eq!(annotated, want);
+}
+
+#[cfg(unix)]
+#[test]
+fn output_dir_against_an_index_with_update() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let dir = Dir::new();
+    jsonl_shards(&dir);
+    for ix in ["plain", "updated"] {
+        dir.run(&["index", "add", ix, "in/a.jsonl", "-q"]).code(0);
+    }
+    let documents = |ix: &str| {
+        let stats = dir.run(&["index", "stats", ix, "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&stats.code(0).stdout).unwrap();
+        v["documents"].as_u64().unwrap()
+    };
+    let indexed = documents("plain");
+    let args = ["dedup", "in/b", "--against", "plain", "-o", "one.jsonl", "--removed", "rm1.jsonl"];
+    dir.run(&[&args[..], &["-q"]].concat()).code(0);
+    // A failed run with --update leaves the index as it was, and no output.
+    let args = ["dedup", "in/b", "--against", "updated", "--update", "--output-dir", "out"];
+    dir.run(&[&args[..], &["--stats", "/dev/full", "-q"]].concat()).code(2);
+    assert!(!dir.path("out").exists());
+    assert_eq!(documents("updated"), indexed);
+    dir.run(&[&args[..], &["--removed", "rm2.jsonl", "-q"]].concat()).code(0);
+    // Each shard's output holds its part of the single output, in order.
+    let mut joined = Vec::new();
+    for name in ["c.jsonl.gz", "d/e.jsonl.zst", "empty.jsonl"] {
+        joined.extend(decompressed(&dir.path(&format!("out/{name}"))));
+    }
+    let one = dir.read("one.jsonl");
+    assert_eq!(String::from_utf8(joined).unwrap(), one);
+    assert_eq!(dir.read("rm1.jsonl"), dir.read("rm2.jsonl"));
+    assert!(!dir.read("rm1.jsonl").is_empty());
+    // The kept records went into the index: a second run keeps nothing of them.
+    assert_eq!(documents("updated"), indexed + one.lines().count() as u64);
+    assert_eq!(documents("plain"), indexed);
+    let args = ["dedup", "in/b", "--against", "updated", "--output-dir", "again", "-q"];
+    dir.run(&args).code(0);
+    for name in ["c.jsonl.gz", "d/e.jsonl.zst", "empty.jsonl"] {
+        assert!(decompressed(&dir.path(&format!("again/{name}"))).is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn parquet_with_an_annotation_column_is_refused_by_annotate() {
+    let dir = Dir::new();
+    let rows = corpus(20, 4);
+    let rows: Vec<(String, String)> = rows
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["id"].as_str().unwrap().to_string(), v["text"].as_str().unwrap().to_string())
+        })
+        .collect();
+    std::fs::create_dir_all(dir.path("pq")).unwrap();
+    for (column, path) in [("similarity", "pq/s.parquet"), ("cluster", "pq/c.parquet")] {
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| &r.0))) as ArrayRef),
+            (
+                "text",
+                Arc::new(StringArray::from_iter_values(rows.iter().map(|r| &r.1))) as ArrayRef,
+            ),
+            (column, Arc::new(Int64Array::from_iter_values(0..rows.len() as i64)) as ArrayRef),
+        ])
+        .unwrap();
+        let file = std::fs::File::create(dir.path(path)).unwrap();
+        let mut writer = ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+    }
+    for (args, file, column) in [
+        (&["dedup", "pq/s.parquet", "--annotate", "-o", "x.parquet"][..], "s", "similarity"),
+        (&["dedup", "pq/s.parquet", "--annotate", "--output-dir", "x"], "s", "similarity"),
+        (&["cluster", "pq/c.parquet", "--annotate", "-o", "x.parquet"], "c", "cluster"),
+    ] {
+        let run = dir.run(args);
+        run.code(2);
+        let want = format!("pq/{file}.parquet: already has a column \"{column}\"");
+        assert!(run.stderr.contains(&want), "{args:?}: {}", run.stderr);
+        assert!(!dir.path("x.parquet").exists() && !dir.path("x").exists(), "{args:?}");
+    }
+    // Without --annotate the column is one more column, copied.
+    dir.run(&["dedup", "pq/s.parquet", "-o", "kept.parquet", "-q"]).code(0);
+    let (kept, _) = read_parquet(&dir.path("kept.parquet"));
+    assert_eq!(kept.schema().field(2).name(), "similarity");
+    assert!(kept.num_rows() > 0);
 }

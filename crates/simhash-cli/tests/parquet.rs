@@ -1,10 +1,15 @@
 //! Parquet inputs, written by the tests with the Rust crates: the same records and decisions
 //! as the same records in JSONL, nested columns, integer ids, null texts, bad shards, and
-//! dedup's Parquet output with the input's schema and compression.
+//! dedup's Parquet output with the input's schema and compression, dictionary-encoded
+//! columns.
 
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray, StructArray};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int16Type, Int32Type};
+use arrow_array::{
+    Array, ArrayRef, DictionaryArray, Int64Array, RecordBatch, StringArray, StructArray,
+};
 use arrow_schema::{DataType, Field};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -253,4 +258,132 @@ fn bad_shards_are_reported_and_the_run_goes_on_or_stops() {
         "{}",
         run.stderr
     );
+}
+
+/// The strings of a column, through a dictionary if it is one (`None`: null).
+fn dictionary_strings(batches: &[RecordBatch], name: &str) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    for b in batches {
+        let column = b.column_by_name(name).unwrap();
+        let dict = column.as_any_dictionary_opt().expect("a dictionary column");
+        let values = dict.values().as_any().downcast_ref::<StringArray>().unwrap();
+        let keys = dict.normalized_keys();
+        out.extend(
+            (0..column.len()).map(|i| column.is_valid(i).then(|| values.value(keys[i]).into())),
+        );
+    }
+    out
+}
+
+#[test]
+fn dictionary_encoded_text_and_id_columns() {
+    let dir = Dir::new();
+    let jsonl = corpus(40, 9);
+    dir.write("all.jsonl", &jsonl);
+    let rows = records(&jsonl);
+    let ids: DictionaryArray<Int32Type> = rows.iter().map(|r| r.0.as_str()).collect();
+    let texts: DictionaryArray<Int16Type> = rows.iter().map(|r| r.1.as_str()).collect();
+    let batch = RecordBatch::try_from_iter([
+        ("id", Arc::new(ids) as ArrayRef),
+        ("text", Arc::new(texts) as ArrayRef),
+    ])
+    .unwrap();
+    write_parquet(&dir, "dict.parquet", &batch, Compression::SNAPPY);
+    let (_, input_schema, _) = read_back(&dir, "dict.parquet");
+    for name in ["id", "text"] {
+        let t = input_schema.field_with_name(name).unwrap().data_type();
+        assert!(matches!(t, DataType::Dictionary(..)), "{name} reads back as {t}");
+    }
+    for args in [&["pairs"][..], &["cluster", "--method", "simhash"], &["fingerprint"]] {
+        let parquet = dir.run(&[args, &["dict.parquet"]].concat());
+        parquet.code(0);
+        let jsonl = dir.run(&[args, &["all.jsonl"]].concat());
+        assert_eq!(parquet.stdout, jsonl.stdout, "{args:?}");
+        assert!(!parquet.stdout.is_empty());
+    }
+    // dedup keeps the dictionary columns and writes the rows JSONL keeps.
+    dir.run(&["dedup", "dict.parquet", "-o", "kept.parquet", "--removed", "rm.jsonl"]).code(0);
+    dir.run(&["dedup", "all.jsonl", "-o", "kept.jsonl", "--removed", "rm-jsonl.jsonl"]).code(0);
+    assert_eq!(dir.read("rm.jsonl"), dir.read("rm-jsonl.jsonl"));
+    assert!(!dir.read("rm.jsonl").is_empty());
+    let (batches, schema, _) = read_back(&dir, "kept.parquet");
+    assert_eq!(schema.fields(), input_schema.fields());
+    let kept = records(&dir.read("kept.jsonl"));
+    let want = |f: fn(&(String, String)) -> &String| -> Vec<Option<String>> {
+        kept.iter().map(|r| Some(f(r).clone())).collect()
+    };
+    assert_eq!(dictionary_strings(&batches, "id"), want(|r| &r.0));
+    assert_eq!(dictionary_strings(&batches, "text"), want(|r| &r.1));
+
+    // A null in a dictionary text column is reported with its row, like a plain null.
+    let texts: DictionaryArray<Int32Type> =
+        [Some("one two three four five"), None, Some("one two three four five")]
+            .into_iter()
+            .collect();
+    let batch = RecordBatch::try_from_iter([("text", Arc::new(texts) as ArrayRef)]).unwrap();
+    write_parquet(&dir, "null.parquet", &batch, Compression::UNCOMPRESSED);
+    let run = dir.run(&["pairs", "null.parquet"]);
+    run.code(1);
+    assert_eq!(run.stdout, "id_a\tid_b\tjaccard\n0\t2\t1.0000\n");
+    assert!(
+        run.stderr.contains("null.parquet:2: text column \"text\" is null, not a string"),
+        "{}",
+        run.stderr
+    );
+    // A dictionary of another type than strings is refused, naming its type.
+    let floats: DictionaryArray<Int32Type> = DictionaryArray::new(
+        arrow_array::Int32Array::from(vec![0, 0]),
+        Arc::new(arrow_array::Float64Array::from(vec![1.5])),
+    );
+    let batch = RecordBatch::try_from_iter([("text", Arc::new(floats) as ArrayRef)]).unwrap();
+    write_parquet(&dir, "floats.parquet", &batch, Compression::UNCOMPRESSED);
+    let run = dir.run(&["pairs", "floats.parquet"]);
+    assert!(
+        run.code(1).stderr.contains("is Dictionary(Int32, Float64), not a string"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn dedup_parquet_output_is_the_same_at_any_thread_count() {
+    let dir = Dir::new();
+    // Two shards of more rows than a batch (4,096), so that several batches of each go
+    // from the decoding thread to the encoding one.
+    let jsonl = corpus(4500, 11);
+    dir.write("all.jsonl", &jsonl);
+    let rows = records(&jsonl);
+    let half = rows.len() / 2;
+    assert!(half > 4096, "{half} rows a shard");
+    for (name, part) in [("a.parquet", &rows[..half]), ("b.parquet", &rows[half..])] {
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_max_row_group_row_count(Some(1000))
+            .build();
+        let batch = batch(part);
+        let file = std::fs::File::create(dir.path(name)).unwrap();
+        let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+    }
+    dir.run(&["dedup", "all.jsonl", "-o", "kept.jsonl", "-q"]).code(0);
+    let kept: Vec<String> = records(&dir.read("kept.jsonl")).into_iter().map(|r| r.0).collect();
+    assert!(kept.len() < rows.len() && kept.len() > half);
+    for annotate in [&[][..], &["--annotate"]] {
+        let mut outputs = Vec::new();
+        for threads in ["1", "2", "3"] {
+            let out = format!("out-{threads}.parquet");
+            let args = ["dedup", "a.parquet", "b.parquet", "-q", "-j", threads, "-o", &out];
+            dir.run(&[&args[..], annotate].concat()).code(0);
+            outputs.push(std::fs::read(dir.path(&out)).unwrap());
+        }
+        assert!(outputs.iter().all(|o| *o == outputs[0]), "{annotate:?}: -j1, -j2, -j3 differ");
+        let (batches, _, _) = read_back(&dir, "out-2.parquet");
+        let ids = column_strings(&batches, "id");
+        if annotate.is_empty() {
+            assert_eq!(ids, kept);
+        } else {
+            assert_eq!(ids, rows.iter().map(|r| r.0.clone()).collect::<Vec<_>>());
+        }
+    }
 }

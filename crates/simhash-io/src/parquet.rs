@@ -41,8 +41,9 @@ fn bad(name: &str, message: impl std::fmt::Display) -> Error {
 /// as [`Columns`] names them), read a batch of rows at a time, so that memory holds one
 /// batch, whatever the file's size.
 ///
-/// The text column must hold strings (Arrow `Utf8`, `LargeUtf8` or `Utf8View`); the id
-/// column strings or integers (an integer id is numeric, like a JSON number). A file
+/// The text column must hold strings (Arrow `Utf8`, `LargeUtf8` or `Utf8View`, or a
+/// dictionary of them); the id column strings or integers (an integer id is numeric, like
+/// a JSON number), or a dictionary of them. A file
 /// without the id column has no ids (each row gets its 0-based row number in the run's
 /// inputs, like a JSONL record without one). A file without the text column, or with
 /// columns of other types, is an [`ErrorKind::BadParquet`] error naming it, as is a file
@@ -119,7 +120,7 @@ impl ParquetRows {
                 ),
             )
         })?;
-        if !is_string(&text_type) {
+        if !is_string(values_type(&text_type)) {
             return Err(bad(
                 &name,
                 format_args!("column {:?} is {text_type}, not a string", columns.text_name),
@@ -127,8 +128,8 @@ impl ParquetRows {
         }
         let id_type = field_type(schema.fields(), &columns.id);
         if let Some(t) = &id_type
-            && !is_string(t)
-            && !t.is_integer()
+            && !is_string(values_type(t))
+            && !values_type(t).is_integer()
         {
             return Err(bad(
                 &name,
@@ -211,9 +212,24 @@ fn is_string(t: &DataType) -> bool {
     matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
 }
 
+/// The type of a column's values: a dictionary's value type, or the type itself.
+fn values_type(t: &DataType) -> &DataType {
+    match t {
+        DataType::Dictionary(_, values) => values,
+        t => t,
+    }
+}
+
 /// A column of a batch at a dotted path, with the structs above it (whose nulls are its).
+/// A dictionary-encoded column is read through its keys.
 struct Column {
+    /// The array at the path (for a dictionary, its keys and their nulls).
     leaf: ArrayRef,
+    /// The strings or integers: `leaf` itself, or a dictionary's values.
+    values: ArrayRef,
+    /// A dictionary's keys as indexes into `values` (none when `values` is empty: every
+    /// row is null).
+    keys: Option<Vec<usize>>,
     parents: Vec<ArrayRef>,
 }
 
@@ -226,33 +242,49 @@ impl Column {
             let child = array.as_any().downcast_ref::<StructArray>()?.column_by_name(part)?.clone();
             parents.push(std::mem::replace(&mut array, child));
         }
-        Some(Column { leaf: array, parents })
+        let (values, keys) = match array.as_any_dictionary_opt() {
+            Some(d) if d.values().is_empty() => (d.values().clone(), Some(Vec::new())),
+            Some(d) => (d.values().clone(), Some(d.normalized_keys())),
+            None => (array.clone(), None),
+        };
+        Some(Column { leaf: array, values, keys, parents })
+    }
+
+    /// Where row `row`'s value is in `values` (`None`: nowhere, it is null).
+    fn index(&self, row: usize) -> Option<usize> {
+        match &self.keys {
+            None => Some(row),
+            Some(keys) => keys.get(row).copied(),
+        }
     }
 
     fn is_null(&self, row: usize) -> bool {
-        self.leaf.is_null(row) || self.parents.iter().any(|p| p.is_null(row))
+        self.leaf.is_null(row)
+            || self.index(row).is_none_or(|i| self.values.is_null(i))
+            || self.parents.iter().any(|p| p.is_null(row))
     }
 
     fn str(&self, row: usize) -> Option<&str> {
-        match self.leaf.data_type() {
-            DataType::Utf8 => Some(self.leaf.as_string::<i32>().value(row)),
-            DataType::LargeUtf8 => Some(self.leaf.as_string::<i64>().value(row)),
-            DataType::Utf8View => Some(self.leaf.as_string_view().value(row)),
+        let (a, i) = (&self.values, self.index(row)?);
+        match a.data_type() {
+            DataType::Utf8 => Some(a.as_string::<i32>().value(i)),
+            DataType::LargeUtf8 => Some(a.as_string::<i64>().value(i)),
+            DataType::Utf8View => Some(a.as_string_view().value(i)),
             _ => None,
         }
     }
 
     fn integer(&self, row: usize) -> Option<String> {
-        let a = &self.leaf;
+        let (a, i) = (&self.values, self.index(row)?);
         Some(match a.data_type() {
-            DataType::Int8 => a.as_primitive::<Int8Type>().value(row).to_string(),
-            DataType::Int16 => a.as_primitive::<Int16Type>().value(row).to_string(),
-            DataType::Int32 => a.as_primitive::<Int32Type>().value(row).to_string(),
-            DataType::Int64 => a.as_primitive::<Int64Type>().value(row).to_string(),
-            DataType::UInt8 => a.as_primitive::<UInt8Type>().value(row).to_string(),
-            DataType::UInt16 => a.as_primitive::<UInt16Type>().value(row).to_string(),
-            DataType::UInt32 => a.as_primitive::<UInt32Type>().value(row).to_string(),
-            DataType::UInt64 => a.as_primitive::<UInt64Type>().value(row).to_string(),
+            DataType::Int8 => a.as_primitive::<Int8Type>().value(i).to_string(),
+            DataType::Int16 => a.as_primitive::<Int16Type>().value(i).to_string(),
+            DataType::Int32 => a.as_primitive::<Int32Type>().value(i).to_string(),
+            DataType::Int64 => a.as_primitive::<Int64Type>().value(i).to_string(),
+            DataType::UInt8 => a.as_primitive::<UInt8Type>().value(i).to_string(),
+            DataType::UInt16 => a.as_primitive::<UInt16Type>().value(i).to_string(),
+            DataType::UInt32 => a.as_primitive::<UInt32Type>().value(i).to_string(),
+            DataType::UInt64 => a.as_primitive::<UInt64Type>().value(i).to_string(),
             _ => return None,
         })
     }

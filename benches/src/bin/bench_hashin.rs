@@ -15,7 +15,7 @@
 //! so that a burst of load on the shared machine hits each alike. The outputs of the
 //! binary under test and of the baseline must be identical (checked); simhash-cpp's is
 //! compared by its number of lines (it prints `[a, b]` in hash-set order).
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::naive_bytecount)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -58,7 +58,7 @@ fn parse_args() -> Result<Args, String> {
             "--cpp" => args.cpp = Some(PathBuf::from(value()?)),
             "--runs" => args.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
             "--threads" => {
-                args.threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?
+                args.threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?;
             }
             "--parser-only" => args.parser_only = true,
             "-h" | "--help" => {
@@ -245,7 +245,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .arg(input)
                     .arg("--output")
                     .arg(&out)
-                    .stdout(std::process::Stdio::null()))?);
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null()))?);
             }
             let cpp_lines = std::fs::read(&out)?.iter().filter(|&&b| b == b'\n').count();
             println!(

@@ -421,6 +421,8 @@ fn read_hash_blocks(
     let mut lines: u64 = 0;
     let mut buf: Vec<u8> = Vec::with_capacity(HASH_BLOCK_BYTES);
     let mut want = HASH_BLOCK_BYTES;
+    // A plain loop the compiler vectorizes: no crate for counting bytes.
+    #[allow(clippy::naive_bytecount)]
     let newlines = |data: &[u8]| data.iter().filter(|&&b| b == b'\n').count() as u64;
     loop {
         let eof = match fill(&mut reader, &mut buf, want) {
@@ -693,7 +695,7 @@ fn collect(
             }
             if let Some((first_line, hashes)) = batch.hashes {
                 let at = Place { name, base: batch.base, first_line };
-                let state = Collecting { ids: &mut ids, ids_given: &mut ids_given };
+                let state = &mut Collecting { ids: &mut ids, ids_given: &mut ids_given };
                 collect_hashes(&mut corpus, hashes, at, state, sampler.as_mut(), reporter)?;
                 reporter.progress(corpus.bytes, corpus.records);
                 continue;
@@ -782,7 +784,7 @@ fn collect_hashes(
     corpus: &mut Corpus,
     hashes: HashLines,
     at: Place<'_>,
-    state: Collecting<'_>,
+    state: &mut Collecting<'_>,
     mut sampler: Option<&mut Sampler>,
     reporter: &mut Reporter,
 ) -> anyhow::Result<()> {

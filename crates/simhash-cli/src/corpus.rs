@@ -2,8 +2,8 @@
 //! channel of numbered batches, fingerprint workers, and this thread putting the results
 //! back in input order.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BinaryHeap};
-use std::fmt::Write as _;
 use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crossbeam_channel::{Receiver, Sender, bounded};
 use simhash_core::{Fingerprint, Fingerprinter};
 use simhash_index::lsh::{DocSketch, SketchStore, Sketcher, SpillStore};
-use simhash_io::{Body, IdSet, IdTable, LineReader, LineStatus, Problem, Reason, Source};
+use simhash_io::{
+    Body, HashLines, IdSet, IdTable, LineReader, LineStatus, Problem, Reason, Source,
+};
 
 use crate::report::Reporter;
 
@@ -45,7 +47,11 @@ pub struct ReadOptions {
 /// Memory grows with the number of documents, never with their text.
 #[derive(Default)]
 pub struct Corpus {
+    /// The ids read from the input; empty when ids are line numbers (`generated`).
     ids: IdTable,
+    /// The records have no ids: each one's id is its 0-based line number in the
+    /// concatenation of the inputs, made when asked for rather than kept.
+    generated: bool,
     /// None when featureless.
     fps: Vec<Option<Fingerprint>>,
     /// The id was a JSON number (or a line number), not a string.
@@ -76,13 +82,23 @@ impl Corpus {
         self.fps.len()
     }
 
-    pub fn id(&self, doc: usize) -> &str {
-        self.ids.get(doc)
+    pub fn id(&self, doc: usize) -> Cow<'_, str> {
+        if self.generated {
+            Cow::Owned((self.lines[doc] - 1).to_string())
+        } else {
+            Cow::Borrowed(self.ids.get(doc))
+        }
+    }
+
+    /// Whether each document's id is its 0-based line number (the records had none), so
+    /// that ids sort as documents do.
+    pub fn ids_are_line_numbers(&self) -> bool {
+        self.generated
     }
 
     /// The id as it appeared: a JSON number (or a line number), or a string.
     pub fn id_value(&self, doc: usize) -> simhash_io::IdValue<'_> {
-        simhash_io::IdValue { text: self.id(doc).into(), number: self.numeric[doc] }
+        simhash_io::IdValue { text: self.id(doc), number: self.numeric[doc] }
     }
 
     pub fn fingerprint(&self, doc: usize) -> Option<Fingerprint> {
@@ -119,8 +135,23 @@ impl Corpus {
         self.no_features
     }
 
+    /// Adds records without ids (each one's id is its line number), no sketches and no
+    /// line hashes, at once: the lines `lines` (plus `offset`) hold the hashes `fps`.
+    fn extend_line_numbered(&mut self, lines: &[u64], fps: &[Option<Fingerprint>], offset: u64) {
+        if self.fps.is_empty() {
+            self.generated = true;
+        }
+        debug_assert!(self.generated && !self.keep_line_hashes && self.sketches.is_none());
+        self.no_features += fps.iter().filter(|fp| fp.is_none()).count();
+        self.fps.extend_from_slice(fps);
+        self.lines.extend(lines.iter().map(|&l| l + offset));
+        let n = self.fps.len();
+        self.numeric.resize(n, true);
+        self.lens.resize(n, 0);
+    }
+
     fn push(&mut self, id: &str, meta: Meta, sketch: Option<&DocSketch>) -> anyhow::Result<()> {
-        let Meta { numeric, fp, line, len, line_hash } = meta;
+        let Meta { numeric, generated, fp, line, len, line_hash } = meta;
         if self.keep_line_hashes {
             self.line_hashes.push(line_hash);
         }
@@ -130,7 +161,14 @@ impl Corpus {
         } else {
             self.no_features += usize::from(fp.is_none());
         }
-        self.ids.push(id);
+        // The first record decides (a corpus never mixes the two kinds of ids).
+        if self.fps.is_empty() {
+            self.generated = generated;
+        }
+        if !generated {
+            self.ids.push(id);
+        }
+        debug_assert_eq!(generated, self.generated);
         self.numeric.push(numeric);
         self.fps.push(fp);
         self.lines.push(line);
@@ -144,6 +182,8 @@ impl Corpus {
 struct Meta {
     /// The id is a JSON number (or a line number).
     numeric: bool,
+    /// The id is the line number (the record has none): not kept, made when asked for.
+    generated: bool,
     fp: Option<Fingerprint>,
     line: u64,
     len: u64,
@@ -169,6 +209,19 @@ struct RawBatch {
     /// The file cannot be read as records: reported for the whole file, which counts no
     /// line.
     failed: Option<Problem>,
+    /// Hash input: `data` holds whole lines, not yet split (`lines` is empty); the workers
+    /// split and parse them all at once.
+    block: Option<HashBlock>,
+}
+
+/// Where a block of whole lines of hash input is in its file.
+#[derive(Clone, Copy)]
+struct HashBlock {
+    /// The number in the file of the block's first line (1-based).
+    first_line: u64,
+    /// A line too long to hold follows the block's lines: its length, terminator
+    /// included (its bytes were skipped).
+    too_long: Option<u64>,
 }
 
 /// A batch after parsing, in the same order.
@@ -181,10 +234,16 @@ struct ParsedBatch {
     /// Per line: its number in the file, and the record or the problem.
     items: Vec<(u64, Parsed)>,
     failed: Option<Problem>,
+    /// A block of hash input: the number in the file of its first line, and its records
+    /// and problems (`items` is empty).
+    hashes: Option<(u64, HashLines)>,
 }
 
 const BATCH_LINES: usize = 2048;
 const BATCH_BYTES: usize = 4 << 20;
+
+/// The size of a block of hash input: a worker's share, cut at a line end.
+const HASH_BLOCK_BYTES: usize = 1 << 20;
 
 /// Reads all records of `sources`, as if concatenated, into a corpus, reporting bad ones
 /// through `reporter`.
@@ -249,7 +308,15 @@ fn read_sources(
             read_parquet(&path, source.size, options, batches)?
         } else {
             let reader = source.open(options.spool)?;
-            read_batches(reader, options, batches).map_err(|(line, e)| {
+            // Hash input goes in blocks of whole lines, which the workers split: one
+            // channel message, and no line-at-a-time work on this thread.
+            let blocks = options.reading.parser.hash_format().is_some() && !options.spool;
+            if blocks {
+                read_hash_blocks(reader, options, batches)
+            } else {
+                read_batches(reader, options, batches)
+            }
+            .map_err(|(line, e)| {
                 anyhow::Error::new(e).context(format!("{}:{line}: read error", source.name))
             })?
         };
@@ -283,6 +350,7 @@ impl Batches<'_> {
             lines: Vec::new(),
             rows: None,
             failed: None,
+            block: None,
         }
     }
 
@@ -335,6 +403,110 @@ fn read_batches(
         out.send(batch);
     }
     Ok((lines.line, out.seq))
+}
+
+/// Reads one file of hash input into blocks of whole lines of about [`HASH_BLOCK_BYTES`]
+/// (a line is never split), for the workers to split and parse
+/// ([`simhash_io::parse_hash_lines`]), as [`read_batches`] would read it line by line;
+/// returns its line count and the next sequence number, or the line and error of a
+/// failed read. A line longer than a block is held whole, unless it is over the record
+/// limit: then its bytes are counted and skipped, never held.
+fn read_hash_blocks(
+    mut reader: Box<dyn Read + Send>,
+    options: &ReadOptions,
+    mut out: Batches<'_>,
+) -> Result<(u64, u64), (u64, std::io::Error)> {
+    let max = options.max_record_bytes;
+    // Complete lines sent so far.
+    let mut lines: u64 = 0;
+    let mut buf: Vec<u8> = Vec::with_capacity(HASH_BLOCK_BYTES);
+    let mut want = HASH_BLOCK_BYTES;
+    // A plain loop the compiler vectorizes: no crate for counting bytes.
+    #[allow(clippy::naive_bytecount)]
+    let newlines = |data: &[u8]| data.iter().filter(|&&b| b == b'\n').count() as u64;
+    loop {
+        let eof = match fill(&mut reader, &mut buf, want) {
+            Ok(eof) => eof,
+            Err(e) => return Err((lines + newlines(&buf) + 1, e)),
+        };
+        if eof && buf.is_empty() {
+            break;
+        }
+        let (data, too_long) = if eof {
+            (std::mem::take(&mut buf), None)
+        } else if let Some(end) = buf.iter().rposition(|&b| b == b'\n') {
+            let rest = buf[end + 1..].to_vec();
+            buf.truncate(end + 1);
+            want = HASH_BLOCK_BYTES.max(rest.len() + HASH_BLOCK_BYTES / 2);
+            let mut next = Vec::with_capacity(want);
+            next.extend_from_slice(&rest);
+            (std::mem::replace(&mut buf, next), None)
+        } else if buf.len() as u64 > max.saturating_add(2) {
+            // One line longer than the limit: measure it without keeping it.
+            let mut total = buf.len() as u64;
+            buf.clear();
+            loop {
+                match fill(&mut reader, &mut buf, HASH_BLOCK_BYTES) {
+                    Ok(eof) => {
+                        if let Some(end) = buf.iter().position(|&b| b == b'\n') {
+                            total += end as u64 + 1;
+                            buf.drain(..=end);
+                            break;
+                        }
+                        total += buf.len() as u64;
+                        buf.clear();
+                        if eof {
+                            break;
+                        }
+                    }
+                    Err(e) => return Err((lines + 1, e)),
+                }
+            }
+            want = HASH_BLOCK_BYTES;
+            (Vec::new(), Some(total))
+        } else {
+            // One line longer than the block, within the limit: hold it whole.
+            want = buf.len() * 2;
+            continue;
+        };
+        if out.stop.load(Ordering::Relaxed) {
+            return Ok((lines, out.seq));
+        }
+        let mut batch = out.empty(0);
+        batch.bytes = data.len() as u64 + too_long.unwrap_or(0);
+        batch.block = Some(HashBlock { first_line: lines + 1, too_long });
+        lines += newlines(&data) + u64::from(too_long.is_some());
+        // The last line of a file needs no end.
+        if data.last().is_some_and(|&b| b != b'\n') {
+            lines += 1;
+        }
+        batch.data = data;
+        if !out.send(batch) {
+            return Ok((lines, out.seq));
+        }
+    }
+    Ok((lines, out.seq))
+}
+
+/// Reads from `reader` until `buf` holds `want` bytes or the input ends; true at its end.
+fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
+    while buf.len() < want {
+        let len = buf.len();
+        buf.resize(want, 0);
+        match reader.read(&mut buf[len..]) {
+            Ok(0) => {
+                buf.truncate(len);
+                return Ok(true);
+            }
+            Ok(n) => buf.truncate(len + n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(len),
+            Err(e) => {
+                buf.truncate(len);
+                return Err(e);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// Reads one Parquet file's rows into batches, as [`read_batches`] reads lines; returns its
@@ -400,7 +572,18 @@ fn parse_batches(
             ids: String::new(),
             items: Vec::with_capacity(raw.lines.len()),
             failed: raw.failed,
+            hashes: None,
         };
+        if let (Some(block), Some(format)) = (raw.block, reading.parser.hash_format()) {
+            let mut hashes = HashLines::default();
+            let top = block.first_line == 1;
+            simhash_io::parse_hash_lines(format, &raw.data, max, top, &mut hashes);
+            if let Some(n) = block.too_long {
+                hashes.count += 1;
+                hashes.problems.push((hashes.count, Problem::too_long(n, max)));
+            }
+            out.hashes = Some((block.first_line, hashes));
+        }
         if let Some((rows, first)) = &raw.rows {
             out.items.reserve(rows.len());
             for i in 0..rows.len() {
@@ -499,7 +682,6 @@ fn collect(
     let mut sampler = options.sample.map(|(n, seed)| Sampler::new(n, seed));
     let mut pending: BTreeMap<u64, ParsedBatch> = BTreeMap::new();
     let mut next = 0;
-    let mut line_id = String::new();
     let mut ids_given: Option<bool> = None;
     for batch in rx {
         pending.insert(batch.seq, batch);
@@ -510,6 +692,13 @@ fn collect(
             if let Some(problem) = &batch.failed {
                 corpus.records += 1;
                 reporter.bad_file(problem)?;
+            }
+            if let Some((first_line, hashes)) = batch.hashes {
+                let at = Place { name, base: batch.base, first_line };
+                let state = &mut Collecting { ids: &mut ids, ids_given: &mut ids_given };
+                collect_hashes(&mut corpus, hashes, at, state, sampler.as_mut(), reporter)?;
+                reporter.progress(corpus.bytes, corpus.records);
+                continue;
             }
             let mut id_start = 0;
             for (line, item) in batch.items {
@@ -542,9 +731,8 @@ fn collect(
                     id_start = end;
                     (id, number, false)
                 } else {
-                    line_id.clear();
-                    let _ = write!(line_id, "{}", batch.base + line - 1);
-                    (line_id.as_str(), true, true)
+                    // The id is the line number, made when asked for.
+                    ("", true, true)
                 };
                 // Generated ids are line numbers, distinct by construction (and never equal
                 // to an explicit id): only explicit ids need the set.
@@ -552,7 +740,7 @@ fn collect(
                     reporter.problem(name, line, &Problem::duplicate_id(id))?;
                     continue;
                 }
-                let meta = Meta { numeric, fp, line: batch.base + line, len, line_hash };
+                let meta = Meta { numeric, generated, fp, line: batch.base + line, len, line_hash };
                 match &mut sampler {
                     Some(s) => s.offer(id, meta, sketch),
                     None => corpus.push(id, meta, sketch.as_ref())?,
@@ -571,6 +759,96 @@ fn collect(
         sketches.finish()?;
     }
     Ok(corpus)
+}
+
+/// Where a block of hash input is: its file's name, the lines of the files before it, and
+/// its first line's number in its file.
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    name: &'a str,
+    base: u64,
+    first_line: u64,
+}
+
+/// What collecting carries from record to record: the ids seen, and whether records have
+/// ids (the first record decides).
+struct Collecting<'a> {
+    ids: &'a mut IdSet,
+    ids_given: &'a mut Option<bool>,
+}
+
+/// Adds a block of hash input to the corpus as [`collect`] adds its records one by one:
+/// the same records, problems and counts, in line order. Without ids (simhash-cpp's
+/// input) and without a sample, the records between two problems go in at once.
+fn collect_hashes(
+    corpus: &mut Corpus,
+    hashes: HashLines,
+    at: Place<'_>,
+    state: &mut Collecting<'_>,
+    mut sampler: Option<&mut Sampler>,
+    reporter: &mut Reporter,
+) -> anyhow::Result<()> {
+    let HashLines { lines, hashes, ids: block_ids, keys, problems, count: _ } = hashes;
+    // A line's number in its file, and in the concatenation of the files.
+    let in_file = |line: u64| at.first_line - 1 + line;
+    let has_ids = !block_ids.is_empty();
+    let mut next = 0;
+    let mut problems = problems.into_iter().peekable();
+    loop {
+        // The records before the next problem.
+        let end = match problems.peek() {
+            Some(&(line, _)) => next + lines[next..].partition_point(|&l| l < line),
+            None => lines.len(),
+        };
+        if !has_ids && sampler.is_none() && end > next {
+            if *state.ids_given.get_or_insert(false) {
+                // Records with ids came first: every one of these is a mixed-ids problem.
+                for &line in &lines[next..end] {
+                    corpus.records += 1;
+                    reporter.problem(at.name, in_file(line), &Problem::mixed_ids(false))?;
+                }
+            } else {
+                let offset = at.base + at.first_line - 1;
+                corpus.extend_line_numbered(&lines[next..end], &hashes[next..end], offset);
+                corpus.records += (end - next) as u64;
+            }
+        } else {
+            for doc in next..end {
+                let line = in_file(lines[doc]);
+                corpus.records += 1;
+                if *state.ids_given.get_or_insert(has_ids) != has_ids {
+                    reporter.problem(at.name, line, &Problem::mixed_ids(has_ids))?;
+                    continue;
+                }
+                let id = if has_ids { block_ids.get(doc) } else { "" };
+                if has_ids && !state.ids.insert_key(keys[doc]) {
+                    reporter.problem(at.name, line, &Problem::duplicate_id(id))?;
+                    continue;
+                }
+                let meta = Meta {
+                    numeric: !has_ids,
+                    generated: !has_ids,
+                    fp: hashes[doc],
+                    line: at.base + line,
+                    len: 0,
+                    line_hash: 0,
+                };
+                match sampler.as_deref_mut() {
+                    Some(s) => s.offer(id, meta, None),
+                    None => corpus.push(id, meta, None)?,
+                }
+            }
+        }
+        next = end;
+        let Some((line, problem)) = problems.next() else { break };
+        if problem.reason == Reason::BlankLine {
+            corpus.blank_lines += 1;
+        } else {
+            corpus.records += 1;
+            reporter.problem(at.name, in_file(line), &problem)?;
+        }
+    }
+    Ok(())
 }
 
 /// Bottom-k sampling: each record gets a pseudo-random key from (seed, line); the n records

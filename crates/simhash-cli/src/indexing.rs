@@ -53,7 +53,7 @@ pub fn add_documents(
     for doc in docs {
         let id = corpus.id(doc);
         if let Some(index) = writer.index()
-            && let Some(held) = index.find_id(id)?
+            && let Some(held) = index.find_id(&id)?
         {
             let problem = Problem::new(
                 Reason::DuplicateId,
@@ -64,8 +64,8 @@ pub fn add_documents(
             continue;
         }
         match &corpus.sketches {
-            Some(store) => writer.add_sketch(id, doc_sketch(store, doc)?.as_ref())?,
-            None => writer.add_fingerprint(id, corpus.fingerprint(doc))?,
+            Some(store) => writer.add_sketch(&id, doc_sketch(store, doc)?.as_ref())?,
+            None => writer.add_fingerprint(&id, corpus.fingerprint(doc))?,
         }
         added += 1;
     }

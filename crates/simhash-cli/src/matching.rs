@@ -315,7 +315,7 @@ fn warn_big_clusters(session: &mut Session, corpus: &Corpus, clusters: &Clusters
         .iter()
         .map(|&(size, c)| report::BigCluster {
             size: size as u64,
-            kept: corpus.id(clusters.representative(c) as usize).to_owned(),
+            kept: corpus.id(clusters.representative(c) as usize).into_owned(),
         })
         .collect();
     let list: Vec<String> =
@@ -332,6 +332,10 @@ fn warn_big_clusters(session: &mut Session, corpus: &Corpus, clusters: &Clusters
 /// Each document's rank when ids are sorted: numerically when both ids are integers,
 /// bytewise otherwise (numbers before other ids).
 fn id_ranks(corpus: &Corpus) -> Vec<u64> {
+    if corpus.ids_are_line_numbers() {
+        // Line numbers, increasing with the document: the ranks are the documents.
+        return (0..corpus.len() as u64).collect();
+    }
     let mut order: Vec<u32> = (0..corpus.len() as u32).collect();
     let key = |d: u32| {
         let id = corpus.id(d as usize);

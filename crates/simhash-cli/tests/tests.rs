@@ -1101,3 +1101,64 @@ fn a_memory_budget_gives_the_same_pairs() {
     minhash.code(2);
     assert!(minhash.stderr.contains("--memory applies to --method simhash"), "{}", minhash.stderr);
 }
+
+/// Hash input is read in blocks of about 1 MiB cut at line ends: bad lines, CRLF and blank
+/// lines on both sides of the cuts are reported at their own line numbers, every good line
+/// is read, and the output is the same as for the input as one file or split in three.
+#[test]
+fn hash_input_across_block_boundaries() {
+    let dir = Dir::new();
+    let (mut input, mut tsv) = (String::new(), String::from("id\thash\n"));
+    let mut bad = Vec::new();
+    let mut x: u64 = 7;
+    let mut kept: Vec<u64> = Vec::new();
+    for line in 1..=80_000u64 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        let end = if line % 7 == 0 { "\r\n" } else { "\n" };
+        if line % 4_999 == 0 || (52_000..52_100).contains(&line) && line % 3 == 0 {
+            bad.push(line);
+            let _ = write!(input, "{}x{end}", x >> 1);
+            let _ = write!(tsv, "d{line}\t{}x{end}", x >> 1);
+        } else {
+            // A near copy of the previous hash now and then, so that there are pairs.
+            let v = if line % 11 == 0 { kept[kept.len() - 1] ^ 0b101 } else { x };
+            kept.push(v);
+            let _ = write!(input, "{v}{end}");
+            let _ = write!(tsv, "d{line}\t{v}{end}");
+        }
+    }
+    input.pop();
+    tsv.pop();
+    dir.write("h.txt", &input);
+    dir.write("h.tsv", &tsv);
+    let run = dir.run(&["find-all", "h.txt", "--stats", "s.json"]);
+    run.code(1);
+    let reported: Vec<u64> = run
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("simhash: h.txt:"))
+        .map(|l| l.split(':').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(reported, bad);
+    let stats = dir.read("s.json");
+    assert!(stats.contains(&format!("\"documents\": {}", kept.len())), "{stats}");
+    assert!(run.stdout.lines().count() >= 80_000 / 11 - bad.len());
+    // Split in three files at arbitrary line ends: the same pairs.
+    let lines: Vec<&str> = input.split_inclusive('\n').collect();
+    dir.write("a.txt", lines[..30_001].concat());
+    dir.write("b.txt", lines[30_001..30_002].concat());
+    dir.write("c.txt", lines[30_002..].concat());
+    let split = dir.run(&["find-all", "a.txt", "b.txt", "c.txt", "-q"]);
+    assert_eq!(split.stdout, run.stdout);
+    // Hash TSV: the same lines reported (the header is line 1).
+    let run = dir.run(&["pairs", "--format", "hash", "h.tsv", "-k", "3"]);
+    run.code(1);
+    let reported: Vec<u64> = run
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("simhash: h.tsv:"))
+        .map(|l| l.split(':').next().unwrap().parse::<u64>().unwrap() - 1)
+        .collect();
+    assert_eq!(reported, bad);
+    assert!(run.stdout.lines().count() > 1_000);
+}

@@ -74,22 +74,77 @@ fn eight_digits(word: u64) -> Option<u64> {
     Some(v)
 }
 
+/// Each byte's value as a hex digit, or 0xff when it is not one.
+static HEX: [u8; 256] = {
+    let mut table = [0xff; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match b as u8 {
+            c @ b'0'..=b'9' => c - b'0',
+            c @ b'a'..=b'f' => c - b'a' + 10,
+            c @ b'A'..=b'F' => c - b'A' + 10,
+            _ => 0xff,
+        };
+        b += 1;
+    }
+    table
+};
+
 #[inline]
 fn parse_hex(s: &[u8]) -> Option<u64> {
     if s.is_empty() || s.len() > 16 {
         return None;
     }
     let mut value: u64 = 0;
+    // Any byte that is not a digit sets bits above the low four in `bad`: one test at the
+    // end instead of a branch per byte.
+    let mut bad = 0u8;
     for &b in s {
-        let d = match b {
-            b'0'..=b'9' => b - b'0',
-            b'a'..=b'f' => b - b'a' + 10,
-            b'A'..=b'F' => b - b'A' + 10,
-            _ => return None,
-        };
-        value = (value << 4) | u64::from(d);
+        let d = HEX[usize::from(b)];
+        bad |= d;
+        value = (value << 4) | u64::from(d & 0x0f);
     }
-    Some(value)
+    (bad < 0x10).then_some(value)
+}
+
+/// The value of the line of 1 to 19 decimal digits that starts `s` and ends at a `\n`,
+/// and the bytes it takes with its `\n`; `None` for any other line, and when fewer than
+/// eight bytes follow the digits' start (the caller then reads the line the general way).
+/// The digits are found eight bytes at a time, without looking for the line's end first.
+#[inline]
+pub(crate) fn decimal_line(s: &[u8]) -> Option<(u64, usize)> {
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    let mut n = 0;
+    loop {
+        let word = u64::from_le_bytes(s.get(n..n + 8)?.try_into().ok()?);
+        let t = word ^ ZEROS;
+        // A byte's high bit is set unless the byte is a digit: above 0x7f, or at least 10
+        // once its digit offset is taken away (no carry between bytes: at most 0x7f + 0x76).
+        let other =
+            (((t & 0x7f7f_7f7f_7f7f_7f7f) + 0x7676_7676_7676_7676) | t) & 0x8080_8080_8080_8080;
+        if other != 0 {
+            n += (other.trailing_zeros() / 8) as usize;
+            break;
+        }
+        n += 8;
+        if n > 19 {
+            return None;
+        }
+    }
+    if n == 0 || n > 19 || s[n] != b'\n' {
+        return None;
+    }
+    // At most 19 digits: below 10^19, no overflow.
+    let digits = &s[..n];
+    let mut value: u64 = 0;
+    let mut chunks = digits.chunks_exact(8);
+    for chunk in chunks.by_ref() {
+        value = value * 100_000_000 + eight_digits(u64::from_le_bytes(chunk.try_into().ok()?))?;
+    }
+    for &b in chunks.remainder() {
+        value = value * 10 + u64::from(b - b'0');
+    }
+    Some((value, n + 1))
 }
 
 #[cfg(test)]
@@ -212,6 +267,51 @@ mod tests {
         for v in [u128::from(u64::MAX) + 1, u128::from(u64::MAX) * 5, u128::MAX] {
             check(v.to_string().as_bytes());
         }
+    }
+
+    /// `decimal_line` reads a line as `parse_u64_fast` reads it whenever it answers.
+    fn check_line(s: &[u8]) {
+        if let Some((v, used)) = decimal_line(s) {
+            assert_eq!(s[used - 1], b'\n', "{s:?}");
+            assert_eq!(parse_u64_fast(&s[..used - 1]), Some(v), "{s:?}");
+            assert!(used <= 20, "{s:?}");
+        } else if let Some(end) = s.iter().position(|&b| b == b'\n') {
+            // It may decline only lines of 20 digits or more, lines that are not digits
+            // alone, and lines with fewer than eight bytes after them.
+            let digits = s[..end].iter().all(u8::is_ascii_digit);
+            assert!(!digits || end == 0 || end > 19 || s.len() < end / 8 * 8 + 8, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn decimal_lines_agree_with_parse_u64_fast() {
+        let mut rng = Rng(3);
+        let alphabet = b"0123456789\n\r \t+-x/:\x80\xff";
+        for _ in 0..300_000 {
+            let len = rng.below(30);
+            let s: Vec<u8> = (0..len)
+                .map(|_| {
+                    if rng.below(3) == 0 {
+                        alphabet[rng.below(alphabet.len())]
+                    } else {
+                        b'0' + rng.below(10) as u8
+                    }
+                })
+                .collect();
+            check_line(&s);
+        }
+        for v in [0, 1, 9, 10, u64::MAX / 10, 10u64.pow(18), 10u64.pow(19) - 1, 10u64.pow(19)] {
+            for tail in ["\n", "\nxxxxxxxx", "\r\n", "\n12345678\n", ""] {
+                let s = format!("{v}{tail}");
+                check_line(s.as_bytes());
+                check_line(format!("0{s}").as_bytes());
+            }
+        }
+        assert_eq!(decimal_line(b"12345678\n1234567"), Some((12_345_678, 9)));
+        assert_eq!(decimal_line(b"12345678\n"), None, "short: left to the general path");
+        assert_eq!(decimal_line(b"1\n2345678"), Some((1, 2)));
+        assert_eq!(decimal_line(b"1\n"), None, "short: left to the general path");
+        assert_eq!(decimal_line(b"18446744073709551615\n"), None, "20 digits");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Ids: a compact table of each document's id, and the set that finds duplicate ids.
 
 use std::collections::HashSet;
-use std::hash::Hasher;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// The ids of documents `0..n`, in one string: 8 bytes a document besides the ids' text,
 /// where a `Vec<String>` costs 24 and an allocation each.
@@ -72,19 +72,62 @@ impl std::fmt::Debug for IdTable {
 /// ([`crate::Reason::MixedIds`]).
 #[derive(Debug, Default)]
 pub struct IdSet {
-    seen: HashSet<u128>,
+    seen: HashSet<IdKey, BuildHasherDefault<KeyHasher>>,
 }
 
-impl IdSet {
-    /// Returns false when `id` was seen before.
-    pub fn insert(&mut self, id: &str) -> bool {
+/// What an [`IdSet`] keeps of an id: its 128-bit hash. Computed apart from the set (on
+/// any thread), then inserted with [`IdSet::insert_key`].
+///
+/// ```
+/// use simhash_io::{IdKey, IdSet};
+///
+/// let mut seen = IdSet::default();
+/// assert!(seen.insert_key(IdKey::new("7")));
+/// assert!(!seen.insert("7"), "the same id");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IdKey(u128);
+
+impl IdKey {
+    /// The key of `id`.
+    pub fn new(id: &str) -> IdKey {
         let hash = |salt: u8| {
             let mut h = std::hash::DefaultHasher::new();
             h.write_u8(salt);
             h.write(id.as_bytes());
             h.finish()
         };
-        self.seen.insert((u128::from(hash(1)) << 64) | u128::from(hash(2)))
+        IdKey((u128::from(hash(1)) << 64) | u128::from(hash(2)))
+    }
+}
+
+/// The set's hasher: a key is a hash already, so its low 64 bits serve (no second hash).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.0 ^= v as u64;
+    }
+}
+
+impl IdSet {
+    /// Returns false when `id` was seen before.
+    pub fn insert(&mut self, id: &str) -> bool {
+        self.insert_key(IdKey::new(id))
+    }
+
+    /// Returns false when the id of `key` was seen before.
+    pub fn insert_key(&mut self, key: IdKey) -> bool {
+        self.seen.insert(key)
     }
 }
 

@@ -15,7 +15,8 @@
 //!   than the limit in memory.
 //! * [`Parser`] turns a line into a [`Record`] (JSONL at dotted paths with [`Columns`],
 //!   hash TSV, simhash-cpp's decimal hashes), or into a [`Problem`] with a [`Reason`],
-//!   reported as `FILE:LINE: message` with [`Problem::at`]. [`IdTable`] stores ids compactly
+//!   reported as `FILE:LINE: message` with [`Problem::at`]. [`parse_hash_lines`] reads a
+//!   block of whole lines of hash input at once, as the two would line by line. [`IdTable`] stores ids compactly
 //!   and [`IdSet`] finds duplicates ([`Problem::duplicate_id`]).
 //! * [`Output`] writes a file whole or not at all (a temporary file renamed by
 //!   [`commit_all`]), never over an input of the run ([`check_paths`],
@@ -85,6 +86,7 @@ mod error;
 mod format;
 #[doc(hidden)]
 pub mod fuzzing;
+mod hashlines;
 mod ids;
 mod inputs;
 mod lines;
@@ -106,7 +108,8 @@ pub use crate::format::{
     ClustersTsv, Format, HashTsv, Measure, PairsTsv, Score, write_hash_list, write_hash_pair,
     write_json_id, write_removed,
 };
-pub use crate::ids::{IdSet, IdTable};
+pub use crate::hashlines::{HashFormat, HashLines, parse_hash_lines};
+pub use crate::ids::{IdKey, IdSet, IdTable};
 pub use crate::inputs::{InputFile, Inputs, RECORD_EXTENSIONS, SkippedFile, is_record_file};
 pub use crate::lines::{LineReader, LineStatus};
 pub use crate::output::{Output, commit_all, install_signal_handler, remove_pending, temp_file};

@@ -87,7 +87,7 @@ fn write_tsv(
         }
         for &doc in members {
             let doc = doc as usize;
-            tsv.member(corpus.id(doc), corpus.fingerprint(doc).map(Fingerprint::get), next_id)?;
+            tsv.member(&corpus.id(doc), corpus.fingerprint(doc).map(Fingerprint::get), next_id)?;
             written += 1;
         }
         next_id += 1;

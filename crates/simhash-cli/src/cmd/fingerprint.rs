@@ -20,7 +20,7 @@ pub fn run(settings: &FingerprintSettings) -> anyhow::Result<ExitCode> {
     session.reporter.phase("writing", None);
     let mut tsv = HashTsv::new(out)?;
     for doc in 0..corpus.len() {
-        tsv.record(corpus.id(doc), corpus.fingerprint(doc).map(Fingerprint::get))?;
+        tsv.record(&corpus.id(doc), corpus.fingerprint(doc).map(Fingerprint::get))?;
     }
     session.summary.written = corpus.len() as u64;
     session.finish(vec![tsv.into_inner()])

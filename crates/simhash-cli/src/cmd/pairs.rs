@@ -29,7 +29,7 @@ pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
     };
     let mut tsv = PairsTsv::new(out, measure)?;
     for &(a, b, code) in &pairs {
-        tsv.pair(corpus.id(a as usize), corpus.id(b as usize), code)?;
+        tsv.pair(&corpus.id(a as usize), &corpus.id(b as usize), code)?;
     }
     session.summary.written = pairs.len() as u64;
     session.finish(vec![tsv.into_inner()])

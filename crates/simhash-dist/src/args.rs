@@ -183,6 +183,19 @@ pub(crate) struct JobArgs {
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     pub(crate) output: PathBuf,
 
+    /// Write the output as one file per piece of the input, each by the worker that read it.
+    ///
+    /// DIR/part-00000.tsv, part-00001.tsv, ... (`.jsonl` or `.tsv` for dedup, as the input),
+    /// one per piece of the input (a worker's byte range of a file, or a file read whole),
+    /// numbered in input order: concatenated in the order of their names they are byte for
+    /// byte the output -o writes (the header is in the first part only). Each process
+    /// writes its own workers' parts into DIR on its host, and creates DIR; a DIR that holds
+    /// part-* files already is refused. The parts are written to temporary files and renamed
+    /// into place only when every worker has written all of its own: a failed job leaves
+    /// none.
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    pub(crate) output_dir: Option<PathBuf>,
+
     /// No summary on stderr (errors are still reported).
     #[arg(short, long)]
     pub(crate) quiet: bool,
@@ -229,6 +242,11 @@ pub(crate) struct TimelyArgs {
     /// Test hook: make global worker N fail with an error after reading its share.
     #[arg(long, value_name = "N", hide = true)]
     pub(crate) inject_error: Option<usize>,
+
+    /// Test hook: make global worker N fail after writing its parts (--output-dir), before
+    /// they are committed.
+    #[arg(long, value_name = "N", hide = true)]
+    pub(crate) inject_write_error: Option<usize>,
 
     /// Test hook: make global worker N panic at the start of the table phase.
     #[arg(long, value_name = "N", hide = true)]

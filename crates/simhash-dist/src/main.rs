@@ -77,11 +77,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // fails alike on a shared filesystem).
     let paths = args.paths();
     let inputs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
-    let mut outputs = vec![("--output", args.output.clone())];
+    let mut outputs = Vec::new();
+    if args.output_dir.is_none() {
+        outputs.push(("--output", args.output.clone()));
+    }
     outputs.extend(removed.iter().map(|r| ("--removed", r.clone())));
     let outputs: Vec<(&str, &std::path::Path)> =
         outputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
     check_paths(&inputs, &outputs)?;
+    // Every output created from here on is checked against the inputs (the parts).
+    simhash_io::register_inputs(&inputs)?;
+    if let Some(dir) = &args.output_dir {
+        rounds::parts::prepare(dir)?;
+    }
     let launch = args.launch()?;
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let threads = args.timely.threads.get();
@@ -139,10 +147,12 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, removed: Option<Pat
         strict: args.strict,
         matching,
         output: args.output.clone(),
+        output_dir: args.output_dir.clone(),
         removed,
         quiet: args.quiet,
         inject_error: args.timely.inject_error,
         inject_panic: args.timely.inject_panic,
+        inject_write_error: args.timely.inject_write_error,
     }
 }
 

@@ -145,6 +145,43 @@ impl InputPlan {
     }
 }
 
+/// Every worker's pieces, in input order: the parts of `--output-dir`, numbered by their
+/// index here ([`InputPlan::pieces_in_order`]).
+#[derive(Debug)]
+pub(crate) struct PieceOrder {
+    /// `(worker, file, first byte)` of each piece, sorted by `(file, first byte)`.
+    pieces: Vec<(usize, usize, u64)>,
+}
+
+impl PieceOrder {
+    /// How many pieces the input is cut into.
+    pub(crate) fn len(&self) -> usize {
+        self.pieces.len()
+    }
+
+    /// The number of the piece that holds the record at `pos`.
+    pub(crate) fn of(&self, pos: u64) -> usize {
+        let key = ((pos >> OFFSET_BITS) as usize, pos & OFFSET_MASK);
+        self.pieces.partition_point(|p| (p.1, p.2) <= key).saturating_sub(1)
+    }
+
+    /// The numbers of `worker`'s pieces, in input order.
+    pub(crate) fn of_worker(&self, worker: usize) -> Vec<usize> {
+        (0..self.pieces.len()).filter(|&i| self.pieces[i].0 == worker).collect()
+    }
+}
+
+impl InputPlan {
+    /// Every worker's pieces, numbered in input order.
+    pub(crate) fn pieces_in_order(&self) -> PieceOrder {
+        let mut pieces: Vec<(usize, usize, u64)> = (0..self.starts.len())
+            .flat_map(|w| self.pieces(w).into_iter().map(move |(f, lo, _)| (w, f, lo)))
+            .collect();
+        pieces.sort_unstable_by_key(|p| (p.1, p.2));
+        PieceOrder { pieces }
+    }
+}
+
 /// The lines of one piece: where it starts, how many lines start in it, and its counts.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Chunk {
@@ -479,6 +516,26 @@ mod tests {
         assert_ne!(plan_for(&[10, 21], 3).digest(), plan.digest());
         assert_ne!(plan_for(&[10, 20], 4).digest(), plan.digest());
         assert_ne!(plan_for(&[30], 3).digest(), plan.digest());
+    }
+
+    #[test]
+    fn pieces_in_order_number_every_byte_by_its_piece() {
+        for (sizes, workers) in [(&[100u64][..], 3), (&[10, 0, 7, 30], 4), (&[2], 5)] {
+            let plan = plan_for(sizes, workers);
+            let order = plan.pieces_in_order();
+            let mut last = 0;
+            for (file, &size) in sizes.iter().enumerate() {
+                for offset in 0..size {
+                    let pos = position(file, offset);
+                    let piece = order.of(pos);
+                    // Numbers never go down in input order, and the piece is its owner's.
+                    assert!(piece >= last, "{sizes:?} x {workers}: byte {offset} of {file}");
+                    last = piece;
+                    assert!(order.of_worker(plan.owner(pos)).contains(&piece));
+                }
+            }
+            assert_eq!(last + 1, order.len(), "{sizes:?} x {workers}: a piece holds no byte");
+        }
     }
 
     #[test]

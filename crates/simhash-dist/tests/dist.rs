@@ -1000,3 +1000,129 @@ fn dedup_on_two_processes_matches_simhash_and_a_failure_leaves_nothing() {
         }
     }
 }
+
+/// The files of `--output-dir` `dir`, by name: every one a part, none a temporary file.
+fn parts(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into()).collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The parts of `dir` concatenated in the order of their names.
+fn concatenated(dir: &Path) -> String {
+    parts(dir).iter().map(|name| read(&dir.join(name))).collect()
+}
+
+#[test]
+fn output_dir_parts_concatenated_are_the_output() {
+    let dir = Dir::new();
+    let corpus = dedup_corpus(31);
+    let lines: Vec<&str> = corpus.lines().collect();
+    let third = lines.len() / 3;
+    // Three shards: one cut between workers, one read whole (compressed), one empty.
+    let a = dir.write("a.jsonl", &(lines[..third].join("\n") + "\n"));
+    let b = dir.path("b.jsonl.gz");
+    let mut gz = flate2::write::GzEncoder::new(
+        File::create(&b).expect("create"),
+        flate2::Compression::default(),
+    );
+    std::io::Write::write_all(&mut gz, (lines[third..].join("\n") + "\n").as_bytes())
+        .expect("compress");
+    gz.finish().expect("compress");
+    let c = dir.write("c.jsonl", "");
+    let inputs = [s(&a), s(&b), s(&c)];
+    let want = dir.path("want");
+    for method in METHODS {
+        for (command, extra) in [
+            ("pairs", None),
+            ("cluster", None),
+            ("cluster", Some("--singletons")),
+            ("dedup", Some("--keep=longest")),
+        ] {
+            let mut a: Vec<String> = [command, "-q", "--method", method]
+                .iter()
+                .map(ToString::to_string)
+                .chain(inputs.iter().cloned())
+                .chain(extra.map(ToString::to_string))
+                .collect();
+            let mut single = a.clone();
+            single.extend(strings(&["-o", &s(&want)]));
+            let single: Vec<&str> = single.iter().map(String::as_str).collect();
+            let code = simhash(&single);
+            assert!(code == ExitCode::SUCCESS || code == ExitCode::from(1), "{single:?}");
+            let out_dir = dir.path(&format!("{command}-{method}-{}", extra.unwrap_or("")));
+            a.extend(strings(&["--output-dir", &s(&out_dir)]));
+            for (n, w) in [(1, 2), (2, 2)] {
+                let _ = std::fs::remove_dir_all(&out_dir);
+                let outs = if n == 1 {
+                    vec![dist(&[a.clone(), strings(&["-w", &w.to_string()])].concat())]
+                } else {
+                    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+                    dist_processes(&dir, n, w, &a)
+                };
+                for (p, out) in outs.iter().enumerate() {
+                    assert!(out.status.code().is_some_and(|c| c < 2), "{p}: {}", stderr(out));
+                    assert!(out.stdout.is_empty());
+                }
+                let names = parts(&out_dir);
+                // One part per piece: a's pieces (one per worker), b read whole, c none.
+                assert_eq!(names.len(), n * w + 1, "{command} {method} {n}x{w}: {names:?}");
+                let ext = if command == "dedup" { "jsonl" } else { "tsv" };
+                assert_eq!(names[0], format!("part-00000.{ext}"));
+                assert!(
+                    concatenated(&out_dir) == read(&want),
+                    "{command} {extra:?} {method} {n}x{w}: the parts differ from the output"
+                );
+                // Each part holds something but the empty pieces', so the output is cut.
+                if command == "pairs" {
+                    let holding = names.iter().filter(|p| !read(&out_dir.join(p)).is_empty());
+                    assert!(holding.count() > 1, "{command} {method}: {names:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn output_dir_fails_whole_and_never_mixes_two_outputs() {
+    let dir = Dir::new();
+    let input = dir.write("dedup.jsonl", &dedup_corpus(9));
+    let out_dir = dir.path("parts");
+    let removed = dir.write("removed.jsonl", "previous removed\n");
+    for command in ["pairs", "cluster", "dedup"] {
+        for hook in ["--inject-error", "--inject-panic", "--inject-write-error"] {
+            let mut a = strings(&[command, &s(&input), "-q", "-w", "2", hook, "1"]);
+            a.extend(strings(&["--output-dir", &s(&out_dir)]));
+            if command == "dedup" {
+                a.extend(strings(&["--removed", &s(&removed)]));
+            }
+            let out = dist(&a);
+            assert_eq!(out.status.code(), Some(2), "{command} {hook}: {}", stderr(&out));
+            assert!(stderr(&out).contains("worker 1: injected"), "{hook}: {}", stderr(&out));
+            // Worker 0 wrote its parts (with --inject-write-error): none is left, nor any
+            // temporary file.
+            assert_eq!(parts(&out_dir), Vec::<String>::new(), "{command} {hook}");
+            assert_eq!(read(&removed), "previous removed\n", "{command} {hook}: --removed");
+        }
+        // Two processes: worker 2 is in process 1, and fails both processes.
+        let mut a = vec![command, input.to_str().unwrap_or_default(), "-q"];
+        a.extend(["--inject-write-error", "2", "--output-dir", out_dir.to_str().unwrap_or("")]);
+        for (p, out) in dist_processes(&dir, 2, 2, &a).iter().enumerate() {
+            assert_eq!(out.status.code(), Some(2), "{command} process {p}: {}", stderr(out));
+        }
+        assert_eq!(parts(&out_dir), Vec::<String>::new(), "{command}, 2 processes");
+    }
+    // A directory that holds parts already is refused before anything is read: the new
+    // parts might not replace all the old ones (an input there is never overwritten).
+    let old = dir.write("parts/part-00000.jsonl", &dedup_corpus(9));
+    let out = dist(&strings(&["dedup", &s(&old), "-q", "--output-dir", &s(&out_dir)]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("already holds part-00000.jsonl"), "{}", stderr(&out));
+    assert!(read(&old) == dedup_corpus(9), "an input was overwritten");
+    let out = dist(&strings(&["pairs", &s(&input), "-o", "x", "--output-dir", &s(&out_dir)]));
+    assert_eq!(out.status.code(), Some(2), "-o and --output-dir: {}", stderr(&out));
+}

@@ -94,7 +94,13 @@ pub(crate) enum Method {
 /// What `pairs` and `cluster` share.
 #[derive(Debug, Args)]
 pub(crate) struct JobArgs {
-    /// Input files; `-` reads standard input. Several files are shards of one input.
+    /// Input files or directories; `-` reads standard input. Several files are shards of one
+    /// input.
+    ///
+    /// A directory stands for the record files below it (`.jsonl`, `.json`, `.ndjson`,
+    /// `.tsv`, optionally `.gz` or `.zst`, and `.parquet`), in the byte order of their paths,
+    /// as `simhash` reads it. A Parquet file's rows are records (its text and id columns,
+    /// by --text-column and --id-column); it is read whole by one worker.
     ///
     /// Shards are read as if concatenated, in the order given (a record without an id gets
     /// its 0-based line number in the concatenation; messages name the shard and the line in
@@ -202,6 +208,10 @@ pub(crate) struct JobArgs {
 
     #[command(flatten)]
     pub(crate) timely: TimelyArgs,
+
+    /// The input files, directories expanded ([`JobArgs::expand`]).
+    #[arg(skip)]
+    pub(crate) files: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -291,13 +301,23 @@ pub(crate) enum Format {
 pub(crate) use simhash_index::Blocks;
 
 impl JobArgs {
-    /// The input paths, `-` for standard input when none is given.
+    /// The input files: each directory given replaced by the record files below it, as
+    /// `simhash` expands it ([`simhash_io::Inputs`]), `-` for standard input when none is
+    /// given. Call it once, before [`JobArgs::paths`]; returns the files of the
+    /// directories that are not read.
+    pub(crate) fn expand(&mut self) -> anyhow::Result<Vec<simhash_io::SkippedFile>> {
+        let given = match &self.input {
+            Some(p) => vec![p.clone()],
+            None => self.paths.clone(),
+        };
+        let inputs = simhash_io::Inputs::expand(&given)?;
+        self.files = inputs.files().iter().map(|f| f.path.clone()).collect();
+        Ok(inputs.skipped().to_vec())
+    }
+
+    /// The input files ([`JobArgs::expand`]), `-` for standard input when none is given.
     pub(crate) fn paths(&self) -> Vec<PathBuf> {
-        match (&self.input, self.paths.is_empty()) {
-            (Some(p), _) => vec![p.clone()],
-            (None, true) => vec![PathBuf::from("-")],
-            (None, false) => self.paths.clone(),
-        }
+        if self.files.is_empty() { vec![PathBuf::from("-")] } else { self.files.clone() }
     }
 
     /// The format, inferred from the first file's name when not given

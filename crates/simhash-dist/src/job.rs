@@ -378,20 +378,31 @@ fn dedup(
     };
     let me = worker.index();
     let parser = &job.reading.parser;
-    let (lines, error) =
-        match kept::kept_lines(d.plan, me, d.share, &decisions, parser, job.max_record_bytes) {
-            Ok(lines) => (lines, None),
-            Err(e) => (Vec::new(), Some(format!("{e:#}"))),
-        };
+    // Parquet rows are copied into the parts by their readers (only with --output-dir).
+    let parquet = d.plan.files.iter().any(|f| f.parquet);
+    let kept = if parquet {
+        Ok(Vec::new())
+    } else {
+        kept::kept_lines(d.plan, me, d.share, &decisions, parser, job.max_record_bytes)
+    };
+    let (lines, error) = match kept {
+        Ok(lines) => (lines, None),
+        Err(e) => (Vec::new(), Some(format!("{e:#}"))),
+    };
     kept::agree(worker, error.as_deref())?;
     let code = u8::from(d.census.skipped > 0);
     if let Some(dir) = &job.output_dir {
         let extension = match parser {
+            _ if parquet => "parquet",
             simhash_io::Parser::Hash => "tsv",
             _ => "jsonl",
         };
         let parts = Parts::new(dir, d.plan, extension);
-        let written = parts::write_kept(worker, &parts, &lines);
+        let written = if parquet {
+            parts::write_kept_rows(me, &parts, (d.plan, d.share), &decisions, parser)
+        } else {
+            parts::write_kept(worker, &parts, &lines)
+        };
         let (mut paths, outputs, count) = match written {
             Ok(w) => (w.paths, Ok(w.outputs), w.lines),
             Err(e) => (Vec::new(), Err(format!("{e:#}")), 0),

@@ -67,16 +67,38 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let (args, mode, removed) = match cli.command {
+    let (mut args, mode, removed) = match cli.command {
         Command::Pairs(args) => (args, Mode::Pairs, None),
         Command::Cluster(c) => (c.job, Mode::Cluster { singletons: c.singletons }, None),
         Command::Dedup(d) => (d.job, Mode::Dedup { keep: d.keep }, d.removed),
     };
+    let skipped = args.expand()?;
+    if args.timely.process == 0 {
+        let mut err = std::io::stderr().lock();
+        for file in skipped.iter().take(20) {
+            let _ = writeln!(
+                err,
+                "simhash-dist: warning: {}: not read: {}",
+                file.path.display(),
+                file.why
+            );
+        }
+        if skipped.len() > 20 {
+            let _ = writeln!(
+                err,
+                "simhash-dist: warning: {} more files in the input directories not read",
+                skipped.len() - 20
+            );
+        }
+    }
     let matching = args.matching(matches!(mode, Mode::Cluster { .. }))?;
     // Before any process starts: the output may not be an input (every process checks, and
     // fails alike on a shared filesystem).
     let paths = args.paths();
     let inputs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
+    if matches!(mode, Mode::Dedup { .. }) {
+        check_parquet_dedup(&inputs, args.output_dir.is_some())?;
+    }
     let mut outputs = Vec::new();
     if args.output_dir.is_none() {
         outputs.push(("--output", args.output.clone()));
@@ -121,6 +143,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::from(code))
+}
+
+/// `dedup` copies Parquet rows into Parquet parts, one per input file (`--output-dir`):
+/// Parquet files cannot be concatenated into one output byte for byte. The inputs are all
+/// Parquet or none, as `simhash dedup` requires.
+fn check_parquet_dedup(inputs: &[&std::path::Path], output_dir: bool) -> anyhow::Result<()> {
+    let parquet = inputs.first().is_some_and(|p| simhash_io::is_parquet(p));
+    if let Some(other) = inputs.iter().find(|p| simhash_io::is_parquet(p) != parquet) {
+        anyhow::bail!(
+            "dedup writes its inputs' format: {} and {} are not both Parquet",
+            inputs[0].display(),
+            other.display()
+        );
+    }
+    anyhow::ensure!(
+        !parquet || output_dir,
+        "dedup of Parquet input needs --output-dir (one Parquet part per input file, with its \
+         schema): Parquet files cannot be joined into one output"
+    );
+    Ok(())
 }
 
 /// What every worker of this process runs, from the flags.

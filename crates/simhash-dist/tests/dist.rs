@@ -1126,3 +1126,116 @@ fn output_dir_fails_whole_and_never_mixes_two_outputs() {
     let out = dist(&strings(&["pairs", &s(&input), "-o", "x", "--output-dir", &s(&out_dir)]));
     assert_eq!(out.status.code(), Some(2), "-o and --output-dir: {}", stderr(&out));
 }
+
+/// Writes `(id, text)` rows to a Parquet file with an extra column (which dedup keeps), in
+/// row groups of 50 rows, zstd-compressed or not.
+fn write_parquet(path: &Path, rows: &[(String, String)], zstd: bool) {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use parquet::basic::{Compression, ZstdLevel};
+
+    let ids: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    let texts: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
+    let lens: Vec<i64> = rows.iter().map(|r| r.1.len() as i64).collect();
+    let batch = RecordBatch::try_from_iter([
+        ("len", Arc::new(Int64Array::from(lens)) as ArrayRef),
+        ("id", Arc::new(StringArray::from(ids)) as ArrayRef),
+        ("text", Arc::new(StringArray::from(texts)) as ArrayRef),
+    ])
+    .expect("a batch");
+    let compression = if zstd {
+        Compression::ZSTD(ZstdLevel::try_new(3).expect("level"))
+    } else {
+        Compression::UNCOMPRESSED
+    };
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_compression(compression)
+        .set_max_row_group_row_count(Some(50))
+        .build();
+    let file = File::create(path).expect("create");
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.close().expect("close");
+}
+
+#[test]
+fn directories_and_parquet_are_read_as_simhash_reads_them() {
+    let dir = Dir::new();
+    let rows: Vec<(String, String)> = minhash_corpus(12)
+        .lines()
+        .map(|l| {
+            let (id, text) = l.split_once("\",\"text\":\"").expect("a record");
+            (id.trim_start_matches("{\"id\":\"").into(), text.trim_end_matches("\"}").into())
+        })
+        .collect();
+    let cut = rows.len() * 2 / 5;
+    std::fs::create_dir_all(dir.path("in/b")).expect("mkdir");
+    write_parquet(&dir.path("in/a.parquet"), &rows[..cut], false);
+    write_parquet(&dir.path("in/b/c.parquet"), &rows[cut..], true);
+    dir.write("in/notes.txt", "not read\n");
+    let input = s(&dir.path("in"));
+    let want = dir.path("want.tsv");
+    let parts_dir = dir.path("parts");
+    for method in METHODS {
+        for (command, extra) in [("pairs", "--window=3"), ("cluster", "--singletons")] {
+            let code =
+                simhash(&[command, &input, "-q", extra, "--method", method, "-o", &s(&want)]);
+            assert_eq!(code, ExitCode::from(1), "duplicate ids are reported");
+            let a = [command, &input, "-q", extra, "--method", method];
+            let out =
+                dist(&strings(&[&a[..], &["-w", "2", "-o", &s(&dir.path("got.tsv"))]].concat()));
+            assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+            assert!(read(&dir.path("got.tsv")) == read(&want), "{command} {method}: -o differs");
+            let _ = std::fs::remove_dir_all(&parts_dir);
+            let parts_arg = s(&parts_dir);
+            let a: Vec<&str> = [&a[..], &["--output-dir", &parts_arg]].concat();
+            for (p, out) in dist_processes(&dir, 2, 1, &a).iter().enumerate() {
+                assert_eq!(out.status.code(), Some(1), "process {p}: {}", stderr(out));
+            }
+            assert!(concatenated(&parts_dir) == read(&want), "{command} {method}: parts differ");
+        }
+        // dedup: one Parquet part per input file, byte for byte simhash's --output-dir file
+        // (the rows kept, with the file's schema and compression).
+        let kept = dir.path("kept");
+        let _ = std::fs::remove_dir_all(&kept);
+        let _ = std::fs::remove_dir_all(&parts_dir);
+        let code = simhash(&["dedup", &input, "-q", "--method", method, "--output-dir", &s(&kept)]);
+        assert_eq!(code, ExitCode::from(1));
+        let a =
+            ["dedup", &input, "-q", "--method", method, "-w", "2", "--output-dir", &s(&parts_dir)];
+        let out = dist(&strings(&a));
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert_eq!(parts(&parts_dir), ["part-00000.parquet", "part-00001.parquet"]);
+        for (part, file) in
+            [("part-00000.parquet", "a.parquet"), ("part-00001.parquet", "b/c.parquet")]
+        {
+            let (got, want) = (std::fs::read(parts_dir.join(part)), std::fs::read(kept.join(file)));
+            assert!(got.is_ok() && got.ok() == want.ok(), "{method}: {part} differs from {file}");
+        }
+        assert!(
+            std::fs::metadata(parts_dir.join("part-00001.parquet")).map_or(0, |m| m.len())
+                < std::fs::metadata(dir.path("in/b/c.parquet")).map_or(0, |m| m.len()),
+            "{method}: nothing was removed"
+        );
+    }
+    // Warnings name the files a directory holds that are not read.
+    let out = dist(&strings(&["pairs", &input, "-o", &s(&dir.path("got.tsv"))]));
+    assert!(stderr(&out).contains("notes.txt: not read: not a record file by its name"));
+    // A file that is not Parquet is one bad record, reported without a line, as simhash does.
+    dir.write("in/bad.parquet", "not parquet\n");
+    let code = simhash(&["pairs", &input, "-q", "-o", &s(&want)]);
+    let out = dist(&strings(&["pairs", &input, "-q", "-w", "2", "-o", &s(&dir.path("got.tsv"))]));
+    assert_eq!(out.status.code(), Some(i32::from(code == ExitCode::from(1))), "{}", stderr(&out));
+    assert!(read(&dir.path("got.tsv")) == read(&want), "a bad Parquet file changed the pairs");
+    assert!(stderr(&out).contains("bad.parquet: not a readable Parquet file"), "{}", stderr(&out));
+    // dedup of Parquet writes Parquet parts only: -o is refused, and so is a mix of formats.
+    let out = dist(&strings(&["dedup", &s(&dir.path("in/a.parquet")), "-o", &s(&want)]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("needs --output-dir"), "{}", stderr(&out));
+    let jsonl = dir.write("x.jsonl", "{\"id\":\"x\",\"text\":\"a b c\"}\n");
+    let a = ["dedup", &s(&jsonl), &s(&dir.path("in/a.parquet")), "--output-dir", &s(&parts_dir)];
+    let out = dist(&strings(&a));
+    assert!(stderr(&out).contains("are not both Parquet"), "{}", stderr(&out));
+}

@@ -26,14 +26,15 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use simhash_io::{ClustersTsv, Measure, Output, PairsTsv};
+use simhash_io::{ClustersTsv, Measure, Output, PairsTsv, ParquetCopy, Parser};
 use timely::worker::Worker;
 
+use super::dedup::Decision;
 use super::gather::{Matched, Record};
 use super::kept::{self, Line};
 use super::tables::Links;
 use super::{all_gather, dedup, exchange};
-use crate::share::{Docs, InputPlan, PieceOrder};
+use crate::share::{Docs, InputPlan, PieceOrder, Share, position};
 
 /// The parts of one job's output.
 #[derive(Debug)]
@@ -279,6 +280,52 @@ pub(crate) fn write_kept(
         written.outputs.push(out.close()?);
     }
     anyhow::ensure!(lines.next().is_none(), "internal error: a kept line is in no piece");
+    Ok(written)
+}
+
+/// `dedup` of Parquet input: writes the part of each Parquet file this worker read (a
+/// piece is a whole file), its kept rows copied with the file's schema and compression
+/// ([`ParquetCopy`], as `simhash dedup --output-dir` writes them). A file that could not
+/// be read as Parquet (reported in the first pass) gets no part, as in `simhash`.
+pub(crate) fn write_kept_rows(
+    me: usize,
+    parts: &Parts<'_>,
+    (plan, share): (&InputPlan, &Share),
+    decisions: &[Decision],
+    parser: &Parser,
+) -> anyhow::Result<Written> {
+    let Parser::Json(columns) = parser else {
+        anyhow::bail!("Parquet input holds text columns: --format hash does not apply");
+    };
+    let docs = &share.docs;
+    let kept = |pos: u64| {
+        docs.find(pos).is_some_and(|d| !docs.removed[d])
+            && decisions.binary_search_by_key(&pos, |d| d.0).is_err()
+    };
+    let expected = (0..docs.len()).filter(|&d| !docs.removed[d]).count() - decisions.len();
+    let mut written = Written::default();
+    for piece in parts.order.of_worker(me) {
+        let file = parts.order.file(piece);
+        let path = plan.files[file].path().context("internal error: a Parquet file has no path")?;
+        let read = share.chunks.iter().any(|c| c.file == file && c.lines > 0);
+        if !read && ParquetCopy::new(std::io::sink(), path).is_err() {
+            continue;
+        }
+        let mut copy = ParquetCopy::new(parts.create(piece)?, path)?;
+        copy.copy(path, columns, |row, _, _| {
+            let keep = kept(position(file, row));
+            written.lines += u64::from(keep);
+            Ok(keep)
+        })?;
+        written.paths.push(parts.path(piece));
+        written.outputs.push(copy.finish()?.close()?);
+    }
+    anyhow::ensure!(
+        written.lines == expected as u64,
+        "worker {me}: the input changed while it was read ({} of the {expected} kept records \
+         found again); nothing was written",
+        written.lines
+    );
     Ok(written)
 }
 

@@ -196,6 +196,10 @@ impl InputPlan {
             .flat_map(|w| self.pieces(w).into_iter().map(move |(f, lo, _)| (w, f, lo)))
             .collect();
         pieces.sort_unstable_by_key(|p| (p.1, p.2));
+        if pieces.is_empty() {
+            // Only empty files: worker 0 still writes part 0 (the output's header).
+            pieces.push((0, 0, 0));
+        }
         PieceOrder { pieces }
     }
 }

@@ -1125,6 +1125,16 @@ fn output_dir_fails_whole_and_never_mixes_two_outputs() {
     assert!(read(&old) == dedup_corpus(9), "an input was overwritten");
     let out = dist(&strings(&["pairs", &s(&input), "-o", "x", "--output-dir", &s(&out_dir)]));
     assert_eq!(out.status.code(), Some(2), "-o and --output-dir: {}", stderr(&out));
+    // Only empty inputs: no piece to read, and still one part, the header, as simhash writes.
+    let empty = dir.write("empty.jsonl", "");
+    let want = dir.path("want.tsv");
+    let code = simhash(&["pairs", &s(&empty), "-q", "-o", &s(&want)]);
+    let empty_dir = dir.path("empty-parts");
+    let out =
+        dist(&strings(&["pairs", &s(&empty), "-q", "-w", "2", "--output-dir", &s(&empty_dir)]));
+    assert_eq!(ExitCode::from(out.status.code().unwrap_or(255) as u8), code, "{}", stderr(&out));
+    assert_eq!(parts(&empty_dir), ["part-00000.tsv"]);
+    assert_eq!(concatenated(&empty_dir), read(&want));
 }
 
 /// Writes `(id, text)` rows to a Parquet file with an extra column (which dedup keeps), in

@@ -194,7 +194,9 @@ pub(crate) struct JobArgs {
     /// DIR/part-00000.tsv, part-00001.tsv, ... (`.jsonl` or `.tsv` for dedup, as the input),
     /// one per piece of the input (a worker's byte range of a file, or a file read whole),
     /// numbered in input order: concatenated in the order of their names they are byte for
-    /// byte the output -o writes (the header is in the first part only). Each process
+    /// byte the output -o writes (the header is in the first part only). dedup of Parquet
+    /// writes one `.parquet` part per input file, the file `simhash dedup --output-dir`
+    /// writes for it. Each process
     /// writes its own workers' parts into DIR on its host, and creates DIR; a DIR that holds
     /// part-* files already is refused. The parts are written to temporary files and renamed
     /// into place only when every worker has written all of its own: a failed job leaves

@@ -268,6 +268,7 @@ fn write_parts(
 ) -> Result<(), Vec<String>> {
     let me = worker.index();
     let stats = matched.stats;
+    let write_start = Instant::now();
     let (written, stats) = match job.mode {
         Mode::Pairs => {
             let (links, records) = parts::pairs(worker, plan, docs, matched);
@@ -283,7 +284,6 @@ fn write_parts(
             (Err(anyhow::anyhow!("internal error: dedup writes its own parts")), stats)
         }
     };
-    let write_start = Instant::now();
     let (written, outputs) = match written {
         Ok(mut w) => {
             let outputs = std::mem::take(&mut w.outputs);

@@ -12,6 +12,10 @@
 //! The corpus (written once per size) has documents of 20 to 80 words drawn from the Apache
 //! license's vocabulary; 20% are near-copies (one to three words changed) of an earlier
 //! document and 5% exact copies.
+//!
+//! With `--parts`, the two `simhash-dist` shapes also run with `--output-dir` (each worker
+//! writes the parts of the pieces it read), and the parts, concatenated in name order, are
+//! checked byte-identical to `simhash`'s output too.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::fs::File;
@@ -30,6 +34,7 @@ struct Args {
     bin: PathBuf,
     command: String,
     method: String,
+    parts: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -40,6 +45,7 @@ fn parse_args() -> Result<Args, String> {
         bin: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/release")),
         command: "cluster".into(),
         method: "simhash".into(),
+        parts: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -51,9 +57,11 @@ fn parse_args() -> Result<Args, String> {
             "--bin" => args.bin = PathBuf::from(value()?),
             "--command" => args.command = value()?,
             "--method" => args.method = value()?,
+            "--parts" => args.parts = true,
             "-h" | "--help" => {
                 return Err("usage: bench_dist [--docs N] [--runs N] [--command cluster|pairs] \
-                            [--method simhash|minhash] [--dir DIR] [--bin TARGET_RELEASE_DIR]"
+                            [--method simhash|minhash] [--parts] [--dir DIR] \
+                            [--bin TARGET_RELEASE_DIR]"
                     .into());
             }
             other => return Err(format!("unknown flag {other}")),
@@ -144,13 +152,18 @@ fn main() -> Result<(), String> {
         cmd.args([c, "--method", m, &input, "-j", "2", "-o"]).arg(out);
         vec![cmd]
     };
-    let one_by_two = |out: &Path| {
+    // `-o FILE`, or with `parts` `--output-dir DIR`.
+    let output = |cmd: &mut Command, out: &Path, parts: bool| {
+        cmd.arg(if parts { "--output-dir" } else { "-o" }).arg(out);
+    };
+    let one_by_two = |out: &Path, parts: bool| {
         let mut cmd = Command::new(&dist);
-        cmd.args([c, "--method", m, &input, "-w", "2", "-o"]).arg(out);
+        cmd.args([c, "--method", m, &input, "-w", "2"]);
+        output(&mut cmd, out, parts);
         vec![cmd]
     };
     let hostfile = args.dir.join("hosts.txt");
-    let two_by_one = |out: &Path| -> Result<Vec<Command>, String> {
+    let two_by_one = |out: &Path, parts: bool| -> Result<Vec<Command>, String> {
         let ports: Vec<u16> = (0..2)
             .map(|_| TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()))
             .map(|a| a.map(|a| a.port()).map_err(|e| e.to_string()))
@@ -163,9 +176,8 @@ fn main() -> Result<(), String> {
                 let mut cmd = Command::new(&dist);
                 cmd.args([c, "--method", m, &input, "-n", "2", "-p", &p.to_string(), "-w", "1"])
                     .arg("--hostfile")
-                    .arg(&hostfile)
-                    .arg("-o")
-                    .arg(out);
+                    .arg(&hostfile);
+                output(&mut cmd, out, parts);
                 cmd
             })
             .collect())
@@ -177,14 +189,24 @@ fn main() -> Result<(), String> {
         size as f64 / 1e6,
         args.runs
     );
-    let mut times: [Vec<f64>; 3] = Default::default();
+    let parts = args.dir.join("parts");
+    let mut times: [Vec<f64>; 5] = Default::default();
     for r in 0..args.runs {
         eprintln!("run {}", r + 1);
         times[0].push(run(&single(&want))?);
-        times[1].push(run(&one_by_two(&got))?);
+        times[1].push(run(&one_by_two(&got, false))?);
         check_same(&want, &got)?;
-        times[2].push(run(&two_by_one(&got)?)?);
+        times[2].push(run(&two_by_one(&got, false)?)?);
         check_same(&want, &got)?;
+        if args.parts {
+            let _ = std::fs::remove_dir_all(&parts);
+            times[3].push(run(&one_by_two(&parts, true))?);
+            check_parts(&want, &parts)?;
+            std::fs::remove_dir_all(&parts).map_err(|e| e.to_string())?;
+            times[4].push(run(&two_by_one(&parts, true)?)?);
+            check_parts(&want, &parts)?;
+            std::fs::remove_dir_all(&parts).map_err(|e| e.to_string())?;
+        }
     }
     let base = median(times[0].clone());
     println!("| configuration | wall time (s) | ratio to `simhash -j 2` |");
@@ -193,12 +215,41 @@ fn main() -> Result<(), String> {
         ("simhash -j 2 (one process, 2 threads)", &times[0]),
         ("simhash-dist, 1 process x 2 workers", &times[1]),
         ("simhash-dist, 2 processes x 1 worker (loopback)", &times[2]),
+        ("simhash-dist --output-dir, 1 process x 2 workers", &times[3]),
+        ("simhash-dist --output-dir, 2 processes x 1 worker (loopback)", &times[4]),
     ] {
+        if t.is_empty() {
+            continue;
+        }
         let m = median(t.clone());
         println!("| {name} | {m:.2} | {:.2} |", m / base);
     }
     println!("every simhash-dist output was byte-identical to simhash's");
     Ok(())
+}
+
+/// The parts in `dir`, concatenated in name order, are the file `want`.
+fn check_parts(want: &Path, dir: &Path) -> Result<(), String> {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .map(|e| e.map(|e| e.path()).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    names.sort();
+    let mut all = Vec::new();
+    for name in &names {
+        all.extend(std::fs::read(name).map_err(|e| e.to_string())?);
+    }
+    let wanted = std::fs::read(want).map_err(|e| e.to_string())?;
+    if all == wanted {
+        Ok(())
+    } else {
+        Err(format!(
+            "the {} parts in {} differ from {}",
+            names.len(),
+            dir.display(),
+            want.display()
+        ))
+    }
 }
 
 fn check_same(a: &Path, b: &Path) -> Result<(), String> {

@@ -94,7 +94,13 @@ pub(crate) enum Method {
 /// What `pairs` and `cluster` share.
 #[derive(Debug, Args)]
 pub(crate) struct JobArgs {
-    /// Input files; `-` reads standard input. Several files are shards of one input.
+    /// Input files or directories; `-` reads standard input. Several files are shards of one
+    /// input.
+    ///
+    /// A directory stands for the record files below it (`.jsonl`, `.json`, `.ndjson`,
+    /// `.tsv`, optionally `.gz` or `.zst`, and `.parquet`), in the byte order of their paths,
+    /// as `simhash` reads it. A Parquet file's rows are records (its text and id columns,
+    /// by --text-column and --id-column); it is read whole by one worker.
     ///
     /// Shards are read as if concatenated, in the order given (a record without an id gets
     /// its 0-based line number in the concatenation; messages name the shard and the line in
@@ -183,12 +189,31 @@ pub(crate) struct JobArgs {
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     pub(crate) output: PathBuf,
 
+    /// Write the output as one file per piece of the input, each by the worker that read it.
+    ///
+    /// DIR/part-00000.tsv, part-00001.tsv, ... (`.jsonl` or `.tsv` for dedup, as the input),
+    /// one per piece of the input (a worker's byte range of a file, or a file read whole),
+    /// numbered in input order: concatenated in the order of their names they are byte for
+    /// byte the output -o writes (the header is in the first part only). dedup of Parquet
+    /// writes one `.parquet` part per input file, the file `simhash dedup --output-dir`
+    /// writes for it. Each process
+    /// writes its own workers' parts into DIR on its host, and creates DIR; a DIR that holds
+    /// part-* files already is refused. The parts are written to temporary files and renamed
+    /// into place only when every worker has written all of its own: a failed job leaves
+    /// none.
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    pub(crate) output_dir: Option<PathBuf>,
+
     /// No summary on stderr (errors are still reported).
     #[arg(short, long)]
     pub(crate) quiet: bool,
 
     #[command(flatten)]
     pub(crate) timely: TimelyArgs,
+
+    /// The input files, directories expanded ([`JobArgs::expand`]).
+    #[arg(skip)]
+    pub(crate) files: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -229,6 +254,11 @@ pub(crate) struct TimelyArgs {
     /// Test hook: make global worker N fail with an error after reading its share.
     #[arg(long, value_name = "N", hide = true)]
     pub(crate) inject_error: Option<usize>,
+
+    /// Test hook: make global worker N fail after writing its parts (--output-dir), before
+    /// they are committed.
+    #[arg(long, value_name = "N", hide = true)]
+    pub(crate) inject_write_error: Option<usize>,
 
     /// Test hook: make global worker N panic at the start of the table phase.
     #[arg(long, value_name = "N", hide = true)]
@@ -273,13 +303,23 @@ pub(crate) enum Format {
 pub(crate) use simhash_index::Blocks;
 
 impl JobArgs {
-    /// The input paths, `-` for standard input when none is given.
+    /// The input files: each directory given replaced by the record files below it, as
+    /// `simhash` expands it ([`simhash_io::Inputs`]), `-` for standard input when none is
+    /// given. Call it once, before [`JobArgs::paths`]; returns the files of the
+    /// directories that are not read.
+    pub(crate) fn expand(&mut self) -> anyhow::Result<Vec<simhash_io::SkippedFile>> {
+        let given = match &self.input {
+            Some(p) => vec![p.clone()],
+            None => self.paths.clone(),
+        };
+        let inputs = simhash_io::Inputs::expand(&given)?;
+        self.files = inputs.files().iter().map(|f| f.path.clone()).collect();
+        Ok(inputs.skipped().to_vec())
+    }
+
+    /// The input files ([`JobArgs::expand`]), `-` for standard input when none is given.
     pub(crate) fn paths(&self) -> Vec<PathBuf> {
-        match (&self.input, self.paths.is_empty()) {
-            (Some(p), _) => vec![p.clone()],
-            (None, true) => vec![PathBuf::from("-")],
-            (None, false) => self.paths.clone(),
-        }
+        if self.files.is_empty() { vec![PathBuf::from("-")] } else { self.files.clone() }
     }
 
     /// The format, inferred from the first file's name when not given

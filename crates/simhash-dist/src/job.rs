@@ -36,11 +36,12 @@ use crate::rounds::census::Census;
 use crate::rounds::dedup::Walker;
 use crate::rounds::gather::{MatchStats, Matched};
 use crate::rounds::outcome::Outcome;
+use crate::rounds::parts::Parts;
 use crate::rounds::tables::Links;
 use crate::rounds::write::Summary;
 use crate::rounds::{all_gather, exchange};
 use crate::rounds::{
-    bands, census, chunks, collapse, dedup, gather, ids, kept, outcome, sets, tables, write,
+    bands, census, chunks, collapse, dedup, gather, ids, kept, outcome, parts, sets, tables, write,
 };
 use crate::share::{InputPlan, Reading, Share, read_share};
 
@@ -68,11 +69,14 @@ pub(crate) struct Job {
     /// The method and its settings.
     pub(crate) matching: Matching,
     pub(crate) output: PathBuf,
+    /// `--output-dir`: one part per piece of the input, by its reader ([`parts`]).
+    pub(crate) output_dir: Option<PathBuf>,
     /// `dedup --removed`.
     pub(crate) removed: Option<PathBuf>,
     pub(crate) quiet: bool,
     pub(crate) inject_error: Option<usize>,
     pub(crate) inject_panic: Option<usize>,
+    pub(crate) inject_write_error: Option<usize>,
 }
 
 /// How a worker's part of the job ended.
@@ -144,9 +148,14 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
         let d = Dedup { plan: &plan, share: &share, keep, walker, census: &census };
         return dedup(worker, job, &d, matched, outputs, &summary);
     }
-    let gathered = gather::run(worker, job.mode, &plan, &share.docs, matched);
     // Every worker knows the census, so every worker knows the exit code.
     let code = u8::from(census.skipped > 0);
+    if let Some(dir) = &job.output_dir {
+        let parts = Parts::new(dir, &plan, "tsv");
+        write_parts(worker, job, &parts, (&plan, &share.docs), matched, &summary)?;
+        return Ok(Ok(code));
+    }
+    let gathered = gather::run(worker, job.mode, &plan, &share.docs, matched);
     if worker.index() != 0 {
         return Ok(Ok(code));
     }
@@ -226,7 +235,7 @@ fn read(worker: &Worker, job: &Job) -> Result<Read, Vec<String>> {
     let (me, peers) = (worker.index(), worker.peers());
     let mut out = None;
     let mut error = None;
-    if me == 0 {
+    if me == 0 && job.output_dir.is_none() {
         match Output::create_for("--output", &job.output) {
             Ok(o) => out = Some(o),
             Err(e) => error = Some(format!("{:#}", anyhow::Error::from(e))),
@@ -245,6 +254,66 @@ fn read(worker: &Worker, job: &Job) -> Result<Read, Vec<String>> {
         error = Some(format!("worker {me}: injected failure (--inject-error)"));
     }
     Ok(Read { plan, share, out, error })
+}
+
+/// `pairs` and `cluster` with `--output-dir`: each worker writes the parts of the pieces it
+/// read ([`parts`]), all are committed or none, and worker 0 writes the summary.
+fn write_parts(
+    worker: &mut Worker,
+    job: &Job,
+    parts: &Parts<'_>,
+    (plan, docs): (&InputPlan, &crate::share::Docs),
+    matched: Matched,
+    summary: &Summary,
+) -> Result<(), Vec<String>> {
+    let me = worker.index();
+    let stats = matched.stats;
+    let write_start = Instant::now();
+    let (written, stats) = match job.mode {
+        Mode::Pairs => {
+            let (links, records) = parts::pairs(worker, plan, docs, matched);
+            let stats = gather::figures(worker, stats);
+            (parts::write_pairs(parts, me, &links, &records, summary.measure), stats)
+        }
+        Mode::Cluster { singletons } => {
+            let members = parts::clusters(worker, plan, docs, matched, singletons);
+            let stats = gather::figures(worker, stats);
+            (parts::write_clusters(worker, parts, &members), stats)
+        }
+        Mode::Dedup { .. } => {
+            (Err(anyhow::anyhow!("internal error: dedup writes its own parts")), stats)
+        }
+    };
+    let (written, outputs) = match written {
+        Ok(mut w) => {
+            let outputs = std::mem::take(&mut w.outputs);
+            (w, Ok(outputs))
+        }
+        Err(e) => (parts::Written::default(), Err(format!("{e:#}"))),
+    };
+    let outputs = injected_write_error(job, me, outputs);
+    parts::commit(worker, outputs, &written.paths)?;
+    let all = all_gather(worker, &(written.lines, written.clusters, written.largest));
+    if me == 0 && !job.quiet {
+        let lines = all.iter().map(|w| w.0).sum();
+        let clusters = all.iter().map(|w| w.1).sum::<u64>() as usize;
+        let largest = all.iter().map(|w| w.2).max().unwrap_or(0) as usize;
+        let clusters = matches!(job.mode, Mode::Cluster { .. }).then_some((clusters, largest));
+        write::report(summary, &stats, &write::Written { lines, clusters }, write_start);
+    }
+    Ok(())
+}
+
+/// The test hook `--inject-write-error`: worker `me`'s outputs, written, fail.
+fn injected_write_error(
+    job: &Job,
+    me: usize,
+    outputs: Result<Vec<Output>, String>,
+) -> Result<Vec<Output>, String> {
+    if job.inject_write_error == Some(me) {
+        return Err(format!("worker {me}: injected write failure (--inject-write-error)"));
+    }
+    outputs
 }
 
 /// How the dedup walk matches, from the method's settings.
@@ -309,16 +378,57 @@ fn dedup(
     };
     let me = worker.index();
     let parser = &job.reading.parser;
-    let (lines, error) =
-        match kept::kept_lines(d.plan, me, d.share, &decisions, parser, job.max_record_bytes) {
-            Ok(lines) => (lines, None),
-            Err(e) => (Vec::new(), Some(format!("{e:#}"))),
-        };
+    // Parquet rows are copied into the parts by their readers (only with --output-dir).
+    let parquet = d.plan.files.iter().any(|f| f.parquet);
+    let kept = if parquet {
+        Ok(Vec::new())
+    } else {
+        kept::kept_lines(d.plan, me, d.share, &decisions, parser, job.max_record_bytes)
+    };
+    let (lines, error) = match kept {
+        Ok(lines) => (lines, None),
+        Err(e) => (Vec::new(), Some(format!("{e:#}"))),
+    };
     kept::agree(worker, error.as_deref())?;
+    let code = u8::from(d.census.skipped > 0);
+    if let Some(dir) = &job.output_dir {
+        let extension = match parser {
+            _ if parquet => "parquet",
+            simhash_io::Parser::Hash => "tsv",
+            _ => "jsonl",
+        };
+        let parts = Parts::new(dir, d.plan, extension);
+        let written = if parquet {
+            parts::write_kept_rows(me, &parts, (d.plan, d.share), &decisions, parser)
+        } else {
+            parts::write_kept(worker, &parts, &lines)
+        };
+        let (mut paths, outputs, count) = match written {
+            Ok(w) => (w.paths, Ok(w.outputs), w.lines),
+            Err(e) => (Vec::new(), Err(format!("{e:#}")), 0),
+        };
+        let outputs = match (outputs, job.removed.as_ref().filter(|_| me == 0)) {
+            (Ok(mut outputs), Some(path)) => {
+                paths.push(path.clone());
+                write_removed(job, &removed).map(|r| {
+                    outputs.push(r);
+                    outputs
+                })
+            }
+            (outputs, _) => outputs,
+        };
+        let outputs = injected_write_error(job, me, outputs);
+        parts::commit(worker, outputs, &paths)?;
+        let counts = all_gather(worker, &(count, decisions.len() as u64));
+        if me == 0 && !job.quiet {
+            let written = counts.iter().map(|c| c.0).sum();
+            report_dedup(summary, written, counts.iter().map(|c| c.1).sum());
+        }
+        return Ok(Ok(code));
+    }
     let mut lines = exchange(worker, lines.into_iter().map(|l| (0, l)));
     lines.sort_unstable_by_key(|l| l.0);
     let removed_count = all_gather(worker, &(decisions.len() as u64)).iter().sum::<u64>();
-    let code = u8::from(d.census.skipped > 0);
     if me != 0 {
         return Ok(Ok(code));
     }
@@ -333,6 +443,17 @@ fn dedup(
             code
         })
         .or_else(|e| if e.is_empty() { Ok(0) } else { Err(e) }))
+}
+
+/// `--removed` with `--output-dir`: worker 0 writes the removed records' lines, closed
+/// and uncommitted.
+fn write_removed(job: &Job, removed: &[(u64, Vec<u8>)]) -> Result<Output, String> {
+    use std::io::Write as _;
+    let mut out = removed_output(job).ok_or("internal error: no --removed output")??;
+    for (_, line) in removed {
+        out.write_all(line).map_err(|e| e.to_string())?;
+    }
+    out.close().map_err(|e| format!("{:#}", anyhow::Error::from(e)))
 }
 
 /// Worker 0 writes the kept lines and the removed ones, and commits both or neither.

@@ -67,21 +67,51 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let (args, mode, removed) = match cli.command {
+    let (mut args, mode, removed) = match cli.command {
         Command::Pairs(args) => (args, Mode::Pairs, None),
         Command::Cluster(c) => (c.job, Mode::Cluster { singletons: c.singletons }, None),
         Command::Dedup(d) => (d.job, Mode::Dedup { keep: d.keep }, d.removed),
     };
+    let skipped = args.expand()?;
+    if args.timely.process == 0 {
+        let mut err = std::io::stderr().lock();
+        for file in skipped.iter().take(20) {
+            let _ = writeln!(
+                err,
+                "simhash-dist: warning: {}: not read: {}",
+                file.path.display(),
+                file.why
+            );
+        }
+        if skipped.len() > 20 {
+            let _ = writeln!(
+                err,
+                "simhash-dist: warning: {} more files in the input directories not read",
+                skipped.len() - 20
+            );
+        }
+    }
     let matching = args.matching(matches!(mode, Mode::Cluster { .. }))?;
     // Before any process starts: the output may not be an input (every process checks, and
     // fails alike on a shared filesystem).
     let paths = args.paths();
     let inputs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
-    let mut outputs = vec![("--output", args.output.clone())];
+    if matches!(mode, Mode::Dedup { .. }) {
+        check_parquet_dedup(&inputs, args.output_dir.is_some())?;
+    }
+    let mut outputs = Vec::new();
+    if args.output_dir.is_none() {
+        outputs.push(("--output", args.output.clone()));
+    }
     outputs.extend(removed.iter().map(|r| ("--removed", r.clone())));
     let outputs: Vec<(&str, &std::path::Path)> =
         outputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
     check_paths(&inputs, &outputs)?;
+    // Every output created from here on is checked against the inputs (the parts).
+    simhash_io::register_inputs(&inputs)?;
+    if let Some(dir) = &args.output_dir {
+        rounds::parts::prepare(dir)?;
+    }
     let launch = args.launch()?;
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let threads = args.timely.threads.get();
@@ -115,6 +145,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(code))
 }
 
+/// `dedup` copies Parquet rows into Parquet parts, one per input file (`--output-dir`):
+/// Parquet files cannot be concatenated into one output byte for byte. The inputs are all
+/// Parquet or none, as `simhash dedup` requires.
+fn check_parquet_dedup(inputs: &[&std::path::Path], output_dir: bool) -> anyhow::Result<()> {
+    let parquet = inputs.first().is_some_and(|p| simhash_io::is_parquet(p));
+    if let Some(other) = inputs.iter().find(|p| simhash_io::is_parquet(p) != parquet) {
+        anyhow::bail!(
+            "dedup writes its inputs' format: {} and {} are not both Parquet",
+            inputs[0].display(),
+            other.display()
+        );
+    }
+    anyhow::ensure!(
+        !parquet || output_dir,
+        "dedup of Parquet input needs --output-dir (one Parquet part per input file, with its \
+         schema): Parquet files cannot be joined into one output"
+    );
+    Ok(())
+}
+
 /// What every worker of this process runs, from the flags.
 fn build_job(args: &JobArgs, mode: Mode, matching: Matching, removed: Option<PathBuf>) -> Job {
     let fingerprinter = args.fingerprinter();
@@ -139,10 +189,12 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, removed: Option<Pat
         strict: args.strict,
         matching,
         output: args.output.clone(),
+        output_dir: args.output_dir.clone(),
         removed,
         quiet: args.quiet,
         inject_error: args.timely.inject_error,
         inject_panic: args.timely.inject_panic,
+        inject_write_error: args.timely.inject_write_error,
     }
 }
 

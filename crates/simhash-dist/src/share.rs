@@ -13,7 +13,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use simhash_core::Fingerprinter;
 use simhash_index::lsh::{DocSketch, Sketcher};
-use simhash_io::{Body, IdTable, LineReader, LineStatus, Problem, Reason, Source};
+use simhash_io::{Body, IdTable, LineReader, LineStatus, ParquetRows, Problem, Reason, Source};
 
 /// Bits of a position that hold the byte offset within a file (16 TiB per file).
 pub(crate) const OFFSET_BITS: u32 = 44;
@@ -33,8 +33,18 @@ pub(crate) struct InputFile {
     /// Bytes on disk (0 for standard input).
     size: u64,
     /// A regular uncompressed file: cut into byte ranges. Anything else (compressed, standard
-    /// input) is read whole, by worker `file index % workers`.
+    /// input, Parquet) is read whole, by worker `file index % workers`.
     splittable: bool,
+    /// A Parquet file (`.parquet`): its records are rows, numbered from 0 where a line's
+    /// position has its byte offset.
+    pub(crate) parquet: bool,
+}
+
+impl InputFile {
+    /// The file's path (`None` for standard input).
+    pub(crate) fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
 }
 
 /// The input files and the byte range of each worker.
@@ -59,6 +69,7 @@ impl InputPlan {
                     path: None,
                     size: 0,
                     splittable: false,
+                    parquet: false,
                 });
                 continue;
             }
@@ -66,7 +77,8 @@ impl InputPlan {
             let meta = std::fs::metadata(path).ok();
             let regular = meta.as_ref().is_some_and(std::fs::Metadata::is_file);
             let compressed = simhash_io::compression(path).is_some();
-            if regular && !compressed {
+            let parquet = simhash_io::is_parquet(path);
+            if regular && !compressed && !parquet {
                 // As `simhash` does: one message, not a bad record per line. Every process
                 // checks, before any reads.
                 simhash_io::refuse_compressed_file(path)?;
@@ -77,7 +89,8 @@ impl InputPlan {
                 name: path.display().to_string(),
                 path: Some(path.clone()),
                 size,
-                splittable: regular && !compressed,
+                splittable: regular && !compressed && !parquet,
+                parquet,
             });
         }
         let mut bases = Vec::with_capacity(files.len());
@@ -142,6 +155,52 @@ impl InputPlan {
             }
         }
         out
+    }
+}
+
+/// Every worker's pieces, in input order: the parts of `--output-dir`, numbered by their
+/// index here ([`InputPlan::pieces_in_order`]).
+#[derive(Debug)]
+pub(crate) struct PieceOrder {
+    /// `(worker, file, first byte)` of each piece, sorted by `(file, first byte)`.
+    pieces: Vec<(usize, usize, u64)>,
+}
+
+impl PieceOrder {
+    /// How many pieces the input is cut into.
+    pub(crate) fn len(&self) -> usize {
+        self.pieces.len()
+    }
+
+    /// The number of the piece that holds the record at `pos`.
+    pub(crate) fn of(&self, pos: u64) -> usize {
+        let key = ((pos >> OFFSET_BITS) as usize, pos & OFFSET_MASK);
+        self.pieces.partition_point(|p| (p.1, p.2) <= key).saturating_sub(1)
+    }
+
+    /// The file of piece `piece`.
+    pub(crate) fn file(&self, piece: usize) -> usize {
+        self.pieces[piece].1
+    }
+
+    /// The numbers of `worker`'s pieces, in input order.
+    pub(crate) fn of_worker(&self, worker: usize) -> Vec<usize> {
+        (0..self.pieces.len()).filter(|&i| self.pieces[i].0 == worker).collect()
+    }
+}
+
+impl InputPlan {
+    /// Every worker's pieces, numbered in input order.
+    pub(crate) fn pieces_in_order(&self) -> PieceOrder {
+        let mut pieces: Vec<(usize, usize, u64)> = (0..self.starts.len())
+            .flat_map(|w| self.pieces(w).into_iter().map(move |(f, lo, _)| (w, f, lo)))
+            .collect();
+        pieces.sort_unstable_by_key(|p| (p.1, p.2));
+        if pieces.is_empty() {
+            // Only empty files: worker 0 still writes part 0 (the output's header).
+            pieces.push((0, 0, 0));
+        }
+        PieceOrder { pieces }
     }
 }
 
@@ -317,6 +376,11 @@ pub(crate) fn read_share(
         let f = &plan.files[file];
         let chunk_index = share.chunks.len() as u32;
         let mut chunk = Chunk { file, lo, ..Chunk::default() };
+        if f.parquet {
+            read_rows(f, (file, chunk_index), reading, &mut share, &mut chunk)?;
+            share.chunks.push(chunk);
+            continue;
+        }
         let (reader, first) = if reading.spool && f.path.is_none() {
             // Standard input, read twice by `dedup`: the first pass keeps a copy.
             let mut source = Source::new(Path::new("-"));
@@ -377,6 +441,62 @@ pub(crate) fn read_share(
     Ok(share)
 }
 
+/// Reads the rows of the Parquet file `f` (file number `file`, chunk `chunk_index`), as
+/// `simhash` reads them ([`ParquetRows`]): each row a record at `position(file, row)`,
+/// numbered `row + 1` as a line. A file that is not readable Parquet (or lacks the text
+/// column) is one bad record, reported without a line, as `simhash` reports it.
+fn read_rows(
+    f: &InputFile,
+    (file, chunk_index): (usize, u32),
+    reading: &Reading,
+    share: &mut Share,
+    chunk: &mut Chunk,
+) -> anyhow::Result<()> {
+    let simhash_io::Parser::Json(columns) = &reading.parser else {
+        anyhow::bail!("{}: Parquet input holds text columns: --format hash does not apply", f.name);
+    };
+    let path = f.path.as_deref().unwrap_or(Path::new("-"));
+    let mut rows = match ParquetRows::open(path, columns) {
+        Ok(rows) => rows,
+        Err(e) if e.kind() == simhash_io::ErrorKind::BadParquet => {
+            chunk.records += 1;
+            let problem = Problem::new(Reason::BadFile, e.to_string());
+            share.bad.push(BadRecord {
+                pos: position(file, 0),
+                chunk: chunk_index,
+                line: 0,
+                problem,
+            });
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    while let Some(batch) = rows.next_batch()? {
+        let first = rows.rows_read() - batch.len() as u64;
+        for i in 0..batch.len() {
+            let row = first + i as u64;
+            let (pos, line) = (position(file, row), row + 1);
+            chunk.records += 1;
+            let parsed = match (batch.text(i), batch.id(i)) {
+                (Ok(text), Ok(id)) => Ok(parse_record(
+                    simhash_io::Record { id, body: Body::Text(text.into()) },
+                    reading,
+                )),
+                (Err(problem), _) | (_, Err(problem)) => Err(problem),
+            };
+            match parsed {
+                Ok((id, parsed)) => share.docs.push(pos, line, chunk_index, id.as_deref(), parsed),
+                Err(problem) => {
+                    share.bad.push(BadRecord { pos, chunk: chunk_index, line, problem });
+                }
+            }
+        }
+    }
+    chunk.lines = rows.rows_read();
+    chunk.bytes = f.size;
+    Ok(())
+}
+
 /// What a record's body becomes: its fingerprint, and with a sketcher its sketch.
 struct Parsed {
     fp: Option<u64>,
@@ -391,7 +511,11 @@ struct Parsed {
 type Record = (Option<String>, Parsed);
 
 fn parse_line(bytes: &[u8], reading: &Reading) -> Result<Record, Problem> {
-    let record = reading.parser.parse(bytes)?;
+    Ok(parse_record(reading.parser.parse(bytes)?, reading))
+}
+
+/// What `record` becomes: its id, and its body fingerprinted (and sketched).
+fn parse_record(record: simhash_io::Record<'_>, reading: &Reading) -> Record {
     let (fp, sketch, len) = match (record.body, &reading.fingerprinter, &reading.sketcher) {
         (Body::Text(text), Some(fingerprinter), Some(sketcher)) => {
             let (fp, sketch) = sketcher.sketch(fingerprinter, &text);
@@ -405,7 +529,7 @@ fn parse_line(bytes: &[u8], reading: &Reading) -> Result<Record, Problem> {
     };
     let number = record.id.as_ref().is_some_and(|id| id.number);
     let parsed = Parsed { fp: fp.map(|f| f.0), sketch, len, number };
-    Ok((record.id.map(|id| id.text.into_owned()), parsed))
+    (record.id.map(|id| id.text.into_owned()), parsed)
 }
 
 /// Opens a piece of `f` starting at byte `lo`: the reader, and the offset of the first
@@ -458,6 +582,7 @@ mod tests {
                 path: None,
                 size,
                 splittable: true,
+                parquet: false,
             })
             .collect::<Vec<_>>();
         let mut bases = Vec::new();
@@ -479,6 +604,26 @@ mod tests {
         assert_ne!(plan_for(&[10, 21], 3).digest(), plan.digest());
         assert_ne!(plan_for(&[10, 20], 4).digest(), plan.digest());
         assert_ne!(plan_for(&[30], 3).digest(), plan.digest());
+    }
+
+    #[test]
+    fn pieces_in_order_number_every_byte_by_its_piece() {
+        for (sizes, workers) in [(&[100u64][..], 3), (&[10, 0, 7, 30], 4), (&[2], 5)] {
+            let plan = plan_for(sizes, workers);
+            let order = plan.pieces_in_order();
+            let mut last = 0;
+            for (file, &size) in sizes.iter().enumerate() {
+                for offset in 0..size {
+                    let pos = position(file, offset);
+                    let piece = order.of(pos);
+                    // Numbers never go down in input order, and the piece is its owner's.
+                    assert!(piece >= last, "{sizes:?} x {workers}: byte {offset} of {file}");
+                    last = piece;
+                    assert!(order.of_worker(plan.owner(pos)).contains(&piece));
+                }
+            }
+            assert_eq!(last + 1, order.len(), "{sizes:?} x {workers}: a piece holds no byte");
+        }
     }
 
     #[test]

@@ -1000,3 +1000,252 @@ fn dedup_on_two_processes_matches_simhash_and_a_failure_leaves_nothing() {
         }
     }
 }
+
+/// The files of `--output-dir` `dir`, by name: every one a part, none a temporary file.
+fn parts(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into()).collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The parts of `dir` concatenated in the order of their names.
+fn concatenated(dir: &Path) -> String {
+    parts(dir).iter().map(|name| read(&dir.join(name))).collect()
+}
+
+#[test]
+fn output_dir_parts_concatenated_are_the_output() {
+    let dir = Dir::new();
+    let corpus = dedup_corpus(31);
+    let lines: Vec<&str> = corpus.lines().collect();
+    let third = lines.len() / 3;
+    // Three shards: one cut between workers, one read whole (compressed), one empty.
+    let a = dir.write("a.jsonl", &(lines[..third].join("\n") + "\n"));
+    let b = dir.path("b.jsonl.gz");
+    let mut gz = flate2::write::GzEncoder::new(
+        File::create(&b).expect("create"),
+        flate2::Compression::default(),
+    );
+    std::io::Write::write_all(&mut gz, (lines[third..].join("\n") + "\n").as_bytes())
+        .expect("compress");
+    gz.finish().expect("compress");
+    let c = dir.write("c.jsonl", "");
+    let inputs = [s(&a), s(&b), s(&c)];
+    let want = dir.path("want");
+    for method in METHODS {
+        for (command, extra) in [
+            ("pairs", None),
+            ("cluster", None),
+            ("cluster", Some("--singletons")),
+            ("dedup", Some("--keep=longest")),
+        ] {
+            let mut a: Vec<String> = [command, "-q", "--method", method]
+                .iter()
+                .map(ToString::to_string)
+                .chain(inputs.iter().cloned())
+                .chain(extra.map(ToString::to_string))
+                .collect();
+            let mut single = a.clone();
+            single.extend(strings(&["-o", &s(&want)]));
+            let single: Vec<&str> = single.iter().map(String::as_str).collect();
+            let code = simhash(&single);
+            assert!(code == ExitCode::SUCCESS || code == ExitCode::from(1), "{single:?}");
+            let out_dir = dir.path(&format!("{command}-{method}-{}", extra.unwrap_or("")));
+            a.extend(strings(&["--output-dir", &s(&out_dir)]));
+            for (n, w) in [(1, 2), (2, 2)] {
+                let _ = std::fs::remove_dir_all(&out_dir);
+                let outs = if n == 1 {
+                    vec![dist(&[a.clone(), strings(&["-w", &w.to_string()])].concat())]
+                } else {
+                    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+                    dist_processes(&dir, n, w, &a)
+                };
+                for (p, out) in outs.iter().enumerate() {
+                    assert!(out.status.code().is_some_and(|c| c < 2), "{p}: {}", stderr(out));
+                    assert!(out.stdout.is_empty());
+                }
+                let names = parts(&out_dir);
+                // One part per piece: a's pieces (one per worker), b read whole, c none.
+                assert_eq!(names.len(), n * w + 1, "{command} {method} {n}x{w}: {names:?}");
+                let ext = if command == "dedup" { "jsonl" } else { "tsv" };
+                assert_eq!(names[0], format!("part-00000.{ext}"));
+                assert!(
+                    concatenated(&out_dir) == read(&want),
+                    "{command} {extra:?} {method} {n}x{w}: the parts differ from the output"
+                );
+                // Each part holds something but the empty pieces', so the output is cut.
+                if command == "pairs" {
+                    let holding = names.iter().filter(|p| !read(&out_dir.join(p)).is_empty());
+                    assert!(holding.count() > 1, "{command} {method}: {names:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn output_dir_fails_whole_and_never_mixes_two_outputs() {
+    let dir = Dir::new();
+    let input = dir.write("dedup.jsonl", &dedup_corpus(9));
+    let out_dir = dir.path("parts");
+    let removed = dir.write("removed.jsonl", "previous removed\n");
+    for command in ["pairs", "cluster", "dedup"] {
+        for hook in ["--inject-error", "--inject-panic", "--inject-write-error"] {
+            let mut a = strings(&[command, &s(&input), "-q", "-w", "2", hook, "1"]);
+            a.extend(strings(&["--output-dir", &s(&out_dir)]));
+            if command == "dedup" {
+                a.extend(strings(&["--removed", &s(&removed)]));
+            }
+            let out = dist(&a);
+            assert_eq!(out.status.code(), Some(2), "{command} {hook}: {}", stderr(&out));
+            assert!(stderr(&out).contains("worker 1: injected"), "{hook}: {}", stderr(&out));
+            // Worker 0 wrote its parts (with --inject-write-error): none is left, nor any
+            // temporary file.
+            assert_eq!(parts(&out_dir), Vec::<String>::new(), "{command} {hook}");
+            assert_eq!(read(&removed), "previous removed\n", "{command} {hook}: --removed");
+        }
+        // Two processes: worker 2 is in process 1, and fails both processes.
+        let mut a = vec![command, input.to_str().unwrap_or_default(), "-q"];
+        a.extend(["--inject-write-error", "2", "--output-dir", out_dir.to_str().unwrap_or("")]);
+        for (p, out) in dist_processes(&dir, 2, 2, &a).iter().enumerate() {
+            assert_eq!(out.status.code(), Some(2), "{command} process {p}: {}", stderr(out));
+        }
+        assert_eq!(parts(&out_dir), Vec::<String>::new(), "{command}, 2 processes");
+    }
+    // A directory that holds parts already is refused before anything is read: the new
+    // parts might not replace all the old ones (an input there is never overwritten).
+    let old = dir.write("parts/part-00000.jsonl", &dedup_corpus(9));
+    let out = dist(&strings(&["dedup", &s(&old), "-q", "--output-dir", &s(&out_dir)]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("already holds part-00000.jsonl"), "{}", stderr(&out));
+    assert!(read(&old) == dedup_corpus(9), "an input was overwritten");
+    let out = dist(&strings(&["pairs", &s(&input), "-o", "x", "--output-dir", &s(&out_dir)]));
+    assert_eq!(out.status.code(), Some(2), "-o and --output-dir: {}", stderr(&out));
+    // Only empty inputs: no piece to read, and still one part, the header, as simhash writes.
+    let empty = dir.write("empty.jsonl", "");
+    let want = dir.path("want.tsv");
+    let code = simhash(&["pairs", &s(&empty), "-q", "-o", &s(&want)]);
+    let empty_dir = dir.path("empty-parts");
+    let out =
+        dist(&strings(&["pairs", &s(&empty), "-q", "-w", "2", "--output-dir", &s(&empty_dir)]));
+    assert_eq!(ExitCode::from(out.status.code().unwrap_or(255) as u8), code, "{}", stderr(&out));
+    assert_eq!(parts(&empty_dir), ["part-00000.tsv"]);
+    assert_eq!(concatenated(&empty_dir), read(&want));
+}
+
+/// Writes `(id, text)` rows to a Parquet file with an extra column (which dedup keeps), in
+/// row groups of 50 rows, zstd-compressed or not.
+fn write_parquet(path: &Path, rows: &[(String, String)], zstd: bool) {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use parquet::basic::{Compression, ZstdLevel};
+
+    let ids: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    let texts: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
+    let lens: Vec<i64> = rows.iter().map(|r| r.1.len() as i64).collect();
+    let batch = RecordBatch::try_from_iter([
+        ("len", Arc::new(Int64Array::from(lens)) as ArrayRef),
+        ("id", Arc::new(StringArray::from(ids)) as ArrayRef),
+        ("text", Arc::new(StringArray::from(texts)) as ArrayRef),
+    ])
+    .expect("a batch");
+    let compression = if zstd {
+        Compression::ZSTD(ZstdLevel::try_new(3).expect("level"))
+    } else {
+        Compression::UNCOMPRESSED
+    };
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_compression(compression)
+        .set_max_row_group_row_count(Some(50))
+        .build();
+    let file = File::create(path).expect("create");
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.close().expect("close");
+}
+
+#[test]
+fn directories_and_parquet_are_read_as_simhash_reads_them() {
+    let dir = Dir::new();
+    let rows: Vec<(String, String)> = minhash_corpus(12)
+        .lines()
+        .map(|l| {
+            let (id, text) = l.split_once("\",\"text\":\"").expect("a record");
+            (id.trim_start_matches("{\"id\":\"").into(), text.trim_end_matches("\"}").into())
+        })
+        .collect();
+    let cut = rows.len() * 2 / 5;
+    std::fs::create_dir_all(dir.path("in/b")).expect("mkdir");
+    write_parquet(&dir.path("in/a.parquet"), &rows[..cut], false);
+    write_parquet(&dir.path("in/b/c.parquet"), &rows[cut..], true);
+    dir.write("in/notes.txt", "not read\n");
+    let input = s(&dir.path("in"));
+    let want = dir.path("want.tsv");
+    let parts_dir = dir.path("parts");
+    for method in METHODS {
+        for (command, extra) in [("pairs", "--window=3"), ("cluster", "--singletons")] {
+            let code =
+                simhash(&[command, &input, "-q", extra, "--method", method, "-o", &s(&want)]);
+            assert_eq!(code, ExitCode::from(1), "duplicate ids are reported");
+            let a = [command, &input, "-q", extra, "--method", method];
+            let out =
+                dist(&strings(&[&a[..], &["-w", "2", "-o", &s(&dir.path("got.tsv"))]].concat()));
+            assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+            assert!(read(&dir.path("got.tsv")) == read(&want), "{command} {method}: -o differs");
+            let _ = std::fs::remove_dir_all(&parts_dir);
+            let parts_arg = s(&parts_dir);
+            let a: Vec<&str> = [&a[..], &["--output-dir", &parts_arg]].concat();
+            for (p, out) in dist_processes(&dir, 2, 1, &a).iter().enumerate() {
+                assert_eq!(out.status.code(), Some(1), "process {p}: {}", stderr(out));
+            }
+            assert!(concatenated(&parts_dir) == read(&want), "{command} {method}: parts differ");
+        }
+        // dedup: one Parquet part per input file, byte for byte simhash's --output-dir file
+        // (the rows kept, with the file's schema and compression).
+        let kept = dir.path("kept");
+        let _ = std::fs::remove_dir_all(&kept);
+        let _ = std::fs::remove_dir_all(&parts_dir);
+        let code = simhash(&["dedup", &input, "-q", "--method", method, "--output-dir", &s(&kept)]);
+        assert_eq!(code, ExitCode::from(1));
+        let a =
+            ["dedup", &input, "-q", "--method", method, "-w", "2", "--output-dir", &s(&parts_dir)];
+        let out = dist(&strings(&a));
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert_eq!(parts(&parts_dir), ["part-00000.parquet", "part-00001.parquet"]);
+        for (part, file) in
+            [("part-00000.parquet", "a.parquet"), ("part-00001.parquet", "b/c.parquet")]
+        {
+            let (got, want) = (std::fs::read(parts_dir.join(part)), std::fs::read(kept.join(file)));
+            assert!(got.is_ok() && got.ok() == want.ok(), "{method}: {part} differs from {file}");
+        }
+        assert!(
+            std::fs::metadata(parts_dir.join("part-00001.parquet")).map_or(0, |m| m.len())
+                < std::fs::metadata(dir.path("in/b/c.parquet")).map_or(0, |m| m.len()),
+            "{method}: nothing was removed"
+        );
+    }
+    // Warnings name the files a directory holds that are not read.
+    let out = dist(&strings(&["pairs", &input, "-o", &s(&dir.path("got.tsv"))]));
+    assert!(stderr(&out).contains("notes.txt: not read: not a record file by its name"));
+    // A file that is not Parquet is one bad record, reported without a line, as simhash does.
+    dir.write("in/bad.parquet", "not parquet\n");
+    let code = simhash(&["pairs", &input, "-q", "-o", &s(&want)]);
+    let out = dist(&strings(&["pairs", &input, "-q", "-w", "2", "-o", &s(&dir.path("got.tsv"))]));
+    assert_eq!(out.status.code(), Some(i32::from(code == ExitCode::from(1))), "{}", stderr(&out));
+    assert!(read(&dir.path("got.tsv")) == read(&want), "a bad Parquet file changed the pairs");
+    assert!(stderr(&out).contains("bad.parquet: not a readable Parquet file"), "{}", stderr(&out));
+    // dedup of Parquet writes Parquet parts only: -o is refused, and so is a mix of formats.
+    let out = dist(&strings(&["dedup", &s(&dir.path("in/a.parquet")), "-o", &s(&want)]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("needs --output-dir"), "{}", stderr(&out));
+    let jsonl = dir.write("x.jsonl", "{\"id\":\"x\",\"text\":\"a b c\"}\n");
+    let a = ["dedup", &s(&jsonl), &s(&dir.path("in/a.parquet")), "--output-dir", &s(&parts_dir)];
+    let out = dist(&strings(&a));
+    assert!(stderr(&out).contains("are not both Parquet"), "{}", stderr(&out));
+}

@@ -119,6 +119,21 @@ impl<W: Write> PairsTsv<W> {
         Ok(PairsTsv { out, measure })
     }
 
+    /// A later part of a pairs TSV cut into several files (`simhash-dist --output-dir`):
+    /// no header, so that the parts concatenated are the whole file.
+    ///
+    /// ```
+    /// use simhash_io::{Measure, PairsTsv};
+    ///
+    /// let mut tsv = PairsTsv::continued(Vec::new(), Measure::Distance);
+    /// tsv.pair("c", "d", 1)?;
+    /// assert_eq!(tsv.into_inner(), b"c\td\t1\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn continued(out: W, measure: Measure) -> PairsTsv<W> {
+        PairsTsv { out, measure }
+    }
+
     /// Writes the pair `a`, `b` with its score as a [`Score::code`].
     pub fn pair(&mut self, a: &str, b: &str, code: u32) -> io::Result<()> {
         let out = &mut self.out;
@@ -159,6 +174,21 @@ impl<W: Write> ClustersTsv<W> {
     pub fn new(mut out: W) -> io::Result<ClustersTsv<W>> {
         out.write_all(b"id\thash\tcluster\n")?;
         Ok(ClustersTsv { out })
+    }
+
+    /// A later part of a cluster TSV cut into several files (`simhash-dist --output-dir`):
+    /// no header, so that the parts concatenated are the whole file.
+    ///
+    /// ```
+    /// use simhash_io::ClustersTsv;
+    ///
+    /// let mut tsv = ClustersTsv::continued(Vec::new());
+    /// tsv.member("c", Some(7), 3)?;
+    /// assert_eq!(tsv.into_inner(), b"c\t7\t3\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn continued(out: W) -> ClustersTsv<W> {
+        ClustersTsv { out }
     }
 
     /// Writes a member of cluster number `cluster`.

@@ -66,7 +66,7 @@ pub(crate) fn run(
         }
         let message = match bad.first() {
             Some((pos, line, message)) => {
-                format!("{}:{line}: {message} (stopped by --strict)", file_name(plan, *pos))
+                format!("{} (stopped by --strict)", located(plan, *pos, *line, message))
             }
             None => format!("{}: empty input, no records (stopped by --strict)", empty[0]),
         };
@@ -75,7 +75,7 @@ pub(crate) fn run(
     if me == 0 {
         let mut err = std::io::stderr().lock();
         for (pos, line, message) in &bad {
-            let _ = writeln!(err, "simhash-dist: {}:{line}: {message}", file_name(plan, *pos));
+            let _ = writeln!(err, "simhash-dist: {}", located(plan, *pos, *line, message));
         }
         for name in &empty {
             let _ = writeln!(err, "simhash-dist: {name}: empty input, no records");
@@ -100,6 +100,15 @@ fn empty_files<'p>(plan: &'p InputPlan, all_chunks: &[Chunk]) -> Vec<&'p str> {
         .filter(|(n, _)| **n == 0)
         .map(|(_, f)| f.name.as_str())
         .collect()
+}
+
+/// A bad record's message, `FILE:LINE: what`; a bad file's (line 0: a Parquet file that
+/// cannot be read) names the file itself.
+fn located(plan: &InputPlan, pos: u64, line: u64, message: &str) -> String {
+    if line == 0 {
+        return message.to_string();
+    }
+    format!("{}:{line}: {message}", file_name(plan, pos))
 }
 
 /// The name of the file holding the record at `pos`, as messages show it.

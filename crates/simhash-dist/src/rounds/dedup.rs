@@ -120,16 +120,7 @@ pub(crate) fn run(
     keep: Keep,
 ) -> Result<Vec<Decision>, String> {
     let peers = worker.peers() as u64;
-    let edges = exchange(worker, edges.into_iter().map(|e| (0, e)));
-    let mut forest = Forest::default();
-    for (a, b) in edges {
-        forest.union(a, b);
-    }
-    let mut roots: Vec<(u64, u64)> = exchange(
-        worker,
-        forest.components().into_iter().map(|(p, root)| (plan.owner(p), (p, root))),
-    );
-    roots.sort_unstable();
+    let roots = components(worker, plan, edges);
     let mut copy_of: Vec<(u64, u64)> =
         exchange(worker, copies.iter().map(|&(rep, member)| (plan.owner(member), (member, rep))));
     copy_of.sort_unstable();
@@ -173,6 +164,27 @@ pub(crate) fn run(
         Some(e) => Err(e),
         None => Ok(mine),
     }
+}
+
+/// Exchanges 1 and 2: every worker's spanning-forest `edges` joined on worker 0; returns,
+/// for each record this worker read that has a near-duplicate, `(position, component)`,
+/// sorted, the component named by its smallest position.
+pub(crate) fn components(
+    worker: &mut Worker,
+    plan: &InputPlan,
+    edges: Vec<(u64, u64)>,
+) -> Vec<(u64, u64)> {
+    let edges = exchange(worker, edges.into_iter().map(|e| (0, e)));
+    let mut forest = Forest::default();
+    for (a, b) in edges {
+        forest.union(a, b);
+    }
+    let mut roots: Vec<(u64, u64)> = exchange(
+        worker,
+        forest.components().into_iter().map(|(p, root)| (plan.owner(p), (p, root))),
+    );
+    roots.sort_unstable();
+    roots
 }
 
 /// Dense ranks (0 first) of `keys` in their order.

@@ -80,7 +80,7 @@ pub(crate) fn run(
     docs: &Docs,
     matched: Matched,
 ) -> Gathered {
-    let Matched { links, copies, copy_code, mut stats } = matched;
+    let Matched { links, copies, copy_code, stats } = matched;
     let links = match links {
         Links::Pairs(rep_pairs) => {
             let rep_pairs = exchange(worker, rep_pairs.into_iter().map(|p| (0, p)));
@@ -103,10 +103,16 @@ pub(crate) fn run(
     let mut records =
         exchange(worker, answers.into_iter().map(|d| (0, (docs.pos[d], docs.id(d), docs.fp[d]))));
     records.sort_unstable_by_key(|r| r.0);
+    let stats = figures(worker, stats);
+    Gathered { stats, links, records }
+}
+
+/// Exchange 4: this worker's figures, with the bytes it sent so far and its process's
+/// peak memory, to every worker; returns the job's.
+pub(crate) fn figures(worker: &mut Worker, mut stats: MatchStats) -> MatchStats {
     stats.sent = sent_bytes();
     stats.peak_mib = crate::peak_memory_mib();
-    let stats = total(&all_gather(worker, &stats));
-    Gathered { stats, links, records }
+    total(&all_gather(worker, &stats))
 }
 
 /// The job's figures from every worker's.

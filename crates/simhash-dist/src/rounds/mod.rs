@@ -22,6 +22,7 @@ pub(crate) mod gather;
 pub(crate) mod ids;
 pub(crate) mod kept;
 pub(crate) mod outcome;
+pub(crate) mod parts;
 pub(crate) mod sets;
 pub(crate) mod tables;
 pub(crate) mod write;

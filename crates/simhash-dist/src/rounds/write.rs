@@ -37,9 +37,9 @@ pub(crate) struct Summary {
 }
 
 /// What the output holds: its lines, and for `cluster` the clusters and the largest one.
-struct Written {
-    lines: u64,
-    clusters: Option<(usize, usize)>,
+pub(crate) struct Written {
+    pub(crate) lines: u64,
+    pub(crate) clusters: Option<(usize, usize)>,
 }
 
 /// Writes the output and, unless `summary` is `None` (`--quiet`), the summary line; returns
@@ -130,7 +130,7 @@ fn write(
 }
 
 /// The summary line on standard error.
-fn report(s: &Summary, stats: &MatchStats, written: &Written, write_start: Instant) {
+pub(crate) fn report(s: &Summary, stats: &MatchStats, written: &Written, write_start: Instant) {
     let clusters = match written.clusters {
         Some((c, largest)) => format!(", {c} clusters (largest {largest})"),
         None => String::new(),

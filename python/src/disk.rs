@@ -600,19 +600,7 @@ fn walk_unmatched(
             let tables = simhash_index::Tables::new(s.blocks, s.max_distance)
                 .map_err(crate::errors::value)?;
             let center = walk.run(&tables, |_, _| {}).center;
-            center
-                .iter()
-                .enumerate()
-                .map(|(d, &c)| {
-                    if c as usize == d {
-                        (-1, f32::NAN)
-                    } else {
-                        let (a, b) =
-                            (fps[d].unwrap_or_default(), fps[c as usize].unwrap_or_default());
-                        (i64::from(c), a.distance(b) as f32)
-                    }
-                })
-                .collect()
+            crate::matcher::simhash_decisions(&center, &fps)
         }
     };
     Ok(pairs.into_iter().unzip())

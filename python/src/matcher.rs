@@ -269,19 +269,7 @@ fn dedup(engine: &mut Engine, rank: &[u32]) -> PyResult<(Vec<i64>, Vec<f32>)> {
             let walk = DedupWalk::new(fps, rank);
             let tables = tables(*blocks, walk.distinct(), *distance)?;
             let center = walk.run(&tables, |_, _| {}).center;
-            Ok(center
-                .iter()
-                .enumerate()
-                .map(|(d, &c)| {
-                    if c as usize == d {
-                        (-1, f32::NAN)
-                    } else {
-                        let (a, b) =
-                            (fps[d].unwrap_or_default(), fps[c as usize].unwrap_or_default());
-                        (i64::from(c), a.distance(b) as f32)
-                    }
-                })
-                .unzip())
+            Ok(simhash_decisions(&center, fps).into_iter().unzip())
         }
     }
 }
@@ -324,4 +312,21 @@ fn find(parent: &mut [usize], mut x: usize) -> usize {
         x = parent[x];
     }
     x
+}
+
+/// Per document of a simhash walk, the kept document it duplicates (-1 when kept) and
+/// their bits apart (NaN when kept).
+pub(crate) fn simhash_decisions(center: &[u32], fps: &[Option<Fingerprint>]) -> Vec<(i64, f32)> {
+    center
+        .iter()
+        .enumerate()
+        .map(|(d, &c)| {
+            if c as usize == d {
+                (-1, f32::NAN)
+            } else {
+                let (a, b) = (fps[d].unwrap_or_default(), fps[c as usize].unwrap_or_default());
+                (i64::from(c), a.distance(b) as f32)
+            }
+        })
+        .collect()
 }

@@ -97,6 +97,8 @@ mod problem;
 mod process;
 mod record;
 mod source;
+#[cfg(test)]
+mod test_rng;
 
 /// The default length limit of a record, in bytes (256 MiB): `--max-record-bytes`.
 pub const DEFAULT_MAX_RECORD_BYTES: u64 = 256 << 20;

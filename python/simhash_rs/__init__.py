@@ -112,7 +112,8 @@ def _arrow_chunks(column: Any, size: int) -> Iterator[Any]:
 
 
 def _chunks(texts: Any, size: int = CHUNK) -> Iterator[Tuple[int, Any]]:
-    """``(first position, chunk)`` over ``texts``."""
+    """``(first position, chunk)`` over ``texts``: a chunk is a list of texts, or (a
+    tuple) the buffers of an Arrow string array."""
     if isinstance(texts, str):
         raise TypeError("texts is a str: pass a list of texts (or any iterable of str)")
     module = type(texts).__module__ or ""
@@ -125,10 +126,11 @@ def _chunks(texts: Any, size: int = CHUNK) -> Iterator[Tuple[int, Any]]:
             yield position, chunk
             position += chunk[3]
         return
-    if isinstance(texts, (list, tuple)):
+    if isinstance(texts, list):
         for start in range(0, len(texts), size):
             yield start, texts[start : start + size]
         return
+    # Anything else is read into lists: a chunk that is a tuple means Arrow buffers.
     iterator = iter(texts)
     start = 0
     while True:

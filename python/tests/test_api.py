@@ -17,6 +17,12 @@ TEXTS = corpus(7)
 def test_iterables_give_the_list_answer():
     expected = simhash_rs.fingerprints(TEXTS)
     assert (simhash_rs.fingerprints(tuple(TEXTS)) == expected).all()
+    # A tuple of five texts is texts, not the five parts of an Arrow chunk.
+    five = tuple(TEXTS[:5])
+    assert (simhash_rs.fingerprints(five) == expected[:5]).all()
+    assert simhash_rs.pairs(five) == simhash_rs.pairs(list(five))
+    ix_free = simhash_rs.dedup(five)
+    assert len(ix_free) == 5
     assert (simhash_rs.fingerprints(t for t in TEXTS) == expected).all()
     assert (simhash_rs.fingerprints(np.array(TEXTS, dtype=object)) == expected).all()
     pairs = simhash_rs.pairs(TEXTS)

@@ -74,21 +74,10 @@ def sh(cmd, **kw):
 # The workers: run inside the venv, one process per tool.
 
 def _shingles_fn():
-    """scripts/datasketch_lsh.py's shingles: lower-cased `\\w+` word 3-shingles, or
-    character 3-grams for CJK-heavy text."""
-    import re
-
-    word_re = re.compile(r"\w+", re.UNICODE)
-    cjk_re = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
-    punct_space_re = re.compile(r"[\s\W_]+", re.UNICODE)
-
-    def shingles(text, k=3):
-        head = text[:2000]
-        if head and len(cjk_re.findall(head)) / len(head) > 0.2:
-            s = punct_space_re.sub("", text.lower())
-            return {s[i:i + k] for i in range(max(1, len(s) - k + 1))}
-        w = word_re.findall(text.lower())
-        return {" ".join(w[i:i + k]) for i in range(max(1, len(w) - k + 1))}
+    """scripts/datasketch_lsh.py's shingles (lower-cased `\\w+` word 3-shingles, or
+    character 3-grams for CJK-heavy text): the same sets as the accuracy bench."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from datasketch_lsh import shingles
 
     return shingles
 

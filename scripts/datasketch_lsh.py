@@ -16,7 +16,6 @@ import re
 import sys
 import time
 
-from datasketch import MinHash, MinHashLSH
 
 WORD_RE = re.compile(r"\w+", re.UNICODE)
 CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
@@ -33,6 +32,9 @@ def shingles(text, k=3):
 
 
 def main():
+    # Imported here, so that other scripts can import shingles() without datasketch.
+    from datasketch import MinHash, MinHashLSH
+
     ap = argparse.ArgumentParser()
     ap.add_argument("input")
     ap.add_argument("--output", required=True)

@@ -39,24 +39,34 @@ pub fn run(settings: &CppSettings, clusters_out: bool) -> anyhow::Result<ExitCod
         // gives it, as simhash-cpp's set of hash pairs does: a group of identical hashes
         // gives `[h,h]` once, and two groups within k bits give `[h1,h2]` if a line of h1
         // comes before one of h2 (and `[h2,h1]` if one of h2 comes before one of h1),
-        // without pairing every line of one group with every line of the other.
-        let mut members: std::collections::HashMap<u32, Vec<u32>> =
-            std::collections::HashMap::new();
+        // without pairing every line of one group with every line of the other. The
+        // groups of identical hashes hold their first line, then the others in line order;
+        // `group_of` maps a first line to its group (`NO_GROUP`: its hash is on no other
+        // line).
+        const NO_GROUP: u32 = u32::MAX;
+        let mut group_of: Vec<u32> = vec![NO_GROUP; corpus.len()];
+        let mut groups: Vec<Vec<u32>> = Vec::new();
         let mut pairs: Vec<(u32, u32)> = Vec::new();
         match_docs(&mut session, &corpus, &matching, |a, b, _| {
             if hash(a) == hash(b) {
-                members.entry(a).or_insert_with(|| vec![a]).push(b);
+                let g = &mut group_of[a as usize];
+                if *g == NO_GROUP {
+                    *g = groups.len() as u32;
+                    groups.push(vec![a]);
+                }
+                groups[*g as usize].push(b);
             } else {
                 pairs.push((a, b));
             }
         })?;
         session.reporter.phase("writing", None);
-        let mut lines: Vec<(u32, u32)> = Vec::with_capacity(pairs.len() + members.len());
-        lines.extend(members.values().map(|m| (m[0], m[1])));
+        let mut lines: Vec<(u32, u32)> = Vec::with_capacity(pairs.len() + groups.len());
+        lines.extend(groups.iter().map(|m| (m[0], m[1])));
         for &(a, b) in &pairs {
             lines.push((a, b));
             // The first line of b's group after a's first line of a's group, reversed.
-            if let Some(group) = members.get(&a) {
+            if let Some(&g) = group_of.get(a as usize).filter(|&&g| g != NO_GROUP) {
+                let group = &groups[g as usize];
                 let at = group.partition_point(|&d| d < b);
                 if let Some(&later) = group.get(at) {
                     lines.push((b, later));

@@ -32,8 +32,12 @@ pub struct Identical {
 ///
 /// # Panics
 ///
-/// When `rank` is given and is not one rank per document.
+/// When `rank` is given and is not one rank per document, or when there are more than
+/// `u32::MAX` documents.
 pub fn collapse_identical(fps: &[Option<Fingerprint>], rank: Option<&[u32]>) -> Identical {
+    /// No representative: the document has no fingerprint.
+    const NONE: u32 = u32::MAX;
+    assert!(u32::try_from(fps.len()).is_ok(), "more than u32::MAX documents");
     if let Some(rank) = rank {
         assert_eq!(rank.len(), fps.len(), "one rank per document");
     }
@@ -44,15 +48,27 @@ pub fn collapse_identical(fps: &[Option<Fingerprint>], rank: Option<&[u32]>) -> 
         .filter_map(|(d, fp)| fp.map(|fp| (fp.get(), rank_of(d), d as u32)))
         .collect();
     by_fp.par_sort_unstable();
-    let mut representatives = Vec::new();
-    let mut duplicates = Vec::new();
+    // Each document's representative (`NONE` without a fingerprint), then both lists in
+    // document order in one pass: no second sort of either list.
+    let mut rep_of = vec![NONE; fps.len()];
+    let mut distinct = 0;
     for group in by_fp.chunk_by(|x, y| x.0 == y.0) {
         let rep = group[0].2;
-        representatives.push(rep);
-        duplicates.extend(group[1..].iter().map(|&(_, _, doc)| (doc, rep)));
+        distinct += 1;
+        for &(_, _, doc) in group {
+            rep_of[doc as usize] = rep;
+        }
     }
-    representatives.sort_unstable();
-    duplicates.sort_unstable();
+    let mut representatives = Vec::with_capacity(distinct);
+    let mut duplicates = Vec::with_capacity(by_fp.len() - distinct);
+    for (doc, &rep) in rep_of.iter().enumerate() {
+        let doc = doc as u32;
+        if rep == doc {
+            representatives.push(doc);
+        } else if rep != NONE {
+            duplicates.push((doc, rep));
+        }
+    }
     Identical { representatives, duplicates }
 }
 
@@ -278,6 +294,42 @@ mod tests {
             (0..n).map(|_| Some(Fingerprint(rng.flip(base, 2)))).collect();
         let rank: Vec<u32> = (0..n as u32).collect();
         check(&fps, &rank, 3, 5);
+    }
+
+    /// Each group's representative by brute force: its member of lowest (rank, doc).
+    fn naive_identical(fps: &[Option<Fingerprint>], rank: Option<&[u32]>) -> Identical {
+        let key = |d: usize| (rank.map_or(d as u32, |r| r[d]), d);
+        let mut out = Identical::default();
+        for (d, fp) in fps.iter().enumerate() {
+            let Some(fp) = fp else { continue };
+            let rep = (0..fps.len()).filter(|&e| fps[e] == Some(*fp)).min_by_key(|&e| key(e));
+            let rep = rep.expect("d itself") as u32;
+            if rep == d as u32 {
+                out.representatives.push(rep);
+            } else {
+                out.duplicates.push((d as u32, rep));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn collapse_identical_agrees_with_brute_force() {
+        let mut rng = Rng(11);
+        for round in 0..20 {
+            let n = 1 + (rng.next() % 400) as usize;
+            // Few distinct values, so that groups are large; some documents without one.
+            let values = 1 + rng.next() % (1 + round * 10);
+            let fps: Vec<Option<Fingerprint>> = (0..n)
+                .map(|_| (!rng.next().is_multiple_of(7)).then(|| Fingerprint(rng.next() % values)))
+                .collect();
+            // Ranks with ties (ties go in document order), and none.
+            let rank: Vec<u32> = (0..n).map(|_| (rng.next() % (n as u64 / 2 + 1)) as u32).collect();
+            assert_eq!(collapse_identical(&fps, Some(&rank)), naive_identical(&fps, Some(&rank)));
+            assert_eq!(collapse_identical(&fps, None), naive_identical(&fps, None));
+        }
+        assert_eq!(collapse_identical(&[], None), Identical::default());
+        assert_eq!(collapse_identical(&[None, None], None), Identical::default());
     }
 
     #[test]

@@ -297,8 +297,11 @@ def _matcher(
     num_perm: Optional[int],
     k: Optional[int],
     blocks: Optional[int],
+    spill: bool = False,
 ) -> Tuple[Any, str]:
     method = _method(method, preset, jaccard, lsh_threshold, num_perm, k, blocks)
+    if spill and method != "minhash":
+        raise ValueError("spill applies to method='minhash' (simhash keeps 8 bytes a text)")
     m = _native.Matcher(
         method,
         preset,
@@ -308,6 +311,7 @@ def _matcher(
         DEFAULT_NUM_PERM if num_perm is None else int(num_perm),
         DEFAULT_K if k is None else int(k),
         blocks,
+        bool(spill),
     )
     for start, chunk in _chunks(texts):
         m.add(chunk, start)
@@ -326,6 +330,7 @@ def pairs(
     num_perm: Optional[int] = None,
     lsh_threshold: Optional[float] = None,
     blocks: Optional[int] = None,
+    spill: bool = False,
 ) -> List[Tuple[Hashable, Hashable, float]]:
     """Every near-duplicate pair ``(id_a, id_b, score)``, as ``simhash pairs`` lists them,
     sorted by position (``id_a`` before ``id_b`` in the input).
@@ -342,8 +347,13 @@ def pairs(
     with the first of them only, and other pairs are listed between such first texts: a
     flood of copies gives one pair per copy, not one per pair of copies. ``ids`` default to
     positions.
+
+    Memory: minhash keeps each text's shingle set (8 bytes a shingle) and band hashes;
+    ``spill=True`` writes them to temporary files (in ``TMPDIR``), as the ``simhash``
+    command does, so that a corpus larger than memory can be matched. The answers are the
+    same either way. An unwritable ``TMPDIR`` raises ``OSError``.
     """
-    m, method = _matcher(texts, method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks)
+    m, method = _matcher(texts, method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill)
     a, b, score = m.pairs()
     ids = _positions_or(ids, len(m))
     if method == "simhash":
@@ -419,6 +429,7 @@ def dedup(
     num_perm: Optional[int] = None,
     lsh_threshold: Optional[float] = None,
     blocks: Optional[int] = None,
+    spill: bool = False,
 ) -> DedupResult:
     """Keep/remove decisions, the same as ``simhash dedup``'s: texts are walked in the
     ``keep`` order (``"first"``: input order; ``"longest"``: longest text first;
@@ -429,7 +440,7 @@ def dedup(
     """
     if keep not in ("first", "longest", "lowest-id"):
         raise ValueError(f"keep must be 'first', 'longest' or 'lowest-id', not {keep!r}")
-    m, method = _matcher(texts, method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks)
+    m, method = _matcher(texts, method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill)
     rank = None
     if keep == "lowest-id":
         rank = _lowest_id_ranks(_positions_or(ids, len(m)))
@@ -450,11 +461,12 @@ def clusters(
     num_perm: Optional[int] = None,
     lsh_threshold: Optional[float] = None,
     blocks: Optional[int] = None,
+    spill: bool = False,
 ) -> "np.ndarray":
     """Connected components of the matches (``simhash cluster --mode components``): an
     ``int64`` array giving each text's cluster, named by the position of its first text.
     Note that components chain: in a templated family, texts far apart can share one."""
-    m, _ = _matcher(texts, method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks)
+    m, _ = _matcher(texts, method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill)
     return m.clusters()
 
 

@@ -57,7 +57,7 @@ pub(crate) fn engine(e: EngineError) -> PyErr {
     let text = message(&e);
     match e.kind() {
         EngineErrorKind::Config | EngineErrorKind::Mismatch => PyValueError::new_err(text),
-        EngineErrorKind::Io => PyOSError::new_err(text),
+        EngineErrorKind::Io | EngineErrorKind::TempFile => PyOSError::new_err(text),
         _ => PyRuntimeError::new_err(text),
     }
 }

@@ -94,10 +94,11 @@ fn spent() -> PyErr {
 
 #[pymethods]
 impl Matcher {
-    /// `method`: `"minhash"` (with `jaccard`, `lsh_threshold`, `num_perm`) or `"simhash"`
-    /// (with `k` and `blocks`); texts become features by `preset` and `window`.
+    /// `method`: `"minhash"` (with `jaccard`, `lsh_threshold`, `num_perm`, and `spill`: the
+    /// shingle sets in temporary files instead of memory) or `"simhash"` (with `k` and
+    /// `blocks`); texts become features by `preset` and `window`.
     #[new]
-    #[pyo3(signature = (method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks))]
+    #[pyo3(signature = (method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         method: &str,
@@ -108,6 +109,7 @@ impl Matcher {
         num_perm: usize,
         k: u32,
         blocks: Option<usize>,
+        spill: bool,
     ) -> PyResult<Matcher> {
         let fingerprinter = crate::sketch::fingerprinter(preset, window)?;
         let engine = match method {
@@ -117,9 +119,15 @@ impl Matcher {
                     .lsh_threshold(lsh_threshold)
                     .num_perm(crate::sketch::num_perm(num_perm)?)
                     .fingerprinter(fingerprinter)
+                    .spill_to_disk(spill)
                     .build()
                     .map_err(crate::errors::engine)?;
                 Engine::MinHash(Box::new(dedup))
+            }
+            "simhash" if spill => {
+                return Err(PyValueError::new_err(
+                    "spill applies to method='minhash' (simhash keeps 8 bytes a text)",
+                ));
             }
             "simhash" => {
                 let blocks = blocks_of(blocks);

@@ -235,3 +235,31 @@ def test_duplicate_ids_are_labels_only():
     assert simhash_rs.pairs(texts, ids=["same", "same", "other"]) == [("same", "same", 1.0)]
     result = simhash_rs.dedup(texts, ids=[5, 5, 1], keep="lowest-id")
     assert result.keep.tolist() == [True, False, True]
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_spill_gives_the_same_answers(seed, tmp_path, monkeypatch):
+    # The spilled store writes its temporary files in TMPDIR (the next test shows it
+    # needs it): a fresh directory, to check that nothing is left behind.
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    texts = corpus(seed) + [corpus(seed)[0]] * 300  # a flood too
+    assert simhash_rs.pairs(texts, spill=True) == simhash_rs.pairs(texts)
+    for keep in ("first", "longest"):
+        spilled, held = simhash_rs.dedup(texts, keep=keep, spill=True), simhash_rs.dedup(texts, keep=keep)
+        assert (spilled.duplicate_of == held.duplicate_of).all()
+        np.testing.assert_array_equal(spilled.similarity, held.similarity)
+    np.testing.assert_array_equal(simhash_rs.clusters(texts, spill=True), simhash_rs.clusters(texts))
+    # Temporary files are unlinked at creation: nothing is left behind.
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_spill_is_refused_with_simhash_and_reports_an_unwritable_tmpdir(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="spill applies to method='minhash'"):
+        simhash_rs.pairs(["a b c"], method="simhash", spill=True)
+    with pytest.raises(ValueError, match="spill applies to method='minhash'"):
+        simhash_rs.dedup(["a b c"], method="auto", k=3, spill=True)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "missing"))
+    with pytest.raises(OSError):
+        simhash_rs.dedup(["a b c d", "a b c d"], spill=True)
+    # Held in memory, no temporary file is needed.
+    assert simhash_rs.dedup(["a b c d", "a b c d"]).keep.tolist() == [True, False]

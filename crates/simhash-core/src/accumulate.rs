@@ -256,6 +256,18 @@ impl BitCounts {
         self.in_eights = 0;
     }
 
+    /// Adds `weight * n_i` to the count of position `i`, where `n_i` has bit `k` equal to bit
+    /// `i` of `planes[k]` (at most 8 planes): counts made elsewhere (the wide gram path).
+    /// Their hashes are counted with [`add_hash_count`](BitCounts::add_hash_count).
+    pub(crate) fn add_planes(&mut self, planes: &[u64], weight: u64) {
+        add_planes(&mut self.counts, planes, weight);
+    }
+
+    /// Adds `n` to the number of hashes voted (see [`add_planes`](BitCounts::add_planes)).
+    pub(crate) fn add_hash_count(&mut self, n: u64) {
+        self.hashes += n;
+    }
+
     /// The strict per-bit majority of the hashes added, or `None` if there were none.
     pub(crate) fn majority(&self) -> Option<Fingerprint> {
         let hashes = self.hashes + self.pending as u64;

@@ -1,0 +1,303 @@
+//! The `fork` preset's vote: `jenkins64` of every byte `w`-gram, counted per bit.
+//!
+//! On x86-64 grams of up to 12 bytes are hashed sixteen at a time in SSE2 registers (part
+//! of the x86-64 baseline, so no runtime detection) and their hashes are counted with
+//! carry-save adders on 128-bit words, two hashes a word. The last few grams of a text
+//! (those whose loads would pass its end), longer grams and other targets go through
+//! [`jenkins64_grams`] and [`BitCounts::add`]. The vote is a sum, so the order in which
+//! grams are counted does not change it.
+
+use crate::accumulate::BitCounts;
+use crate::hash::jenkins64_grams;
+
+/// Counts `jenkins64(&bytes[o..o + w], 0)` for each `o` in `0..count` into `counts`.
+///
+/// # Panics
+///
+/// If `count > 0` and `count - 1 + w > bytes.len()`.
+pub(crate) fn count_gram_hashes(bytes: &[u8], w: usize, count: usize, counts: &mut BitCounts) {
+    let done = wide::count_blocks(bytes, w, count, counts);
+    jenkins64_grams(&bytes[done..], w, count - done, |h| counts.add(h));
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod wide {
+    use std::arch::x86_64::{
+        __m128i, _mm_add_epi32, _mm_and_si128, _mm_cvtsi128_si64, _mm_loadu_si128, _mm_or_si128,
+        _mm_set1_epi32, _mm_setzero_si128, _mm_slli_epi32, _mm_srli_epi32, _mm_sub_epi32,
+        _mm_unpackhi_epi32, _mm_unpackhi_epi64, _mm_unpacklo_epi32, _mm_xor_si128,
+    };
+
+    use crate::accumulate::BitCounts;
+
+    /// Bytes a block of sixteen grams reads: its loads start at offsets 0 to 11 of the block.
+    const SPAN: usize = 27;
+
+    /// lookup3's `final` rotation `x.rotate_left(L)` on four lanes (`R = 32 - L`).
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn rot<const L: i32, const R: i32>(x: __m128i) -> __m128i {
+        _mm_or_si128(_mm_slli_epi32::<L>(x), _mm_srli_epi32::<R>(x))
+    }
+
+    /// A full adder on 128 lanes: (carry, sum) of `a + b + c`.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn csa(a: __m128i, b: __m128i, c: __m128i) -> (__m128i, __m128i) {
+        let u = _mm_xor_si128(a, b);
+        (_mm_or_si128(_mm_and_si128(a, b), _mm_and_si128(u, c)), _mm_xor_si128(u, c))
+    }
+
+    /// The 16 bytes of `block` from `at`, as a vector (little-endian lanes).
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn load(block: &[u8; SPAN], at: usize) -> __m128i {
+        let chunk: &[u8; 16] = block[at..at + 16].try_into().expect("16 bytes");
+        // SAFETY: `chunk` is a reference to 16 initialised bytes, so its pointer is valid for
+        // a 16-byte read; `_mm_loadu_si128` reads exactly 16 bytes and needs no alignment.
+        unsafe { _mm_loadu_si128(chunk.as_ptr().cast()) }
+    }
+
+    /// A lookup3 word: `init` plus the bytes of `block` at `at`, masked, in each lane.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn word(init: __m128i, block: &[u8; SPAN], at: usize, mask: __m128i) -> __m128i {
+        _mm_add_epi32(init, _mm_and_si128(load(block, at), mask))
+    }
+
+    /// A mask of the low `n` bytes (0 to 4) of each 32-bit lane.
+    #[target_feature(enable = "sse2")]
+    fn lane_mask(n: usize) -> __m128i {
+        let m = if n >= 4 { u32::MAX } else { (1u32 << (8 * n)) - 1 };
+        _mm_set1_epi32(m as i32)
+    }
+
+    /// The two 64-bit halves of `x`.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn halves(x: __m128i) -> [u64; 2] {
+        [_mm_cvtsi128_si64(x) as u64, _mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x)) as u64]
+    }
+
+    /// Carry-save per-bit counts of 64-bit hashes, two hashes to a 128-bit word: bit `i` of
+    /// each half of `ones`, `twos`, `fours` weighs 1, 2, 4 at position `i`; `eights` are
+    /// vertical counters of the weight-8 carries, flushed into `BitCounts` every 31.
+    struct Planes {
+        ones: __m128i,
+        twos: __m128i,
+        fours: __m128i,
+        eights: [__m128i; 5],
+        in_eights: u32,
+    }
+
+    impl Planes {
+        #[target_feature(enable = "sse2")]
+        fn flush_eights(&mut self, counts: &mut BitCounts) {
+            for half in 0..2 {
+                let mut planes = [0; 5];
+                for (plane, &p) in planes.iter_mut().zip(&self.eights) {
+                    *plane = halves(p)[half];
+                }
+                counts.add_planes(&planes, 8);
+            }
+            self.eights = [_mm_setzero_si128(); 5];
+            self.in_eights = 0;
+        }
+
+        /// Folds sixteen hashes (eight words) into the carry-save state.
+        #[inline]
+        #[target_feature(enable = "sse2")]
+        fn reduce(&mut self, h: [__m128i; 8], counts: &mut BitCounts) {
+            let (twos_a, ones) = csa(self.ones, h[0], h[1]);
+            let (twos_b, ones) = csa(ones, h[2], h[3]);
+            let (fours_a, twos) = csa(self.twos, twos_a, twos_b);
+            let (twos_a, ones) = csa(ones, h[4], h[5]);
+            let (twos_b, ones) = csa(ones, h[6], h[7]);
+            let (fours_b, twos) = csa(twos, twos_a, twos_b);
+            let (mut carry, fours) = csa(self.fours, fours_a, fours_b);
+            (self.ones, self.twos, self.fours) = (ones, twos, fours);
+            for plane in &mut self.eights {
+                let next = _mm_and_si128(*plane, carry);
+                *plane = _mm_xor_si128(*plane, carry);
+                carry = next;
+            }
+            self.in_eights += 1;
+            if self.in_eights == 31 {
+                self.flush_eights(counts);
+            }
+        }
+
+        #[target_feature(enable = "sse2")]
+        fn finish(mut self, counts: &mut BitCounts) {
+            self.flush_eights(counts);
+            for half in 0..2 {
+                let planes =
+                    [halves(self.ones)[half], halves(self.twos)[half], halves(self.fours)[half]];
+                counts.add_planes(&planes, 1);
+            }
+        }
+    }
+
+    /// Counts the hashes of grams `0..16 * n` into `counts` for the largest `n` whose blocks
+    /// stay inside `bytes` and below `count`; returns `16 * n`. Grams longer than 12 bytes
+    /// are left to the caller (returns 0).
+    pub(super) fn count_blocks(
+        bytes: &[u8],
+        w: usize,
+        count: usize,
+        counts: &mut BitCounts,
+    ) -> usize {
+        // SAFETY: this module is compiled only where the target enables SSE2 (every x86-64
+        // target does: it is part of the x86-64 baseline), so the CPU supports it.
+        unsafe { count_blocks_sse2(bytes, w, count, counts) }
+    }
+
+    #[target_feature(enable = "sse2")]
+    fn count_blocks_sse2(bytes: &[u8], w: usize, count: usize, counts: &mut BitCounts) -> usize {
+        if !(1..=12).contains(&w) {
+            return 0;
+        }
+        let blocks = count.min(bytes.len().saturating_sub(SPAN - 16)) / 16;
+        if blocks == 0 {
+            return 0;
+        }
+        // lookup3 with seed 0 and length w ≤ 12: a, b, c start at 0xdeadbeef + w and take the
+        // gram's bytes 0..4, 4..8 and 8..12 (zero-padded), then `final`; the hash is c:b.
+        let init = _mm_set1_epi32(0xdead_beef_u32.wrapping_add(w as u32) as i32);
+        let (mask_a, mask_b, mask_c) =
+            (lane_mask(w), lane_mask(w.saturating_sub(4)), lane_mask(w.saturating_sub(8)));
+        let mut planes = Planes {
+            ones: _mm_setzero_si128(),
+            twos: _mm_setzero_si128(),
+            fours: _mm_setzero_si128(),
+            eights: [_mm_setzero_si128(); 5],
+            in_eights: 0,
+        };
+        for n in 0..blocks {
+            let block: &[u8; SPAN] = bytes[16 * n..16 * n + SPAN].try_into().expect("a block");
+            let mut words = [_mm_setzero_si128(); 8];
+            for k in 0..4 {
+                // Lane j of these holds gram 4j + k of the block.
+                let mut a = word(init, block, k, mask_a);
+                let mut b = if w > 4 { word(init, block, k + 4, mask_b) } else { init };
+                let mut c = if w > 8 { word(init, block, k + 8, mask_c) } else { init };
+                // lookup3's `final`.
+                c = _mm_sub_epi32(_mm_xor_si128(c, b), rot::<14, 18>(b));
+                a = _mm_sub_epi32(_mm_xor_si128(a, c), rot::<11, 21>(c));
+                b = _mm_sub_epi32(_mm_xor_si128(b, a), rot::<25, 7>(a));
+                c = _mm_sub_epi32(_mm_xor_si128(c, b), rot::<16, 16>(b));
+                a = _mm_sub_epi32(_mm_xor_si128(a, c), rot::<4, 28>(c));
+                b = _mm_sub_epi32(_mm_xor_si128(b, a), rot::<14, 18>(a));
+                c = _mm_sub_epi32(_mm_xor_si128(c, b), rot::<24, 8>(b));
+                // The hashes c:b as 64-bit lanes.
+                words[2 * k] = _mm_unpacklo_epi32(b, c);
+                words[2 * k + 1] = _mm_unpackhi_epi32(b, c);
+            }
+            planes.reduce(words, counts);
+        }
+        planes.finish(counts);
+        counts.add_hash_count(16 * blocks as u64);
+        16 * blocks
+    }
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+mod wide {
+    use crate::accumulate::BitCounts;
+
+    /// No wide path on this target: every gram goes through the scalar one.
+    pub(super) fn count_blocks(_: &[u8], _: usize, _: usize, _: &mut BitCounts) -> usize {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Accumulator;
+    use crate::hash::jenkins64;
+
+    /// The scalar oracle: one `jenkins64` per gram, added to an `Accumulator`.
+    fn oracle(bytes: &[u8], w: usize, count: usize) -> Option<crate::Fingerprint> {
+        let mut acc = Accumulator::new();
+        for o in 0..count {
+            acc.add(jenkins64(&bytes[o..o + w], 0), 1);
+        }
+        acc.finish()
+    }
+
+    fn counted(bytes: &[u8], w: usize, count: usize) -> Option<crate::Fingerprint> {
+        let mut counts = BitCounts::new();
+        count_gram_hashes(bytes, w, count, &mut counts);
+        counts.majority()
+    }
+
+    /// Random bytes from a fixed-seed xorshift, drawn from `alphabet`.
+    fn text(n: usize, seed: u64, alphabet: &[u8]) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                alphabet[(x % alphabet.len() as u64) as usize]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn blocks_match_the_scalar_oracle() {
+        let all: Vec<u8> = (0..=255).collect();
+        let utf8 = "ab é東😀\n\t\"\\".as_bytes().to_vec();
+        for (a, alphabet) in [&all, &utf8, &b"ab".to_vec(), &vec![0xff]].into_iter().enumerate() {
+            for len in (0..120).chain([255, 256, 257, 527, 528, 529, 600, 4000, 8000]) {
+                let bytes = text(len, 0x9e37_79b9 + len as u64 + a as u64, alphabet);
+                for w in 1..=16 {
+                    // The fork's count (the last gram skipped), every gram, and fewer.
+                    let counts = [
+                        len.saturating_sub(w),
+                        (len + 1).saturating_sub(w),
+                        len.saturating_sub(w) / 2,
+                        len.saturating_sub(w + 17),
+                    ];
+                    for count in counts {
+                        assert_eq!(
+                            counted(&bytes, w, count),
+                            oracle(&bytes, w, count),
+                            "alphabet {a}, {len} bytes, window {w}, {count} grams"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_bit_at_its_limit() {
+        // Uniform texts give the same hash for every gram: every count at 0 or at `count`,
+        // across the carry-save flushes (31 blocks of 16), ties at even counts.
+        for byte in [0u8, b'a', 0xff] {
+            for len in (0..80).chain(490..520).chain(1000..1010) {
+                let bytes = vec![byte; len];
+                for w in [1, 4, 5, 8, 9, 12] {
+                    let count = len.saturating_sub(w);
+                    assert_eq!(counted(&bytes, w, count), oracle(&bytes, w, count), "{len} {w}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wide_path_takes_the_blocks() {
+        // The wide path must actually run where it can (on x86-64), or the tests above only
+        // test the scalar path against itself.
+        let bytes = text(1000, 5, b"abcdef");
+        let mut counts = BitCounts::new();
+        let done = wide::count_blocks(&bytes, 5, 995, &mut counts);
+        if cfg!(all(target_arch = "x86_64", target_feature = "sse2")) {
+            assert_eq!(done, 976);
+        } else {
+            assert_eq!(done, 0);
+        }
+    }
+}

@@ -276,10 +276,18 @@ impl BitCounts {
         }
         let mut counts = self.counts;
         add_planes(&mut counts, &self.eights, 8);
-        add_planes(&mut counts, &[self.ones, self.twos, self.fours], 1);
+        // The pending hashes (at most 7) added to ones, twos, fours (at most 7) in a 4-bit
+        // vertical counter, then spread once.
+        let mut low = [self.ones, self.twos, self.fours, 0];
         for &h in &self.block[..self.pending] {
-            add_planes(&mut counts, &[h], 1);
+            let mut carry = h;
+            for plane in &mut low {
+                let next = *plane & carry;
+                *plane ^= carry;
+                carry = next;
+            }
         }
+        add_planes(&mut counts, &low, 1);
         let mut out = 0u64;
         for (i, ones) in counts.iter().enumerate() {
             out |= u64::from(2 * ones > hashes) << i;

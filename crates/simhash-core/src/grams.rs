@@ -82,26 +82,23 @@ mod wide {
 
     /// Carry-save per-bit counts of 64-bit hashes, two hashes to a 128-bit word: bit `i` of
     /// each half of `ones`, `twos`, `fours` weighs 1, 2, 4 at position `i`; `eights` are
-    /// vertical counters of the weight-8 carries, flushed into `BitCounts` every 31.
+    /// vertical counters of the weight-8 carries, flushed into `BitCounts` every 255.
     struct Planes {
         ones: __m128i,
         twos: __m128i,
         fours: __m128i,
-        eights: [__m128i; 5],
+        eights: [__m128i; 8],
         in_eights: u32,
     }
 
     impl Planes {
         #[target_feature(enable = "sse2")]
         fn flush_eights(&mut self, counts: &mut BitCounts) {
+            let eights = self.eights.map(|p| halves(p));
             for half in 0..2 {
-                let mut planes = [0; 5];
-                for (plane, &p) in planes.iter_mut().zip(&self.eights) {
-                    *plane = halves(p)[half];
-                }
-                counts.add_planes(&planes, 8);
+                counts.add_planes(&eights.map(|h| h[half]), 8);
             }
-            self.eights = [_mm_setzero_si128(); 5];
+            self.eights = [_mm_setzero_si128(); 8];
             self.in_eights = 0;
         }
 
@@ -123,18 +120,24 @@ mod wide {
                 carry = next;
             }
             self.in_eights += 1;
-            if self.in_eights == 31 {
+            if self.in_eights == 255 {
                 self.flush_eights(counts);
             }
         }
 
+        /// Adds the counts still in the planes to `counts`: `ones`, `twos`, `fours` and the low
+        /// five planes of `eights` as one 8-bit count per position (at most 7 + 8 * 31), the
+        /// high three planes (weight 256) only when there can be any.
         #[target_feature(enable = "sse2")]
-        fn finish(mut self, counts: &mut BitCounts) {
-            self.flush_eights(counts);
+        fn finish(self, counts: &mut BitCounts) {
+            let e = self.eights.map(|p| halves(p));
+            let low = [self.ones, self.twos, self.fours].map(|p| halves(p));
             for half in 0..2 {
-                let planes =
-                    [halves(self.ones)[half], halves(self.twos)[half], halves(self.fours)[half]];
-                counts.add_planes(&planes, 1);
+                let planes = [low[0], low[1], low[2], e[0], e[1], e[2], e[3], e[4]];
+                counts.add_planes(&planes.map(|p| p[half]), 1);
+                if self.in_eights >= 32 {
+                    counts.add_planes(&[e[5][half], e[6][half], e[7][half]], 256);
+                }
             }
         }
     }
@@ -188,7 +191,7 @@ mod wide {
             ones: _mm_setzero_si128(),
             twos: _mm_setzero_si128(),
             fours: _mm_setzero_si128(),
-            eights: [_mm_setzero_si128(); 5],
+            eights: [_mm_setzero_si128(); 8],
             in_eights: 0,
         };
         for n in 0..blocks {
@@ -283,7 +286,7 @@ mod wide {
             ones: __m256i,
             twos: __m256i,
             fours: __m256i,
-            eights: [__m256i; 5],
+            eights: [__m256i; 8],
             in_eights: u32,
         }
 
@@ -294,7 +297,7 @@ mod wide {
                 for quarter in 0..4 {
                     counts.add_planes(&eights.map(|q| q[quarter]), 8);
                 }
-                self.eights = [_mm256_setzero_si256(); 5];
+                self.eights = [_mm256_setzero_si256(); 8];
                 self.in_eights = 0;
             }
 
@@ -316,17 +319,22 @@ mod wide {
                     carry = next;
                 }
                 self.in_eights += 1;
-                if self.in_eights == 31 {
+                if self.in_eights == 255 {
                     self.flush_eights(counts);
                 }
             }
 
+            /// As the SSE2 `finish`, on four quarters.
             #[target_feature(enable = "avx2")]
-            fn finish(mut self, counts: &mut BitCounts) {
-                self.flush_eights(counts);
+            fn finish(self, counts: &mut BitCounts) {
+                let e = self.eights.map(|p| quarters(p));
                 let low = [self.ones, self.twos, self.fours].map(|p| quarters(p));
                 for quarter in 0..4 {
-                    counts.add_planes(&low.map(|q| q[quarter]), 1);
+                    let planes = [low[0], low[1], low[2], e[0], e[1], e[2], e[3], e[4]];
+                    counts.add_planes(&planes.map(|p| p[quarter]), 1);
+                    if self.in_eights >= 32 {
+                        counts.add_planes(&[e[5][quarter], e[6][quarter], e[7][quarter]], 256);
+                    }
                 }
             }
         }
@@ -354,7 +362,7 @@ mod wide {
                 ones: _mm256_setzero_si256(),
                 twos: _mm256_setzero_si256(),
                 fours: _mm256_setzero_si256(),
-                eights: [_mm256_setzero_si256(); 5],
+                eights: [_mm256_setzero_si256(); 8],
                 in_eights: 0,
             };
             for n in 0..blocks {
@@ -446,7 +454,9 @@ mod tests {
         let all: Vec<u8> = (0..=255).collect();
         let utf8 = "ab é東😀\n\t\"\\".as_bytes().to_vec();
         for (a, alphabet) in [&all, &utf8, &b"ab".to_vec(), &vec![0xff]].into_iter().enumerate() {
-            for len in (0..120).chain([255, 256, 257, 527, 528, 529, 600, 4000, 8000]) {
+            for len in
+                (0..120).chain([255, 256, 257, 527, 528, 529, 600, 4000, 4102, 8000, 8183, 17000])
+            {
                 let bytes = text(len, 0x9e37_79b9 + len as u64 + a as u64, alphabet);
                 for w in 1..=16 {
                     // The fork's count (the last gram skipped), every gram, and fewer.
@@ -471,9 +481,10 @@ mod tests {
     #[test]
     fn every_bit_at_its_limit() {
         // Uniform texts give the same hash for every gram: every count at 0 or at `count`,
-        // across the carry-save flushes (31 blocks of 16), ties at even counts.
+        // across the carry-save flushes (255 blocks of 16 or 32), ties at even counts.
         for byte in [0u8, b'a', 0xff] {
-            for len in (0..80).chain(490..520).chain(1000..1010) {
+            for len in (0..80).chain(1020..1060).chain(4085..4110).chain(8165..8190).chain([20000])
+            {
                 let bytes = vec![byte; len];
                 for w in [1, 4, 5, 8, 9, 12] {
                     let count = len.saturating_sub(w);

@@ -256,6 +256,18 @@ impl BitCounts {
         self.in_eights = 0;
     }
 
+    /// Adds `weight * n_i` to the count of position `i`, where `n_i` has bit `k` equal to bit
+    /// `i` of `planes[k]` (at most 8 planes): counts made elsewhere (the wide gram path).
+    /// Their hashes are counted with [`add_hash_count`](BitCounts::add_hash_count).
+    pub(crate) fn add_planes(&mut self, planes: &[u64], weight: u64) {
+        add_planes(&mut self.counts, planes, weight);
+    }
+
+    /// Adds `n` to the number of hashes voted (see [`add_planes`](BitCounts::add_planes)).
+    pub(crate) fn add_hash_count(&mut self, n: u64) {
+        self.hashes += n;
+    }
+
     /// The strict per-bit majority of the hashes added, or `None` if there were none.
     pub(crate) fn majority(&self) -> Option<Fingerprint> {
         let hashes = self.hashes + self.pending as u64;
@@ -264,10 +276,18 @@ impl BitCounts {
         }
         let mut counts = self.counts;
         add_planes(&mut counts, &self.eights, 8);
-        add_planes(&mut counts, &[self.ones, self.twos, self.fours], 1);
+        // The pending hashes (at most 7) added to ones, twos, fours (at most 7) in a 4-bit
+        // vertical counter, then spread once.
+        let mut low = [self.ones, self.twos, self.fours, 0];
         for &h in &self.block[..self.pending] {
-            add_planes(&mut counts, &[h], 1);
+            let mut carry = h;
+            for plane in &mut low {
+                let next = *plane & carry;
+                *plane ^= carry;
+                carry = next;
+            }
         }
+        add_planes(&mut counts, &low, 1);
         let mut out = 0u64;
         for (i, ones) in counts.iter().enumerate() {
             out |= u64::from(2 * ones > hashes) << i;

@@ -5,7 +5,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::accumulate::BitCounts;
-use crate::hash::{jenkins64, jenkins64_grams};
+use crate::grams::count_gram_hashes;
+use crate::hash::jenkins64;
 use crate::shingle::{CyclicWindow, MAX_WINDOW, Window};
 use crate::tf::TfTable;
 use crate::tokenize::{AsciiLetters, Tokenizer, Words, hash_normalized};
@@ -302,7 +303,7 @@ impl<T: Tokenizer> Fingerprinter<T> {
                 let mut counts = BitCounts::new();
                 let bytes = text.as_bytes();
                 let grams = bytes.len().saturating_sub(self.window);
-                jenkins64_grams(bytes, self.window, grams, |h| counts.add(h));
+                count_gram_hashes(bytes, self.window, grams, &mut counts);
                 return counts.majority();
             }
             // Vote as shingles come with weight w(1); afterwards each repeated shingle adds
@@ -469,6 +470,7 @@ const fn sublinear_weight_slow(tf: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hash::jenkins64_grams;
 
     #[test]
     fn sublinear_weight_tracks_ln() {

@@ -98,6 +98,7 @@
 mod accumulate;
 mod fingerprint;
 mod fingerprinter;
+mod grams;
 mod hash;
 mod minhash;
 mod shingle;

@@ -398,9 +398,89 @@ fn gallop_intersection<T: Ord + Copy>(small: &[T], large: &[T]) -> usize {
 /// assert_eq!(jaccard::<u64>(&[], &[]), 0.0);
 /// ```
 pub fn jaccard<T: Ord + Copy>(a: &[T], b: &[T]) -> f64 {
-    let common = intersection_size(a, b);
-    let union = a.len() + b.len() - common;
+    jaccard_of_counts(a.len(), b.len(), intersection_size(a, b))
+}
+
+/// [`jaccard`]'s value for a common count: `common / (a_len + b_len - common)`, 0 for two
+/// empty sets.
+fn jaccard_of_counts(a_len: usize, b_len: usize, common: usize) -> f64 {
+    let union = a_len + b_len - common;
     if union == 0 { 0.0 } else { common as f64 / union as f64 }
+}
+
+/// The fewest values two sets of `a_len` and `b_len` values must share for their
+/// [`jaccard`] similarity to be at least `threshold` (compared as `jaccard(a, b) >=
+/// threshold` compares it, in `f64`); none when even `min(a_len, b_len)` is too few. A
+/// size filter before reading a set: sets of very different sizes cannot match.
+///
+/// ```
+/// use simhash_core::jaccard_min_common;
+///
+/// assert_eq!(jaccard_min_common(10, 10, 0.5), Some(7)); // 7 / 13 >= 0.5, 6 / 14 < 0.5
+/// assert_eq!(jaccard_min_common(10, 100, 0.5), None); // at most 10 / 100
+/// ```
+pub fn jaccard_min_common(a_len: usize, b_len: usize, threshold: f64) -> Option<usize> {
+    // The ratio grows with the count (correctly rounded division is monotonic): the first
+    // count that reaches the threshold, by bisection.
+    let most = a_len.min(b_len);
+    if jaccard_of_counts(a_len, b_len, most) < threshold || threshold.is_nan() {
+        return None;
+    }
+    let (mut lo, mut hi) = (0, most);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if jaccard_of_counts(a_len, b_len, mid) >= threshold {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(lo)
+}
+
+/// [`jaccard`] when it is at least `threshold` (the same value, bit for bit), none
+/// otherwise; for sorted, deduplicated slices. Faster when the answer is no: sets of
+/// sizes that cannot reach the threshold are not read, and the merge stops as soon as
+/// the values left cannot make up the shared count needed ([`jaccard_min_common`]).
+///
+/// ```
+/// use simhash_core::{jaccard, jaccard_at_least};
+///
+/// let (a, b) = ([1, 2, 3, 4], [2, 3, 4, 5]);
+/// assert_eq!(jaccard_at_least(&a, &b, 0.6), Some(jaccard(&a, &b))); // 3 / 5
+/// assert_eq!(jaccard_at_least(&a, &b, 0.61), None);
+/// ```
+pub fn jaccard_at_least<T: Ord + Copy>(a: &[T], b: &[T], threshold: f64) -> Option<f64> {
+    let needed = jaccard_min_common(a.len(), b.len(), threshold)?;
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let common = if small.is_empty() || large.len() / small.len() > 16 {
+        intersection_size(small, large)
+    } else {
+        bounded_intersection(small, large, needed)?
+    };
+    (common >= needed).then(|| jaccard_of_counts(a.len(), b.len(), common))
+}
+
+/// [`intersection_size`]'s merge that gives up (none) once fewer than `needed` common
+/// values remain possible.
+fn bounded_intersection<T: Ord + Copy>(small: &[T], large: &[T], needed: usize) -> Option<usize> {
+    /// Merge steps between two checks of the bound.
+    const STEPS: usize = 32;
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < small.len() && j < large.len() {
+        // At most one common value a step, and at most the shorter rest.
+        if n + (small.len() - i).min(large.len() - j) < needed {
+            return None;
+        }
+        let steps = STEPS.min(small.len() - i).min(large.len() - j);
+        for _ in 0..steps {
+            let (x, y) = (small[i], large[j]);
+            n += usize::from(x == y);
+            i += usize::from(x <= y);
+            j += usize::from(y <= x);
+        }
+    }
+    Some(n)
 }
 
 #[cfg(test)]
@@ -645,6 +725,122 @@ mod tests {
         let large: Vec<u32> = (0..1000).map(|x| x * 2).collect();
         for small in [vec![1998, 1999, 5000], vec![0], vec![1999], vec![0, 500, 1000, 1998]] {
             assert_eq!(intersection_size(&small, &large), naive(&small, &large));
+        }
+    }
+
+    /// `jaccard_at_least` as the simple path says it: the exact similarity when it reaches
+    /// the threshold.
+    fn check_at_least(a: &[u64], b: &[u64], t: f64) {
+        let j = jaccard(a, b);
+        let want = (j >= t).then_some(j);
+        let got = jaccard_at_least(a, b, t);
+        assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{a:?} {b:?} at {t}");
+        assert_eq!(jaccard_at_least(b, a, t).map(f64::to_bits), want.map(f64::to_bits));
+        // The bound is the least shared count that reaches t, by a linear scan.
+        let scan = (0..=a.len().min(b.len())).find(|&c| {
+            let union = a.len() + b.len() - c;
+            (if union == 0 { 0.0 } else { c as f64 / union as f64 }) >= t
+        });
+        assert_eq!(jaccard_min_common(a.len(), b.len(), t), scan, "{} {} {t}", a.len(), b.len());
+    }
+
+    /// Sets of `na` and `nb` values sharing exactly `common`, the shared ones placed by
+    /// `rng` among the others (or all first, or all last).
+    fn with_common(
+        rng: &mut Rng,
+        na: usize,
+        nb: usize,
+        common: usize,
+        place: u8,
+    ) -> (Vec<u64>, Vec<u64>) {
+        let shared: Vec<u64> = (0..common).map(|_| rng.next() | 1).collect();
+        let only = |n: usize, rng: &mut Rng| -> Vec<u64> {
+            (0..n - common)
+                .map(|_| match place {
+                    0 => rng.next() & !1,
+                    1 => (rng.next() >> 1) & !1, // low: before the shared values
+                    _ => (rng.next() | (1 << 63)) & !1, // high: after them
+                })
+                .collect()
+        };
+        let shared: Vec<u64> = match place {
+            0 => shared,
+            _ => shared.iter().map(|x| (x >> 2) | (1 << 62) | 1).collect(),
+        };
+        let a = shingle_set(shared.iter().copied().chain(only(na, rng)));
+        let b = shingle_set(shared.iter().copied().chain(only(nb, rng)));
+        (a, b)
+    }
+
+    #[test]
+    fn jaccard_at_least_agrees_with_jaccard() {
+        let mut rng = Rng(17);
+        let sizes = [0, 1, 2, 3, 5, 8, 31, 32, 33, 64, 100, 257, 700];
+        for &na in &sizes {
+            for &nb in &sizes {
+                let most = na.min(nb);
+                let commons: Vec<usize> = if most <= 10 {
+                    (0..=most).collect()
+                } else {
+                    vec![0, 1, most / 3, most / 2, most * 4 / 7, most - 1, most]
+                };
+                for &c in &commons {
+                    for place in 0..3 {
+                        let (a, b) = with_common(&mut rng, na, nb, c, place);
+                        if a.len() != na || b.len() != nb {
+                            continue; // a 64-bit collision: never in practice
+                        }
+                        let union = na + nb - c;
+                        // At the exact similarity of c, c - 1 and c + 1 shared values,
+                        // just around them, and at the usual thresholds.
+                        let mut ts = vec![0.0, -1.0, 0.4, 0.5, 0.8, 1.0, 1.5, f64::NAN];
+                        for k in [c.saturating_sub(1), c, c + 1] {
+                            if union > 0 && k <= most {
+                                let r = k as f64 / (na + nb - k) as f64;
+                                ts.extend([r, r.next_up(), r.next_down()]);
+                            }
+                        }
+                        ts.push(rng.next() as f64 / u64::MAX as f64);
+                        for t in ts {
+                            check_at_least(&a, &b, t);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn jaccard_at_least_on_identical_disjoint_and_floods() {
+        let mut rng = Rng(5);
+        let a = shingle_set((0..2000).map(|_| rng.next()));
+        for t in [0.0, 0.4, 0.99, 1.0] {
+            check_at_least(&a, &a, t); // identical
+        }
+        let b: Vec<u64> = a.iter().map(|x| x ^ 1).collect();
+        let b = shingle_set(b);
+        check_at_least(&a, &b, 0.4); // disjoint, interleaved
+        check_at_least(&a, &b, 0.0);
+        // A flood: one large set against many that differ from it in one value each, or
+        // in a run at the front, the middle or the back (where the merge can give up).
+        for k in 0..200 {
+            let mut c = a.clone();
+            let at = (k * 37) % c.len();
+            let run = k % 50 * 20;
+            let end = (at + run).min(c.len());
+            for x in &mut c[at..end] {
+                *x ^= 1 << 40;
+            }
+            c[at] = rng.next();
+            let c = shingle_set(c);
+            for t in [0.4, 0.5, 0.9, 0.98, 0.999] {
+                check_at_least(&a, &c, t);
+            }
+        }
+        // Very different sizes (the galloping path).
+        let small: Vec<u64> = a.iter().step_by(40).copied().collect();
+        for t in [0.0, 0.01, 0.02, 0.025, 0.03] {
+            check_at_least(&small, &a, t);
         }
     }
 }

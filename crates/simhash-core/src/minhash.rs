@@ -421,21 +421,24 @@ fn jaccard_of_counts(a_len: usize, b_len: usize, common: usize) -> f64 {
 /// ```
 pub fn jaccard_min_common(a_len: usize, b_len: usize, threshold: f64) -> Option<usize> {
     // The ratio grows with the count (correctly rounded division is monotonic): the first
-    // count that reaches the threshold, by bisection.
+    // count that reaches the threshold. `c / (s - c) >= t` is `c >= t s / (1 + t)`; that
+    // estimate is then moved to the exact answer of the f64 comparison.
     let most = a_len.min(b_len);
-    if jaccard_of_counts(a_len, b_len, most) < threshold || threshold.is_nan() {
+    let reaches = |c: usize| jaccard_of_counts(a_len, b_len, c) >= threshold;
+    if !reaches(most) {
         return None;
     }
-    let (mut lo, mut hi) = (0, most);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if jaccard_of_counts(a_len, b_len, mid) >= threshold {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
+    let sum = (a_len + b_len) as f64;
+    let estimate = (threshold * sum / (1.0 + threshold)).ceil();
+    // NaN, negative and huge estimates are clamped (a NaN threshold never reaches `most`).
+    let mut c = if estimate >= 0.0 { (estimate as usize).min(most) } else { 0 };
+    while c > 0 && reaches(c - 1) {
+        c -= 1;
     }
-    Some(lo)
+    while !reaches(c) {
+        c += 1;
+    }
+    Some(c)
 }
 
 /// [`jaccard`] when it is at least `threshold` (the same value, bit for bit), none

@@ -464,6 +464,70 @@ pub fn jaccard_at_least<T: Ord + Copy>(a: &[T], b: &[T], threshold: f64) -> Opti
     (common >= needed).then(|| jaccard_of_counts(a.len(), b.len(), common))
 }
 
+/// A bitmap of one shingle set's values, to rule out sets that cannot share enough with it
+/// before merging: a value of another set that misses the bitmap is not in the set, so the
+/// other set's hits bound the shared count from above. Built once per set and tested
+/// against many (as the dedup walk compares a record with the kept ones).
+///
+/// ```
+/// use simhash_core::{SetFilter, jaccard_min_common};
+///
+/// let a: Vec<u64> = (0..100).map(|x| x * 0x9e37_79b9_7f4a_7c15).collect();
+/// let mut filter = SetFilter::default();
+/// filter.fill(&a);
+/// assert!(filter.may_share(&a, a.len())); // a set shares all of itself
+/// let b: Vec<u64> = (100..200).map(|x| x * 0x9e37_79b9_7f4a_7c15).collect();
+/// assert!(!filter.may_share(&b, jaccard_min_common(100, 100, 0.5).unwrap()));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct SetFilter {
+    bits: Vec<u64>,
+    /// Bits to shift a mixed value right by to get its bit (64 minus the bitmap's log2
+    /// size).
+    shift: u32,
+}
+
+impl SetFilter {
+    /// Bitmap bits per value of the set (about 1 in 16 of another set's values is a false
+    /// hit).
+    const BITS_PER_VALUE: usize = 16;
+
+    /// A value's bit in a bitmap of `64 - shift` address bits.
+    fn bit(x: u64, shift: u32) -> usize {
+        (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> shift) as usize
+    }
+
+    /// Makes the bitmap of `set` (the previous one is cleared).
+    pub fn fill(&mut self, set: &[u64]) {
+        let bits = (set.len() * Self::BITS_PER_VALUE).next_power_of_two().max(1 << 10);
+        self.shift = 64 - bits.trailing_zeros();
+        self.bits.clear();
+        self.bits.resize(bits / 64, 0);
+        for &x in set {
+            let b = Self::bit(x, self.shift);
+            self.bits[b / 64] |= 1 << (b % 64);
+        }
+    }
+
+    /// False when `other` cannot share `needed` values with the filled set (fewer of its
+    /// values hit the bitmap); true when it may.
+    pub fn may_share(&self, other: &[u64], needed: usize) -> bool {
+        if self.bits.is_empty() {
+            return needed == 0;
+        }
+        let mut hits = 0;
+        for (at, &x) in other.iter().enumerate() {
+            // At most every value left can still hit.
+            if hits + (other.len() - at) < needed {
+                return false;
+            }
+            let b = Self::bit(x, self.shift);
+            hits += usize::from(self.bits[b / 64] >> (b % 64) & 1 == 1);
+        }
+        hits >= needed
+    }
+}
+
 /// [`intersection_size`]'s merge that gives up (none) once fewer than `needed` common
 /// values remain possible.
 fn bounded_intersection<T: Ord + Copy>(small: &[T], large: &[T], needed: usize) -> Option<usize> {
@@ -845,5 +909,40 @@ mod tests {
         for t in [0.0, 0.01, 0.02, 0.025, 0.03] {
             check_at_least(&small, &a, t);
         }
+    }
+
+    #[test]
+    fn set_filter_never_rules_out_a_match() {
+        let mut rng = Rng(23);
+        let mut filter = SetFilter::default();
+        let mut ruled_out = 0;
+        for &(na, nb) in &[(0, 5), (1, 1), (3, 40), (50, 50), (300, 280), (700, 900), (2000, 64)] {
+            let most = na.min(nb);
+            for common in [0, 1, most / 3, most / 2, most].into_iter().filter(|&c| c <= most) {
+                for place in 0..3 {
+                    let (a, b) = with_common(&mut rng, na, nb, common, place);
+                    filter.fill(&a);
+                    let shared = intersection_size(&a, &b);
+                    // Up to the true count it may share; past it, often not.
+                    for needed in [0, shared.saturating_sub(1), shared] {
+                        assert!(filter.may_share(&b, needed), "{na} {nb} {shared} {needed}");
+                    }
+                    for t in [0.1, 0.4, 0.8] {
+                        if let Some(needed) = jaccard_min_common(a.len(), b.len(), t) {
+                            let may = filter.may_share(&b, needed);
+                            assert!(may || jaccard(&a, &b) < t);
+                            ruled_out += usize::from(!may);
+                        }
+                    }
+                    assert!(!filter.may_share(&b, b.len() + 1));
+                }
+            }
+        }
+        // It does its work: most pairs far below the thresholds are ruled out.
+        assert!(ruled_out > 40, "{ruled_out}");
+        // An empty filter: only nothing needed.
+        filter.fill(&[]);
+        assert!(filter.may_share(&[1, 2], 0));
+        assert!(!filter.may_share(&[1, 2], 1));
     }
 }

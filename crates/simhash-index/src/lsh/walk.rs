@@ -132,6 +132,12 @@ impl<S: SketchStore + ?Sized> Component<'_, S> {
     }
 }
 
+thread_local! {
+    /// The bitmap of the record being compared, reused.
+    static FILTER: std::cell::RefCell<simhash_core::SetFilter> =
+        std::cell::RefCell::new(simhash_core::SetFilter::default());
+}
+
 /// Shingles of kept records' sets that one [`Kept`] holds in memory, so that the records
 /// compared with them are not read back again and again (past it, sets are read from the
 /// store for each comparison). Small in tests, so that they cover both.
@@ -157,7 +163,8 @@ impl Kept {
     ///
     /// Each candidate counts as verified; those whose set sizes rule them out
     /// ([`simhash_core::jaccard_min_common`]) are not read, and the others are compared by
-    /// [`simhash_core::jaccard_at_least`] (the exact similarity when it is reached).
+    /// [`simhash_core::jaccard_at_least`] (the exact similarity when it is reached), after
+    /// a bitmap of the record's set ([`simhash_core::SetFilter`]) when it has several.
     fn first_match<S: SketchStore + ?Sized>(
         &self,
         c: &Component<'_, S>,
@@ -165,46 +172,57 @@ impl Kept {
         stats: &mut MatchStats,
     ) -> Result<Option<Match>, EngineError> {
         SETS.with(|cell| {
-            let mut guard = cell.borrow_mut();
-            let (set, other) = &mut *guard;
-            let mut candidates: Vec<u32> = c
-                .row(i)
-                .iter()
-                .enumerate()
-                .filter_map(|(band, &h)| self.buckets.get(&bucket_key(band, h)))
-                .flatten()
-                .copied()
-                .collect();
-            candidates.sort_unstable();
-            candidates.dedup();
-            stats.candidates += candidates.len() as u64;
-            let mut found = None;
-            if !candidates.is_empty() {
-                c.sketches.read_set(c.docs[i] as usize, set)?;
-                for &k in &candidates {
-                    let k = k as usize;
-                    stats.verified += 1;
-                    if simhash_core::jaccard_min_common(set.len(), self.lens[k], c.threshold)
-                        .is_none()
-                    {
-                        continue;
+            FILTER.with(|filter| {
+                let mut guard = cell.borrow_mut();
+                let (set, other) = &mut *guard;
+                let filter = &mut *filter.borrow_mut();
+                let mut candidates: Vec<u32> = c
+                    .row(i)
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(band, &h)| self.buckets.get(&bucket_key(band, h)))
+                    .flatten()
+                    .copied()
+                    .collect();
+                candidates.sort_unstable();
+                candidates.dedup();
+                stats.candidates += candidates.len() as u64;
+                let mut found = None;
+                if !candidates.is_empty() {
+                    c.sketches.read_set(c.docs[i] as usize, set)?;
+                    // Only with several candidates is the bitmap worth making.
+                    let filtered = candidates.len() > 1;
+                    if filtered {
+                        filter.fill(set);
                     }
-                    let kept_set = match self.set(k) {
-                        Some(kept_set) => kept_set,
-                        None => {
+                    for &k in &candidates {
+                        let k = k as usize;
+                        stats.verified += 1;
+                        let Some(needed) =
+                            simhash_core::jaccard_min_common(set.len(), self.lens[k], c.threshold)
+                        else {
+                            continue;
+                        };
+                        let kept_set = if let Some(kept_set) = self.set(k) {
+                            kept_set
+                        } else {
                             c.sketches.read_set(c.docs[self.docs[k]] as usize, other)?;
                             &other[..]
+                        };
+                        if filtered && !filter.may_share(kept_set, needed) {
+                            continue;
                         }
-                    };
-                    if let Some(j) = simhash_core::jaccard_at_least(set, kept_set, c.threshold) {
-                        found = Some((self.docs[k], j));
-                        break;
+                        if let Some(j) = simhash_core::jaccard_at_least(set, kept_set, c.threshold)
+                        {
+                            found = Some((self.docs[k], j));
+                            break;
+                        }
                     }
                 }
-            }
-            trim(set);
-            trim(other);
-            Ok(found)
+                trim(set);
+                trim(other);
+                Ok(found)
+            })
         })
     }
 

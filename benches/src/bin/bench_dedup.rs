@@ -63,10 +63,11 @@ fn parse_args() -> Result<Args, String> {
 fn timed(bin: &Path, args: &[&str]) -> Result<(f64, f64), String> {
     let cpu_before = benches::children_cpu_seconds();
     let start = Instant::now();
-    let status = Command::new(bin).args(args).status().map_err(|e| format!("{bin:?}: {e}"))?;
+    let status =
+        Command::new(bin).args(args).status().map_err(|e| format!("{}: {e}", bin.display()))?;
     let wall = start.elapsed().as_secs_f64();
     if !status.success() {
-        return Err(format!("{bin:?} {args:?}: {status}"));
+        return Err(format!("{} {args:?}: {status}", bin.display()));
     }
     let cpu = match (cpu_before, benches::children_cpu_seconds()) {
         (Some(a), Some(b)) => b - a,
@@ -77,11 +78,11 @@ fn timed(bin: &Path, args: &[&str]) -> Result<(f64, f64), String> {
 
 /// A 64-bit digest of a file's bytes (SipHash with fixed keys: the same in one run).
 fn digest(path: &Path) -> Result<u64, String> {
-    let mut file = std::fs::File::open(path).map_err(|e| format!("{path:?}: {e}"))?;
+    let mut file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut hasher = std::hash::DefaultHasher::new();
     let mut buf = vec![0; 1 << 20];
     loop {
-        let n = file.read(&mut buf).map_err(|e| format!("{path:?}: {e}"))?;
+        let n = file.read(&mut buf).map_err(|e| format!("{}: {e}", path.display()))?;
         if n == 0 {
             return Ok(hasher.finish());
         }
@@ -90,8 +91,8 @@ fn digest(path: &Path) -> Result<u64, String> {
 }
 
 fn stats(path: &Path) -> Result<serde_json::Value, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path:?}: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("{path:?}: {e}"))
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The `--stats` counts: everything but the timings and the peak memory.
@@ -113,10 +114,22 @@ fn outputs(bin: &Path, input: &str, dir: &Path, name: &str) -> Result<Vec<String
     let path = |p: &Path| p.to_string_lossy().into_owned();
     let (kept_s, removed_s, annotated_s, stats_s) =
         (path(&kept), path(&removed), path(&annotated), path(&s));
-    timed(bin, &[
-        "dedup", input, "-q", "-j", "2", "-o", &kept_s, "--removed", &removed_s, "--stats",
-        &stats_s,
-    ])?;
+    timed(
+        bin,
+        &[
+            "dedup",
+            input,
+            "-q",
+            "-j",
+            "2",
+            "-o",
+            &kept_s,
+            "--removed",
+            &removed_s,
+            "--stats",
+            &stats_s,
+        ],
+    )?;
     timed(bin, &["dedup", input, "-q", "-j", "2", "-o", &annotated_s, "--annotate"])?;
     Ok(vec![
         format!("kept {:016x}", digest(&kept)?),
@@ -165,7 +178,7 @@ fn round(bin: &Path, input: &str, dir: &Path) -> Result<Round, String> {
 
 fn main() -> Result<(), String> {
     let args = parse_args()?;
-    std::fs::create_dir_all(&args.dir).map_err(|e| format!("{:?}: {e}", args.dir))?;
+    std::fs::create_dir_all(&args.dir).map_err(|e| format!("{}: {e}", args.dir.display()))?;
     let input = args.input.to_string_lossy().into_owned();
     let bins = [("baseline", &args.baseline), ("new", &args.new)];
 

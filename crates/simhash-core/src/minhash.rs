@@ -472,11 +472,11 @@ pub fn jaccard_at_least<T: Ord + Copy>(a: &[T], b: &[T], threshold: f64) -> Opti
 /// ```
 /// use simhash_core::{SetFilter, jaccard_min_common};
 ///
-/// let a: Vec<u64> = (0..100).map(|x| x * 0x9e37_79b9_7f4a_7c15).collect();
+/// let a: Vec<u64> = (0..100u64).map(|x| x.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
 /// let mut filter = SetFilter::default();
 /// filter.fill(&a);
 /// assert!(filter.may_share(&a, a.len())); // a set shares all of itself
-/// let b: Vec<u64> = (100..200).map(|x| x * 0x9e37_79b9_7f4a_7c15).collect();
+/// let b: Vec<u64> = (100..200u64).map(|x| x.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
 /// assert!(!filter.may_share(&b, jaccard_min_common(100, 100, 0.5).unwrap()));
 /// ```
 #[derive(Clone, Debug, Default)]

@@ -390,6 +390,31 @@ impl<T: Tokenizer> Fingerprinter<T> {
         }
     }
 
+    /// Calls `f(hash)` for each shingle of `text`, once per occurrence and without weights:
+    /// the same set of hashes as [`for_each_feature`](Fingerprinter::for_each_feature)
+    /// gives, with repeats, and for `default-v1` without counting them (no table). For
+    /// sketches of the set (MinHash), where weights and repeats do not matter.
+    pub fn for_each_shingle(&self, text: &str, mut f: impl FnMut(u64)) {
+        match self.preset {
+            Preset::DefaultV1 => Self::with_scratch(|scratch| {
+                let buf = &mut scratch.token;
+                let mut window = Window::new(self.window);
+                self.tokenizer.tokenize(text, &mut |token| {
+                    if let Some(h) = window.push(hash_normalized(token, buf)) {
+                        f(h);
+                    }
+                });
+                if let Some(h) = window.partial() {
+                    f(h);
+                }
+                if buf.capacity() > KEEP_TOKEN {
+                    *buf = String::new();
+                }
+            }),
+            Preset::Moz | Preset::Fork => self.for_each_feature(text, |h, _| f(h)),
+        }
+    }
+
     /// Runs `work` with this thread's scratch buffers (fresh ones if they are in use, when a
     /// tokenizer fingerprints from inside `tokenize`).
     fn with_scratch<R>(work: impl FnOnce(&mut Scratch) -> R) -> R {
@@ -502,6 +527,16 @@ mod tests {
                 let mut features = Vec::new();
                 fp.for_each_feature(text, |h, _| features.push(h));
                 assert_eq!(one_pass, features, "{preset} {text:?}");
+                // The same set, shingle by shingle.
+                let mut shingles = Vec::new();
+                fp.for_each_shingle(text, |h| shingles.push(h));
+                assert!(shingles.len() >= features.len());
+                let (mut a, mut b) = (features.clone(), shingles);
+                for v in [&mut a, &mut b] {
+                    v.sort_unstable();
+                    v.dedup();
+                }
+                assert_eq!(a, b, "{preset} {text:?}");
             }
         }
     }

@@ -113,8 +113,8 @@ pub use crate::fingerprinter::{
 };
 pub use crate::hash::{jenkins64, unsigned_hash};
 pub use crate::minhash::{
-    EMPTY, MAX_PERM, MinHasher, band_hashes, estimate_jaccard, intersection_size, jaccard,
-    shingle_set, shingle_set_into,
+    EMPTY, MAX_PERM, MinHasher, SetFilter, band_hashes, estimate_jaccard, intersection_size,
+    jaccard, jaccard_at_least, jaccard_min_common, shingle_set, shingle_set_into,
 };
 pub use crate::shingle::{CyclicWindow, MAX_WINDOW, Window, combine, shingle};
 pub use crate::tokenize::{AsciiLetters, Tokenizer, Words};

@@ -398,9 +398,156 @@ fn gallop_intersection<T: Ord + Copy>(small: &[T], large: &[T]) -> usize {
 /// assert_eq!(jaccard::<u64>(&[], &[]), 0.0);
 /// ```
 pub fn jaccard<T: Ord + Copy>(a: &[T], b: &[T]) -> f64 {
-    let common = intersection_size(a, b);
-    let union = a.len() + b.len() - common;
+    jaccard_of_counts(a.len(), b.len(), intersection_size(a, b))
+}
+
+/// [`jaccard`]'s value for a common count: `common / (a_len + b_len - common)`, 0 for two
+/// empty sets.
+fn jaccard_of_counts(a_len: usize, b_len: usize, common: usize) -> f64 {
+    let union = a_len + b_len - common;
     if union == 0 { 0.0 } else { common as f64 / union as f64 }
+}
+
+/// The fewest values two sets of `a_len` and `b_len` values must share for their
+/// [`jaccard`] similarity to be at least `threshold` (compared as `jaccard(a, b) >=
+/// threshold` compares it, in `f64`); none when even `min(a_len, b_len)` is too few. A
+/// size filter before reading a set: sets of very different sizes cannot match.
+///
+/// ```
+/// use simhash_core::jaccard_min_common;
+///
+/// assert_eq!(jaccard_min_common(10, 10, 0.5), Some(7)); // 7 / 13 >= 0.5, 6 / 14 < 0.5
+/// assert_eq!(jaccard_min_common(10, 100, 0.5), None); // at most 10 / 100
+/// ```
+pub fn jaccard_min_common(a_len: usize, b_len: usize, threshold: f64) -> Option<usize> {
+    // The ratio grows with the count (correctly rounded division is monotonic): the first
+    // count that reaches the threshold. `c / (s - c) >= t` is `c >= t s / (1 + t)`; that
+    // estimate is then moved to the exact answer of the f64 comparison.
+    let most = a_len.min(b_len);
+    let reaches = |c: usize| jaccard_of_counts(a_len, b_len, c) >= threshold;
+    if !reaches(most) {
+        return None;
+    }
+    let sum = (a_len + b_len) as f64;
+    let estimate = (threshold * sum / (1.0 + threshold)).ceil();
+    // NaN, negative and huge estimates are clamped (a NaN threshold never reaches `most`).
+    let mut c = if estimate >= 0.0 { (estimate as usize).min(most) } else { 0 };
+    while c > 0 && reaches(c - 1) {
+        c -= 1;
+    }
+    while !reaches(c) {
+        c += 1;
+    }
+    Some(c)
+}
+
+/// [`jaccard`] when it is at least `threshold` (the same value, bit for bit), none
+/// otherwise; for sorted, deduplicated slices. Faster when the answer is no: sets of
+/// sizes that cannot reach the threshold are not read, and the merge stops as soon as
+/// the values left cannot make up the shared count needed ([`jaccard_min_common`]).
+///
+/// ```
+/// use simhash_core::{jaccard, jaccard_at_least};
+///
+/// let (a, b) = ([1, 2, 3, 4], [2, 3, 4, 5]);
+/// assert_eq!(jaccard_at_least(&a, &b, 0.6), Some(jaccard(&a, &b))); // 3 / 5
+/// assert_eq!(jaccard_at_least(&a, &b, 0.61), None);
+/// ```
+pub fn jaccard_at_least<T: Ord + Copy>(a: &[T], b: &[T], threshold: f64) -> Option<f64> {
+    let needed = jaccard_min_common(a.len(), b.len(), threshold)?;
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let common = if small.is_empty() || large.len() / small.len() > 16 {
+        intersection_size(small, large)
+    } else {
+        bounded_intersection(small, large, needed)?
+    };
+    (common >= needed).then(|| jaccard_of_counts(a.len(), b.len(), common))
+}
+
+/// A bitmap of one shingle set's values, to rule out sets that cannot share enough with it
+/// before merging: a value of another set that misses the bitmap is not in the set, so the
+/// other set's hits bound the shared count from above. Built once per set and tested
+/// against many (as the dedup walk compares a record with the kept ones).
+///
+/// ```
+/// use simhash_core::{SetFilter, jaccard_min_common};
+///
+/// let a: Vec<u64> = (0..100u64).map(|x| x.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+/// let mut filter = SetFilter::default();
+/// filter.fill(&a);
+/// assert!(filter.may_share(&a, a.len())); // a set shares all of itself
+/// let b: Vec<u64> = (100..200u64).map(|x| x.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+/// assert!(!filter.may_share(&b, jaccard_min_common(100, 100, 0.5).unwrap()));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct SetFilter {
+    bits: Vec<u64>,
+    /// Bits to shift a mixed value right by to get its bit (64 minus the bitmap's log2
+    /// size).
+    shift: u32,
+}
+
+impl SetFilter {
+    /// Bitmap bits per value of the set (about 1 in 16 of another set's values is a false
+    /// hit).
+    const BITS_PER_VALUE: usize = 16;
+
+    /// A value's bit in a bitmap of `64 - shift` address bits.
+    fn bit(x: u64, shift: u32) -> usize {
+        (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> shift) as usize
+    }
+
+    /// Makes the bitmap of `set` (the previous one is cleared).
+    pub fn fill(&mut self, set: &[u64]) {
+        let bits = (set.len() * Self::BITS_PER_VALUE).next_power_of_two().max(1 << 10);
+        self.shift = 64 - bits.trailing_zeros();
+        self.bits.clear();
+        self.bits.resize(bits / 64, 0);
+        for &x in set {
+            let b = Self::bit(x, self.shift);
+            self.bits[b / 64] |= 1 << (b % 64);
+        }
+    }
+
+    /// False when `other` cannot share `needed` values with the filled set (fewer of its
+    /// values hit the bitmap); true when it may.
+    pub fn may_share(&self, other: &[u64], needed: usize) -> bool {
+        if self.bits.is_empty() {
+            return needed == 0;
+        }
+        let mut hits = 0;
+        for (at, &x) in other.iter().enumerate() {
+            // At most every value left can still hit.
+            if hits + (other.len() - at) < needed {
+                return false;
+            }
+            let b = Self::bit(x, self.shift);
+            hits += usize::from(self.bits[b / 64] >> (b % 64) & 1 == 1);
+        }
+        hits >= needed
+    }
+}
+
+/// [`intersection_size`]'s merge that gives up (none) once fewer than `needed` common
+/// values remain possible.
+fn bounded_intersection<T: Ord + Copy>(small: &[T], large: &[T], needed: usize) -> Option<usize> {
+    /// Merge steps between two checks of the bound.
+    const STEPS: usize = 32;
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < small.len() && j < large.len() {
+        // At most one common value a step, and at most the shorter rest.
+        if n + (small.len() - i).min(large.len() - j) < needed {
+            return None;
+        }
+        let steps = STEPS.min(small.len() - i).min(large.len() - j);
+        for _ in 0..steps {
+            let (x, y) = (small[i], large[j]);
+            n += usize::from(x == y);
+            i += usize::from(x <= y);
+            j += usize::from(y <= x);
+        }
+    }
+    Some(n)
 }
 
 #[cfg(test)]
@@ -646,5 +793,156 @@ mod tests {
         for small in [vec![1998, 1999, 5000], vec![0], vec![1999], vec![0, 500, 1000, 1998]] {
             assert_eq!(intersection_size(&small, &large), naive(&small, &large));
         }
+    }
+
+    /// `jaccard_at_least` as the simple path says it: the exact similarity when it reaches
+    /// the threshold.
+    fn check_at_least(a: &[u64], b: &[u64], t: f64) {
+        let j = jaccard(a, b);
+        let want = (j >= t).then_some(j);
+        let got = jaccard_at_least(a, b, t);
+        assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{a:?} {b:?} at {t}");
+        assert_eq!(jaccard_at_least(b, a, t).map(f64::to_bits), want.map(f64::to_bits));
+        // The bound is the least shared count that reaches t, by a linear scan.
+        let scan = (0..=a.len().min(b.len())).find(|&c| {
+            let union = a.len() + b.len() - c;
+            (if union == 0 { 0.0 } else { c as f64 / union as f64 }) >= t
+        });
+        assert_eq!(jaccard_min_common(a.len(), b.len(), t), scan, "{} {} {t}", a.len(), b.len());
+    }
+
+    /// Sets of `na` and `nb` values sharing exactly `common`, the shared ones placed by
+    /// `rng` among the others (or all first, or all last).
+    fn with_common(
+        rng: &mut Rng,
+        na: usize,
+        nb: usize,
+        common: usize,
+        place: u8,
+    ) -> (Vec<u64>, Vec<u64>) {
+        let shared: Vec<u64> = (0..common).map(|_| rng.next() | 1).collect();
+        let only = |n: usize, rng: &mut Rng| -> Vec<u64> {
+            (0..n - common)
+                .map(|_| match place {
+                    0 => rng.next() & !1,
+                    1 => (rng.next() >> 1) & !1, // low: before the shared values
+                    _ => (rng.next() | (1 << 63)) & !1, // high: after them
+                })
+                .collect()
+        };
+        let shared: Vec<u64> = match place {
+            0 => shared,
+            _ => shared.iter().map(|x| (x >> 2) | (1 << 62) | 1).collect(),
+        };
+        let a = shingle_set(shared.iter().copied().chain(only(na, rng)));
+        let b = shingle_set(shared.iter().copied().chain(only(nb, rng)));
+        (a, b)
+    }
+
+    #[test]
+    fn jaccard_at_least_agrees_with_jaccard() {
+        let mut rng = Rng(17);
+        let sizes = [0, 1, 2, 3, 5, 8, 31, 32, 33, 64, 100, 257, 700];
+        for &na in &sizes {
+            for &nb in &sizes {
+                let most = na.min(nb);
+                let commons: Vec<usize> = if most <= 10 {
+                    (0..=most).collect()
+                } else {
+                    vec![0, 1, most / 3, most / 2, most * 4 / 7, most - 1, most]
+                };
+                for &c in &commons {
+                    for place in 0..3 {
+                        let (a, b) = with_common(&mut rng, na, nb, c, place);
+                        if a.len() != na || b.len() != nb {
+                            continue; // a 64-bit collision: never in practice
+                        }
+                        let union = na + nb - c;
+                        // At the exact similarity of c, c - 1 and c + 1 shared values,
+                        // just around them, and at the usual thresholds.
+                        let mut ts = vec![0.0, -1.0, 0.4, 0.5, 0.8, 1.0, 1.5, f64::NAN];
+                        for k in [c.saturating_sub(1), c, c + 1] {
+                            if union > 0 && k <= most {
+                                let r = k as f64 / (na + nb - k) as f64;
+                                ts.extend([r, r.next_up(), r.next_down()]);
+                            }
+                        }
+                        ts.push(rng.next() as f64 / u64::MAX as f64);
+                        for t in ts {
+                            check_at_least(&a, &b, t);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn jaccard_at_least_on_identical_disjoint_and_floods() {
+        let mut rng = Rng(5);
+        let a = shingle_set((0..2000).map(|_| rng.next()));
+        for t in [0.0, 0.4, 0.99, 1.0] {
+            check_at_least(&a, &a, t); // identical
+        }
+        let b: Vec<u64> = a.iter().map(|x| x ^ 1).collect();
+        let b = shingle_set(b);
+        check_at_least(&a, &b, 0.4); // disjoint, interleaved
+        check_at_least(&a, &b, 0.0);
+        // A flood: one large set against many that differ from it in one value each, or
+        // in a run at the front, the middle or the back (where the merge can give up).
+        for k in 0..200 {
+            let mut c = a.clone();
+            let at = (k * 37) % c.len();
+            let run = k % 50 * 20;
+            let end = (at + run).min(c.len());
+            for x in &mut c[at..end] {
+                *x ^= 1 << 40;
+            }
+            c[at] = rng.next();
+            let c = shingle_set(c);
+            for t in [0.4, 0.5, 0.9, 0.98, 0.999] {
+                check_at_least(&a, &c, t);
+            }
+        }
+        // Very different sizes (the galloping path).
+        let small: Vec<u64> = a.iter().step_by(40).copied().collect();
+        for t in [0.0, 0.01, 0.02, 0.025, 0.03] {
+            check_at_least(&small, &a, t);
+        }
+    }
+
+    #[test]
+    fn set_filter_never_rules_out_a_match() {
+        let mut rng = Rng(23);
+        let mut filter = SetFilter::default();
+        let mut ruled_out = 0;
+        for &(na, nb) in &[(0, 5), (1, 1), (3, 40), (50, 50), (300, 280), (700, 900), (2000, 64)] {
+            let most = na.min(nb);
+            for common in [0, 1, most / 3, most / 2, most].into_iter().filter(|&c| c <= most) {
+                for place in 0..3 {
+                    let (a, b) = with_common(&mut rng, na, nb, common, place);
+                    filter.fill(&a);
+                    let shared = intersection_size(&a, &b);
+                    // Up to the true count it may share; past it, often not.
+                    for needed in [0, shared.saturating_sub(1), shared] {
+                        assert!(filter.may_share(&b, needed), "{na} {nb} {shared} {needed}");
+                    }
+                    for t in [0.1, 0.4, 0.8] {
+                        if let Some(needed) = jaccard_min_common(a.len(), b.len(), t) {
+                            let may = filter.may_share(&b, needed);
+                            assert!(may || jaccard(&a, &b) < t);
+                            ruled_out += usize::from(!may);
+                        }
+                    }
+                    assert!(!filter.may_share(&b, b.len() + 1));
+                }
+            }
+        }
+        // It does its work: most pairs far below the thresholds are ruled out.
+        assert!(ruled_out > 40, "{ruled_out}");
+        // An empty filter: only nothing needed.
+        filter.fill(&[]);
+        assert!(filter.may_share(&[1, 2], 0));
+        assert!(!filter.may_share(&[1, 2], 1));
     }
 }

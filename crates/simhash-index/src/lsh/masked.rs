@@ -74,6 +74,10 @@ impl<S: SketchStore + ?Sized> SketchStore for Masked<'_, S> {
         self.inner.read_set(doc, out)
     }
 
+    fn set_len(&self, doc: usize) -> Result<usize, EngineError> {
+        if self.hidden(doc) { Ok(0) } else { self.inner.set_len(doc) }
+    }
+
     fn column(&self, band: usize, docs: &[u32]) -> Result<Vec<u32>, EngineError> {
         let mut column = self.inner.column(band, docs)?;
         for (key, &doc) in column.iter_mut().zip(docs) {

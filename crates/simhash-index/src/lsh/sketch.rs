@@ -78,7 +78,7 @@ impl Sketcher {
             if self.fingerprints {
                 fp = fingerprinter.fingerprint_and_features(text, |hash| features.push(hash));
             } else {
-                fingerprinter.for_each_feature(text, |hash, _| features.push(hash));
+                fingerprinter.for_each_shingle(text, |hash| features.push(hash));
             }
             self.sketch_features(features, signature)
         });

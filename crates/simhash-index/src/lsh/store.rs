@@ -48,6 +48,14 @@ pub trait SketchStore: Send + Sync {
     /// Reads `doc`'s shingle set into `out` (cleared first; empty without a sketch).
     fn read_set(&self, doc: usize, out: &mut Vec<u64>) -> Result<(), EngineError>;
 
+    /// The size of `doc`'s shingle set (0 without a sketch), without reading it where the
+    /// store knows it: a size filter before verification. By default, reads the set.
+    fn set_len(&self, doc: usize) -> Result<usize, EngineError> {
+        let mut set = Vec::new();
+        self.read_set(doc, &mut set)?;
+        Ok(set.len())
+    }
+
     /// One band's hash of each of `docs` (ascending): 0 for a document without a sketch.
     fn column(&self, band: usize, docs: &[u32]) -> Result<Vec<u32>, EngineError>;
 
@@ -99,6 +107,11 @@ impl DocIndex {
     /// The range of `doc`'s set, in shingles.
     fn range(&self, doc: usize) -> (u64, u64) {
         (self.offsets[doc], self.offsets[doc + 1])
+    }
+
+    /// The size of `doc`'s set.
+    fn set_len(&self, doc: usize) -> usize {
+        (self.offsets[doc + 1] - self.offsets[doc]) as usize
     }
 }
 
@@ -158,6 +171,10 @@ impl SketchStore for MemoryStore {
         out.clear();
         out.extend_from_slice(&self.sets[start as usize..end as usize]);
         Ok(())
+    }
+
+    fn set_len(&self, doc: usize) -> Result<usize, EngineError> {
+        Ok(self.index.set_len(doc))
     }
 
     fn column(&self, band: usize, docs: &[u32]) -> Result<Vec<u32>, EngineError> {
@@ -221,11 +238,26 @@ impl Spill {
     }
 
     fn append(&mut self, values: &[u32]) -> Result<(), EngineError> {
+        self.append_le(values, 1, u32::to_le_bytes)
+    }
+
+    /// Appends `values` as their little-endian bytes (`N` bytes, `words` u32 values each),
+    /// through a buffer: a write call per 4 KiB, not per value.
+    fn append_le<T: Copy, const N: usize>(
+        &mut self,
+        values: &[T],
+        words: u64,
+        le: impl Fn(T) -> [u8; N],
+    ) -> Result<(), EngineError> {
         let writer = self.writer.as_mut().ok_or_else(finished)?;
-        for v in values {
-            writer.write_all(&v.to_le_bytes()).map_err(EngineError::write)?;
+        let mut buf = [0u8; 4096];
+        for chunk in values.chunks(buf.len() / N) {
+            for (out, &v) in buf.chunks_exact_mut(N).zip(chunk) {
+                out.copy_from_slice(&le(v));
+            }
+            writer.write_all(&buf[..chunk.len() * N]).map_err(EngineError::write)?;
         }
-        self.len += values.len() as u64;
+        self.len += words * values.len() as u64;
         Ok(())
     }
 
@@ -410,9 +442,8 @@ impl SketchStore for SpillStore {
         }
         self.index.push(self.bands, sketch)?;
         let bands = if let Some(s) = sketch {
-            let words: Vec<u32> =
-                s.set.iter().flat_map(|&x| [x as u32, (x >> 32) as u32]).collect();
-            self.sets.append(&words)?;
+            // Each shingle as two u32 words, low first: its little-endian bytes.
+            self.sets.append_le(&s.set, 2, u64::to_le_bytes)?;
             &s.bands
         } else {
             &self.zeros
@@ -447,6 +478,22 @@ impl SketchStore for SpillStore {
         let (start, end) = self.index.range(doc);
         out.clear();
         let len = (end - start) as usize;
+        if self.sets.cache.is_none() && len > 0 {
+            // Straight from the file's bytes (each shingle is two words, low first: its
+            // little-endian bytes).
+            return READ_BUF.with(|cell| {
+                let mut bytes = cell.borrow_mut();
+                bytes.resize(len * 8, 0);
+                read_at(&self.sets.file, &mut bytes, start * 8).map_err(EngineError::read)?;
+                out.extend(
+                    bytes.chunks_exact(8).map(|c| {
+                        u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
+                    }),
+                );
+                trim(&mut bytes);
+                Ok(())
+            });
+        }
         WORDS.with(|cell| {
             let mut words = cell.borrow_mut();
             words.clear();
@@ -455,6 +502,10 @@ impl SketchStore for SpillStore {
             trim(&mut words);
             Ok(())
         })
+    }
+
+    fn set_len(&self, doc: usize) -> Result<usize, EngineError> {
+        Ok(self.index.set_len(doc))
     }
 
     fn column(&self, band: usize, docs: &[u32]) -> Result<Vec<u32>, EngineError> {

@@ -23,6 +23,30 @@ pub struct Walk {
     pub jaccard: Vec<f64>,
 }
 
+/// Hashes the bucket keys of a walk (a band and its hash, already well mixed) with one
+/// multiplication, not SipHash: only lookups, so no order depends on it.
+#[derive(Clone, Copy, Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0 ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+    }
+}
+
+/// Band-hash buckets: kept ordinals by [`bucket_key`].
+type Buckets = HashMap<u64, Vec<u32>, std::hash::BuildHasherDefault<KeyHasher>>;
+
 /// The key of a band hash in a per-component bucket map.
 fn bucket_key(band: usize, hash: u32) -> u64 {
     ((band as u64) << 32) | u64::from(hash)
@@ -108,18 +132,39 @@ impl<S: SketchStore + ?Sized> Component<'_, S> {
     }
 }
 
+thread_local! {
+    /// The bitmap of the record being compared, reused.
+    static FILTER: std::cell::RefCell<simhash_core::SetFilter> =
+        std::cell::RefCell::new(simhash_core::SetFilter::default());
+}
+
+/// Shingles of kept records' sets that one [`Kept`] holds in memory, so that the records
+/// compared with them are not read back again and again (past it, sets are read from the
+/// store for each comparison). Small in tests, so that they cover both.
+const KEPT_SET_WORDS: usize = if cfg!(test) { 40 } else { 4 << 20 };
+
 /// Kept records (component positions, in the order they were kept, which is priority
-/// order) and an index of their band hashes, listing kept ordinals.
+/// order) and an index of their band hashes, listing kept ordinals; the size of each
+/// one's shingle set, and the set itself while [`KEPT_SET_WORDS`] allows.
 #[derive(Default)]
 struct Kept {
     docs: Vec<usize>,
-    buckets: HashMap<u64, Vec<u32>>,
+    buckets: Buckets,
+    lens: Vec<usize>,
+    /// Where each kept record's set starts in `sets`, when it is held.
+    starts: Vec<Option<usize>>,
+    sets: Vec<u64>,
 }
 
 impl Kept {
     /// The first kept record, in priority order, that shares a band with record `i` of
     /// the component and whose Jaccard similarity to it is at least the threshold; counts
     /// into `stats`.
+    ///
+    /// Each candidate counts as verified; those whose set sizes rule them out
+    /// ([`simhash_core::jaccard_min_common`]) are not read, and the others are compared by
+    /// [`simhash_core::jaccard_at_least`] (the exact similarity when it is reached), after
+    /// a bitmap of the record's set ([`simhash_core::SetFilter`]) when it has several.
     fn first_match<S: SketchStore + ?Sized>(
         &self,
         c: &Component<'_, S>,
@@ -127,45 +172,100 @@ impl Kept {
         stats: &mut MatchStats,
     ) -> Result<Option<Match>, EngineError> {
         SETS.with(|cell| {
-            let mut guard = cell.borrow_mut();
-            let (set, other) = &mut *guard;
-            let mut candidates: Vec<u32> = c
-                .row(i)
-                .iter()
-                .enumerate()
-                .filter_map(|(band, &h)| self.buckets.get(&bucket_key(band, h)))
-                .flatten()
-                .copied()
-                .collect();
-            candidates.sort_unstable();
-            candidates.dedup();
-            stats.candidates += candidates.len() as u64;
-            let mut found = None;
-            if !candidates.is_empty() {
-                c.sketches.read_set(c.docs[i] as usize, set)?;
-                for &k in &candidates {
-                    let k = self.docs[k as usize];
-                    c.sketches.read_set(c.docs[k] as usize, other)?;
-                    stats.verified += 1;
-                    let j = simhash_core::jaccard(set, other);
-                    if j >= c.threshold {
-                        found = Some((k, j));
-                        break;
+            FILTER.with(|filter| {
+                let mut guard = cell.borrow_mut();
+                let (set, other) = &mut *guard;
+                let filter = &mut *filter.borrow_mut();
+                let mut candidates: Vec<u32> = c
+                    .row(i)
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(band, &h)| self.buckets.get(&bucket_key(band, h)))
+                    .flatten()
+                    .copied()
+                    .collect();
+                candidates.sort_unstable();
+                candidates.dedup();
+                stats.candidates += candidates.len() as u64;
+                let mut found = None;
+                if !candidates.is_empty() {
+                    c.sketches.read_set(c.docs[i] as usize, set)?;
+                    // Only with several candidates is the bitmap worth making.
+                    let filtered = candidates.len() > 1;
+                    if filtered {
+                        filter.fill(set);
+                    }
+                    for &k in &candidates {
+                        let k = k as usize;
+                        stats.verified += 1;
+                        let Some(needed) =
+                            simhash_core::jaccard_min_common(set.len(), self.lens[k], c.threshold)
+                        else {
+                            continue;
+                        };
+                        let kept_set = if let Some(kept_set) = self.set(k) {
+                            kept_set
+                        } else {
+                            c.sketches.read_set(c.docs[self.docs[k]] as usize, other)?;
+                            &other[..]
+                        };
+                        if filtered && !filter.may_share(kept_set, needed) {
+                            continue;
+                        }
+                        if let Some(j) = simhash_core::jaccard_at_least(set, kept_set, c.threshold)
+                        {
+                            found = Some((self.docs[k], j));
+                            break;
+                        }
                     }
                 }
-            }
-            trim(set);
-            trim(other);
-            Ok(found)
+                trim(set);
+                trim(other);
+                Ok(found)
+            })
         })
     }
 
-    fn push(&mut self, i: usize, row: &[u32]) {
+    /// The set of kept ordinal `k`, when held.
+    fn set(&self, k: usize) -> Option<&[u64]> {
+        self.starts[k].map(|start| &self.sets[start..start + self.lens[k]])
+    }
+
+    /// Keeps record `i` of the component, with its set when given (or read here) and the
+    /// budget allows.
+    fn push<S: SketchStore + ?Sized>(
+        &mut self,
+        c: &Component<'_, S>,
+        i: usize,
+        set: Option<&[u64]>,
+    ) -> Result<(), EngineError> {
         let ordinal = self.docs.len() as u32;
+        let doc = c.docs[i] as usize;
+        let len = match set {
+            Some(set) => set.len(),
+            None => c.sketches.set_len(doc)?,
+        };
+        let start = self.sets.len();
+        let held = start + len <= KEPT_SET_WORDS;
+        if held {
+            match set {
+                Some(set) => self.sets.extend_from_slice(set),
+                None => SETS.with(|cell| {
+                    let (read, _) = &mut *cell.borrow_mut();
+                    c.sketches.read_set(doc, read)?;
+                    self.sets.extend_from_slice(read);
+                    trim(read);
+                    Ok::<(), EngineError>(())
+                })?,
+            }
+        }
         self.docs.push(i);
-        for (band, &h) in row.iter().enumerate() {
+        self.lens.push(len);
+        self.starts.push(held.then_some(start));
+        for (band, &h) in c.row(i).iter().enumerate() {
             self.buckets.entry(bucket_key(band, h)).or_default().push(ordinal);
         }
+        Ok(())
     }
 }
 
@@ -212,11 +312,11 @@ fn walk_component<S: SketchStore + ?Sized>(
                 stats.pairs += 1;
                 removed.push((docs[i], docs[k], j));
             } else {
-                within.push(i, c.row(i));
+                within.push(&c, i, None)?;
             }
         }
-        for &i in &within.docs {
-            kept.push(i, c.row(i));
+        for (k, &i) in within.docs.iter().enumerate() {
+            kept.push(&c, i, within.set(k))?;
         }
     }
     Ok((removed, stats))

@@ -484,16 +484,22 @@ impl SpillStore {
         })
     }
 
-    /// The band keys of `doc` as a [`DocSketch`] holds them: the 32-bit keys, and the high
-    /// halves of the band hashes when the store uses 64-bit keys (empty otherwise).
-    pub fn keys_of(&self, doc: usize) -> Result<(Vec<u32>, Vec<u32>), EngineError> {
-        let mut keys = Vec::with_capacity(self.bands);
-        read_rows(&self.rows, self.bands, &[doc as u32], self.bands, &mut keys)?;
-        let mut high = Vec::new();
-        if let Some((spill, Some(_))) = &self.high {
-            read_rows(spill, self.bands, &[doc as u32], self.bands, &mut high)?;
+    /// The sketch of `doc` as it was pushed (none for a document without one), with the
+    /// high halves of its band hashes only when the store uses 64-bit keys. The store must
+    /// be [finished](SketchStore::finish).
+    pub fn sketch(&self, doc: usize) -> Result<Option<DocSketch>, EngineError> {
+        if !self.has(doc) {
+            return Ok(None);
         }
-        Ok((keys, high))
+        let mut bands = Vec::with_capacity(self.bands);
+        read_rows(&self.rows, self.bands, &[doc as u32], self.bands, &mut bands)?;
+        let mut set = Vec::new();
+        self.read_set(doc, &mut set)?;
+        let mut sketch = DocSketch::from_parts(bands, set);
+        if let Some((high, _)) = self.wide_keys() {
+            read_rows(high, self.bands, &[doc as u32], self.bands, &mut sketch.high)?;
+        }
+        Ok(Some(sketch))
     }
 
     /// The high halves by document and by band, when the searches use 64-bit keys.

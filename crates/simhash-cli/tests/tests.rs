@@ -1169,7 +1169,7 @@ fn hash_input_across_block_boundaries() {
 #[test]
 fn minhash_band_key_widths_write_the_same_output() {
     let dir = Dir::new();
-    dir.write("c.jsonl", &corpus(60, 11));
+    dir.write("c.jsonl", corpus(60, 11));
     let commands: [&[&str]; 4] = [
         &["pairs", "c.jsonl"],
         &["cluster", "c.jsonl", "--singletons"],

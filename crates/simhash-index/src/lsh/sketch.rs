@@ -180,6 +180,12 @@ impl DocSketch {
         })
     }
 
+    /// The whole 64-bit hash of `band`, its 64-bit key; `None` when the sketch has 32-bit
+    /// keys only (or `band` is out of range).
+    pub fn band_hash(&self, band: usize) -> Option<u64> {
+        Some(super::keys::unfold(*self.bands.get(band)?, *self.high.get(band)?))
+    }
+
     /// Drops the high halves of the band hashes, keeping the 32-bit keys (4 bytes a band
     /// less), once 32-bit keys are chosen.
     pub fn narrow(&mut self) {

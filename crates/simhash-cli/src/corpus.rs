@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 use simhash_core::{Fingerprint, Fingerprinter};
-use simhash_index::lsh::{DocSketch, SketchStore, Sketcher, SpillStore};
+use simhash_index::lsh::{DocSketch, SPILL_CACHE_BYTES, SketchStore, Sketcher, SpillStore};
 use simhash_io::{
     Body, HashLines, IdSet, IdTable, LineReader, LineStatus, Problem, Reason, Source,
 };
@@ -676,7 +676,8 @@ fn collect(
 ) -> anyhow::Result<Corpus> {
     let mut corpus = Corpus { keep_line_hashes: options.spool, ..Corpus::default() };
     if let Some(sketcher) = &options.reading.sketcher {
-        corpus.sketches = Some(SpillStore::new(sketcher.banding().bands)?);
+        let (bands, width) = (sketcher.banding().bands, sketcher.band_keys());
+        corpus.sketches = Some(SpillStore::with_band_keys(bands, width, SPILL_CACHE_BYTES)?);
     }
     let mut ids = IdSet::default();
     let mut sampler = options.sample.map(|(n, seed)| Sampler::new(n, seed));

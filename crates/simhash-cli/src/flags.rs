@@ -345,6 +345,15 @@ pub struct MatchOpts {
     #[arg(long, value_name = "N", hide_short_help = true)]
     pub num_perm: Option<usize>,
 
+    /// minhash: bits of the LSH band keys: auto, 32 or 64 [default: auto].
+    ///
+    /// auto chooses 64 from the size where the chance collisions of 32-bit keys cost more
+    /// to verify than wider keys cost (about 1.3 billion documents at 37 bands; see
+    /// docs/scale-out.md), as simhash-dist does. The output is the same at either width
+    /// (candidates are verified exactly); only the number of candidates differs.
+    #[arg(long, value_name = "BITS", value_parser = parse_band_key_bits, hide_short_help = true)]
+    pub band_key_bits: Option<simhash_index::lsh::BandKeyWidth>,
+
     /// simhash: memory for finding all pairs within --distance (e.g. 20G): the fingerprints
     /// and each table's sort, done in as many passes as fit [default: one pass].
     ///
@@ -352,6 +361,18 @@ pub struct MatchOpts {
     /// read are held besides it. The output is the same at any budget.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, hide_short_help = true)]
     pub memory: Option<u64>,
+}
+
+/// `auto`, `32` or `64`.
+fn parse_band_key_bits(text: &str) -> Result<simhash_index::lsh::BandKeyWidth, String> {
+    match text {
+        "auto" => Ok(simhash_index::lsh::BandKeyWidth::Auto),
+        _ => text
+            .parse()
+            .ok()
+            .and_then(simhash_index::lsh::BandKeyWidth::from_bits)
+            .ok_or_else(|| "must be auto, 32 or 64".to_string()),
+    }
 }
 
 /// A size in bytes: digits, optionally followed by K, M, G or T (powers of 1024, with an

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use rayon::prelude::*;
 use simhash_index::disk::{DiskIndex, Writer};
-use simhash_index::lsh::{DocSketch, EngineError, SketchStore, SpillStore};
+use simhash_index::lsh::{DocSketch, EngineError, SpillStore};
 use simhash_io::{Problem, Reason, Score};
 
 use crate::corpus::Corpus;
@@ -17,13 +17,7 @@ use crate::settings::StoredSettings;
 
 /// The sketch of `doc` as the corpus's store holds it (none for a featureless document).
 pub fn doc_sketch(store: &SpillStore, doc: usize) -> Result<Option<DocSketch>, EngineError> {
-    if !store.has(doc) {
-        return Ok(None);
-    }
-    let (mut bands, mut set) = (Vec::new(), Vec::new());
-    store.rows(&[doc as u32], store.bands(), &mut bands)?;
-    store.read_set(doc, &mut set)?;
-    Ok(Some(DocSketch::from_parts(bands, set)))
+    store.sketch(doc)
 }
 
 /// The input file and line of `doc` (`names`: the files' names, in reading order).

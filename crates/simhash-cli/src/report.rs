@@ -207,6 +207,9 @@ pub struct Summary {
     pub jaccard: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lsh_bands: Option<String>,
+    /// minhash: bits of the band keys the candidates were grouped by (32 or 64).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub band_key_bits: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exact_duplicates: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]

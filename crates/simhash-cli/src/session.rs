@@ -67,6 +67,10 @@ impl Session {
         self.summary.blank_lines = corpus.blank_lines;
         self.summary.documents = corpus.len() as u64;
         self.summary.featureless = corpus.featureless() as u64;
+        if let Some(sketches) = &corpus.sketches {
+            self.summary.band_key_bits =
+                Some(simhash_index::lsh::SketchStore::band_key_bits(sketches));
+        }
         if corpus.records == 0 {
             self.reporter.empty_input(&self.summary.input)?;
         }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use simhash_core::{Fingerprinter, MinHasher, Preset};
 use simhash_index::lsh::{
-    DEFAULT_JACCARD, DEFAULT_LSH_THRESHOLD, DEFAULT_NUM_PERM, DEFAULT_SEED, Sketcher,
+    BandKeyWidth, DEFAULT_JACCARD, DEFAULT_LSH_THRESHOLD, DEFAULT_NUM_PERM, DEFAULT_SEED, Sketcher,
 };
 use simhash_index::{Banding, Blocks, DEFAULT_MAX_DISTANCE};
 
@@ -134,7 +134,7 @@ impl std::error::Error for SettingsError {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Matching {
     Simhash { distance: u32, blocks: Blocks },
-    Minhash { jaccard: f64, lsh_threshold: f64, num_perm: usize },
+    Minhash { jaccard: f64, lsh_threshold: f64, num_perm: usize, band_keys: BandKeyWidth },
 }
 
 impl Matching {
@@ -196,8 +196,10 @@ fn matching(
     fork_style: bool,
 ) -> Result<Matching, SettingsError> {
     let simhash_flags = opts.distance.is_some() || opts.blocks.is_some();
-    let minhash_flags =
-        opts.jaccard.is_some() || opts.lsh_threshold.is_some() || opts.num_perm.is_some();
+    let minhash_flags = opts.jaccard.is_some()
+        || opts.lsh_threshold.is_some()
+        || opts.num_perm.is_some()
+        || opts.band_key_bits.is_some();
     let method = match opts.method {
         Method::Auto
             if fork_style
@@ -241,7 +243,8 @@ fn matching(
         return Err(SettingsError::NumPerm(num_perm));
     }
     Banding::for_threshold(lsh_threshold, num_perm).map_err(lsh_threshold_error)?;
-    Ok(Matching::Minhash { jaccard, lsh_threshold, num_perm })
+    let band_keys = opts.band_key_bits.unwrap_or_default();
+    Ok(Matching::Minhash { jaccard, lsh_threshold, num_perm, band_keys })
 }
 
 /// Where records come from and how they are read.
@@ -359,13 +362,13 @@ fn sketcher(
     matching: Option<&Matching>,
     fingerprints: bool,
 ) -> Result<Option<Arc<Sketcher>>, SettingsError> {
-    let Some(&Matching::Minhash { lsh_threshold, num_perm, .. }) = matching else {
+    let Some(&Matching::Minhash { lsh_threshold, num_perm, band_keys, .. }) = matching else {
         return Ok(None);
     };
     let minhasher = MinHasher::new(num_perm, DEFAULT_SEED);
     let banding = Banding::for_threshold(lsh_threshold, num_perm).map_err(lsh_threshold_error)?;
     let sketcher = Sketcher::new(minhasher, banding).map_err(lsh_threshold_error)?;
-    Ok(Some(Arc::new(sketcher.with_fingerprints(fingerprints))))
+    Ok(Some(Arc::new(sketcher.with_fingerprints(fingerprints).with_band_keys(band_keys))))
 }
 
 /// Threads, progress and the summary.
@@ -737,7 +740,7 @@ fn new_index_settings(
     );
     let index_error = |e: simhash_index::disk::DiskError| SettingsError::IndexSettings(e.into());
     Ok(match matching {
-        Matching::Minhash { jaccard, lsh_threshold, num_perm } => StoredSettings::MinHash(
+        Matching::Minhash { jaccard, lsh_threshold, num_perm, .. } => StoredSettings::MinHash(
             MinHashSettings::new(&fingerprinter, jaccard, lsh_threshold, num_perm)
                 .map_err(index_error)?,
         ),
@@ -760,8 +763,10 @@ fn laid_over(
     format: Format,
 ) -> Result<StoredSettings, SettingsError> {
     let simhash_flags = opts.distance.is_some() || opts.blocks.is_some();
-    let minhash_flags =
-        opts.jaccard.is_some() || opts.lsh_threshold.is_some() || opts.num_perm.is_some();
+    let minhash_flags = opts.jaccard.is_some()
+        || opts.lsh_threshold.is_some()
+        || opts.num_perm.is_some()
+        || opts.band_key_bits.is_some();
     let asked = match opts.method {
         Method::Auto => None,
         Method::Minhash => Some("minhash"),
@@ -844,6 +849,7 @@ fn reading_of(
                 jaccard: s.jaccard,
                 lsh_threshold: s.lsh_threshold,
                 num_perm: s.num_perm,
+                band_keys: BandKeyWidth::from_bits(s.band_key_bits).unwrap_or_default(),
             },
         ),
         StoredSettings::Simhash(s) => {

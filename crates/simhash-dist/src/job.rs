@@ -28,6 +28,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use simhash_index::lsh::DocSketch;
 use simhash_io::{Measure, Output, Score};
 use timely::worker::Worker;
 
@@ -109,6 +110,7 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
     ids::duplicates(worker, &plan, &mut share);
     let census = census::run(worker, &plan, &share, &all_chunks, job.strict)?;
     let matching_start = Instant::now();
+    let key_bits = band_key_bits(&job.matching, &census);
     let (matched, matching) = match &job.matching {
         Matching::Simhash { distance, blocks } => {
             simhash(worker, job, (*distance, *blocks), &census, &share.docs)?
@@ -120,9 +122,17 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
                 "worker {}: injected panic (--inject-panic)",
                 worker.index()
             );
+            if key_bits == Some(32) {
+                // The high halves of the band hashes are not needed: 4 bytes a band less.
+                share.docs.sketch.iter_mut().flatten().for_each(DocSketch::narrow);
+            }
+            let keys = (banding.bands, key_bits.unwrap_or(32));
             (
-                minhash(worker, job.mode, &plan, &share.docs, banding.bands, *jaccard),
-                format!("{} bands x {} rows", banding.bands, banding.rows),
+                minhash(worker, job.mode, &plan, &share.docs, keys, *jaccard),
+                format!(
+                    "{} bands x {} rows, {}-bit band keys",
+                    banding.bands, banding.rows, keys.1
+                ),
             )
         }
     };
@@ -144,7 +154,7 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
     };
     if let Mode::Dedup { keep } = job.mode {
         let outputs = out.take().map(|o| (o, removed_output(job)));
-        let walker = walker(&job.matching);
+        let walker = walker(&job.matching, key_bits.unwrap_or(32));
         let d = Dedup { plan: &plan, share: &share, keep, walker, census: &census };
         return dedup(worker, job, &d, matched, outputs, &summary);
     }
@@ -191,13 +201,26 @@ fn simhash(
     Ok((matched, shown))
 }
 
-/// The MinHash matching: identical shingle sets collapsed, then the bands, verified.
+/// The width of the MinHash band keys (`None` for simhash): the sketcher's choice for the
+/// job's documents and bands, as `simhash` makes it for its store
+/// ([`simhash_index::lsh::BandKeyWidth::bits`] of the documents read).
+fn band_key_bits(matching: &Matching, census: &Census) -> Option<u32> {
+    match matching {
+        Matching::Simhash { .. } => None,
+        Matching::Minhash { sketcher, .. } => {
+            Some(sketcher.band_keys().bits(census.documents, sketcher.banding().bands))
+        }
+    }
+}
+
+/// The MinHash matching: identical shingle sets collapsed, then the bands (`keys`: bands
+/// and key bits), verified.
 fn minhash(
     worker: &mut Worker,
     mode: Mode,
     plan: &InputPlan,
     docs: &crate::share::Docs,
-    bands: usize,
+    keys: (usize, u32),
     jaccard: f64,
 ) -> Matched {
     let sets = sets::run(worker, plan, docs);
@@ -207,7 +230,7 @@ fn minhash(
             forest.union(rep, member);
         }
     }
-    let found = bands::run(worker, plan, docs, &sets, bands, jaccard, &mut links);
+    let found = bands::run(worker, plan, docs, &sets, keys, jaccard, &mut links);
     let stats = MatchStats {
         record_pairs: found.pairs + sets.copies.len() as u64,
         largest_group: found.largest_group,
@@ -316,14 +339,14 @@ fn injected_write_error(
     outputs
 }
 
-/// How the dedup walk matches, from the method's settings.
-fn walker(matching: &Matching) -> Walker {
+/// How the dedup walk matches, from the method's settings (and the band keys' width).
+fn walker(matching: &Matching, key_bits: u32) -> Walker {
     match matching {
         Matching::Simhash { distance, blocks } => {
             Walker::Simhash { distance: *distance, blocks: *blocks }
         }
         Matching::Minhash { jaccard, sketcher } => {
-            Walker::Minhash { jaccard: *jaccard, bands: sketcher.banding().bands }
+            Walker::Minhash { jaccard: *jaccard, bands: sketcher.banding().bands, key_bits }
         }
     }
 }

@@ -1249,3 +1249,37 @@ fn directories_and_parquet_are_read_as_simhash_reads_them() {
     let out = dist(&strings(&a));
     assert!(stderr(&out).contains("are not both Parquet"), "{}", stderr(&out));
 }
+
+/// `--band-key-bits 32` and `64`: `simhash-dist` agrees byte for byte with `simhash` at the
+/// same width, at 1 × 2 workers and 2 processes, for pairs, cluster and dedup; both widths
+/// give the same output; the summary names the width (auto: 32 at this size).
+#[test]
+fn band_key_widths_agree_with_simhash() {
+    let dir = Dir::new();
+    let input = dir.write("adversarial.jsonl", &minhash_corpus(17));
+    let (want, got) = (dir.path("want.tsv"), dir.path("got.tsv"));
+    let mut by_width = Vec::new();
+    for bits in ["32", "64"] {
+        for command in ["pairs", "cluster"] {
+            let extras = ["--method", "minhash", "--band-key-bits", bits];
+            assert_eq!(simhash_into(command, &input, &extras, &want), ExitCode::from(1));
+            let a = [command_line(command, &input, &got), extras.to_vec(), vec!["-w", "2"]];
+            let out = dist(&strings(&a.concat()));
+            assert_eq!(out.status.code(), Some(1), "{command} {bits}: {}", stderr(&out));
+            assert!(read(&got) == read(&want), "{command} {bits}: 1 x 2 differs from simhash");
+            let a = [command_line(command, &input, &got), extras.to_vec()].concat();
+            for (p, out) in dist_processes(&dir, 2, 1, &a).iter().enumerate() {
+                assert_eq!(out.status.code(), Some(1), "process {p}: {}", stderr(out));
+            }
+            assert!(read(&got) == read(&want), "{command} {bits}: 2 processes differ");
+            by_width.push(read(&want));
+        }
+        assert_dedup_agrees(&dir, &input, &["--band-key-bits", bits], &["-w", "2"]);
+        by_width.push(read(&dir.path("want.jsonl")));
+    }
+    assert!(by_width[..3] == by_width[3..], "the widths' outputs differ");
+    let out = dist(&strings(&["pairs", &s(&input), "-w", "2", "-o", &s(&got)]));
+    assert!(stderr(&out).contains("32-bit band keys"), "{}", stderr(&out));
+    let out = dist(&strings(&["pairs", &s(&input), "--band-key-bits", "64", "-o", &s(&got)]));
+    assert!(stderr(&out).contains("64-bit band keys"), "{}", stderr(&out));
+}

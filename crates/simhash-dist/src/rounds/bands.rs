@@ -23,6 +23,7 @@ use timely::worker::Worker;
 
 use serde::{Deserialize, Serialize};
 use simhash_index::band_owns;
+use simhash_index::lsh::DocSketch;
 use simhash_io::Score;
 
 use super::sets::{Sets, sketched};
@@ -46,7 +47,36 @@ pub(crate) struct BandStats {
 }
 
 /// A band record: key, position, set length, the keys of the earlier bands.
-type BandRecord = (u32, u64, u32, Vec<u32>);
+type BandRecord<K> = (K, u64, u32, Vec<K>);
+
+/// A band key: 32 bits (the sketch's folded keys) or 64 (the whole band hashes), as
+/// `simhash_index::lsh::band_key_bits` chose for the job.
+trait Key: Copy + Ord + timely::ExchangeData + Serialize + for<'a> Deserialize<'a> {
+    /// The key of `band` in `sketch`.
+    fn of(sketch: &DocSketch, band: usize) -> Self;
+    /// The key as the router's input.
+    fn route(self) -> u64;
+}
+
+impl Key for u32 {
+    fn of(sketch: &DocSketch, band: usize) -> u32 {
+        sketch.bands()[band]
+    }
+    fn route(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl Key for u64 {
+    /// A sketch narrowed to 32-bit keys is never banded at 64 bits; its 32-bit key would
+    /// still be correct (only more candidates).
+    fn of(sketch: &DocSketch, band: usize) -> u64 {
+        sketch.band_hash(band).unwrap_or_else(|| u64::from(sketch.bands()[band]))
+    }
+    fn route(self) -> u64 {
+        self
+    }
+}
 
 /// A set on its way to be compared: the record's position, its set, and the positions of
 /// the records (read by the receiver) to compare it with.
@@ -55,9 +85,25 @@ type Shipment = (u64, Vec<u64>, Vec<u64>);
 /// A candidate pair: `(a, a's set length, b, b's set length)`, `a < b`.
 type Candidate = (u64, u32, u64, u32);
 
-/// Runs every band over the representatives of `docs` and adds each verified pair to
-/// `links` (with its score code); returns the counts.
+/// Runs every band over the representatives of `docs`, with band keys of `key_bits` (32 or
+/// 64), and adds each verified pair to `links` (with its score code); returns the counts.
 pub(crate) fn run(
+    worker: &mut Worker,
+    plan: &InputPlan,
+    docs: &Docs,
+    sets: &Sets,
+    (bands, key_bits): (usize, u32),
+    jaccard: f64,
+    links: &mut Links,
+) -> BandStats {
+    if key_bits == 64 {
+        run_keys::<u64>(worker, plan, docs, sets, bands, jaccard, links)
+    } else {
+        run_keys::<u32>(worker, plan, docs, sets, bands, jaccard, links)
+    }
+}
+
+fn run_keys<K: Key>(
     worker: &mut Worker,
     plan: &InputPlan,
     docs: &Docs,
@@ -70,14 +116,14 @@ pub(crate) fn run(
     let mut stats = BandStats::default();
     let reps: Vec<usize> = sketched(docs).filter(|&d| !sets.is_copy[d]).collect();
     for band in 0..bands {
-        let mut records: Vec<BandRecord> = exchange(
+        let mut records: Vec<BandRecord<K>> = exchange(
             worker,
             reps.iter().filter_map(|&d| {
                 let sketch = docs.sketch[d].as_ref()?;
-                let keys = sketch.bands();
-                let record =
-                    (keys[band], docs.pos[d], sketch.set().len() as u32, keys[..band].to_vec());
-                Some(((mix(band as u64, u64::from(keys[band])) % peers) as usize, record))
+                let key = K::of(sketch, band);
+                let earlier = (0..band).map(|b| K::of(sketch, b)).collect();
+                let record = (key, docs.pos[d], sketch.set().len() as u32, earlier);
+                Some(((mix(band as u64, key.route()) % peers) as usize, record))
             }),
         );
         stats.received += records.len() as u64;

@@ -27,7 +27,7 @@
 //! a hash-map entry each): the one step whose memory grows with the input on one worker.
 
 use serde::{Deserialize, Serialize};
-use simhash_index::lsh::{self, DocSketch, MemoryStore, SketchStore};
+use simhash_index::lsh::{self, BandKeyWidth, DocSketch, MemoryStore, SketchStore};
 use simhash_index::{Blocks, DedupWalk, Fingerprint};
 use simhash_io::Score;
 use timely::worker::Worker;
@@ -72,7 +72,7 @@ impl Priority {
 enum Body {
     Fingerprint(u64),
     /// Band keys and shingle set.
-    Sketch(Vec<u32>, Vec<u64>),
+    Sketch(Keys, Vec<u64>),
     /// The set equals that of the record at this position (an earlier one, in the same
     /// component), which sends it.
     CopyOf(u64),
@@ -103,8 +103,24 @@ pub(crate) type Decision = (u64, u64, Removal);
 /// How the walk matches.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Walker {
-    Simhash { distance: u32, blocks: Blocks },
-    Minhash { jaccard: f64, bands: usize },
+    Simhash {
+        distance: u32,
+        blocks: Blocks,
+    },
+    /// `key_bits`: the band keys' width, the job's ([`super::bands`]).
+    Minhash {
+        jaccard: f64,
+        bands: usize,
+        key_bits: u32,
+    },
+}
+
+/// A sketch's band keys at the job's width.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+enum Keys {
+    Bits32(Vec<u32>),
+    /// The whole band hashes.
+    Bits64(Vec<u64>),
 }
 
 /// The decisions for the records this worker read (sorted by position): every record
@@ -128,12 +144,16 @@ pub(crate) fn run(
         let d = docs.find(pos)?;
         let body = match walker {
             Walker::Simhash { .. } => Body::Fingerprint(docs.fp[d]?),
-            Walker::Minhash { .. } => {
+            Walker::Minhash { key_bits, .. } => {
                 if let Ok(i) = copy_of.binary_search_by_key(&pos, |c| c.0) {
                     Body::CopyOf(copy_of[i].1)
                 } else {
                     let s = docs.sketch[d].as_ref()?;
-                    Body::Sketch(s.bands().to_vec(), s.set().to_vec())
+                    let keys = match s.band_hashes().filter(|_| key_bits == 64) {
+                        Some(hashes) => Keys::Bits64(hashes),
+                        None => Keys::Bits32(s.bands().to_vec()),
+                    };
+                    Body::Sketch(keys, s.set().to_vec())
                 }
             }
         };
@@ -147,7 +167,9 @@ pub(crate) fn run(
     for component in entries.chunk_by(|a, b| a.0 == b.0) {
         let walked = match walker {
             Walker::Simhash { distance, blocks } => walk_fingerprints(component, distance, blocks),
-            Walker::Minhash { jaccard, bands } => walk_sketches(component, jaccard, bands),
+            Walker::Minhash { jaccard, bands, key_bits } => {
+                walk_sketches(component, jaccard, (bands, key_bits))
+            }
         };
         match walked {
             Ok(d) => decisions.extend(d),
@@ -234,7 +256,11 @@ fn walk_fingerprints(
 
 /// The MinHash walk ([`lsh::walk`]) of one component (entries sorted by position): one
 /// store entry per distinct set, ranked by its first member in priority order.
-fn walk_sketches(component: &[Entry], jaccard: f64, bands: usize) -> Result<Vec<Decision>, String> {
+fn walk_sketches(
+    component: &[Entry],
+    jaccard: f64,
+    (bands, key_bits): (usize, u32),
+) -> Result<Vec<Decision>, String> {
     let sets: Vec<&Entry> = component.iter().filter(|e| matches!(e.3, Body::Sketch(..))).collect();
     // Per set: its members' positions, and its first member in priority order.
     let mut members: Vec<Vec<u64>> = sets.iter().map(|e| vec![e.1]).collect();
@@ -250,12 +276,22 @@ fn walk_sketches(component: &[Entry], jaccard: f64, bands: usize) -> Result<Vec<
             }
         }
     }
-    let mut store = MemoryStore::new(bands);
+    // The job's width, not the component's size, decides (as the whole corpus's store
+    // does in simhash).
+    let width = BandKeyWidth::from_bits(key_bits).unwrap_or(BandKeyWidth::Bits32);
+    let mut store = MemoryStore::with_band_keys(bands, width);
     let fail = |e: lsh::EngineError| format!("the dedup walk failed: {e}");
     for e in &sets {
-        if let Body::Sketch(keys, set) = &e.3 {
-            store.push(Some(&DocSketch::from_parts(keys.clone(), set.clone()))).map_err(fail)?;
-        }
+        let sketch = match &e.3 {
+            Body::Sketch(Keys::Bits32(keys), set) => {
+                DocSketch::from_parts(keys.clone(), set.clone())
+            }
+            Body::Sketch(Keys::Bits64(hashes), set) => {
+                DocSketch::from_band_hashes(hashes, set.clone())
+            }
+            _ => continue,
+        };
+        store.push(Some(&sketch)).map_err(fail)?;
     }
     store.finish().map_err(fail)?;
     let rank = ranks(first.iter().copied());

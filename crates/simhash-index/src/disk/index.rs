@@ -34,8 +34,16 @@ struct Part {
 
 #[derive(Debug)]
 pub(crate) enum Method {
-    MinHash { jaccard: f64, bands: usize },
-    Simhash { tables: Tables },
+    /// `key_bits`: the band keys' width as recorded (32: `DocSketch::bands`, or 64:
+    /// `DocSketch::band_hashes`).
+    MinHash {
+        jaccard: f64,
+        bands: usize,
+        key_bits: u32,
+    },
+    Simhash {
+        tables: Tables,
+    },
 }
 
 /// What an index holds, for `simhash index stats`.
@@ -61,7 +69,9 @@ const OPEN_RETRIES: usize = 16;
 impl Method {
     pub(crate) fn of(settings: &Settings) -> Method {
         match settings {
-            Settings::MinHash(s) => Method::MinHash { jaccard: s.jaccard, bands: s.bands },
+            Settings::MinHash(s) => {
+                Method::MinHash { jaccard: s.jaccard, bands: s.bands, key_bits: s.band_key_bits }
+            }
             Settings::Simhash(s) => Method::Simhash {
                 tables: Tables::new(s.blocks, s.max_distance).expect("validated settings"),
             },
@@ -225,9 +235,9 @@ impl DiskIndex {
         Ok(None)
     }
 
-    fn minhash(&self) -> Result<(f64, usize), DiskError> {
+    fn minhash(&self) -> Result<(f64, usize, u32), DiskError> {
         match self.method {
-            Method::MinHash { jaccard, bands } => Ok((jaccard, bands)),
+            Method::MinHash { jaccard, bands, key_bits } => Ok((jaccard, bands, key_bits)),
             Method::Simhash { .. } => Err(DiskError::invalid("a MinHash query of a simhash index")),
         }
     }
@@ -276,19 +286,13 @@ impl DiskIndex {
         first: bool,
         hits: &mut Vec<JaccardHit<u64>>,
     ) -> Result<(), DiskError> {
-        let (threshold, bands) = self.minhash()?;
-        if sketch.bands().len() != bands {
-            return Err(DiskError::invalid(format!(
-                "a sketch of {} band keys for an index of {bands} bands",
-                sketch.bands().len()
-            )));
-        }
+        let (threshold, bands, key_bits) = self.minhash()?;
+        let keys = stored_keys(sketch, bands, key_bits)?;
         let (mut candidates, mut set) = (Vec::new(), Vec::new());
         for part in &self.parts {
             let seg = &part.segment;
             candidates.clear();
-            for (c, &key) in sketch.bands().iter().enumerate() {
-                let key = u64::from(key);
+            for (c, &key) in keys.iter().enumerate() {
                 for i in seg.column_range(c, key, key)? {
                     candidates.push(seg.column_doc(c, i)?);
                 }
@@ -413,4 +417,24 @@ impl Part {
         use super::segment::Source;
         self.segment.docs() as u64
     }
+}
+
+/// A sketch's band keys as an index of `bands` bands and `key_bits`-bit keys stores them.
+pub(crate) fn stored_keys(
+    sketch: &DocSketch,
+    bands: usize,
+    key_bits: u32,
+) -> Result<Vec<u64>, DiskError> {
+    if sketch.bands().len() != bands {
+        return Err(DiskError::invalid(format!(
+            "a sketch of {} band keys for an index of {bands} bands",
+            sketch.bands().len()
+        )));
+    }
+    if key_bits == 64 {
+        return sketch.band_hashes().ok_or_else(|| {
+            DiskError::invalid("a sketch of 32-bit band keys for an index of 64-bit keys")
+        });
+    }
+    Ok(sketch.bands().iter().map(|&k| u64::from(k)).collect())
 }

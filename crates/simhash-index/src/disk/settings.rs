@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use simhash_core::{Fingerprinter, MinHasher, Preset};
 
 use super::DiskError;
-use crate::lsh::{DEFAULT_SEED, Sketcher};
+use crate::lsh::{BandKeyWidth, DEFAULT_SEED, Sketcher};
 use crate::{Banding, Blocks, Tables};
 
 /// The number of documents a new simhash index's tables are planned for when its blocks
@@ -47,7 +47,8 @@ pub struct MinHashSettings {
     pub jaccard: f64,
     /// The MinHash seed.
     pub seed: u64,
-    /// Bits of a stored band key: 32 (`DocSketch::bands`) or 64.
+    /// Bits of a stored band key: 32 (`DocSketch::bands`, what `MinHashSettings::new`
+    /// records) or 64 (`DocSketch::band_hashes`).
     pub band_key_bits: u32,
     /// Other settings of the front end, compared like the rest (names without whitespace).
     pub extra: BTreeMap<String, String>,
@@ -146,7 +147,8 @@ impl Settings {
     }
 
     /// For a MinHash index, the sketcher that sketches new documents the way the indexed
-    /// ones were (num_perm, seed, bands and rows); `None` for a simhash index.
+    /// ones were (num_perm, seed, bands and rows, and band keys of the recorded width);
+    /// `None` for a simhash index.
     pub fn sketcher(&self) -> Result<Option<Sketcher>, DiskError> {
         match self {
             Settings::MinHash(s) => {
@@ -154,7 +156,8 @@ impl Settings {
                 let banding = Banding::new(s.bands, s.rows).map_err(|e| invalid(&e))?;
                 let sketcher = Sketcher::new(MinHasher::new(s.num_perm, s.seed), banding)
                     .map_err(|e| invalid(&e))?;
-                Ok(Some(sketcher))
+                let width = BandKeyWidth::from_bits(s.band_key_bits).unwrap_or_default();
+                Ok(Some(sketcher.with_band_keys(width)))
             }
             Settings::Simhash(_) => Ok(None),
         }

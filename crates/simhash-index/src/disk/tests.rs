@@ -83,7 +83,7 @@ pub(super) fn minhash_docs(rng: &mut Rng, n: usize, sk: &Sketcher) -> Vec<Option
                 set.dedup();
                 let h = set.iter().fold(0u64, |h, &x| h.rotate_left(7) ^ x);
                 let keys = (0..bands).map(|b| ((h >> b) % 3) as u32).collect();
-                Some(DocSketch { bands: keys, set })
+                Some(DocSketch { bands: keys, high: Vec::new(), set })
             }
             4..=6 if !bases.is_empty() => {
                 let b = bases[rng.below(bases.len() as u64) as usize].clone();
@@ -586,4 +586,35 @@ fn wrong_method_and_band_count_are_errors() {
     let index = DiskIndex::open(dir.path()).unwrap();
     assert!(index.query_fingerprint(Fingerprint(0)).is_err());
     assert!(index.query_sketch(&s).is_err());
+}
+
+/// An index recorded with 64-bit band keys stores the whole band hashes and answers as one
+/// of 32-bit keys does (verification is exact); it refuses sketches of 32-bit keys only.
+#[test]
+fn minhash_index_of_64_bit_keys() {
+    let (bands, rows, t) = (8, 4, 0.3);
+    let mut rng = Rng(7);
+    let sk = sketcher(bands, rows);
+    let docs: Vec<Option<DocSketch>> = minhash_docs(&mut rng, 300, &sk)
+        .into_iter()
+        .filter(|d| d.as_ref().is_none_or(DocSketch::has_wide_keys))
+        .collect();
+    let (indexed, queries) = docs.split_at(200);
+    let mut answers = Vec::new();
+    for bits in [32, 64] {
+        let mut settings = minhash_settings(bands, rows, t);
+        if let Settings::MinHash(s) = &mut settings {
+            s.band_key_bits = bits;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        add_commits(dir.path(), &settings, &ids("a", indexed), &[120, 80], 3000, add_sketch);
+        let index = DiskIndex::open(dir.path()).unwrap();
+        answers.push(index.query_sketches(queries).unwrap());
+        if bits == 64 {
+            let narrow = DocSketch::from_parts(vec![0; bands], vec![1]);
+            assert!(index.query_sketch(&narrow).is_err());
+        }
+    }
+    assert_eq!(answers[0], answers[1]);
+    assert!(answers[0].iter().any(|hits| !hits.is_empty()));
 }

@@ -216,19 +216,13 @@ impl Writer {
     /// Errors: a simhash index, a sketch of another number of bands
     /// ([`Invalid`](DiskErrorKind::Invalid)), and the errors of writing a segment.
     pub fn add_sketch(&mut self, id: &str, sketch: Option<&DocSketch>) -> Result<(), DiskError> {
-        let Method::MinHash { bands, .. } = self.method else {
+        let Method::MinHash { bands, key_bits, .. } = self.method else {
             return Err(DiskError::invalid("a MinHash sketch added to a simhash index"));
         };
         self.keys.clear();
         let payload: &[u64] = match sketch {
             Some(s) => {
-                if s.bands().len() != bands {
-                    return Err(DiskError::invalid(format!(
-                        "a sketch of {} band keys for an index of {bands} bands",
-                        s.bands().len()
-                    )));
-                }
-                self.keys.extend(s.bands().iter().map(|&k| u64::from(k)));
+                self.keys = super::index::stored_keys(s, bands, key_bits)?;
                 s.set()
             }
             None => &[],

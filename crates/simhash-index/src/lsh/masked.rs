@@ -49,6 +49,10 @@ impl<S: SketchStore + ?Sized> SketchStore for Masked<'_, S> {
         self.inner.len()
     }
 
+    fn band_key_bits(&self) -> u32 {
+        self.inner.band_key_bits()
+    }
+
     /// Refused ([`EngineErrorKind::Finished`]): a view is read-only.
     fn push(&mut self, _: Option<&DocSketch>) -> Result<(), EngineError> {
         Err(EngineError::other(EngineErrorKind::Finished, "a masked store is read-only"))

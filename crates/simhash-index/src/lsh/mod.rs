@@ -79,6 +79,19 @@
 //! values, so a pair is still emitted once, from the first band whose values agree. Verify
 //! candidates, as any LSH user must.
 //!
+//! # Band keys of 32 or 64 bits
+//!
+//! A [`DocSketch`] holds one 32-bit key per band (its 64-bit band hash folded) and, unless
+//! its [`Sketcher`] is limited to [`BandKeyWidth::Bits32`], the hashes' high halves. A
+//! store chooses the width its searches group by once it knows how many documents it holds
+//! ([`SketchStore::band_key_bits`]): [`band_key_bits`] of the documents and bands (64 from
+//! about 1.3 billion documents at 37 bands, where 32-bit keys' chance collisions cost more
+//! to verify than wider keys cost to keep), or a width forced with
+//! [`MemoryStore::with_band_keys`] / [`SpillStore::with_band_keys`]. The searches see
+//! 64-bit keys as 32-bit values equal exactly when the keys are (their ranks), so both
+//! widths give the same verified pairs; only the candidates differ. `simhash-dist` makes the
+//! same choice with the same function.
+//!
 //! # Cost
 //!
 //! Each band sorts `n` `(hash, document)` entries (16 bytes each for `u64`, one band at a
@@ -97,6 +110,7 @@ use simhash_core::MAX_PERM;
 mod components;
 mod engine;
 mod error;
+mod keys;
 mod masked;
 mod scan;
 mod sink;
@@ -110,6 +124,7 @@ pub use engine::{
     MinHashDedupBuilder, SimilarPair,
 };
 pub use error::{EngineError, EngineErrorKind};
+pub use keys::{BandKeyWidth, SPURIOUS_CANDIDATE_BYTES, band_key_bits};
 pub use masked::Masked;
 pub use scan::{find_matches, similarity};
 pub use sink::{MatchSink, MatchStats};

@@ -80,6 +80,7 @@ fn fixture_in<S: SketchStore>(docs: &[Vec<u64>], mut store: S) -> Fixture<S> {
             simhash_core::band_hashes(&sig, banding.bands, banding.rows, &mut b);
             DocSketch {
                 bands: b.iter().map(|&h| (h ^ (h >> 32)) as u32).collect(),
+                high: b.iter().map(|&h| (h >> 32) as u32).collect(),
                 set: simhash_core::shingle_set(features.iter().copied()),
             }
         });
@@ -129,7 +130,7 @@ pub(super) fn adversarial_docs(seed: u64) -> Vec<Vec<u64>> {
     docs
 }
 
-fn run<S: SketchStore>(store: &S, threads: usize) -> Record {
+fn run<S: SketchStore + ?Sized>(store: &S, threads: usize) -> Record {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     let mut record = Record::default();
     pool.install(|| find_matches(store, 0.4, &mut record)).unwrap();
@@ -341,7 +342,7 @@ fn memory_and_spill_stores_agree() {
 #[test]
 fn stores_check_what_they_are_given() {
     let mut store = MemoryStore::new(3);
-    let sketch = DocSketch { bands: vec![1, 2], set: vec![5] };
+    let sketch = DocSketch { bands: vec![1, 2], high: Vec::new(), set: vec![5] };
     let err = store.push(Some(&sketch)).unwrap_err();
     assert_eq!(err.kind(), EngineErrorKind::Mismatch);
     assert_eq!(err.to_string(), "a sketch has 2 band hashes, the store 3");
@@ -362,4 +363,79 @@ fn stores_check_what_they_are_given() {
     let mut set = Vec::new();
     spilled.read_set(0, &mut set).unwrap();
     assert_eq!(set, [5]);
+}
+
+/// Both key widths, forced, in both stores: the same duplicates, pairs, walk and components
+/// (verification is exact), at any thread count; only the candidates may differ.
+#[test]
+fn key_widths_agree() {
+    let banding = Banding::for_threshold(0.3, 128).unwrap();
+    for docs in [random_docs(0x5eed, 250), adversarial_docs(3)] {
+        let n = docs.len();
+        let rank: Vec<u32> = (0..n as u32).rev().collect();
+        let mut results = Vec::new();
+        for width in [BandKeyWidth::Bits32, BandKeyWidth::Bits64] {
+            for cache in [0, SPILL_CACHE_BYTES] {
+                let store = SpillStore::with_band_keys(banding.bands, width, cache).unwrap();
+                let spilled = fixture_in(&docs, store);
+                let memory = fixture_in(&docs, MemoryStore::with_band_keys(banding.bands, width));
+                let bits = if width == BandKeyWidth::Bits32 { 32 } else { 64 };
+                assert_eq!(spilled.store.band_key_bits(), bits);
+                assert_eq!(memory.store.band_key_bits(), bits);
+                for threads in [1, 2] {
+                    let pool =
+                        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                    for store in [&spilled.store as &dyn SketchStore, &memory.store] {
+                        let mut got = run(store, threads);
+                        // Pairs come in band-group order, which depends on the keys.
+                        got.pairs.sort_unstable();
+                        let walked = pool.install(|| walk(store, 0.4, &rank).unwrap().0);
+                        let edges = pool.install(|| components(store, 0.4).unwrap().0);
+                        results.push((got.duplicates, got.pairs, walked, edges));
+                    }
+                }
+            }
+        }
+        for r in &results[1..] {
+            assert_eq!(r.0, results[0].0, "duplicates");
+            assert_eq!(r.1, results[0].1, "pairs");
+            assert_eq!(r.2, results[0].2, "walk");
+            assert_eq!(r.3, results[0].3, "components");
+        }
+    }
+}
+
+/// Two documents whose 64-bit band hashes differ but whose 32-bit keys collide: a
+/// candidate with 32-bit keys (verified and dropped), none with 64-bit keys.
+#[test]
+fn a_32_bit_collision_only_adds_a_candidate() {
+    let sketches = [
+        DocSketch::from_band_hashes(&[(1 << 32) | 1, 7], vec![1, 2, 3]),
+        DocSketch::from_band_hashes(&[0, 8], vec![4, 5, 6]),
+    ];
+    assert_eq!(sketches[0].bands()[0], sketches[1].bands()[0]);
+    let mut counts = Vec::new();
+    for width in [BandKeyWidth::Bits32, BandKeyWidth::Bits64, BandKeyWidth::Auto] {
+        let mut store = MemoryStore::with_band_keys(2, width);
+        for s in &sketches {
+            store.push(Some(s)).unwrap();
+        }
+        store.finish().unwrap();
+        let mut got = Record::default();
+        let found = find_matches(&store, 0.1, &mut got).unwrap();
+        assert!(got.pairs.is_empty() && got.duplicates.is_empty());
+        let (walked, stats) = walk(&store, 0.1, &[0, 1]).unwrap();
+        assert_eq!(walked.center, [0, 1]);
+        counts.push((store.band_key_bits(), found.candidates, stats.candidates));
+    }
+    assert_eq!(counts, [(32, 1, 1), (64, 0, 0), (32, 1, 1)]);
+    // A store of 64-bit keys refuses sketches of 32-bit keys only.
+    let mut store = MemoryStore::with_band_keys(2, BandKeyWidth::Bits64);
+    let narrow = DocSketch::from_parts(vec![1, 2], vec![5]);
+    assert_eq!(store.push(Some(&narrow)).unwrap_err().kind(), EngineErrorKind::Mismatch);
+    // Auto takes them, with 32-bit keys.
+    let mut store = MemoryStore::new(2);
+    store.push(Some(&sketches[0])).unwrap();
+    store.push(Some(&narrow)).unwrap();
+    assert_eq!(store.band_key_bits(), 32);
 }

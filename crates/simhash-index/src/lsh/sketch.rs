@@ -4,7 +4,8 @@ use std::cell::RefCell;
 
 use simhash_core::{Fingerprint, Fingerprinter, MinHasher};
 
-use super::{Banding, EngineError, EngineErrorKind};
+use super::keys::fold;
+use super::{BandKeyWidth, Banding, EngineError, EngineErrorKind};
 
 /// Makes the [`DocSketch`] of each document: its shingle set (for exact verification) and
 /// its LSH band hashes (for candidates), and its simhash fingerprint when asked for.
@@ -17,6 +18,7 @@ pub struct Sketcher {
     minhasher: MinHasher,
     banding: Banding,
     fingerprints: bool,
+    band_keys: BandKeyWidth,
 }
 
 thread_local! {
@@ -41,7 +43,7 @@ impl Sketcher {
                 ),
             ));
         }
-        Ok(Sketcher { minhasher, banding, fingerprints: false })
+        Ok(Sketcher { minhasher, banding, fingerprints: false, band_keys: BandKeyWidth::Auto })
     }
 
     /// Also computes the simhash fingerprint in [`sketch`](Sketcher::sketch) (for outputs
@@ -50,6 +52,21 @@ impl Sketcher {
     pub fn with_fingerprints(mut self, fingerprints: bool) -> Sketcher {
         self.fingerprints = fingerprints;
         self
+    }
+
+    /// The band keys its sketches are for: with [`BandKeyWidth::Bits32`], sketches carry
+    /// only the 32-bit keys; otherwise also the high halves of the 64-bit band hashes, so
+    /// that a store can use 64-bit keys ([`DocSketch::has_wide_keys`]). By default,
+    /// [`BandKeyWidth::Auto`].
+    #[must_use]
+    pub fn with_band_keys(mut self, band_keys: BandKeyWidth) -> Sketcher {
+        self.band_keys = band_keys;
+        self
+    }
+
+    /// The band keys its sketches are for (see [`with_band_keys`](Sketcher::with_band_keys)).
+    pub fn band_keys(&self) -> BandKeyWidth {
+        self.band_keys
     }
 
     /// The banding: the number of band hashes of each sketch.
@@ -105,8 +122,13 @@ impl Sketcher {
         self.minhasher.signature_into(features.iter().copied(), signature);
         let mut bands = vec![0; self.banding.bands];
         simhash_core::band_hashes(signature, self.banding.bands, self.banding.rows, &mut bands);
-        let bands = bands.iter().map(|&h| (h ^ (h >> 32)) as u32).collect();
-        Some(DocSketch { bands, set: simhash_core::shingle_set(features.iter().copied()) })
+        let high = if self.band_keys == BandKeyWidth::Bits32 {
+            Vec::new()
+        } else {
+            bands.iter().map(|&h| (h >> 32) as u32).collect()
+        };
+        let bands = bands.iter().map(|&h| fold(h)).collect();
+        Some(DocSketch { bands, high, set: simhash_core::shingle_set(features.iter().copied()) })
     }
 }
 
@@ -116,6 +138,9 @@ pub struct DocSketch {
     /// One hash per LSH band, folded to 32 bits (chance collisions only add candidates,
     /// which verification drops).
     pub(crate) bands: Vec<u32>,
+    /// The high halves of the 64-bit band hashes (with `bands`, the whole hashes), or
+    /// empty when the sketch has 32-bit keys only.
+    pub(crate) high: Vec<u32>,
     /// The distinct 64-bit shingle hashes, sorted.
     pub(crate) set: Vec<u64>,
 }
@@ -130,10 +155,44 @@ impl DocSketch {
             set.sort_unstable();
             set.dedup();
         }
-        DocSketch { bands, set }
+        DocSketch { bands, high: Vec::new(), set }
     }
 
-    /// One hash per LSH band (64-bit band hashes folded to 32 bits).
+    /// [`from_parts`](DocSketch::from_parts) with the whole 64-bit band hashes, as
+    /// [`band_hashes`](DocSketch::band_hashes) gives them: the sketch has wide keys.
+    pub fn from_band_hashes(hashes: &[u64], set: Vec<u64>) -> DocSketch {
+        let mut sketch = DocSketch::from_parts(hashes.iter().map(|&h| fold(h)).collect(), set);
+        sketch.high = hashes.iter().map(|&h| (h >> 32) as u32).collect();
+        sketch
+    }
+
+    /// Whether the sketch has the whole 64-bit band hashes, for 64-bit keys (its sketcher
+    /// was not limited to [`BandKeyWidth::Bits32`]), and not only their 32-bit keys.
+    pub fn has_wide_keys(&self) -> bool {
+        !self.high.is_empty() || self.bands.is_empty()
+    }
+
+    /// The whole 64-bit band hashes, the 64-bit keys; `None` when the sketch has 32-bit
+    /// keys only.
+    pub fn band_hashes(&self) -> Option<Vec<u64>> {
+        self.has_wide_keys().then(|| {
+            self.bands.iter().zip(&self.high).map(|(&k, &h)| super::keys::unfold(k, h)).collect()
+        })
+    }
+
+    /// The whole 64-bit hash of `band`, its 64-bit key; `None` when the sketch has 32-bit
+    /// keys only (or `band` is out of range).
+    pub fn band_hash(&self, band: usize) -> Option<u64> {
+        Some(super::keys::unfold(*self.bands.get(band)?, *self.high.get(band)?))
+    }
+
+    /// Drops the high halves of the band hashes, keeping the 32-bit keys (4 bytes a band
+    /// less), once 32-bit keys are chosen.
+    pub fn narrow(&mut self) {
+        self.high = Vec::new();
+    }
+
+    /// One 32-bit key per LSH band (64-bit band hashes folded to 32 bits).
     pub fn bands(&self) -> &[u32] {
         &self.bands
     }

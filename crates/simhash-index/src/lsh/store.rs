@@ -6,7 +6,8 @@ use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use super::{DocSketch, EngineError, EngineErrorKind};
+use super::keys::{ranked_rows, ranks, unfold};
+use super::{BandKeyWidth, DocSketch, EngineError, EngineErrorKind};
 
 /// The sketches of a corpus, indexed by document (`0..len`, in the order they were pushed;
 /// documents without features have none). The searches ([`find_matches`](super::find_matches),
@@ -56,12 +57,37 @@ pub trait SketchStore: Send + Sync {
         Ok(set.len())
     }
 
-    /// One band's hash of each of `docs` (ascending): 0 for a document without a sketch.
+    /// One band's key of each of `docs` (ascending): 0 for a document without a sketch.
+    /// With 64-bit keys ([`band_key_bits`](SketchStore::band_key_bits)), 32-bit values
+    /// that are equal exactly when the keys are, among the keys of this call.
     fn column(&self, band: usize, docs: &[u32]) -> Result<Vec<u32>, EngineError>;
 
-    /// Appends the first `band` hashes of each of `docs` (ascending) to `out`, row after
-    /// row (`band` may be every band).
+    /// Appends the first `band` keys of each of `docs` (ascending) to `out`, row after
+    /// row (`band` may be every band). With 64-bit keys, values that are equal exactly when
+    /// the keys of the same band are, among the keys of this call.
     fn rows(&self, docs: &[u32], band: usize, out: &mut Vec<u32>) -> Result<(), EngineError>;
+
+    /// The bits of the band keys the searches group by: 32 (64-bit band hashes folded,
+    /// whose chance collisions only add candidates) or 64 (the whole band hashes). Known
+    /// once the store is [finished](SketchStore::finish). By default, 32.
+    fn band_key_bits(&self) -> u32 {
+        32
+    }
+}
+
+/// The high halves of the band hashes a store keeps, by its [`BandKeyWidth`]: none for
+/// `Bits32`; for `Auto`, until a sketch without them comes (then its keys are 32-bit).
+fn keeps_high(width: BandKeyWidth, sketch: Option<&DocSketch>) -> Result<bool, EngineError> {
+    match (width, sketch) {
+        (BandKeyWidth::Bits32, _) => Ok(false),
+        (_, None) => Ok(true),
+        (_, Some(s)) if s.has_wide_keys() => Ok(true),
+        (BandKeyWidth::Bits64, Some(_)) => Err(EngineError::other(
+            EngineErrorKind::Mismatch,
+            "a sketch of 32-bit band keys for a store of 64-bit keys",
+        )),
+        (_, Some(_)) => Ok(false),
+    }
 }
 
 /// What every store keeps in memory: 17 bytes a document.
@@ -115,21 +141,52 @@ impl DocIndex {
     }
 }
 
-/// Sketches held in memory: the shingle sets (8 bytes a shingle) and band hashes (4 bytes
-/// a band) of every document, and 17 bytes a document. Accepts pushes after a search.
+/// Sketches held in memory: the shingle sets (8 bytes a shingle) and band keys (4 bytes
+/// a band, 8 when 64-bit keys may be chosen) of every document, and 17 bytes a document.
+/// Accepts pushes after a search.
 #[derive(Debug)]
 pub struct MemoryStore {
     bands: usize,
     index: DocIndex,
     sets: Vec<u64>,
-    /// Every document's band hashes, one row after another.
+    /// Every document's band keys, one row after another.
     rows: Vec<u32>,
+    width: BandKeyWidth,
+    /// The high halves of the band hashes, as `rows`, while they are kept.
+    high: Option<Vec<u32>>,
 }
 
 impl MemoryStore {
-    /// An empty store for sketches of `bands` band hashes.
+    /// An empty store for sketches of `bands` band hashes, whose key width is chosen from
+    /// the number of documents ([`BandKeyWidth::Auto`]).
     pub fn new(bands: usize) -> MemoryStore {
-        MemoryStore { bands, index: DocIndex::new(), sets: Vec::new(), rows: Vec::new() }
+        MemoryStore::with_band_keys(bands, BandKeyWidth::Auto)
+    }
+
+    /// An empty store for sketches of `bands` band hashes, with keys of `width`: for
+    /// `Bits64` (and `Auto`), sketches with wide keys ([`DocSketch::has_wide_keys`]); with
+    /// `Auto`, a sketch without them makes the keys 32-bit.
+    pub fn with_band_keys(bands: usize, width: BandKeyWidth) -> MemoryStore {
+        let high = (width != BandKeyWidth::Bits32).then(Vec::new);
+        MemoryStore {
+            bands,
+            index: DocIndex::new(),
+            sets: Vec::new(),
+            rows: Vec::new(),
+            width,
+            high,
+        }
+    }
+
+    /// The 64-bit key of `doc` in `band`, when the store has them.
+    fn wide(&self, high: &[u32], doc: usize, band: usize) -> u64 {
+        let at = doc * self.bands + band;
+        unfold(self.rows[at], high[at])
+    }
+
+    /// The high halves, when the searches use 64-bit keys.
+    fn wide_keys(&self) -> Option<&[u32]> {
+        self.high.as_deref().filter(|_| self.band_key_bits() == 64)
     }
 }
 
@@ -143,6 +200,7 @@ impl SketchStore for MemoryStore {
     }
 
     fn push(&mut self, sketch: Option<&DocSketch>) -> Result<(), EngineError> {
+        let keep_high = self.high.is_some() && keeps_high(self.width, sketch)?;
         self.index.push(self.bands, sketch)?;
         match sketch {
             Some(s) => {
@@ -151,7 +209,21 @@ impl SketchStore for MemoryStore {
             }
             None => self.rows.resize(self.rows.len() + self.bands, 0),
         }
+        match &mut self.high {
+            Some(high) if keep_high => match sketch {
+                Some(s) => high.extend_from_slice(&s.high),
+                None => high.resize(high.len() + self.bands, 0),
+            },
+            _ => self.high = None,
+        }
         Ok(())
+    }
+
+    fn band_key_bits(&self) -> u32 {
+        match self.high {
+            Some(_) => self.width.bits(self.len() as u64, self.bands),
+            None => 32,
+        }
     }
 
     fn finish(&mut self) -> Result<(), EngineError> {
@@ -178,10 +250,18 @@ impl SketchStore for MemoryStore {
     }
 
     fn column(&self, band: usize, docs: &[u32]) -> Result<Vec<u32>, EngineError> {
+        if let Some(high) = self.wide_keys() {
+            let keys: Vec<u64> = docs.iter().map(|&d| self.wide(high, d as usize, band)).collect();
+            return Ok(ranks(&keys));
+        }
         Ok(docs.iter().map(|&d| self.rows[d as usize * self.bands + band]).collect())
     }
 
     fn rows(&self, docs: &[u32], band: usize, out: &mut Vec<u32>) -> Result<(), EngineError> {
+        if let Some(high) = self.wide_keys() {
+            ranked_rows(docs.len(), band, |i, k| self.wide(high, docs[i] as usize, k), out);
+            return Ok(());
+        }
         for &d in docs {
             let at = d as usize * self.bands;
             out.extend_from_slice(&self.rows[at..at + band]);
@@ -372,25 +452,34 @@ impl Columns {
 
 /// Sketches in unnamed temporary files, for corpora larger than memory.
 ///
-/// In memory: 17 bytes a document. On disk: each document's band hashes twice (by band, for
-/// sorting one band at a time, and by document, for the ownership test of the documents
-/// that share a band) and its shingle set. At [`finish`](SketchStore::finish) the row
-/// file, then the set file, is read back into memory if it fits what is left of the cache
-/// budget ([`SPILL_CACHE_BYTES`] unless given). Refuses pushes after `finish`.
+/// In memory: 17 bytes a document. On disk: each document's 32-bit band keys twice (by
+/// band, for sorting one band at a time, and by document, for the ownership test of the
+/// documents that share a band) and its shingle set. At [`finish`](SketchStore::finish) the
+/// row file, then the set file, is read back into memory if it fits what is left of the
+/// cache budget ([`SPILL_CACHE_BYTES`] unless given). Refuses pushes after `finish`.
+///
+/// Unless its keys are [`BandKeyWidth::Bits32`], the store also writes the high halves of
+/// the 64-bit band hashes, by document (4 bytes a band). At `finish` it chooses the key
+/// width ([`BandKeyWidth::bits`] of its documents); for 64-bit keys it then writes the high
+/// halves by band too (one pass over their file), for 32-bit keys it drops them.
 #[derive(Debug)]
 pub struct SpillStore {
     bands: usize,
     index: DocIndex,
     sets: Spill,
-    /// Each band's hash of every document (0 without a sketch).
+    /// Each band's key of every document (0 without a sketch).
     columns: Columns,
-    /// Every document's band hashes, one row after another.
+    /// Every document's band keys, one row after another.
     rows: Spill,
     /// The band hashes of a document without a sketch.
     zeros: Vec<u32>,
     /// Bytes the row and set files may take in memory when read back.
     cache_bytes: u64,
     finished: bool,
+    width: BandKeyWidth,
+    /// The high halves of the band hashes, by document, while they are kept; and by band
+    /// too once 64-bit keys are chosen.
+    high: Option<(Spill, Option<Columns>)>,
 }
 
 impl SpillStore {
@@ -402,6 +491,17 @@ impl SpillStore {
 
     /// [`new`](SpillStore::new) with another cache budget (0: every read from the files).
     pub fn with_cache_bytes(bands: usize, cache_bytes: u64) -> Result<SpillStore, EngineError> {
+        SpillStore::with_band_keys(bands, BandKeyWidth::Auto, cache_bytes)
+    }
+
+    /// An empty store with keys of `width` (see [`MemoryStore::with_band_keys`]) and a
+    /// cache budget of `cache_bytes`.
+    pub fn with_band_keys(
+        bands: usize,
+        width: BandKeyWidth,
+        cache_bytes: u64,
+    ) -> Result<SpillStore, EngineError> {
+        let high = if width == BandKeyWidth::Bits32 { None } else { Some((Spill::new()?, None)) };
         Ok(SpillStore {
             bands,
             index: DocIndex::new(),
@@ -411,7 +511,35 @@ impl SpillStore {
             zeros: vec![0; bands],
             cache_bytes,
             finished: false,
+            width,
+            high,
         })
+    }
+
+    /// The sketch of `doc` as it was pushed (none for a document without one), with the
+    /// high halves of its band hashes only when the store uses 64-bit keys. The store must
+    /// be [finished](SketchStore::finish).
+    pub fn sketch(&self, doc: usize) -> Result<Option<DocSketch>, EngineError> {
+        if !self.has(doc) {
+            return Ok(None);
+        }
+        let mut bands = Vec::with_capacity(self.bands);
+        read_rows(&self.rows, self.bands, &[doc as u32], self.bands, &mut bands)?;
+        let mut set = Vec::new();
+        self.read_set(doc, &mut set)?;
+        let mut sketch = DocSketch::from_parts(bands, set);
+        if let Some((high, _)) = self.wide_keys() {
+            read_rows(high, self.bands, &[doc as u32], self.bands, &mut sketch.high)?;
+        }
+        Ok(Some(sketch))
+    }
+
+    /// The high halves by document and by band, when the searches use 64-bit keys.
+    fn wide_keys(&self) -> Option<(&Spill, &Columns)> {
+        match &self.high {
+            Some((rows, Some(columns))) => Some((rows, columns)),
+            _ => None,
+        }
     }
 
     /// Whether the row and set files were read back into memory, in that order.
@@ -440,7 +568,14 @@ impl SketchStore for SpillStore {
         if self.finished {
             return Err(finished());
         }
+        let keep_high = self.high.is_some() && keeps_high(self.width, sketch)?;
         self.index.push(self.bands, sketch)?;
+        match &mut self.high {
+            Some((spill, _)) if keep_high => {
+                spill.append(sketch.map_or(&self.zeros, |s| &s.high))?;
+            }
+            _ => self.high = None,
+        }
         let bands = if let Some(s) = sketch {
             // Each shingle as two u32 words, low first: its little-endian bytes.
             self.sets.append_le(&s.set, 2, u64::to_le_bytes)?;
@@ -459,11 +594,27 @@ impl SketchStore for SpillStore {
         self.sets.finish()?;
         self.columns.finish()?;
         self.rows.finish()?;
+        let wide = self.width.bits(self.len() as u64, self.bands) == 64;
+        match self.high.take() {
+            Some((mut high, _)) if wide => {
+                high.finish()?;
+                let columns = transpose(&high, self.bands, self.len())?;
+                self.high = Some((high, Some(columns)));
+            }
+            _ => {}
+        }
         let mut budget = self.cache_bytes;
         self.rows.cache_within(&mut budget)?;
+        if let Some((high, _)) = &mut self.high {
+            high.cache_within(&mut budget)?;
+        }
         self.sets.cache_within(&mut budget)?;
         self.finished = true;
         Ok(())
+    }
+
+    fn band_key_bits(&self) -> u32 {
+        if self.wide_keys().is_some() { 64 } else { 32 }
     }
 
     fn has(&self, doc: usize) -> bool {
@@ -510,40 +661,85 @@ impl SketchStore for SpillStore {
 
     fn column(&self, band: usize, docs: &[u32]) -> Result<Vec<u32>, EngineError> {
         let all = self.columns.read(band)?;
+        if let Some((_, high)) = self.wide_keys() {
+            let high = high.read(band)?;
+            let keys: Vec<u64> =
+                docs.iter().map(|&d| unfold(all[d as usize], high[d as usize])).collect();
+            return Ok(ranks(&keys));
+        }
         Ok(docs.iter().map(|&d| all[d as usize]).collect())
     }
 
-    /// Each read covers the rows of as many of the next documents as fit in a window of
-    /// the row file.
     fn rows(&self, docs: &[u32], band: usize, out: &mut Vec<u32>) -> Result<(), EngineError> {
-        let width = self.bands as u64;
-        if let Some(rows) = &self.rows.cache {
-            for &d in docs {
-                let at = (u64::from(d) * width) as usize;
-                out.extend_from_slice(&rows[at..at + band]);
-            }
+        if let Some((high, _)) = self.wide_keys() {
+            let (mut keys, mut highs) = (Vec::new(), Vec::new());
+            read_rows(&self.rows, self.bands, docs, band, &mut keys)?;
+            read_rows(high, self.bands, docs, band, &mut highs)?;
+            let at = |i: usize, k: usize| unfold(keys[i * band + k], highs[i * band + k]);
+            ranked_rows(docs.len(), band, at, out);
             return Ok(());
         }
-        let window = (1u64 << 14).max(width);
-        let mut buf = Vec::new();
-        let mut i = 0;
-        while i < docs.len() {
-            let start = u64::from(docs[i]) * width;
-            let mut j = i;
-            while j + 1 < docs.len() && (u64::from(docs[j + 1]) + 1) * width - start <= window {
-                j += 1;
-            }
-            buf.clear();
-            let count = (u64::from(docs[j]) + 1) * width - start;
-            self.rows.read(start, count as usize, &mut buf)?;
-            for &d in &docs[i..=j] {
-                let at = (u64::from(d) * width - start) as usize;
-                out.extend_from_slice(&buf[at..at + band]);
-            }
-            i = j + 1;
-        }
-        Ok(())
+        read_rows(&self.rows, self.bands, docs, band, out)
     }
+}
+
+/// Appends the first `band` values of each of `docs` (ascending) in `spill`, a file of rows
+/// of `bands` values, to `out`. Each read covers the rows of as many of the next documents
+/// as fit in a window of the file.
+fn read_rows(
+    spill: &Spill,
+    bands: usize,
+    docs: &[u32],
+    band: usize,
+    out: &mut Vec<u32>,
+) -> Result<(), EngineError> {
+    let width = bands as u64;
+    if let Some(rows) = &spill.cache {
+        for &d in docs {
+            let at = (u64::from(d) * width) as usize;
+            out.extend_from_slice(&rows[at..at + band]);
+        }
+        return Ok(());
+    }
+    let window = (1u64 << 14).max(width);
+    let mut buf = Vec::new();
+    let mut i = 0;
+    while i < docs.len() {
+        let start = u64::from(docs[i]) * width;
+        let mut j = i;
+        while j + 1 < docs.len() && (u64::from(docs[j + 1]) + 1) * width - start <= window {
+            j += 1;
+        }
+        buf.clear();
+        let count = (u64::from(docs[j]) + 1) * width - start;
+        spill.read(start, count as usize, &mut buf)?;
+        for &d in &docs[i..=j] {
+            let at = (u64::from(d) * width - start) as usize;
+            out.extend_from_slice(&buf[at..at + band]);
+        }
+        i = j + 1;
+    }
+    Ok(())
+}
+
+/// The rows of `n` documents of `bands` values in `spill` (finished), written by band: one
+/// pass over the file.
+fn transpose(spill: &Spill, bands: usize, n: usize) -> Result<Columns, EngineError> {
+    let mut columns = Columns::new(bands)?;
+    let per_read = (1usize << 16).div_ceil(bands.max(1)).max(1);
+    let mut buf = Vec::new();
+    let mut doc = 0;
+    while doc < n {
+        let count = per_read.min(n - doc);
+        buf.clear();
+        spill.read((doc * bands) as u64, count * bands, &mut buf)?;
+        for row in buf.chunks_exact(bands.max(1)) {
+            columns.push(row)?;
+        }
+        doc += count;
+    }
+    columns.finish()?;
+    Ok(columns)
 }
 
 /// The error for a push after [`SketchStore::finish`] on a [`SpillStore`].

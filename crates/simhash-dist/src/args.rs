@@ -193,6 +193,12 @@ pub(crate) struct JobArgs {
     #[arg(long, value_name = "BITS", value_parser = parse_band_key_bits, hide_short_help = true)]
     pub(crate) band_key_bits: Option<BandKeyWidth>,
 
+    /// Write the job's figures as JSON to FILE (process 0): per worker, the records it read
+    /// and the bytes it sent and received in each kind of exchange (deterministic), then
+    /// the peak memory of its process (measured).
+    #[arg(long, value_name = "FILE", hide_short_help = true)]
+    pub(crate) stats: Option<PathBuf>,
+
     /// Output file; `-` (the default) writes standard output. Written whole or not at all,
     /// by process 0 only.
     #[arg(short, long, value_name = "FILE", default_value = "-")]

@@ -75,6 +75,10 @@ pub(crate) struct Job {
     /// `dedup --removed`.
     pub(crate) removed: Option<PathBuf>,
     pub(crate) quiet: bool,
+    /// `--stats`: process 0 writes the workers' figures there.
+    pub(crate) stats: Option<PathBuf>,
+    /// This process's index (`-p`).
+    pub(crate) process: usize,
     pub(crate) inject_error: Option<usize>,
     pub(crate) inject_panic: Option<usize>,
     pub(crate) inject_write_error: Option<usize>,
@@ -92,10 +96,83 @@ pub(crate) enum End {
 
 /// Runs the job's rounds on this worker.
 pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
-    match rounds(worker, job) {
+    let end = match rounds(worker, job) {
         Ok(written) => outcome::run(worker, &written),
         Err(messages) => End::Failed(messages),
+    };
+    match (&end, &job.stats) {
+        (End::Done(_), Some(path)) => write_stats(worker, job, path, end),
+        _ => end,
     }
+}
+
+thread_local! {
+    /// Records this worker read (its share's documents).
+    static RECORDS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// One worker's figures for `--stats`.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct WorkerStats {
+    records: u64,
+    /// Per kind of exchange: bytes sent to other workers, and received from them.
+    exchanges: Vec<(String, u64, u64)>,
+    process: usize,
+    peak_rss_bytes: u64,
+}
+
+/// `--stats`: every worker's figures to worker 0, which writes them as JSON. A failed write
+/// fails process 0 (exit 2).
+fn write_stats(worker: &mut Worker, job: &Job, path: &std::path::Path, end: End) -> End {
+    let volumes = crate::rounds::volumes();
+    crate::rounds::label("stats");
+    let mine = WorkerStats {
+        records: RECORDS.with(std::cell::Cell::get),
+        exchanges: volumes.into_iter().map(|(l, s, r)| (l.to_string(), s, r)).collect(),
+        process: job.process,
+        peak_rss_bytes: simhash_io::peak_memory().unwrap_or(0),
+    };
+    let all = all_gather(worker, &mine);
+    if worker.index() != 0 {
+        return end;
+    }
+    match std::fs::write(path, stats_json(&all)) {
+        Ok(()) => end,
+        Err(e) => End::Failed(vec![format!("cannot write --stats {}: {e}", path.display())]),
+    }
+}
+
+/// The figures as JSON: `workers` (deterministic: the same at any split of the workers
+/// into processes) and `measured` (memory), one entry per worker, in worker order.
+fn stats_json(all: &[WorkerStats]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from("{\n  \"workers\": [\n");
+    for (w, st) in all.iter().enumerate() {
+        let (sent, received) = st.exchanges.iter().fold((0, 0), |(a, b), e| (a + e.1, b + e.2));
+        let _ = write!(
+            s,
+            "    {{\"worker\": {w}, \"records_read\": {}, \"sent_bytes\": {sent}, \
+             \"received_bytes\": {received}, \"exchanges\": {{",
+            st.records
+        );
+        for (i, (label, sent, received)) in st.exchanges.iter().enumerate() {
+            let comma = if i == 0 { "" } else { ", " };
+            let _ = write!(s, "{comma}\"{label}\": {{\"sent\": {sent}, \"received\": {received}}}");
+        }
+        let comma = if w + 1 == all.len() { "" } else { "," };
+        let _ = writeln!(s, "}}}}{comma}");
+    }
+    s.push_str("  ],\n  \"measured\": [\n");
+    for (w, st) in all.iter().enumerate() {
+        let comma = if w + 1 == all.len() { "" } else { "," };
+        let _ = writeln!(
+            s,
+            "    {{\"worker\": {w}, \"process\": {}, \"peak_rss_bytes\": {}}}{comma}",
+            st.process, st.peak_rss_bytes
+        );
+    }
+    s.push_str("  ]\n}\n");
+    s
 }
 
 /// The rounds up to the write: worker 0's outcome (the others': the exit code), or the
@@ -105,10 +182,15 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
     let Read { plan, mut share, out, error } = read(worker, job)?;
     let mut out = out;
     let read_seconds = started.elapsed().as_secs_f64();
+    RECORDS.with(|r| r.set(share.docs.pos.len() as u64));
+    crate::rounds::label("chunks");
     let all_chunks = chunks::run(worker, &plan, &mut share, error)?;
+    crate::rounds::label("ids");
     ids::kinds(worker, &mut share);
     ids::duplicates(worker, &plan, &mut share);
+    crate::rounds::label("census");
     let census = census::run(worker, &plan, &share, &all_chunks, job.strict)?;
+    crate::rounds::label("matching");
     let matching_start = Instant::now();
     let key_bits = band_key_bits(&job.matching, &census);
     let (matched, matching) = match &job.matching {
@@ -152,6 +234,8 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
         match_seconds: matching_start.elapsed().as_secs_f64(),
         started,
     };
+    // Gathering, parts, the dedup walk and the kept lines: records and their ids.
+    crate::rounds::label("records");
     if let Mode::Dedup { keep } = job.mode {
         let outputs = out.take().map(|o| (o, removed_output(job)));
         let walker = walker(&job.matching, key_bits.unwrap_or(32));
@@ -223,6 +307,7 @@ fn minhash(
     keys: (usize, u32),
     jaccard: f64,
 ) -> Matched {
+    crate::rounds::label("sets");
     let sets = sets::run(worker, plan, docs);
     let mut links = Links::new(mode);
     if let Links::Forest(forest) = &mut links {

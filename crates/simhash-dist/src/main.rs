@@ -192,6 +192,8 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, removed: Option<Pat
         output_dir: args.output_dir.clone(),
         removed,
         quiet: args.quiet,
+        stats: args.stats.clone(),
+        process: args.timely.process,
         inject_error: args.timely.inject_error,
         inject_panic: args.timely.inject_panic,
         inject_write_error: args.timely.inject_write_error,

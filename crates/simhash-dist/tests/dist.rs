@@ -1283,3 +1283,48 @@ fn band_key_widths_agree_with_simhash() {
     let out = dist(&strings(&["pairs", &s(&input), "--band-key-bits", "64", "-o", &s(&got)]));
     assert!(stderr(&out).contains("64-bit band keys"), "{}", stderr(&out));
 }
+
+/// The numbers after `"key": ` in `json`, in order.
+fn numbers_after(json: &str, key: &str) -> Vec<u64> {
+    json.split(&format!("\"{key}\": "))
+        .skip(1)
+        .map(|rest| rest.split(|c: char| !c.is_ascii_digit()).next().unwrap_or("").parse())
+        .map(|n| n.unwrap_or_else(|e| panic!("{key} in {json}: {e}")))
+        .collect()
+}
+
+/// `--stats`: per worker, records read and bytes sent and received per kind of exchange,
+/// the same at 1 × 2 workers and 2 processes (the deterministic part), sent = received
+/// over the workers, and each process's peak memory.
+#[test]
+fn stats_list_each_workers_exchanges() {
+    let dir = Dir::new();
+    let input = dir.write("adversarial.jsonl", &minhash_corpus(5));
+    let (got, stats) = (dir.path("got.tsv"), dir.path("stats.json"));
+    let a = [command_line("cluster", &input, &got), vec!["--stats", stats.to_str().unwrap_or("")]];
+    let out = dist(&strings(&[a.concat(), vec!["-w", "2"]].concat()));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let one = read(&stats);
+    for (p, out) in dist_processes(&dir, 2, 1, &a.concat()).iter().enumerate() {
+        assert_eq!(out.status.code(), Some(1), "process {p}: {}", stderr(out));
+    }
+    let two = read(&stats);
+    let workers = |s: &str| s.split("\"measured\"").next().unwrap_or("").to_string();
+    assert_eq!(workers(&one), workers(&two), "the deterministic figures differ");
+    for json in [&one, &two] {
+        let (sent, received) =
+            (numbers_after(json, "sent_bytes"), numbers_after(json, "received_bytes"));
+        assert_eq!(sent.len(), 2);
+        assert_eq!(sent.iter().sum::<u64>(), received.iter().sum::<u64>(), "{json}");
+        // Each worker's total is the sum of its exchanges.
+        for w in json.split("{\"worker\": ").skip(1).take(2) {
+            let parts: u64 = numbers_after(w, "sent").iter().sum();
+            assert_eq!(numbers_after(w, "sent_bytes")[0], parts, "{w}");
+        }
+        assert!(json.contains("\"band_keys\": {\"sent\": "), "{json}");
+        assert!(json.contains("\"shingle_sets\": "), "{json}");
+        assert!(numbers_after(json, "records_read").iter().sum::<u64>() > 1000, "{json}");
+        assert!(numbers_after(json, "peak_rss_bytes").iter().all(|&b| b > 0), "{json}");
+    }
+    assert!(two.contains("\"process\": 1"), "{two}");
+}

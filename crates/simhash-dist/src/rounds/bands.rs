@@ -116,6 +116,7 @@ fn run_keys<K: Key>(
     let mut stats = BandStats::default();
     let reps: Vec<usize> = sketched(docs).filter(|&d| !sets.is_copy[d]).collect();
     for band in 0..bands {
+        super::label("band_keys");
         let mut records: Vec<BandRecord<K>> = exchange(
             worker,
             reps.iter().filter_map(|&d| {
@@ -159,6 +160,7 @@ fn verify(
 ) {
     // Jaccard is at most smaller / larger (f64 division is monotone, so this is exact).
     let possible = |small: u32, large: u32| f64::from(small) / f64::from(large) >= jaccard;
+    super::label("candidates");
     let mut requests: Vec<(u64, u64)> = exchange(
         worker,
         candidates.iter().filter_map(|&(a, la, b, lb)| {
@@ -177,6 +179,7 @@ fn verify(
         shipments.push((target, (small, set.set().to_vec(), larges)));
     }
     drop(requests);
+    super::label("shingle_sets");
     for (small, set, larges) in exchange(worker, shipments) {
         for large in larges {
             let Some(other) = docs.find(large).and_then(|d| docs.sketch[d].as_ref()) else {

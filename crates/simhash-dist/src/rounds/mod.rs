@@ -41,6 +41,36 @@ use timely::worker::Worker;
 thread_local! {
     /// Bytes this worker's thread sent to other workers, as timely encodes them.
     static SENT: Cell<u64> = const { Cell::new(0) };
+    /// What the exchanges are counted as from now on ([`label`]).
+    static LABEL: Cell<&'static str> = const { Cell::new("other") };
+    /// Bytes sent to and received from other workers, per label, in first-use order.
+    static VOLUME: RefCell<Vec<(&'static str, u64, u64)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Counts this worker's [`exchange`]s as `name` from now on (`band_keys`, `records`, ...).
+pub(crate) fn label(name: &'static str) {
+    LABEL.with(|l| l.set(name));
+}
+
+/// This worker's exchanges so far: per label, bytes sent to other workers and received
+/// from them (each item in timely's encoding plus its 8-byte target). Over all workers,
+/// the bytes sent equal the bytes received.
+pub(crate) fn volumes() -> Vec<(&'static str, u64, u64)> {
+    VOLUME.with(|v| v.borrow().clone())
+}
+
+fn count_volume(sent: u64, received: u64) {
+    let name = LABEL.with(Cell::get);
+    VOLUME.with(|v| {
+        let mut v = v.borrow_mut();
+        match v.iter_mut().find(|e| e.0 == name) {
+            Some(e) => {
+                e.1 += sent;
+                e.2 += received;
+            }
+            None => v.push((name, sent, received)),
+        }
+    });
 }
 
 /// Bytes this worker sent to other workers so far (the items of every round, in timely's
@@ -87,10 +117,13 @@ pub(crate) fn exchange<D: ExchangeData + Clone>(
             .probe_with(&probe);
     });
     let me = worker.index();
-    let mut sent = 0;
+    let (mut sent, mut to_me) = (0, 0);
     for (target, item) in items {
-        if target != me {
-            sent += 8 + wire_size(&item);
+        let size = 8 + wire_size(&item);
+        if target == me {
+            to_me += size;
+        } else {
+            sent += size;
         }
         input.send((target as u64, item));
     }
@@ -99,7 +132,10 @@ pub(crate) fn exchange<D: ExchangeData + Clone>(
     while !probe.done() {
         worker.step_or_park(None);
     }
-    received.take()
+    let received = received.take();
+    let got: u64 = received.iter().map(|d| 8 + wire_size(d)).sum();
+    count_volume(sent, got.saturating_sub(to_me));
+    received
 }
 
 /// Sends `item` to every worker and returns every worker's item, in worker order.

@@ -270,14 +270,19 @@ pub(crate) struct TimelyArgs {
     #[arg(long, value_name = "N", hide = true)]
     pub(crate) inject_error: Option<usize>,
 
-    /// Test hook: make global worker N fail after writing its parts (--output-dir), before
-    /// they are committed.
+    /// Test hook: make global worker N fail after writing its parts (--output-dir, or its
+    /// share of -o's output), before they are committed.
     #[arg(long, value_name = "N", hide = true)]
     pub(crate) inject_write_error: Option<usize>,
 
     /// Test hook: make global worker N panic at the start of the table phase.
     #[arg(long, value_name = "N", hide = true)]
     pub(crate) inject_panic: Option<usize>,
+
+    /// Test hook: the bytes of the output (and of `--removed`) that worker 0 receives in
+    /// one round with -o (default 64 MiB), so tests can cut a small output into many rounds.
+    #[arg(long, value_name = "BYTES", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) output_window: Option<u64>,
 }
 
 /// The method and its settings, resolved and checked as `simhash` does it.

@@ -17,8 +17,10 @@
 //!    minhash: 5. [`sets`]: identical shingle sets become one representative; 6. [`bands`]:
 //!    one band at a time, candidates owned by their first common band, each verified by the
 //!    exact Jaccard similarity of the two sets, brought together on one worker.
-//! 7. [`gather`]: pairs or spanning-forest edges, and the ids they name, go to worker 0,
-//!    which writes the output whole ([`mod@write`]), by temp file and rename.
+//! 7. [`parts`]: the output cut into one part per piece of the input, each written by the
+//!    worker that read the piece (`dedup`: [`mod@dedup`] and [`kept`] first): with
+//!    `--output-dir` as files, with `-o` into a temporary file that worker 0 receives a
+//!    window at a time ([`stream`]) and writes, by temp file and rename.
 //! 8. [`outcome`]: worker 0 tells every worker how the write went, so that every process
 //!    exits with the same code (0, 1 when records were skipped, or 2).
 //!
@@ -33,14 +35,16 @@ use simhash_io::{Measure, Output, Score};
 use timely::worker::Worker;
 
 use crate::args::{Keep, Matching};
+use crate::rounds::all_gather;
 use crate::rounds::census::Census;
 use crate::rounds::dedup::Walker;
 use crate::rounds::gather::{MatchStats, Matched};
+use crate::rounds::kept::KeptLines;
 use crate::rounds::outcome::Outcome;
 use crate::rounds::parts::Parts;
+use crate::rounds::stream::{self, Spool};
 use crate::rounds::tables::Links;
 use crate::rounds::write::Summary;
-use crate::rounds::{all_gather, exchange};
 use crate::rounds::{
     bands, census, chunks, collapse, dedup, gather, ids, kept, outcome, parts, sets, tables, write,
 };
@@ -82,6 +86,8 @@ pub(crate) struct Job {
     pub(crate) inject_error: Option<usize>,
     pub(crate) inject_panic: Option<usize>,
     pub(crate) inject_write_error: Option<usize>,
+    /// The bytes of `dedup`'s output worker 0 receives in one round ([`stream::WINDOW`]).
+    pub(crate) output_window: u64,
 }
 
 /// How a worker's part of the job ended.
@@ -244,16 +250,18 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
     }
     // Every worker knows the census, so every worker knows the exit code.
     let code = u8::from(census.skipped > 0);
-    if let Some(dir) = &job.output_dir {
-        let parts = Parts::new(dir, &plan, "tsv");
-        write_parts(worker, job, &parts, (&plan, &share.docs), matched, &summary)?;
-        return Ok(Ok(code));
-    }
-    let gathered = gather::run(worker, job.mode, &plan, &share.docs, matched);
-    if worker.index() != 0 {
-        return Ok(Ok(code));
-    }
-    Ok(write::run(out, job.mode, &gathered, code, &summary, job.quiet))
+    let parts = match &job.output_dir {
+        Some(dir) => Ok(Parts::new(dir, &plan, "tsv")),
+        None => Parts::spooled(&plan),
+    };
+    let (parts, error) = match parts {
+        Ok(parts) => (Some(parts), None),
+        Err(e) => (None, Some(format!("worker {}: {e:#}", worker.index()))),
+    };
+    kept::agree(worker, error.as_deref())?;
+    let parts = parts.ok_or_else(|| vec!["internal error: no parts".to_string()])?;
+    let outputs = out.map(|o| (o, None));
+    write_parts(worker, job, parts, (&plan, &share.docs), matched, (&summary, outputs, code))
 }
 
 /// The simhash matching: identical fingerprints collapsed, then the permutation tables.
@@ -364,16 +372,18 @@ fn read(worker: &Worker, job: &Job) -> Result<Read, Vec<String>> {
     Ok(Read { plan, share, out, error })
 }
 
-/// `pairs` and `cluster` with `--output-dir`: each worker writes the parts of the pieces it
-/// read ([`parts`]), all are committed or none, and worker 0 writes the summary.
+/// `pairs` and `cluster`: each worker writes the parts of the pieces it read ([`parts`]);
+/// with `--output-dir` all are committed or none, with `-o` worker 0 receives them a window
+/// at a time ([`stream`]) and writes the output (`outputs`, worker 0's). Worker 0 writes the
+/// summary.
 fn write_parts(
     worker: &mut Worker,
     job: &Job,
-    parts: &Parts<'_>,
+    parts: Parts<'_>,
     (plan, docs): (&InputPlan, &crate::share::Docs),
     matched: Matched,
-    summary: &Summary,
-) -> Result<(), Vec<String>> {
+    (summary, outputs, code): (&Summary, Option<Outputs>, u8),
+) -> Result<Outcome, Vec<String>> {
     let me = worker.index();
     let stats = matched.stats;
     let write_start = Instant::now();
@@ -381,27 +391,36 @@ fn write_parts(
         Mode::Pairs => {
             let (links, records) = parts::pairs(worker, plan, docs, matched);
             let stats = gather::figures(worker, stats);
-            (parts::write_pairs(parts, me, &links, &records, summary.measure), stats)
+            (parts::write_pairs(&parts, me, &links, &records, summary.measure), stats)
         }
         Mode::Cluster { singletons } => {
             let members = parts::clusters(worker, plan, docs, matched, singletons);
             let stats = gather::figures(worker, stats);
-            (parts::write_clusters(worker, parts, &members), stats)
+            (parts::write_clusters(worker, &parts, &members), stats)
         }
         Mode::Dedup { .. } => {
             (Err(anyhow::anyhow!("internal error: dedup writes its own parts")), stats)
         }
     };
-    let (written, outputs) = match written {
+    let (written, files) = match written {
         Ok(mut w) => {
-            let outputs = std::mem::take(&mut w.outputs);
-            (w, Ok(outputs))
+            let files = std::mem::take(&mut w.outputs);
+            (w, Ok(files))
         }
         Err(e) => (parts::Written::default(), Err(format!("{e:#}"))),
     };
-    let outputs = injected_write_error(job, me, outputs);
-    parts::commit(worker, outputs, &written.paths)?;
     let all = all_gather(worker, &(written.lines, written.clusters, written.largest));
+    let files = injected_write_error(job, me, files);
+    if job.output_dir.is_some() {
+        parts::commit(worker, files, &written.paths)?;
+    } else {
+        let spool = files.and_then(|_| parts.into_spool().map_err(|e| format!("{e:#}")));
+        match stream_out(worker, job, spool, None, outputs)? {
+            Ok(()) => {}
+            Err(e) if e.is_empty() => return Ok(Ok(0)),
+            Err(e) => return Ok(Err(vec![e])),
+        }
+    }
     if me == 0 && !job.quiet {
         let lines = all.iter().map(|w| w.0).sum();
         let clusters = all.iter().map(|w| w.1).sum::<u64>() as usize;
@@ -409,7 +428,63 @@ fn write_parts(
         let clusters = matches!(job.mode, Mode::Cluster { .. }).then_some((clusters, largest));
         write::report(summary, &stats, &write::Written { lines, clusters }, write_start);
     }
-    Ok(())
+    Ok(Ok(code))
+}
+
+/// Worker 0's outputs with `-o`: the output, and `dedup`'s `--removed`, if asked for (or
+/// why it could not be created).
+type Outputs = (Output, Option<Result<Output, String>>);
+
+/// `-o`: worker 0 receives every worker's `spool` of the output's lines (and of the
+/// `--removed` lines) a window at a time ([`stream::to_worker_zero`]), writes them to its
+/// `outputs` and commits them together, or neither. A worker whose spool could not be
+/// written or read fails the job on every worker. Returns, on worker 0, the commit: an
+/// empty message when the output's reader stopped reading (`| head`), not a failure.
+fn stream_out(
+    worker: &mut Worker,
+    job: &Job,
+    spool: Result<Spool<std::fs::File>, String>,
+    removed: Option<Spool<std::io::Cursor<Vec<u8>>>>,
+    outputs: Option<Outputs>,
+) -> Result<Result<(), String>, Vec<String>> {
+    let me = worker.index();
+    let (spool, error) = match spool {
+        Ok(spool) => (Some(spool), None),
+        Err(e) => (None, Some(e)),
+    };
+    kept::agree(worker, error.as_deref())?;
+    let spool = spool.ok_or_else(|| vec!["internal error: no spool".to_string()])?;
+    let (mut out, removed_out) = outputs.map_or((None, None), |(o, r)| (Some(o), r));
+    let (mut removed_out, mut failed) = match removed_out.transpose() {
+        Ok(r) => (r, None),
+        Err(e) => (None, Some(e)),
+    };
+    if me == 0 && out.is_none() {
+        failed = Some("worker 0 has no output".to_string());
+    }
+    let mut read_error = None;
+    let target = if failed.is_none() { out.as_mut() } else { None };
+    let streamed = stream::to_worker_zero(worker, spool, target, job.output_window);
+    note(streamed, "the output's lines", (me, &mut read_error, &mut failed));
+    if let Some(spool) = removed {
+        let target = if failed.is_none() { removed_out.as_mut() } else { None };
+        let streamed = stream::to_worker_zero(worker, spool, target, job.output_window);
+        note(streamed, "--removed", (me, &mut read_error, &mut failed));
+    }
+    kept::agree(worker, read_error.as_deref())?;
+    let Some(out) = out.filter(|_| me == 0) else {
+        return Ok(Ok(()));
+    };
+    Ok(match failed {
+        Some(e) => Err(e),
+        None => simhash_io::commit_all(std::iter::once(out).chain(removed_out)).map_err(|e| {
+            if simhash_io::is_broken_pipe(&e) {
+                String::new()
+            } else {
+                format!("{:#}", anyhow::Error::from(e))
+            }
+        }),
+    })
 }
 
 /// The test hook `--inject-write-error`: worker `me`'s outputs, written, fail.
@@ -458,7 +533,7 @@ fn dedup(
     job: &Job,
     d: &Dedup<'_>,
     matched: Matched,
-    outputs: Option<(Output, Option<Result<Output, String>>)>,
+    outputs: Option<Outputs>,
     summary: &Summary,
 ) -> Result<Outcome, Vec<String>> {
     let Matched { links, copies, .. } = matched;
@@ -476,29 +551,29 @@ fn dedup(
         Err(e) => (Vec::new(), Some(e)),
     };
     kept::agree(worker, error.as_deref())?;
-    let removed = if job.removed.is_some() {
-        let mine = kept::removed_lines(worker, d.plan, d.share, &decisions);
-        let mut lines = exchange(worker, mine.into_iter().map(|l| (0, l)));
-        lines.sort_unstable_by_key(|l| l.0);
-        lines
-    } else {
-        Vec::new()
-    };
     let me = worker.index();
+    let order = d.plan.pieces_in_order();
+    // `--removed`: this worker's removed records' lines (one short JSON line each), by piece.
+    let removed_lines = job.removed.as_ref().map(|_| {
+        let mut spool = Spool::in_memory();
+        for (pos, line) in kept::removed_lines(worker, d.plan, d.share, &decisions) {
+            // Writing to memory cannot fail.
+            let _ = spool.push(order.of(pos), &line);
+        }
+        spool
+    });
     let parser = &job.reading.parser;
+    let max = job.max_record_bytes;
+    let header = kept::header(worker, d.plan, d.share, parser, max);
+    let kept =
+        KeptLines { plan: d.plan, me, share: d.share, decisions: &decisions, parser, max, header };
     // Parquet rows are copied into the parts by their readers (only with --output-dir).
     let parquet = d.plan.files.iter().any(|f| f.parquet);
-    let kept = if parquet {
-        Ok(Vec::new())
-    } else {
-        kept::kept_lines(d.plan, me, d.share, &decisions, parser, job.max_record_bytes)
-    };
-    let (lines, error) = match kept {
-        Ok(lines) => (lines, None),
-        Err(e) => (Vec::new(), Some(format!("{e:#}"))),
-    };
-    kept::agree(worker, error.as_deref())?;
     let code = u8::from(d.census.skipped > 0);
+    let removed_count = |worker: &mut Worker, written: u64| {
+        let counts = all_gather(worker, &(written, decisions.len() as u64));
+        (counts.iter().map(|c| c.0).sum(), counts.iter().map(|c| c.1).sum())
+    };
     if let Some(dir) = &job.output_dir {
         let extension = match parser {
             _ if parquet => "parquet",
@@ -509,83 +584,103 @@ fn dedup(
         let written = if parquet {
             parts::write_kept_rows(me, &parts, (d.plan, d.share), &decisions, parser)
         } else {
-            parts::write_kept(worker, &parts, &lines)
+            parts::write_kept(&parts, &kept)
         };
         let (mut paths, outputs, count) = match written {
             Ok(w) => (w.paths, Ok(w.outputs), w.lines),
             Err(e) => (Vec::new(), Err(format!("{e:#}")), 0),
         };
-        let outputs = match (outputs, job.removed.as_ref().filter(|_| me == 0)) {
-            (Ok(mut outputs), Some(path)) => {
+        // Worker 0 writes every worker's removed lines to the one `--removed` file.
+        let removed = removed_lines.and_then(|spool| write_removed(worker, job, spool));
+        let outputs = match (outputs, removed, job.removed.as_ref()) {
+            (Ok(mut outputs), Some(written), Some(path)) => {
                 paths.push(path.clone());
-                write_removed(job, &removed).map(|r| {
+                written.map(|r| {
                     outputs.push(r);
                     outputs
                 })
             }
-            (outputs, _) => outputs,
+            (outputs, _, _) => outputs,
         };
         let outputs = injected_write_error(job, me, outputs);
         parts::commit(worker, outputs, &paths)?;
-        let counts = all_gather(worker, &(count, decisions.len() as u64));
+        let (written, removed) = removed_count(worker, count);
         if me == 0 && !job.quiet {
-            let written = counts.iter().map(|c| c.0).sum();
-            report_dedup(summary, written, counts.iter().map(|c| c.1).sum());
+            report_dedup(summary, written, removed);
         }
         return Ok(Ok(code));
     }
-    let mut lines = exchange(worker, lines.into_iter().map(|l| (0, l)));
-    lines.sort_unstable_by_key(|l| l.0);
-    let removed_count = all_gather(worker, &(decisions.len() as u64)).iter().sum::<u64>();
-    if me != 0 {
-        return Ok(Ok(code));
+    if parquet {
+        return Err(vec!["internal error: dedup of Parquet writes --output-dir parts".into()]);
     }
-    let Some((out, removed_out)) = outputs else {
-        return Ok(Err(vec!["worker 0 has no output".to_string()]));
+    // `-o`: each worker's kept lines go to a temporary file as they are read again, then to
+    // worker 0 a window at a time: worker 0 holds one window of the output, never all of it.
+    let spooled = Parts::spooled(d.plan).and_then(|p| {
+        let written = parts::write_kept(&p, &kept)?;
+        Ok((p.into_spool()?, written.lines))
+    });
+    let (spool, count) = match spooled {
+        Ok((spool, count)) => (Ok(spool), count),
+        Err(e) => (Err(format!("{e:#}")), 0),
     };
-    Ok(write_dedup(out, removed_out, &lines, &removed)
-        .map(|written| {
-            if !job.quiet {
-                report_dedup(summary, written, removed_count);
-            }
-            code
-        })
-        .or_else(|e| if e.is_empty() { Ok(0) } else { Err(e) }))
-}
-
-/// `--removed` with `--output-dir`: worker 0 writes the removed records' lines, closed
-/// and uncommitted.
-fn write_removed(job: &Job, removed: &[(u64, Vec<u8>)]) -> Result<Output, String> {
-    use std::io::Write as _;
-    let mut out = removed_output(job).ok_or("internal error: no --removed output")??;
-    for (_, line) in removed {
-        out.write_all(line).map_err(|e| e.to_string())?;
+    let (written, removed) = removed_count(worker, count);
+    match stream_out(worker, job, spool, removed_lines, outputs)? {
+        Ok(()) => {}
+        Err(e) if e.is_empty() => return Ok(Ok(0)),
+        Err(e) => return Ok(Err(vec![e])),
     }
-    out.close().map_err(|e| format!("{:#}", anyhow::Error::from(e)))
+    if me == 0 && !job.quiet {
+        report_dedup(summary, written, removed);
+    }
+    Ok(Ok(code))
 }
 
-/// Worker 0 writes the kept lines and the removed ones, and commits both or neither.
-/// An empty error: the output's reader stopped reading (`| head`), not a failure.
-fn write_dedup(
-    mut out: Output,
-    removed_out: Option<Result<Output, String>>,
-    lines: &[kept::Line],
-    removed: &[(u64, Vec<u8>)],
-) -> Result<u64, Vec<String>> {
-    use std::io::Write as _;
-    let io = |e: std::io::Error| vec![e.to_string()];
-    let mut removed_out = removed_out.transpose().map_err(|e| vec![e])?;
-    let written = kept::write_lines(&mut out, lines).map_err(io)?;
-    if let Some(r) = removed_out.as_mut() {
-        for (_, line) in removed {
-            r.write_all(line).map_err(io)?;
+/// Keeps what a [`stream::to_worker_zero`] failed with: a read error (told to every worker),
+/// or worker 0's first write error (an empty message for a reader that stopped reading).
+fn note(
+    result: Result<(), stream::Failure>,
+    what: &str,
+    (me, read_error, failed): (usize, &mut Option<String>, &mut Option<String>),
+) {
+    match result {
+        Ok(()) => {}
+        Err(stream::Failure::Read(e)) => {
+            *read_error = Some(format!("worker {me}: reading back {what}: {e}"));
+        }
+        Err(stream::Failure::Write(e)) if simhash_io::is_broken_pipe(&e) => {
+            failed.get_or_insert_with(String::new);
+        }
+        Err(stream::Failure::Write(e)) => {
+            failed.get_or_insert(e.to_string());
         }
     }
-    match simhash_io::commit_all(std::iter::once(out).chain(removed_out)) {
-        Ok(()) => Ok(written),
-        Err(e) if simhash_io::is_broken_pipe(&e) => Err(Vec::new()),
-        Err(e) => Err(vec![format!("{:#}", anyhow::Error::from(e))]),
+}
+
+/// `--removed` with `--output-dir`: worker 0 writes every worker's removed lines, in input
+/// order, to the `--removed` file, closed and uncommitted (`None` on the other workers).
+fn write_removed(
+    worker: &mut Worker,
+    job: &Job,
+    spool: Spool<std::io::Cursor<Vec<u8>>>,
+) -> Option<Result<Output, String>> {
+    let out = if worker.index() == 0 { removed_output(job) } else { None };
+    let (mut out, error) = match out {
+        Some(Ok(o)) => (Some(o), None),
+        Some(Err(e)) => (None, Some(e)),
+        None => (None, None),
+    };
+    let streamed = stream::to_worker_zero(worker, spool, out.as_mut(), job.output_window);
+    if worker.index() != 0 {
+        return None;
     }
+    if let Some(e) = error {
+        return Some(Err(e));
+    }
+    let out = out?;
+    Some(match streamed {
+        Ok(()) => out.close().map_err(|e| format!("{:#}", anyhow::Error::from(e))),
+        Err(stream::Failure::Read(e) | stream::Failure::Write(e)) => Err(e.to_string()),
+    })
 }
 
 /// `dedup`'s summary line on standard error.

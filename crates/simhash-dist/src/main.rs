@@ -197,6 +197,7 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, removed: Option<Pat
         inject_error: args.timely.inject_error,
         inject_panic: args.timely.inject_panic,
         inject_write_error: args.timely.inject_write_error,
+        output_window: args.timely.output_window.unwrap_or(rounds::stream::WINDOW),
     }
 }
 

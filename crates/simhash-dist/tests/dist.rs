@@ -238,9 +238,13 @@ fn one_process_two_workers_matches_simhash() {
             let mut extras = vec!["--method", method];
             extras.extend(extra);
             assert_eq!(simhash_into(command, &input, &extras, &want), ExitCode::SUCCESS);
-            for w in ["1", "2"] {
+            // The output reaches worker 0 in rounds: one, or many of 100 bytes.
+            for (w, window) in [("1", None), ("2", None), ("3", Some("100"))] {
                 let mut a = strings(&[command, &s(&input), "-q", "-w", w, "-o", &s(&got)]);
                 a.extend(strings(&extras));
+                if let Some(window) = window {
+                    a.extend(strings(&["--output-window", window]));
+                }
                 let out = dist(&a);
                 assert!(out.status.success(), "{command} -w {w}: {}", stderr(&out));
                 assert!(
@@ -268,6 +272,7 @@ fn two_processes_on_loopback_match_simhash() {
             let mut a = vec![command, input.to_str().unwrap_or_default(), "-q", "-o"];
             a.push(got.to_str().unwrap_or_default());
             a.extend(&extras);
+            a.extend(["--output-window", "1000"]);
             let outs = dist_processes(&dir, 2, 1, &a);
             for (p, out) in outs.iter().enumerate() {
                 assert!(out.status.success(), "{command}, process {p}: {}", stderr(out));
@@ -521,7 +526,7 @@ fn a_failing_worker_fails_the_job_without_output() {
     let dir = Dir::new();
     let input = dir.write("corpus.jsonl", &jsonl_corpus(500, 4));
     let got = dir.write("got.tsv", "previous\n");
-    for hook in ["--inject-error", "--inject-panic"] {
+    for hook in ["--inject-error", "--inject-panic", "--inject-write-error"] {
         let out = dist(&strings(&["pairs", &s(&input), "-w", "2", hook, "1", "-o", &s(&got)]));
         assert_eq!(out.status.code(), Some(2), "{hook}: {}", stderr(&out));
         assert!(stderr(&out).contains("worker 1: injected"), "{hook}: {}", stderr(&out));
@@ -919,9 +924,12 @@ fn dedup_matches_simhash_for_every_method_and_keep_policy() {
     let input = dir.write("dedup.jsonl", &dedup_corpus(21));
     for method in METHODS {
         for keep in ["first", "longest", "lowest-id"] {
-            for w in ["1", "2"] {
+            // The output reaches worker 0 in rounds: one, or many of 13 bytes.
+            for dist_extra in
+                [&["-w", "1"][..], &["-w", "2"], &["-w", "3", "--output-window", "13"]]
+            {
                 let extra = ["--method", method, "--keep", keep];
-                assert_dedup_agrees(&dir, &input, &extra, &["-w", w]);
+                assert_dedup_agrees(&dir, &input, &extra, dist_extra);
             }
         }
     }
@@ -970,6 +978,7 @@ fn dedup_reads_shards_standard_input_and_fingerprints_as_simhash() {
     // Exit 1: the duplicate ids are reported.
     assert_eq!(simhash(&["fingerprint", "-q", &s(&a), "-o", &s(&tsv)]), ExitCode::from(1));
     assert_dedup_agrees(&dir, &tsv, &["-k", "6"], &["-w", "2"]);
+    assert_dedup_agrees(&dir, &tsv, &["-k", "6"], &["-w", "3", "--output-window", "5"]);
 }
 
 #[test]
@@ -1084,6 +1093,26 @@ fn output_dir_parts_concatenated_are_the_output() {
                 }
             }
         }
+        // `--removed` with the parts: one file, streamed to process 0 in rounds of 11 bytes.
+        let (want_removed, got_removed) = (dir.path("want.removed"), dir.path("got.removed"));
+        let mut single: Vec<String> = strings(&["dedup", "-q", "--method", method]);
+        single.extend(inputs.iter().cloned());
+        let mut a = single.clone();
+        single.extend(strings(&["-o", &s(&want), "--removed", &s(&want_removed)]));
+        let code = simhash(&single.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(code == ExitCode::SUCCESS || code == ExitCode::from(1), "{single:?}");
+        let out_dir = dir.path(&format!("removed-{method}"));
+        a.extend(strings(&["--output-dir", &s(&out_dir), "--removed", &s(&got_removed)]));
+        a.extend(strings(&["--output-window", "11"]));
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        for (p, out) in dist_processes(&dir, 2, 2, &a).iter().enumerate() {
+            assert!(out.status.code().is_some_and(|c| c < 2), "{p}: {}", stderr(out));
+        }
+        assert!(concatenated(&out_dir) == read(&want), "{method}: the parts differ");
+        let removed = read(&want_removed);
+        assert!(removed.lines().count() > 10, "{method}: {removed}");
+        assert!(read(&got_removed) == removed, "{method}: --removed differs");
+        std::fs::remove_file(&got_removed).expect("remove");
     }
 }
 

@@ -7,8 +7,11 @@
 //! asks the kept record's reader for its id, and writes the record's line.
 //!
 //! Crosses the network: the ids of kept records that removed ones duplicate (`--removed`:
-//! requests, then answers); then each worker's lines to worker 0, which writes them in
-//! input order; then each worker's error, if any, to every worker.
+//! requests, then answers); the position of the output's hash TSV header, if any; then,
+//! with `-o`, each worker's lines to worker 0, which writes them in input order a window at
+//! a time ([`crate::rounds::stream`]); then each worker's error, if any, to every worker.
+//! No worker holds its kept lines in memory: they go to its parts (`--output-dir`) or to a
+//! temporary file as they are read again.
 
 use anyhow::Context;
 use simhash_io::{IdValue, LineReader, LineStatus, Parser};
@@ -18,65 +21,108 @@ use super::dedup::Decision;
 use super::{all_gather, exchange};
 use crate::share::{InputPlan, Share, position};
 
-/// A line to write: its position, whether it is a header, and its bytes (with `\n`).
-pub(crate) type Line = (u64, bool, Vec<u8>);
+/// What the kept lines of one worker's pieces are read from: the walk's decisions, the
+/// input again, and the position of the one hash TSV header the output has ([`header`]).
+pub(crate) struct KeptLines<'a> {
+    pub(crate) plan: &'a InputPlan,
+    pub(crate) me: usize,
+    pub(crate) share: &'a Share,
+    pub(crate) decisions: &'a [Decision],
+    pub(crate) parser: &'a Parser,
+    pub(crate) max: u64,
+    pub(crate) header: Option<u64>,
+}
 
-/// The kept lines of this worker's pieces, in input order, or why they cannot be read.
-pub(crate) fn kept_lines(
+impl KeptLines<'_> {
+    /// Reads this worker's pieces again and calls `emit(position, line)` for each kept
+    /// line (with its `\n`) and the output's header, in input order, one line in memory at
+    /// a time. Returns how many records it gave (the header is not one), or why the input
+    /// cannot be read, or `emit`'s error.
+    pub(crate) fn for_each(
+        &self,
+        mut emit: impl FnMut(u64, &[u8]) -> anyhow::Result<()>,
+    ) -> anyhow::Result<u64> {
+        let (docs, decisions, me) = (&self.share.docs, self.decisions, self.me);
+        let kept = |pos: u64| {
+            docs.find(pos).is_some_and(|d| !docs.removed[d])
+                && decisions.binary_search_by_key(&pos, |d| d.0).is_err()
+        };
+        let expected = (0..docs.len()).filter(|&d| !docs.removed[d]).count() - decisions.len();
+        let mut found = 0usize;
+        for (file, lo, hi) in self.plan.pieces(me) {
+            let name = &self.plan.files[file].name;
+            let (reader, first) = self.share.reopen(self.plan, file, lo, self.max)?;
+            let mut lines = LineReader::new(reader, self.max);
+            let (mut buf, mut raw) = (Vec::new(), Vec::new());
+            let mut local = 0u64;
+            loop {
+                let start = first + lines.bytes;
+                if start >= hi {
+                    break;
+                }
+                buf.clear();
+                raw.clear();
+                let Some(status) = lines
+                    .next_line(&mut buf, Some(&mut raw))
+                    .with_context(|| format!("{name}: read error at byte {start}"))?
+                else {
+                    break;
+                };
+                local += 1;
+                let pos = position(file, start);
+                let header = lo == 0 && self.parser.skips_header(local, &buf);
+                let wanted = if header {
+                    self.header == Some(pos)
+                } else {
+                    status == LineStatus::Ok && kept(pos)
+                };
+                if !wanted {
+                    continue;
+                }
+                found += usize::from(!header);
+                if raw.last() != Some(&b'\n') {
+                    raw.push(b'\n');
+                }
+                emit(pos, &raw)?;
+            }
+        }
+        anyhow::ensure!(
+            found == expected,
+            "worker {me}: the input changed while it was read ({found} of the {expected} kept \
+             records found again); nothing was written"
+        );
+        Ok(found as u64)
+    }
+}
+
+/// The position of the output's hash TSV header, told to every worker: the first line of
+/// the first file that starts with one (`simhash` writes that one only). A worker that
+/// cannot read a file's first line says nothing here: its read fails again when it writes.
+pub(crate) fn header(
+    worker: &mut Worker,
     plan: &InputPlan,
-    me: usize,
     share: &Share,
-    decisions: &[Decision],
     parser: &Parser,
     max: u64,
-) -> anyhow::Result<Vec<Line>> {
-    let docs = &share.docs;
-    let kept = |pos: u64| {
-        docs.find(pos).is_some_and(|d| !docs.removed[d])
-            && decisions.binary_search_by_key(&pos, |d| d.0).is_err()
-    };
-    let expected = (0..docs.len()).filter(|&d| !docs.removed[d]).count() - decisions.len();
-    let mut out = Vec::new();
-    let mut found = 0usize;
-    for (file, lo, hi) in plan.pieces(me) {
-        let name = &plan.files[file].name;
-        let (reader, first) = share.reopen(plan, file, lo, max)?;
-        let mut lines = LineReader::new(reader, max);
-        let (mut buf, mut raw) = (Vec::new(), Vec::new());
-        let mut local = 0u64;
-        loop {
-            let start = first + lines.bytes;
-            if start >= hi {
-                break;
-            }
-            buf.clear();
-            raw.clear();
-            let Some(status) = lines
-                .next_line(&mut buf, Some(&mut raw))
-                .with_context(|| format!("{name}: read error at byte {start}"))?
-            else {
-                break;
-            };
-            local += 1;
-            let pos = position(file, start);
-            let header = lo == 0 && parser.skips_header(local, &buf);
-            let wanted = header || (status == LineStatus::Ok && kept(pos));
-            if !wanted {
+) -> Option<u64> {
+    let mut mine = None;
+    if matches!(parser, Parser::Hash) {
+        for (file, lo, _) in plan.pieces(worker.index()) {
+            if lo != 0 {
                 continue;
             }
-            found += usize::from(!header);
-            if raw.last() != Some(&b'\n') {
-                raw.push(b'\n');
+            let Ok((reader, _)) = share.reopen(plan, file, lo, max) else { continue };
+            let mut lines = LineReader::new(reader, max);
+            let mut buf = Vec::new();
+            if let Ok(Some(_)) = lines.next_line(&mut buf, None)
+                && parser.skips_header(1, &buf)
+            {
+                mine = Some(position(file, 0));
+                break;
             }
-            out.push((pos, header, std::mem::take(&mut raw)));
         }
     }
-    anyhow::ensure!(
-        found == expected,
-        "worker {me}: the input changed while it was read ({found} of the {expected} kept \
-         records found again); nothing was written"
-    );
-    Ok(out)
+    all_gather(worker, &mine).into_iter().flatten().min()
 }
 
 /// `--removed`: each removed record's line (as `simhash dedup --removed` writes it), with
@@ -120,23 +166,4 @@ pub(crate) fn agree(worker: &mut Worker, error: Option<&str>) -> Result<(), Vec<
     let errors: Vec<String> =
         all_gather(worker, &error.map(str::to_string)).into_iter().flatten().collect();
     if errors.is_empty() { Ok(()) } else { Err(errors) }
-}
-
-/// Writes the lines (sorted by position: one header, the first) to `out`; returns how
-/// many records it wrote.
-pub(crate) fn write_lines(out: &mut impl std::io::Write, lines: &[Line]) -> std::io::Result<u64> {
-    let mut header_written = false;
-    let mut written = 0;
-    for (_, header, bytes) in lines {
-        if *header {
-            if header_written {
-                continue;
-            }
-            header_written = true;
-        } else {
-            written += 1;
-        }
-        out.write_all(bytes)?;
-    }
-    Ok(written)
 }

@@ -24,6 +24,7 @@ pub(crate) mod kept;
 pub(crate) mod outcome;
 pub(crate) mod parts;
 pub(crate) mod sets;
+pub(crate) mod stream;
 pub(crate) mod tables;
 pub(crate) mod write;
 

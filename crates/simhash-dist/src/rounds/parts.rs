@@ -23,7 +23,11 @@
 //!   rename error, if any, to every worker: on one, every worker removes the parts it put
 //!   in place, so that a failed job leaves no part of its output.
 
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use anyhow::Context;
 use simhash_io::{ClustersTsv, Measure, Output, PairsTsv, ParquetCopy, Parser};
@@ -31,7 +35,8 @@ use timely::worker::Worker;
 
 use super::dedup::Decision;
 use super::gather::{Matched, Record};
-use super::kept::{self, Line};
+use super::kept::{self, KeptLines};
+use super::stream::Spool;
 use super::tables::Links;
 use super::{all_gather, dedup, exchange};
 use crate::share::{Docs, InputPlan, PieceOrder, Share, position};
@@ -39,27 +44,119 @@ use crate::share::{Docs, InputPlan, PieceOrder, Share, position};
 /// The parts of one job's output.
 #[derive(Debug)]
 pub(crate) struct Parts<'a> {
-    dir: &'a Path,
+    sink: Sink<'a>,
     pub(crate) order: PieceOrder,
     extension: &'static str,
+}
+
+/// Where a worker's parts go.
+#[derive(Debug)]
+enum Sink<'a> {
+    /// `--output-dir DIR`: a file each.
+    Dir(&'a Path),
+    /// `-o`: one after the other in a temporary file, which worker 0 then receives a
+    /// window at a time ([`super::stream`]) and writes as the output.
+    Spool(Rc<RefCell<Spool<BufWriter<File>>>>),
 }
 
 impl<'a> Parts<'a> {
     /// The parts of `plan`'s pieces in `dir`, named `part-NNNNN.{extension}`.
     pub(crate) fn new(dir: &'a Path, plan: &InputPlan, extension: &'static str) -> Parts<'a> {
-        Parts { dir, order: plan.pieces_in_order(), extension }
+        Parts { sink: Sink::Dir(dir), order: plan.pieces_in_order(), extension }
+    }
+
+    /// The parts of `plan`'s pieces, in a temporary file ([`Parts::into_spool`]).
+    pub(crate) fn spooled(plan: &InputPlan) -> anyhow::Result<Parts<'a>> {
+        let file = simhash_io::temp_file("the output's lines")?;
+        let spool = Spool::new(BufWriter::with_capacity(1 << 20, file));
+        let sink = Sink::Spool(Rc::new(RefCell::new(spool)));
+        Ok(Parts { sink, order: plan.pieces_in_order(), extension: "" })
+    }
+
+    /// The temporary file of [`Parts::spooled`] parts, written and ready to be read.
+    pub(crate) fn into_spool(self) -> anyhow::Result<Spool<File>> {
+        let Sink::Spool(spool) = self.sink else {
+            anyhow::bail!("internal error: the parts are files");
+        };
+        let spool = Rc::try_unwrap(spool)
+            .map_err(|_| anyhow::anyhow!("internal error: a part is still open"))?
+            .into_inner();
+        spool
+            .map_source(|w| w.into_inner().map_err(std::io::IntoInnerError::into_error))
+            .context("writing the output's temporary file")
     }
 
     /// The path of part `piece`: its number has at least five digits, and as many as the
     /// last part's, so that the names sort in input order.
     pub(crate) fn path(&self, piece: usize) -> PathBuf {
+        let dir = match &self.sink {
+            Sink::Dir(dir) => dir,
+            Sink::Spool(_) => Path::new(""),
+        };
         let width = self.order.len().saturating_sub(1).to_string().len().max(5);
-        self.dir.join(format!("part-{piece:0width$}.{}", self.extension))
+        dir.join(format!("part-{piece:0width$}.{}", self.extension))
     }
 
-    /// Creates part `piece` (a temporary file until [`commit`]).
-    fn create(&self, piece: usize) -> anyhow::Result<Output> {
+    /// Creates part `piece` (a temporary file until [`commit`], or the spool's next part).
+    fn create(&self, piece: usize) -> anyhow::Result<PartWriter> {
+        Ok(match &self.sink {
+            Sink::Dir(_) => PartWriter::File(self.create_file(piece)?, self.path(piece)),
+            Sink::Spool(spool) => PartWriter::Spool(Rc::clone(spool), piece),
+        })
+    }
+
+    /// Creates part `piece` as a file of `--output-dir` (Parquet parts are files).
+    fn create_file(&self, piece: usize) -> anyhow::Result<Output> {
+        anyhow::ensure!(
+            matches!(self.sink, Sink::Dir(_)),
+            "internal error: Parquet parts need --output-dir"
+        );
         Ok(Output::create_for("--output-dir", &self.path(piece))?)
+    }
+}
+
+/// A part being written.
+enum PartWriter {
+    /// A file of `--output-dir`, and its path.
+    File(Output, PathBuf),
+    /// Part `piece` of the spool.
+    Spool(Rc<RefCell<Spool<BufWriter<File>>>>, usize),
+}
+
+impl PartWriter {
+    /// Closes the part: a file goes to `written` to be committed.
+    fn finish(self, written: &mut Written) -> anyhow::Result<()> {
+        if let PartWriter::File(out, path) = self {
+            written.outputs.push(out.close()?);
+            written.paths.push(path);
+        }
+        Ok(())
+    }
+}
+
+impl Write for PartWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            PartWriter::File(out, _) => out.write(buf),
+            PartWriter::Spool(spool, piece) => {
+                spool.borrow_mut().push(*piece, buf)?;
+                Ok(buf.len())
+            }
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            PartWriter::File(out, _) => out.write_all(buf),
+            PartWriter::Spool(spool, piece) => spool.borrow_mut().push(*piece, buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            PartWriter::File(out, _) => out.flush(),
+            PartWriter::Spool(..) => Ok(()),
+        }
     }
 }
 
@@ -157,7 +254,6 @@ pub(crate) fn write_pairs(
     let mut links = links.iter().peekable();
     for piece in parts.order.of_worker(me) {
         let out = parts.create(piece)?;
-        written.paths.push(parts.path(piece));
         let mut tsv = if piece == 0 {
             PairsTsv::new(out, measure)?
         } else {
@@ -167,7 +263,7 @@ pub(crate) fn write_pairs(
             tsv.pair(id(a)?, id(b)?, code)?;
             written.lines += 1;
         }
-        written.outputs.push(tsv.into_inner().close()?);
+        tsv.into_inner().finish(&mut written)?;
     }
     anyhow::ensure!(links.next().is_none(), "internal error: a pair is in no piece of its reader");
     Ok(written)
@@ -235,7 +331,6 @@ pub(crate) fn write_clusters(
     let mut clusters = clusters.into_iter().peekable();
     for piece in mine {
         let out = parts.create(piece)?;
-        written.paths.push(parts.path(piece));
         let mut tsv = if piece == 0 { ClustersTsv::new(out)? } else { ClustersTsv::continued(out) };
         let mut number = first[piece];
         while let Some(cluster) = clusters.next_if(|c| parts.order.of(c[0].0) == piece) {
@@ -247,7 +342,7 @@ pub(crate) fn write_clusters(
             written.clusters += 1;
             written.largest = written.largest.max(cluster.len() as u64);
         }
-        written.outputs.push(tsv.into_inner().close()?);
+        tsv.into_inner().finish(&mut written)?;
     }
     anyhow::ensure!(
         clusters.next().is_none(),
@@ -256,31 +351,65 @@ pub(crate) fn write_clusters(
     Ok(written)
 }
 
-/// `dedup`: writes the parts of this worker's pieces with its kept `lines` (sorted by
-/// position; the first hash TSV header of the input only, told in a round).
-pub(crate) fn write_kept(
-    worker: &mut Worker,
-    parts: &Parts<'_>,
-    lines: &[Line],
-) -> anyhow::Result<Written> {
-    let mine = lines.iter().find(|l| l.1).map(|l| l.0);
-    let header = all_gather(worker, &mine).into_iter().flatten().min();
-    let mut written = Written::default();
-    let mut lines = lines.iter().peekable();
-    for piece in parts.order.of_worker(worker.index()) {
-        let mut out = parts.create(piece)?;
-        written.paths.push(parts.path(piece));
-        while let Some((pos, is_header, bytes)) = lines.next_if(|l| parts.order.of(l.0) == piece) {
-            if *is_header && Some(*pos) != header {
-                continue;
-            }
-            written.lines += u64::from(!*is_header);
-            std::io::Write::write_all(&mut out, bytes)?;
-        }
-        written.outputs.push(out.close()?);
-    }
-    anyhow::ensure!(lines.next().is_none(), "internal error: a kept line is in no piece");
+/// `dedup`: writes the parts of this worker's pieces with its kept lines, read again as
+/// they are written ([`KeptLines::for_each`]).
+pub(crate) fn write_kept(parts: &Parts<'_>, kept: &KeptLines<'_>) -> anyhow::Result<Written> {
+    let pieces = parts.order.of_worker(kept.me);
+    let mut cursor =
+        PartCursor { parts, pieces, created: 0, current: None, written: Written::default() };
+    let lines = kept.for_each(|pos, line| {
+        cursor.at(parts.order.of(pos))?.write_all(line)?;
+        Ok(())
+    })?;
+    let mut written = cursor.finish()?;
+    written.lines = lines;
     Ok(written)
+}
+
+/// A worker's parts written one after the other, in input order, each closed before the
+/// next is created, each created even when nothing goes in it.
+struct PartCursor<'p, 'a> {
+    parts: &'p Parts<'a>,
+    /// This worker's pieces, in order, and how many of them have their part created.
+    pieces: Vec<usize>,
+    created: usize,
+    /// The part being written (that of `pieces[created - 1]`).
+    current: Option<PartWriter>,
+    written: Written,
+}
+
+impl PartCursor<'_, '_> {
+    /// The part of `piece`, which this worker read: the parts before it are closed (and
+    /// created first, empty, if they were not).
+    fn at(&mut self, piece: usize) -> anyhow::Result<&mut PartWriter> {
+        while self.current.is_none() || self.pieces[self.created - 1] != piece {
+            anyhow::ensure!(
+                self.pieces.get(self.created).is_some_and(|&p| p <= piece),
+                "internal error: a kept line is in no piece of this worker's"
+            );
+            self.close()?;
+            let next = self.pieces[self.created];
+            self.current = Some(self.parts.create(next)?);
+            self.created += 1;
+        }
+        self.current.as_mut().context("internal error: no part open")
+    }
+
+    fn close(&mut self) -> anyhow::Result<()> {
+        match self.current.take() {
+            Some(out) => out.finish(&mut self.written),
+            None => Ok(()),
+        }
+    }
+
+    /// Closes the last part and creates the ones left, empty.
+    fn finish(mut self) -> anyhow::Result<Written> {
+        if let Some(&last) = self.pieces.last() {
+            self.at(last)?;
+        }
+        self.close()?;
+        Ok(self.written)
+    }
 }
 
 /// `dedup` of Parquet input: writes the part of each Parquet file this worker read (a
@@ -311,7 +440,7 @@ pub(crate) fn write_kept_rows(
         if !read && ParquetCopy::new(std::io::sink(), path).is_err() {
             continue;
         }
-        let mut copy = ParquetCopy::new(parts.create(piece)?, path)?;
+        let mut copy = ParquetCopy::new(parts.create_file(piece)?, path)?;
         copy.copy(path, columns, |row, _, _| {
             let keep = kept(position(file, row));
             written.lines += u64::from(keep);

@@ -8,7 +8,7 @@
 //! "first table owns the pair" rule, so each pair is found once. The driver waits on a probe
 //! for each epoch before feeding the next, so at most one table is in memory. Records never
 //! travel, only fingerprints; the pairs found stay on the worker that found them until
-//! [`crate::rounds::gather`].
+//! [`crate::rounds::parts`].
 
 use std::cell::RefCell;
 use std::rc::Rc;

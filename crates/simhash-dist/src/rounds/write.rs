@@ -1,21 +1,11 @@
-//! Worker 0 writes the output, and the summary: a step of worker 0 alone, between the
-//! rounds `gather` and `outcome`.
-//!
-//! Nothing crosses the network here: worker 0 has gathered every pair or edge and every id
-//! it prints ([`crate::rounds::gather`]). It writes the output whole, by temp file and
-//! rename ([`Output`]), in `simhash`'s formats ([`PairsTsv`], [`ClustersTsv`]).
+//! The summary line worker 0 writes on standard error, and what it says.
 
 use std::io::Write;
 use std::time::Instant;
 
-use anyhow::Context;
+use simhash_io::Measure;
 
-use simhash_cluster::Clusters;
-use simhash_io::{ClustersTsv, Measure, Output, PairsTsv};
-
-use super::gather::{Gathered, MatchStats};
-use super::outcome::Outcome;
-use crate::job::Mode;
+use super::gather::MatchStats;
 
 /// What the summary line says beside the output's own figures.
 #[derive(Debug)]
@@ -40,93 +30,6 @@ pub(crate) struct Summary {
 pub(crate) struct Written {
     pub(crate) lines: u64,
     pub(crate) clusters: Option<(usize, usize)>,
-}
-
-/// Writes the output and, unless `summary` is `None` (`--quiet`), the summary line; returns
-/// the job's outcome: `code` once the output is complete, 0 when its reader stopped reading
-/// (`| head`, as `simhash` does), or the messages of a failed write.
-pub(crate) fn run(
-    out: Option<Output>,
-    mode: Mode,
-    gathered: &Gathered,
-    code: u8,
-    summary: &Summary,
-    quiet: bool,
-) -> Outcome {
-    let Some(out) = out else {
-        return Err(vec!["worker 0 has no output".to_string()]);
-    };
-    let write_start = Instant::now();
-    let (out, written) = match write(out, mode, summary.measure, gathered) {
-        Ok(done) => done,
-        // Write errors name the output already.
-        Err(e) => match e.downcast_ref::<std::io::Error>() {
-            Some(io) => return Err(vec![io.to_string()]),
-            None => return Err(vec![format!("{e:#}")]),
-        },
-    };
-    if let Err(e) = out.commit() {
-        // As `simhash`: a reader that stopped reading (`| head`) is not a failure.
-        if simhash_io::is_broken_pipe(&e) {
-            return Ok(0);
-        }
-        return Err(vec![format!("{:#}", anyhow::Error::from(e))]);
-    }
-    if !quiet {
-        report(summary, &gathered.stats, &written, write_start);
-    }
-    Ok(code)
-}
-
-/// Writes the pairs or the clusters to `out`, uncommitted.
-fn write(
-    out: Output,
-    mode: Mode,
-    measure: Measure,
-    gathered: &Gathered,
-) -> anyhow::Result<(Output, Written)> {
-    let records = &gathered.records;
-    let index = |pos: u64| records.binary_search_by_key(&pos, |r| r.0).ok();
-    let mut lines = 0u64;
-    match mode {
-        Mode::Pairs => {
-            let mut tsv = PairsTsv::new(out, measure)?;
-            for &(a, b, d) in &gathered.links {
-                let (Some(ia), Some(ib)) = (index(a), index(b)) else {
-                    anyhow::bail!("internal error: a paired record's id is missing");
-                };
-                tsv.pair(&records[ia].1, &records[ib].1, d)?;
-            }
-            lines = gathered.links.len() as u64;
-            Ok((tsv.into_inner(), Written { lines, clusters: None }))
-        }
-        Mode::Dedup { .. } => anyhow::bail!("internal error: dedup writes its own output"),
-        Mode::Cluster { singletons } => {
-            let dense: Vec<(u32, u32)> = gathered
-                .links
-                .iter()
-                .filter_map(|&(a, b, _)| Some((index(a)? as u32, index(b)? as u32)))
-                .collect();
-            let clusters = Clusters::components(records.len(), dense)
-                .context("internal error: clustering failed")?;
-            let mut tsv = ClustersTsv::new(out)?;
-            let mut next_id = 0u64;
-            for members in &clusters {
-                if members.len() < 2 && !singletons {
-                    continue;
-                }
-                for &doc in members {
-                    let (_, id, fp) = &records[doc as usize];
-                    tsv.member(id, *fp, next_id)?;
-                    lines += 1;
-                }
-                next_id += 1;
-            }
-            let s = clusters.stats(usize::MAX);
-            let clusters = Some((s.clusters, s.largest.max(usize::from(s.clusters > 0))));
-            Ok((tsv.into_inner(), Written { lines, clusters }))
-        }
-    }
 }
 
 /// The summary line on standard error.

@@ -1,5 +1,6 @@
 //! A union-find over sparse 64-bit positions: each worker filters the edges it finds down to
-//! a spanning forest, so that only edges that join two components travel to worker 0.
+//! a spanning forest, so that only edges that join two components go on to the components'
+//! rounds ([`crate::rounds::components`]).
 
 use std::collections::HashMap;
 
@@ -28,7 +29,9 @@ impl Forest {
     }
 
     /// Every element with its component's name, its smallest element (the smaller root
-    /// always stays the root), sorted.
+    /// always stays the root), sorted: what [`crate::rounds::components`] computes across
+    /// workers, against which it is tested.
+    #[cfg(test)]
     pub(crate) fn components(&mut self) -> Vec<(u64, u64)> {
         // Roots are values only (an element is a key once it has a parent).
         let mut elements: Vec<u64> = self.parent.iter().flat_map(|(&k, &v)| [k, v]).collect();

@@ -7,10 +7,10 @@
 //! band, or fingerprints within the distance, and identical sets or fingerprints), so the
 //! walk of each component on its own decides exactly as the walk of the whole input does.
 //!
-//! Crosses the network, in four exchanges:
-//! 1. to worker 0, each worker's spanning-forest edges (as `cluster` sends them); worker 0
-//!    joins them and names each component by its smallest position;
-//! 2. from worker 0, to the reader of each record in a component, the component's name;
+//! Crosses the network, in these exchanges:
+//! 1. and 2. each worker's spanning-forest edges (as `cluster` makes them) joined into
+//!    components by all workers together, each named by its smallest position, and the
+//!    name sent to the reader of each record in a component ([`components`]);
 //! 3. from each reader, to the worker a well-mixed hash of the component's name picks
 //!    ([`mix`]): the record's position, its `--keep` priority ([`Priority`]) and what the
 //!    walk reads: the fingerprint, the sketch (band keys and shingle set), or for a record
@@ -23,8 +23,9 @@
 //! priority order; records of identical sets follow the set's first record in priority
 //! order, as [`lsh::walk`] collapses them.
 //!
-//! Worker 0 holds a union-find over the records that have a near-duplicate (16 bytes and
-//! a hash-map entry each): the one step whose memory grows with the input on one worker.
+//! No worker holds more than its share: the components are found by rounds over every
+//! worker's edges, and each component's walk runs on the worker its name picks (one huge
+//! component is one worker's work, as it is one thread's on one machine).
 
 use serde::{Deserialize, Serialize};
 use simhash_index::lsh::{self, BandKeyWidth, DocSketch, MemoryStore, SketchStore};
@@ -32,9 +33,8 @@ use simhash_index::{Blocks, DedupWalk, Fingerprint};
 use simhash_io::Score;
 use timely::worker::Worker;
 
-use super::{exchange, mix};
+use super::{components, exchange, mix};
 use crate::args::Keep;
-use crate::forest::Forest;
 use crate::share::{Docs, InputPlan};
 
 /// The routing table of components, apart from the permutation tables' numbers.
@@ -136,7 +136,7 @@ pub(crate) fn run(
     keep: Keep,
 ) -> Result<Vec<Decision>, String> {
     let peers = worker.peers() as u64;
-    let roots = components(worker, plan, edges);
+    let roots = components::run(worker, plan, edges);
     let mut copy_of: Vec<(u64, u64)> =
         exchange(worker, copies.iter().map(|&(rep, member)| (plan.owner(member), (member, rep))));
     copy_of.sort_unstable();
@@ -186,27 +186,6 @@ pub(crate) fn run(
         Some(e) => Err(e),
         None => Ok(mine),
     }
-}
-
-/// Exchanges 1 and 2: every worker's spanning-forest `edges` joined on worker 0; returns,
-/// for each record this worker read that has a near-duplicate, `(position, component)`,
-/// sorted, the component named by its smallest position.
-pub(crate) fn components(
-    worker: &mut Worker,
-    plan: &InputPlan,
-    edges: Vec<(u64, u64)>,
-) -> Vec<(u64, u64)> {
-    let edges = exchange(worker, edges.into_iter().map(|e| (0, e)));
-    let mut forest = Forest::default();
-    for (a, b) in edges {
-        forest.union(a, b);
-    }
-    let mut roots: Vec<(u64, u64)> = exchange(
-        worker,
-        forest.components().into_iter().map(|(p, root)| (plan.owner(p), (p, root))),
-    );
-    roots.sort_unstable();
-    roots
 }
 
 /// Dense ranks (0 first) of `keys` in their order.

@@ -17,6 +17,7 @@ pub(crate) mod bands;
 pub(crate) mod census;
 pub(crate) mod chunks;
 pub(crate) mod collapse;
+pub(crate) mod components;
 pub(crate) mod dedup;
 pub(crate) mod gather;
 pub(crate) mod ids;

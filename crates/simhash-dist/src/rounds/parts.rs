@@ -12,8 +12,8 @@
 //! * `pairs`: each pair to the reader of its first record ([`InputPlan::owner`]); then the
 //!   position of each record a worker's pairs name, to its reader, and back its id and
 //!   fingerprint;
-//! * `cluster`: the spanning-forest edges to worker 0, which names each component by its
-//!   smallest position and tells each member's reader ([`dedup::components`]); each
+//! * `cluster`: the spanning-forest edges joined into components by all workers together,
+//!   each named by its smallest position, told to each member's reader ([`components`]); each
 //!   member's position, id and fingerprint to the reader of its component's first member;
 //!   and each worker's count of clusters per part to every worker, which numbers them;
 //! * `dedup`: nothing (each worker writes the kept lines it read again), but for the
@@ -38,7 +38,7 @@ use super::gather::{Matched, Record};
 use super::kept::{self, KeptLines};
 use super::stream::Spool;
 use super::tables::Links;
-use super::{all_gather, dedup, exchange};
+use super::{all_gather, components, exchange};
 use crate::share::{Docs, InputPlan, PieceOrder, Share, position};
 
 /// The parts of one job's output.
@@ -286,7 +286,7 @@ pub(crate) fn clusters(
         Links::Forest(forest) => forest.edges,
         Links::Pairs(_) => Vec::new(),
     };
-    let roots = dedup::components(worker, plan, edges);
+    let roots = components::run(worker, plan, edges);
     let members = (0..docs.len()).filter(|&d| !docs.removed[d]).filter_map(|d| {
         let pos = docs.pos[d];
         let root = match roots.binary_search_by_key(&pos, |r| r.0) {

@@ -570,7 +570,8 @@ fn dedup(
     // Parquet rows are copied into the parts by their readers (only with --output-dir).
     let parquet = d.plan.files.iter().any(|f| f.parquet);
     let code = u8::from(d.census.skipped > 0);
-    let removed_count = |worker: &mut Worker, written: u64| {
+    // Every worker's records written and removed, summed for the summary (a round).
+    let totals = |worker: &mut Worker, written: u64| {
         let counts = all_gather(worker, &(written, decisions.len() as u64));
         (counts.iter().map(|c| c.0).sum(), counts.iter().map(|c| c.1).sum())
     };
@@ -604,7 +605,7 @@ fn dedup(
         };
         let outputs = injected_write_error(job, me, outputs);
         parts::commit(worker, outputs, &paths)?;
-        let (written, removed) = removed_count(worker, count);
+        let (written, removed) = totals(worker, count);
         if me == 0 && !job.quiet {
             report_dedup(summary, written, removed);
         }
@@ -623,7 +624,7 @@ fn dedup(
         Ok((spool, count)) => (Ok(spool), count),
         Err(e) => (Err(format!("{e:#}")), 0),
     };
-    let (written, removed) = removed_count(worker, count);
+    let (written, removed) = totals(worker, count);
     match stream_out(worker, job, spool, removed_lines, outputs)? {
         Ok(()) => {}
         Err(e) if e.is_empty() => return Ok(Ok(0)),

@@ -105,11 +105,50 @@ fn builder(path: &Path) -> Result<(String, ParquetRecordBatchReaderBuilder<File>
     Ok((name, builder))
 }
 
+/// `fields` with each string field (`Utf8`, `LargeUtf8`, also inside structs) read as
+/// `Utf8View`: the reader then points into the decompressed pages instead of copying each
+/// value.
+fn view_fields(fields: &Fields) -> Fields {
+    fields
+        .iter()
+        .map(|f| {
+            let t = match f.data_type() {
+                DataType::Utf8 | DataType::LargeUtf8 => DataType::Utf8View,
+                DataType::Struct(children) => DataType::Struct(view_fields(children)),
+                t => t.clone(),
+            };
+            std::sync::Arc::new(f.as_ref().clone().with_data_type(t))
+        })
+        .collect()
+}
+
+/// Opens a Parquet file to read its strings as views (see [`view_fields`]); also returns
+/// the file's own Arrow schema.
+fn view_builder(
+    path: &Path,
+) -> Result<(String, ParquetRecordBatchReaderBuilder<File>, SchemaRef), Error> {
+    use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+    let name = path.display().to_string();
+    let file = File::open(path).map_err(|e| Error::io(format!("{name}: cannot open"), e))?;
+    let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+        .map_err(|e| bad(&name, format_args!("not a readable Parquet file: {e}")))?;
+    let schema = meta.schema().clone();
+    let view = std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
+        view_fields(schema.fields()),
+        schema.metadata().clone(),
+    ));
+    let meta = ArrowReaderMetadata::try_new(
+        meta.metadata().clone(),
+        ArrowReaderOptions::new().with_schema(view),
+    )
+    .map_err(|e| bad(&name, format_args!("cannot read its strings: {e}")))?;
+    Ok((name, ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta), schema))
+}
+
 impl ParquetRows {
     /// Opens `path` to read the text and id columns of `columns`.
     pub fn open(path: &Path, columns: &Columns) -> Result<ParquetRows, Error> {
-        let (name, builder) = builder(path)?;
-        let schema = builder.schema().clone();
+        let (name, builder, schema) = view_builder(path)?;
         let text_type = field_type(schema.fields(), &columns.text).ok_or_else(|| {
             bad(
                 &name,
@@ -452,8 +491,8 @@ pub struct ParquetCopy<W: std::io::Write + Send> {
     writer: ArrowWriter<W>,
     /// The input's schema.
     schema: SchemaRef,
-    /// The output's: the input's, then the extra columns.
-    out_schema: SchemaRef,
+    /// The batches written: `out_schema` with the input's strings as views.
+    view_schema: SchemaRef,
     extra: ExtraRows,
 }
 
@@ -497,8 +536,17 @@ impl<W: std::io::Write + Send> ParquetCopy<W> {
                 true,
             )));
         }
+        // The batches written hold the input's strings as views (as `copy` reads them); the
+        // file's schema is `out_schema`, the input's types.
+        let mut view_fields: Vec<arrow_schema::FieldRef> =
+            view_fields(schema.fields()).iter().cloned().collect();
+        view_fields.extend(fields[schema.fields().len()..].iter().cloned());
         let out_schema = std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
             fields,
+            schema.metadata().clone(),
+        ));
+        let view_schema = std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
+            view_fields,
             schema.metadata().clone(),
         ));
         let meta = builder.metadata();
@@ -506,9 +554,14 @@ impl<W: std::io::Write + Send> ParquetCopy<W> {
         if let Some(column) = meta.row_groups().first().and_then(|g| g.columns().first()) {
             props = props.set_compression(column.compression());
         }
-        let writer = ArrowWriter::try_new(out, out_schema.clone(), Some(props.build()))
+        let mut props = props.build();
+        parquet::arrow::add_encoded_arrow_schema_to_metadata(&out_schema, &mut props);
+        let options = parquet::arrow::arrow_writer::ArrowWriterOptions::new()
+            .with_properties(props)
+            .with_skip_arrow_metadata(true);
+        let writer = ArrowWriter::try_new_with_options(out, view_schema.clone(), options)
             .map_err(|e| bad(&name, format_args!("cannot write its schema: {e}")))?;
-        Ok(ParquetCopy { writer, schema, out_schema, extra: ExtraRows::new(extra) })
+        Ok(ParquetCopy { writer, schema, view_schema, extra: ExtraRows::new(extra) })
     }
 
     /// Copies the rows of `path` for which `keep(row, text, extra)` is true (`row` 0-based
@@ -521,8 +574,8 @@ impl<W: std::io::Write + Send> ParquetCopy<W> {
         columns: &Columns,
         mut keep: impl FnMut(u64, Option<&str>, &mut ExtraRows) -> Result<bool, Error>,
     ) -> Result<(), Error> {
-        let (name, builder) = builder(path)?;
-        if builder.schema().fields() != self.schema.fields() {
+        let (name, builder, schema) = view_builder(path)?;
+        if schema.fields() != self.schema.fields() {
             return Err(bad(
                 &name,
                 "has another schema than the first Parquet input: cannot write both to one file",
@@ -547,7 +600,7 @@ impl<W: std::io::Write + Send> ParquetCopy<W> {
                 .map_err(|e| bad(&name, format_args!("cannot select rows: {e}")))?;
             let mut columns = kept.columns().to_vec();
             columns.extend(self.extra.finish());
-            let kept = RecordBatch::try_new(self.out_schema.clone(), columns)
+            let kept = RecordBatch::try_new(self.view_schema.clone(), columns)
                 .map_err(|e| bad(&name, format_args!("cannot add the columns: {e}")))?;
             if kept.num_rows() > 0 {
                 self.writer.write(&kept).map_err(|e| write_error(&e))?;

@@ -387,3 +387,66 @@ fn dedup_parquet_output_is_the_same_at_any_thread_count() {
         }
     }
 }
+
+#[test]
+fn dedup_parquet_output_mirrors_how_the_input_was_written() {
+    use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
+    use parquet::file::properties::EnabledStatistics;
+    use parquet::schema::types::ColumnPath;
+    let dir = Dir::new();
+    let jsonl = corpus(40, 9);
+    dir.write("all.jsonl", &jsonl);
+    let rows = records(&jsonl);
+    // The text without a dictionary or statistics, the id with a bloom filter, row groups
+    // of 5; the crate's defaults would be a dictionary tried on every column, page
+    // statistics everywhere, no bloom filter and row groups of a million rows.
+    let text = ColumnPath::from("text");
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(5))
+        .set_column_dictionary_enabled(text.clone(), false)
+        .set_column_statistics_enabled(text.clone(), EnabledStatistics::None)
+        .set_column_bloom_filter_enabled(ColumnPath::from("id"), true)
+        .build();
+    let input = batch(&rows);
+    let file = std::fs::File::create(dir.path("in.parquet")).unwrap();
+    let mut writer = ArrowWriter::try_new(file, input.schema(), Some(props)).unwrap();
+    writer.write(&input).unwrap();
+    writer.close().unwrap();
+    dir.run(&["dedup", "in.parquet", "-q", "-o", "kept.parquet"]).code(0);
+    dir.run(&["dedup", "all.jsonl", "-q", "-o", "kept.jsonl"]).code(0);
+    let kept = records(&dir.read("kept.jsonl"));
+    assert!(kept.len() < rows.len() && kept.len() > 5, "{} of {}", kept.len(), rows.len());
+
+    let meta = |name: &str| -> Arc<ParquetMetaData> {
+        let file = std::fs::File::open(dir.path(name)).unwrap();
+        ParquetRecordBatchReaderBuilder::try_new(file).unwrap().metadata().clone()
+    };
+    let out = meta("kept.parquet");
+    let groups = out.row_groups();
+    let sizes: Vec<i64> = groups.iter().map(RowGroupMetaData::num_rows).collect();
+    assert!(sizes[..sizes.len() - 1].iter().all(|&n| n == 5), "{sizes:?}");
+    assert_eq!(sizes.iter().sum::<i64>(), i64::try_from(kept.len()).unwrap());
+    let column = |i: usize| groups.iter().map(move |g| g.column(i));
+    // url_len and id as the crate writes them by default; text as written.
+    for (i, name) in ["url_len", "id", "text"].into_iter().enumerate() {
+        let dictionary = name != "text";
+        assert!(column(i).all(|c| c.dictionary_page_offset().is_some() == dictionary), "{name}");
+        assert!(column(i).all(|c| c.statistics().is_some() == dictionary), "{name}");
+        assert!(column(i).all(|c| c.column_index_offset().is_some() == dictionary), "{name}");
+        assert!(column(i).all(|c| c.offset_index_offset().is_some()), "{name}");
+        assert!(column(i).all(|c| c.bloom_filter_offset().is_some() == (name == "id")), "{name}");
+        assert!(column(i).all(|c| c.compression() == Compression::SNAPPY), "{name}");
+    }
+    // The values and schema are the input's.
+    let (batches, schema, _) = read_back(&dir, "kept.parquet");
+    assert_eq!(schema.fields(), input.schema().fields());
+    assert_eq!(
+        column_strings(&batches, "id"),
+        kept.iter().map(|r| r.0.clone()).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        column_strings(&batches, "text"),
+        kept.iter().map(|r| r.1.clone()).collect::<Vec<_>>()
+    );
+}

@@ -13,7 +13,8 @@ use arrow_schema::{DataType, Fields, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
-use parquet::file::properties::WriterProperties;
+use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
+use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 
 use crate::error::{Error, ErrorKind};
 use crate::problem::{Problem, Reason};
@@ -105,11 +106,50 @@ fn builder(path: &Path) -> Result<(String, ParquetRecordBatchReaderBuilder<File>
     Ok((name, builder))
 }
 
+/// `fields` with each string field (`Utf8`, `LargeUtf8`, also inside structs) read as
+/// `Utf8View`: the reader then points into the decompressed pages instead of copying each
+/// value.
+fn view_fields(fields: &Fields) -> Fields {
+    fields
+        .iter()
+        .map(|f| {
+            let t = match f.data_type() {
+                DataType::Utf8 | DataType::LargeUtf8 => DataType::Utf8View,
+                DataType::Struct(children) => DataType::Struct(view_fields(children)),
+                t => t.clone(),
+            };
+            std::sync::Arc::new(f.as_ref().clone().with_data_type(t))
+        })
+        .collect()
+}
+
+/// Opens a Parquet file to read its strings as views (see [`view_fields`]); also returns
+/// the file's own Arrow schema.
+fn view_builder(
+    path: &Path,
+) -> Result<(String, ParquetRecordBatchReaderBuilder<File>, SchemaRef), Error> {
+    use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+    let name = path.display().to_string();
+    let file = File::open(path).map_err(|e| Error::io(format!("{name}: cannot open"), e))?;
+    let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+        .map_err(|e| bad(&name, format_args!("not a readable Parquet file: {e}")))?;
+    let schema = meta.schema().clone();
+    let view = std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
+        view_fields(schema.fields()),
+        schema.metadata().clone(),
+    ));
+    let meta = ArrowReaderMetadata::try_new(
+        meta.metadata().clone(),
+        ArrowReaderOptions::new().with_schema(view),
+    )
+    .map_err(|e| bad(&name, format_args!("cannot read its strings: {e}")))?;
+    Ok((name, ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta), schema))
+}
+
 impl ParquetRows {
     /// Opens `path` to read the text and id columns of `columns`.
     pub fn open(path: &Path, columns: &Columns) -> Result<ParquetRows, Error> {
-        let (name, builder) = builder(path)?;
-        let schema = builder.schema().clone();
+        let (name, builder, schema) = view_builder(path)?;
         let text_type = field_type(schema.fields(), &columns.text).ok_or_else(|| {
             bad(
                 &name,
@@ -452,8 +492,8 @@ pub struct ParquetCopy<W: std::io::Write + Send> {
     writer: ArrowWriter<W>,
     /// The input's schema.
     schema: SchemaRef,
-    /// The output's: the input's, then the extra columns.
-    out_schema: SchemaRef,
+    /// The batches written: `out_schema` with the input's strings as views.
+    view_schema: SchemaRef,
     extra: ExtraRows,
 }
 
@@ -497,18 +537,27 @@ impl<W: std::io::Write + Send> ParquetCopy<W> {
                 true,
             )));
         }
+        // The batches written hold the input's strings as views (as `copy` reads them); the
+        // file's schema is `out_schema`, the input's types.
+        let mut view_fields: Vec<arrow_schema::FieldRef> =
+            view_fields(schema.fields()).iter().cloned().collect();
+        view_fields.extend(fields[schema.fields().len()..].iter().cloned());
         let out_schema = std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
             fields,
             schema.metadata().clone(),
         ));
-        let meta = builder.metadata();
-        let mut props = WriterProperties::builder();
-        if let Some(column) = meta.row_groups().first().and_then(|g| g.columns().first()) {
-            props = props.set_compression(column.compression());
-        }
-        let writer = ArrowWriter::try_new(out, out_schema.clone(), Some(props.build()))
+        let view_schema = std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
+            view_fields,
+            schema.metadata().clone(),
+        ));
+        let mut props = mirrored(builder.metadata()).build();
+        parquet::arrow::add_encoded_arrow_schema_to_metadata(&out_schema, &mut props);
+        let options = parquet::arrow::arrow_writer::ArrowWriterOptions::new()
+            .with_properties(props)
+            .with_skip_arrow_metadata(true);
+        let writer = ArrowWriter::try_new_with_options(out, view_schema.clone(), options)
             .map_err(|e| bad(&name, format_args!("cannot write its schema: {e}")))?;
-        Ok(ParquetCopy { writer, schema, out_schema, extra: ExtraRows::new(extra) })
+        Ok(ParquetCopy { writer, schema, view_schema, extra: ExtraRows::new(extra) })
     }
 
     /// Copies the rows of `path` for which `keep(row, text, extra)` is true (`row` 0-based
@@ -521,8 +570,8 @@ impl<W: std::io::Write + Send> ParquetCopy<W> {
         columns: &Columns,
         mut keep: impl FnMut(u64, Option<&str>, &mut ExtraRows) -> Result<bool, Error>,
     ) -> Result<(), Error> {
-        let (name, builder) = builder(path)?;
-        if builder.schema().fields() != self.schema.fields() {
+        let (name, builder, schema) = view_builder(path)?;
+        if schema.fields() != self.schema.fields() {
             return Err(bad(
                 &name,
                 "has another schema than the first Parquet input: cannot write both to one file",
@@ -547,7 +596,7 @@ impl<W: std::io::Write + Send> ParquetCopy<W> {
                 .map_err(|e| bad(&name, format_args!("cannot select rows: {e}")))?;
             let mut columns = kept.columns().to_vec();
             columns.extend(self.extra.finish());
-            let kept = RecordBatch::try_new(self.out_schema.clone(), columns)
+            let kept = RecordBatch::try_new(self.view_schema.clone(), columns)
                 .map_err(|e| bad(&name, format_args!("cannot add the columns: {e}")))?;
             if kept.num_rows() > 0 {
                 self.writer.write(&kept).map_err(|e| write_error(&e))?;
@@ -562,6 +611,62 @@ impl<W: std::io::Write + Send> ParquetCopy<W> {
     }
 }
 
+/// The writer's properties for a copy of the file `meta` describes, as that file was
+/// written rather than the crate's defaults:
+///
+/// - its compression codec (of its first column chunk);
+/// - row groups of as many rows as its largest (so that the writer holds one such group in
+///   memory, not a million rows);
+/// - per column: dictionary encoding only where every chunk of the column is dictionary
+///   encoded throughout (a writer that fell back to plain pages found too many distinct
+///   values: trying again hashes each value for nothing); statistics per page (a column
+///   index) where every chunk has a column index, per chunk where every chunk has
+///   statistics, otherwise none; a bloom filter where every chunk has one; an offset index
+///   unless no chunk has one.
+///
+/// A file without row groups gets the crate's defaults, with the codec unknown (none).
+fn mirrored(meta: &ParquetMetaData) -> WriterPropertiesBuilder {
+    use parquet::basic::Encoding;
+    use parquet::file::properties::EnabledStatistics;
+    let mut props = WriterProperties::builder();
+    let groups = meta.row_groups();
+    let Some(first) = groups.first() else { return props };
+    if let Some(column) = first.columns().first() {
+        props = props.set_compression(column.compression());
+    }
+    let largest = groups.iter().map(RowGroupMetaData::num_rows).max().unwrap_or(0);
+    if let Ok(rows) = usize::try_from(largest)
+        && rows > 0
+    {
+        props = props.set_max_row_group_row_count(Some(rows));
+    }
+    let mut offset_index = false;
+    for (i, column) in meta.file_metadata().schema_descr().columns().iter().enumerate() {
+        let chunks = || groups.iter().filter_map(move |g| g.columns().get(i));
+        let path = column.path().clone();
+        let dictionary = chunks().all(|c| {
+            c.dictionary_page_offset().is_some()
+                && c.page_encoding_stats_mask().is_none_or(|m| {
+                    m.is_only(Encoding::RLE_DICTIONARY) || m.is_only(Encoding::PLAIN_DICTIONARY)
+                })
+        });
+        let statistics = if chunks().all(|c| c.column_index_offset().is_some()) {
+            EnabledStatistics::Page
+        } else if chunks().all(|c| c.statistics().is_some()) {
+            EnabledStatistics::Chunk
+        } else {
+            EnabledStatistics::None
+        };
+        let bloom = chunks().all(|c| c.bloom_filter_offset().is_some());
+        offset_index |= chunks().any(|c| c.offset_index_offset().is_some());
+        props = props
+            .set_column_dictionary_enabled(path.clone(), dictionary)
+            .set_column_statistics_enabled(path.clone(), statistics)
+            .set_column_bloom_filter_enabled(path, bloom);
+    }
+    props.set_offset_index_disabled(!offset_index)
+}
+
 fn write_error(e: &parquet::errors::ParquetError) -> Error {
     match e {
         parquet::errors::ParquetError::External(inner) => {
@@ -572,5 +677,52 @@ fn write_error(e: &parquet::errors::ParquetError) -> Error {
             Error::from(std::io::Error::new(kind, inner.to_string()))
         }
         other => Error::from(std::io::Error::other(format!("cannot write Parquet: {other}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::StringArray;
+    use parquet::basic::Encoding;
+    use parquet::schema::types::ColumnPath;
+
+    use super::*;
+
+    /// A column whose writer fell back from a dictionary to plain pages (too many distinct
+    /// values for its dictionary page) gets no dictionary in the copy; a column that is
+    /// dictionary encoded throughout keeps one.
+    #[test]
+    fn a_dictionary_that_fell_back_is_not_tried_again() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("in.parquet");
+        let texts: Vec<String> = (0..100).map(|i| format!("text number {i} and words")).collect();
+        let ids: Vec<String> = (0..100).map(|i| format!("{}", i % 3)).collect();
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(StringArray::from(ids)) as ArrayRef),
+            ("text", Arc::new(StringArray::from(texts)) as ArrayRef),
+        ])?;
+        let props = WriterProperties::builder()
+            .set_dictionary_page_size_limit(256)
+            .set_write_batch_size(8)
+            .build();
+        let mut writer = ArrowWriter::try_new(File::create(&path)?, batch.schema(), Some(props))?;
+        writer.write(&batch)?;
+        writer.close()?;
+
+        let (_, builder) = builder(&path)?;
+        let meta = builder.metadata();
+        let (id, text) = (meta.row_group(0).column(0), meta.row_group(0).column(1));
+        assert!(text.dictionary_page_offset().is_some());
+        assert!(text.page_encoding_stats_mask().is_some_and(|m| m.is_set(Encoding::PLAIN)));
+        assert!(id.page_encoding_stats_mask().is_some_and(|m| !m.is_set(Encoding::PLAIN)));
+        let props = mirrored(meta).build();
+        assert!(!props.dictionary_enabled(&ColumnPath::from("text")));
+        assert!(props.dictionary_enabled(&ColumnPath::from("id")));
+        assert_eq!(props.compression(&ColumnPath::from("text")), text.compression());
+        assert_eq!(props.max_row_group_row_count(), Some(100));
+        assert!(!props.offset_index_disabled());
+        Ok(())
     }
 }

@@ -247,7 +247,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         binaries.push(("baseline", b.clone()));
     }
     println!();
-    println!("end to end, -j{threads}, fastest of {} (wall s):", args.runs);
+    println!("end to end, -j{threads}, {} runs each:", args.runs);
     let jobs: Vec<(&str, &PathBuf, Vec<&str>)> = vec![
         ("find-all decimal", &dec, vec!["find-all", "--blocks", "6", "--distance", "3"]),
         // The same output: the planner's tables instead of simhash-cpp's six blocks.

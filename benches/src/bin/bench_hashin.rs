@@ -6,13 +6,16 @@
 //! cargo build --release -p simhash-cli -p benches --bin simhash --bin bench_hashin
 //! ./target/release/bench_hashin --n 2000000 --dir /tmp/simhash-hashin \
 //!     [--baseline /tmp/simhash-before] [--cpp /tmp/simhash-cpp/release/bin/simhash-find-all] \
-//!     [--runs 3] [--threads 2] [--parser-only]
+//!     [--runs 3] [--threads 2] [--parser-only] [--only "find-all decimal"]
 //! ```
 //!
 //! It writes (once) `--n` planted fingerprints (one in eight a near copy of an earlier one,
 //! [`benches::planted`] with k = 3) as decimal (`dec.txt`), hex (`hex.txt`) and hash TSV
-//! (`hash.tsv`). Each timing is the fastest of `--runs`; the binaries are run interleaved,
-//! so that a burst of load on the shared machine hits each alike. The outputs of the
+//! (`hash.tsv`). The parser's timings are the fastest of `--runs`, as wall time and as the
+//! thread's CPU time (the figure per core on a loaded machine); the binaries' are the
+//! minimum and median of `--runs`, wall and CPU (user + system), run interleaved (simhash-cpp
+//! too), so that a burst of load on the shared machine hits each alike. `--only` keeps the
+//! end-to-end jobs whose name starts with it. The outputs of the
 //! binary under test and of the baseline must be identical (checked); simhash-cpp's is
 //! compared by its number of lines (it prints `[a, b]` in hash-set order).
 //! `find-all` runs twice: with simhash-cpp's `--blocks 6` (20 tables), and with
@@ -37,6 +40,8 @@ struct Args {
     threads: usize,
     /// Only the parser, not the binaries.
     parser_only: bool,
+    /// Only the end-to-end jobs whose name starts with this.
+    only: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -49,6 +54,7 @@ fn parse_args() -> Result<Args, String> {
         runs: 3,
         threads: 2,
         parser_only: false,
+        only: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -64,9 +70,10 @@ fn parse_args() -> Result<Args, String> {
                 args.threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?;
             }
             "--parser-only" => args.parser_only = true,
+            "--only" => args.only = Some(value()?),
             "-h" | "--help" => {
                 return Err("usage: bench_hashin [--n N] [--dir DIR] [--simhash PATH] \
-                            [--baseline PATH] [--cpp PATH] [--runs R] [--threads T] [--parser-only]"
+                            [--baseline PATH] [--cpp PATH] [--runs R] [--threads T] [--parser-only] [--only JOB]"
                     .into());
             }
             other => return Err(format!("unknown flag {other}")),
@@ -101,16 +108,49 @@ fn inputs(dir: &Path, n: usize) -> std::io::Result<[PathBuf; 3]> {
     Ok(paths)
 }
 
-/// The fastest of `runs` timings of `f`, in seconds.
-fn best(runs: usize, mut f: impl FnMut() -> u64) -> (f64, u64) {
-    let mut best = f64::INFINITY;
+/// The fastest of `runs` timings of `f`: wall seconds, the thread's CPU seconds (on a
+/// loaded machine, the figure per core), and `f`'s result.
+fn best(runs: usize, mut f: impl FnMut() -> u64) -> (f64, f64, u64) {
+    let (mut wall, mut cpu) = (f64::INFINITY, f64::INFINITY);
     let mut check = 0;
     for _ in 0..runs {
-        let start = Instant::now();
+        let (start, cpu_start) = (Instant::now(), thread_cpu());
         check = std::hint::black_box(f());
-        best = best.min(start.elapsed().as_secs_f64());
+        wall = wall.min(start.elapsed().as_secs_f64());
+        cpu = cpu.min(thread_cpu() - cpu_start);
     }
-    (best, check)
+    (wall, cpu, check)
+}
+
+/// This thread's CPU time (user and system), in seconds.
+fn thread_cpu() -> f64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid timespec for the call to write.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut t) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// The CPU time (user + system) of the children waited for so far, in seconds.
+fn children_cpu() -> f64 {
+    // SAFETY: an all-zero rusage is valid, and `usage` is valid for the call to write.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &raw mut usage) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// The minimum and the median of `v`.
+fn min_median(v: &[f64]) -> (f64, f64) {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    (v[0], v[v.len() / 2])
 }
 
 /// The line-at-a-time path: a `LineReader` and `Parser::parse` per line.
@@ -144,6 +184,7 @@ fn block_path(format: HashFormat, data: &[u8]) -> u64 {
         out.lines.clear();
         out.hashes.clear();
         out.ids = simhash_io::IdTable::default();
+        out.keys.clear();
         out.problems.clear();
         out.count = 0;
         parse_hash_lines(format, &data[start..end], u64::MAX, start == 0, &mut out);
@@ -157,15 +198,15 @@ fn memchr_back(s: &[u8]) -> Option<usize> {
     s.iter().rposition(|&b| b == b'\n')
 }
 
-/// Runs `cmd` with its output to `out`; the wall time.
-fn run(cmd: &mut Command) -> Result<f64, Box<dyn std::error::Error>> {
-    let start = Instant::now();
+/// Runs `cmd`: its wall time and CPU time (user + system), in seconds.
+fn run(cmd: &mut Command) -> Result<(f64, f64), Box<dyn std::error::Error>> {
+    let (start, cpu) = (Instant::now(), children_cpu());
     let status = cmd.status()?;
     let secs = start.elapsed().as_secs_f64();
     if !status.success() {
         return Err(format!("{cmd:?} exited with {status}").into());
     }
-    Ok(secs)
+    Ok((secs, children_cpu() - cpu))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -181,16 +222,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let data = std::fs::read(path)?;
         let mb = data.len() as f64 / 1e6;
         let format = parser.hash_format().ok_or("not a hash parser")?;
-        let (old, a) = best(args.runs, || old_path(&parser, &data));
-        let (new, b) = best(args.runs, || block_path(format, &data));
+        let (old, old_cpu, a) = best(args.runs, || old_path(&parser, &data));
+        let (new, new_cpu, b) = best(args.runs, || block_path(format, &data));
         if a != b {
             return Err(format!("{name}: the two paths read different hashes").into());
         }
         println!(
-            "  {name:<9} {mb:>6.1} MB   line at a time {:>7.0} MB/s   blocks {:>7.0} MB/s   {:.1}x",
+            "  {name:<9} {mb:>6.1} MB   line at a time {:>5.0} MB/s ({:>5.0} per CPU-s)   \
+             blocks {:>5.0} MB/s ({:>5.0} per CPU-s)   {:.1}x CPU",
             mb / old,
+            mb / old_cpu,
             mb / new,
-            old / new
+            mb / new_cpu,
+            old_cpu / new_cpu
         );
     }
 
@@ -203,7 +247,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         binaries.push(("baseline", b.clone()));
     }
     println!();
-    println!("end to end, -j{threads}, fastest of {} (wall s):", args.runs);
+    println!("end to end, -j{threads}, {} runs each:", args.runs);
     let jobs: Vec<(&str, &PathBuf, Vec<&str>)> = vec![
         ("find-all decimal", &dec, vec!["find-all", "--blocks", "6", "--distance", "3"]),
         // The same output: the planner's tables instead of simhash-cpp's six blocks.
@@ -212,21 +256,40 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("find-clusters decimal", &dec, vec!["find-clusters", "--distance", "3"]),
         ("pairs --format hash", &tsv, vec!["pairs", "--format", "hash", "-k", "3"]),
     ];
-    // simhash-cpp's time and line count, measured once (always with its six blocks).
-    let mut cpp_time: Option<(f64, usize)> = None;
+    // simhash-cpp's times and line count, measured once (always with its six blocks), its
+    // runs interleaved with the first find-all decimal job's.
+    let mut cpp_times: Option<(Vec<(f64, f64)>, usize)> = None;
     for (job, input, cmd) in &jobs {
-        let mut times = vec![f64::INFINITY; binaries.len()];
+        if !args.only.as_ref().is_none_or(|only| job.starts_with(only.as_str())) {
+            continue;
+        }
+        let mut times: Vec<Vec<(f64, f64)>> = vec![Vec::new(); binaries.len()];
         let outs: Vec<PathBuf> =
             binaries.iter().map(|(name, _)| args.dir.join(format!("out-{name}.txt"))).collect();
+        let cpp = args.cpp.as_ref().filter(|_| job.starts_with("find-all decimal"));
+        let cpp_out = args.dir.join("out-cpp.txt");
+        let mut cpp_runs = Vec::new();
         for _ in 0..args.runs {
             for (i, (_, bin)) in binaries.iter().enumerate() {
-                let secs = run(Command::new(bin)
+                times[i].push(run(Command::new(bin)
                     .args(cmd)
                     .arg(input)
                     .args(["-q", "-j", &threads, "-o"])
-                    .arg(&outs[i]))?;
-                times[i] = times[i].min(secs);
+                    .arg(&outs[i]))?);
             }
+            if let (Some(cpp), None) = (cpp, &cpp_times) {
+                cpp_runs.push(run(Command::new(cpp)
+                    .args(["--blocks", "6", "--distance", "3", "--input"])
+                    .arg(input)
+                    .arg("--output")
+                    .arg(&cpp_out)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null()))?);
+            }
+        }
+        if cpp.is_some() && cpp_times.is_none() {
+            let lines = std::fs::read(&cpp_out)?.iter().filter(|&&b| b == b'\n').count();
+            cpp_times = Some((cpp_runs, lines));
         }
         let first = std::fs::read(&outs[0])?;
         let lines = first.iter().filter(|&&b| b == b'\n').count();
@@ -235,36 +298,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 return Err(format!("{job}: outputs differ from the baseline's").into());
             }
         }
-        print!("  {job:<22} {lines:>9} lines out");
-        for ((name, _), t) in binaries.iter().zip(&times) {
-            print!("   {name} {t:.3} s");
+        println!("  {job}: {lines} lines out (wall and CPU s, min / median of {})", args.runs);
+        let stats = |runs: &[(f64, f64)]| {
+            let wall: Vec<f64> = runs.iter().map(|r| r.0).collect();
+            let cpu: Vec<f64> = runs.iter().map(|r| r.1).collect();
+            (min_median(&wall), min_median(&cpu))
+        };
+        let ours = stats(&times[0]);
+        for ((name, _), runs) in binaries.iter().zip(&times) {
+            let ((w0, w1), (c0, c1)) = stats(runs);
+            print!("    {name:<11} wall {w0:.3} / {w1:.3}   CPU {c0:.3} / {c1:.3}");
+            if runs != &times[0] {
+                print!(
+                    "   {name} / simhash: wall {:.2}x / {:.2}x, CPU {:.2}x / {:.2}x",
+                    w0 / ours.0.0,
+                    w1 / ours.0.1,
+                    c0 / ours.1.0,
+                    c1 / ours.1.1
+                );
+            }
+            println!();
         }
-        if times.len() > 1 {
-            print!("   baseline / simhash {:.2}x", times[1] / times[0]);
-        }
-        println!();
-        if let (Some(cpp), true) = (&args.cpp, job.starts_with("find-all decimal")) {
-            let (t, cpp_lines) = if let Some(done) = cpp_time {
-                done
-            } else {
-                let out = args.dir.join("out-cpp.txt");
-                let mut t = f64::INFINITY;
-                for _ in 0..args.runs {
-                    t = t.min(run(Command::new(cpp)
-                        .args(["--blocks", "6", "--distance", "3", "--input"])
-                        .arg(input)
-                        .arg("--output")
-                        .arg(&out)
-                        .stdout(std::process::Stdio::null())
-                        .stderr(std::process::Stdio::null()))?);
-                }
-                let lines = std::fs::read(&out)?.iter().filter(|&&b| b == b'\n').count();
-                *cpp_time.insert((t, lines))
-            };
+        if let (Some(_), Some((runs, cpp_lines))) = (cpp, &cpp_times) {
+            let ((w0, w1), (c0, c1)) = stats(runs);
             println!(
-                "  {:<22} {cpp_lines:>9} lines out   simhash-cpp {t:.3} s   simhash-cpp / simhash {:.1}x",
-                "",
-                t / times[0]
+                "    simhash-cpp wall {w0:.3} / {w1:.3}   CPU {c0:.3} / {c1:.3}   simhash-cpp / \
+                 simhash: wall {:.1}x / {:.1}x, CPU {:.1}x / {:.1}x   ({cpp_lines} lines out)",
+                w0 / ours.0.0,
+                w1 / ours.0.1,
+                c0 / ours.1.0,
+                c1 / ours.1.1
             );
         }
     }

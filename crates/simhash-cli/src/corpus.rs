@@ -12,7 +12,7 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 use simhash_core::{Fingerprint, Fingerprinter};
 use simhash_index::lsh::{DocSketch, SPILL_CACHE_BYTES, SketchStore, Sketcher, SpillStore};
 use simhash_io::{
-    Body, HashLines, IdSet, IdTable, LineReader, LineStatus, Problem, Reason, Source,
+    Body, HashLines, IdKey, IdKeys, IdTable, LineReader, LineStatus, Problem, Reason, Source,
 };
 
 use crate::report::Reporter;
@@ -679,7 +679,7 @@ fn collect(
         let (bands, width) = (sketcher.banding().bands, sketcher.band_keys());
         corpus.sketches = Some(SpillStore::with_band_keys(bands, width, SPILL_CACHE_BYTES)?);
     }
-    let mut ids = IdSet::default();
+    let mut ids = SeenIds { keys: IdKeys::default(), own: sampler_ids(options) };
     let mut sampler = options.sample.map(|(n, seed)| Sampler::new(n, seed));
     let mut pending: BTreeMap<u64, ParsedBatch> = BTreeMap::new();
     let mut next = 0;
@@ -737,7 +737,7 @@ fn collect(
                 };
                 // Generated ids are line numbers, distinct by construction (and never equal
                 // to an explicit id): only explicit ids need the set.
-                if !generated && !ids.insert(id) {
+                if !generated && !ids.insert(IdKey::new(id), id, &corpus.ids) {
                     reporter.problem(name, line, &Problem::duplicate_id(id))?;
                     continue;
                 }
@@ -774,8 +774,38 @@ struct Place<'a> {
 /// What collecting carries from record to record: the ids seen, and whether records have
 /// ids (the first record decides).
 struct Collecting<'a> {
-    ids: &'a mut IdSet,
+    ids: &'a mut SeenIds,
     ids_given: &'a mut Option<bool>,
+}
+
+/// The ids seen so far, to find repeats: their keys, and their text in the corpus's id
+/// table, which holds exactly the ids that went in, or, when sampling (the corpus keeps
+/// only the sample's ids), in a table of their own.
+struct SeenIds {
+    keys: IdKeys,
+    own: Option<IdTable>,
+}
+
+/// The table of their own that [`SeenIds`] needs: when sampling.
+fn sampler_ids(options: &ReadOptions) -> Option<IdTable> {
+    options.sample.map(|_| IdTable::default())
+}
+
+impl SeenIds {
+    /// Returns false when `id` (whose key is `key`) was seen before. Without a table of
+    /// their own, the caller pushes a new id to the corpus (`corpus_ids`).
+    fn insert(&mut self, key: IdKey, id: &str, corpus_ids: &IdTable) -> bool {
+        match &mut self.own {
+            Some(own) => {
+                let new = self.keys.insert(key, id, own);
+                if new {
+                    own.push(id);
+                }
+                new
+            }
+            None => self.keys.insert(key, id, corpus_ids),
+        }
+    }
 }
 
 /// Adds a block of hash input to the corpus as [`collect`] adds its records one by one:
@@ -822,7 +852,7 @@ fn collect_hashes(
                     continue;
                 }
                 let id = if has_ids { block_ids.get(doc) } else { "" };
-                if has_ids && !state.ids.insert_key(keys[doc]) {
+                if has_ids && !state.ids.insert(keys[doc], id, &corpus.ids) {
                     reporter.problem(at.name, line, &Problem::duplicate_id(id))?;
                     continue;
                 }

@@ -111,7 +111,7 @@ pub use crate::format::{
     write_json_id, write_removed,
 };
 pub use crate::hashlines::{HashFormat, HashLines, parse_hash_lines};
-pub use crate::ids::{IdKey, IdSet, IdTable};
+pub use crate::ids::{IdKey, IdKeys, IdSet, IdTable};
 pub use crate::inputs::{InputFile, Inputs, RECORD_EXTENSIONS, SkippedFile, is_record_file};
 pub use crate::lines::{LineReader, LineStatus};
 pub use crate::output::{Output, commit_all, install_signal_handler, remove_pending, temp_file};

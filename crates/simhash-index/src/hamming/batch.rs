@@ -741,30 +741,40 @@ pub(crate) fn sort_bucket<'a>(
     let digit = rest.div_ceil(passes);
     scratch.clear();
     scratch.resize(bucket.len(), Entry::default());
-    let mut src: &'a mut [Entry] = bucket;
-    let mut dst: &'a mut [Entry] = scratch.as_mut_slice();
+    // Each pass's digit: its lowest bit and mask (the last one may be narrower).
+    let mut digits = [(0u32, 0u64); 8];
     let mut lo = shift;
-    let mut counts = [0usize; 256];
-    for _ in 0..passes {
+    for d in &mut digits[..passes as usize] {
         let width = digit.min(64 - done - lo);
-        let mask = (1u64 << width) - 1;
-        counts[..=mask as usize].fill(0);
-        for e in src.iter() {
-            counts[((e.key >> lo) & mask) as usize] += 1;
+        *d = (lo, (1u64 << width) - 1);
+        lo += width;
+    }
+    let digits = &digits[..passes as usize];
+    // The counts of every pass in one read of the bucket (they do not depend on its order),
+    // then each pass's starts. A bucket holds at most HUGE_BUCKET entries: u32 counts.
+    let mut counts = [[0u32; 256]; 8];
+    for e in bucket.iter() {
+        for (c, &(lo, mask)) in counts.iter_mut().zip(digits) {
+            c[((e.key >> lo) & mask) as usize] += 1;
         }
+    }
+    for (c, &(_, mask)) in counts.iter_mut().zip(digits) {
         let mut at = 0;
-        for c in &mut counts[..=mask as usize] {
+        for c in &mut c[..=mask as usize] {
             let n = *c;
             *c = at;
             at += n;
         }
+    }
+    let mut src: &'a mut [Entry] = bucket;
+    let mut dst: &'a mut [Entry] = scratch.as_mut_slice();
+    for (c, &(lo, mask)) in counts.iter_mut().zip(digits) {
         for e in src.iter() {
-            let c = &mut counts[((e.key >> lo) & mask) as usize];
-            dst[*c] = *e;
+            let c = &mut c[((e.key >> lo) & mask) as usize];
+            dst[*c as usize] = *e;
             *c += 1;
         }
         std::mem::swap(&mut src, &mut dst);
-        lo += width;
     }
     src
 }

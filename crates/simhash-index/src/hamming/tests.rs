@@ -829,3 +829,48 @@ mod budget {
         assert_eq!(got, expect);
     }
 }
+
+/// `sort_bucket` against a plain stable sort by prefix, for every table of many
+/// configurations (prefixes of 1 to 64 bits: one to eight radix passes, a narrower last
+/// digit), buckets below and above the insertion-sort and in-place sizes, few and many
+/// distinct prefixes, and every number of bits already sorted by the scatter.
+#[test]
+fn sort_bucket_is_a_stable_sort_by_prefix() {
+    use crate::hamming::batch::sort_bucket;
+    use crate::hamming::kernel::Entry;
+    let mut s = 0x5151_u64;
+    let mut next = move || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut x = s;
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    };
+    let mut scratch = Vec::new();
+    for &(m, k) in CONFIGS {
+        let tables = Tables::new(m, k).unwrap();
+        for table in tables.iter().take(3) {
+            let p = table.prefix_bits();
+            let shift = 64 - p;
+            for len in [2, 47, 48, 49, 150, 200, 201, 700] {
+                for done in [0, p / 3, p.saturating_sub(1), p] {
+                    // Few distinct prefixes (ties keep their order) or many.
+                    let spread = if len % 2 == 0 { 3 } else { u64::MAX };
+                    let top = next() & !(u64::MAX.checked_shr(done).unwrap_or(0));
+                    let mut bucket: Vec<Entry> = (0..len)
+                        .map(|i| {
+                            let low = (next() % spread).wrapping_mul(0x0123_4567_89ab_cdef);
+                            let low = low & u64::MAX.checked_shr(done).unwrap_or(0);
+                            Entry { key: top | low, id: i as u32, side: 0 }
+                        })
+                        .collect();
+                    let mut expect = bucket.clone();
+                    expect.sort_by_key(|e| e.key.checked_shr(shift).unwrap_or(0));
+                    let got = sort_bucket(&mut bucket, &mut scratch, table, done).to_vec();
+                    let ids = |v: &[Entry]| v.iter().map(|e| (e.key, e.id)).collect::<Vec<_>>();
+                    assert_eq!(ids(&got), ids(&expect), "m = {m}, k = {k}, len {len}, done {done}");
+                }
+            }
+        }
+    }
+}

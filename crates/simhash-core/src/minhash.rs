@@ -188,6 +188,10 @@ impl MinHasher {
     /// was filled to begin with.
     fn densify(&self, out: &mut [u32]) -> bool {
         let k = self.num_perm;
+        // Most signatures have every slot filled: nothing to do (and no tables to clear).
+        if !out.contains(&EMPTY) {
+            return k != 0;
+        }
         let mut filled_bits = [0u64; MAX_PERM / 64];
         let mut filled = [0u16; MAX_PERM];
         let mut f = 0;

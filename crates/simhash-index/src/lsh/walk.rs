@@ -44,8 +44,12 @@ impl std::hash::Hasher for KeyHasher {
     }
 }
 
-/// Band-hash buckets: kept ordinals by [`bucket_key`].
-type Buckets = HashMap<u64, Vec<u32>, std::hash::BuildHasherDefault<KeyHasher>>;
+/// Band-hash buckets: by [`bucket_key`], the last link of the bucket's chain in
+/// [`Kept::links`] (one allocation for all buckets, not a vector each).
+type Buckets = HashMap<u64, u32, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// The end of a bucket's chain.
+const NO_LINK: u32 = u32::MAX;
 
 /// The key of a band hash in a per-component bucket map.
 fn bucket_key(band: usize, hash: u32) -> u64 {
@@ -150,6 +154,9 @@ const KEPT_SET_WORDS: usize = if cfg!(test) { 40 } else { 4 << 20 };
 struct Kept {
     docs: Vec<usize>,
     buckets: Buckets,
+    /// The buckets' members: a kept ordinal and the link of the bucket's previous member
+    /// ([`NO_LINK`] for its first).
+    links: Vec<(u32, u32)>,
     lens: Vec<usize>,
     /// Where each kept record's set starts in `sets`, when it is held.
     starts: Vec<Option<usize>>,
@@ -176,14 +183,15 @@ impl Kept {
                 let mut guard = cell.borrow_mut();
                 let (set, other) = &mut *guard;
                 let filter = &mut *filter.borrow_mut();
-                let mut candidates: Vec<u32> = c
-                    .row(i)
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(band, &h)| self.buckets.get(&bucket_key(band, h)))
-                    .flatten()
-                    .copied()
-                    .collect();
+                let mut candidates: Vec<u32> = Vec::new();
+                for (band, &h) in c.row(i).iter().enumerate() {
+                    let mut link = self.buckets.get(&bucket_key(band, h)).copied();
+                    while let Some(at) = link.filter(|&at| at != NO_LINK) {
+                        let (ordinal, previous) = self.links[at as usize];
+                        candidates.push(ordinal);
+                        link = Some(previous);
+                    }
+                }
                 candidates.sort_unstable();
                 candidates.dedup();
                 stats.candidates += candidates.len() as u64;
@@ -263,7 +271,11 @@ impl Kept {
         self.lens.push(len);
         self.starts.push(held.then_some(start));
         for (band, &h) in c.row(i).iter().enumerate() {
-            self.buckets.entry(bucket_key(band, h)).or_default().push(ordinal);
+            let link = u32::try_from(self.links.len()).map_err(|_| {
+                EngineError::other(EngineErrorKind::TooManyDocuments, "too many band links")
+            })?;
+            let previous = self.buckets.insert(bucket_key(band, h), link).unwrap_or(NO_LINK);
+            self.links.push((ordinal, previous));
         }
         Ok(())
     }

@@ -489,3 +489,55 @@ fn sketches_equal_the_old_path() {
         }
     }
 }
+
+/// The candidate components by brute force: documents joined when any band key agrees.
+fn components_by_brute_force(keys: &[Vec<u32>], docs: &[u32]) -> Vec<Vec<u32>> {
+    let mut uf = Uf::new(docs.len());
+    for a in 0..docs.len() {
+        for b in a + 1..docs.len() {
+            let (ka, kb) = (&keys[docs[a] as usize], &keys[docs[b] as usize]);
+            if ka.iter().zip(kb).any(|(x, y)| x == y) {
+                uf.union(a as u32, b as u32);
+            }
+        }
+    }
+    let mut by_root = std::collections::BTreeMap::<u32, Vec<u32>>::new();
+    for (p, &d) in docs.iter().enumerate() {
+        by_root.entry(uf.find(p as u32)).or_default().push(d);
+    }
+    let mut out: Vec<Vec<u32>> = by_root.into_values().filter(|c| c.len() > 1).collect();
+    out.sort_unstable_by_key(|c| c[0]);
+    out
+}
+
+#[test]
+fn candidate_components_agree_with_brute_force() {
+    let mut rng = Rng(21);
+    // Keys from tiny ranges (huge groups, a full table's probing), from the whole range
+    // (0 and u32::MAX among them), and a flood with one key in every band.
+    for (n, range) in [(1, 3), (2, 1), (50, 2), (300, 7), (300, 300), (700, 5000), (400, 0)] {
+        let bands = 1 + rng.below(5) as usize;
+        let keys: Vec<Vec<u32>> = (0..n)
+            .map(|_| {
+                (0..bands)
+                    .map(|_| match range {
+                        0 => 7,
+                        5000 => [0, u32::MAX, rng.below(1 << 32) as u32][rng.below(3) as usize],
+                        r => rng.below(r) as u32 * 0x1000_0001,
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut store = MemoryStore::with_band_keys(bands, BandKeyWidth::Bits32);
+        for (d, k) in keys.iter().enumerate() {
+            store.push(Some(&DocSketch::from_parts(k.clone(), vec![d as u64]))).unwrap();
+        }
+        store.finish().unwrap();
+        let all: Vec<u32> = (0..n as u32).collect();
+        let some: Vec<u32> = (0..n as u32).filter(|d| d % 3 != 1).collect();
+        for docs in [all, some] {
+            let got = super::scan::candidate_components(&store, &docs).unwrap();
+            assert_eq!(got, components_by_brute_force(&keys, &docs), "n {n}, range {range}");
+        }
+    }
+}

@@ -83,7 +83,7 @@ pub(super) fn minhash_docs(rng: &mut Rng, n: usize, sk: &Sketcher) -> Vec<Option
                 set.dedup();
                 let h = set.iter().fold(0u64, |h, &x| h.rotate_left(7) ^ x);
                 let keys = (0..bands).map(|b| ((h >> b) % 3) as u32).collect();
-                Some(DocSketch { bands: keys, high: Vec::new(), set })
+                Some(DocSketch::from_parts(keys, set))
             }
             4..=6 if !bases.is_empty() => {
                 let b = bases[rng.below(bases.len() as u64) as usize].clone();

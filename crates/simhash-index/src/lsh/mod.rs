@@ -46,9 +46,9 @@
 //! file as their source).
 //!
 //! Memory per document is 17 bytes in a store (set hash, set offset, flag), and about 30
-//! more while matching (the identical-set pass, a union-find and one band's sorted column
-//! for the candidate components, then the walk's decisions: 12 bytes a document and 16 a
-//! removal); a [`SpillStore`] keeps the band hashes (32-bit, a file of per-band column
+//! to 40 more while matching (the identical-set pass; a union-find, one band's column and
+//! a table of its keys' first members for the candidate components; then the walk's
+//! decisions: 12 bytes a document and 16 a removal); a [`SpillStore`] keeps the band hashes (32-bit, a file of per-band column
 //! blocks and one of rows) and the shingle sets (8 bytes a shingle) on disk, so the LSH
 //! sorts one band at a time.
 //!

@@ -78,11 +78,11 @@ fn fixture_in<S: SketchStore>(docs: &[Vec<u64>], mut store: S) -> Fixture<S> {
             let sig = minhasher.signature(features.iter().copied()).unwrap();
             let mut b = vec![0u64; banding.bands];
             simhash_core::band_hashes(&sig, banding.bands, banding.rows, &mut b);
-            DocSketch {
-                bands: b.iter().map(|&h| (h ^ (h >> 32)) as u32).collect(),
-                high: b.iter().map(|&h| (h >> 32) as u32).collect(),
-                set: simhash_core::shingle_set(features.iter().copied()),
-            }
+            let set = simhash_core::shingle_set(features.iter().copied());
+            let mut sketch =
+                DocSketch::from_parts(b.iter().map(|&h| (h ^ (h >> 32)) as u32).collect(), set);
+            sketch.high = b.iter().map(|&h| (h >> 32) as u32).collect();
+            sketch
         });
         sets.push(sketch.as_ref().map(|s| s.set.clone()).unwrap_or_default());
         bands.push(sketch.as_ref().map(|s| s.bands.clone()).unwrap_or_default());
@@ -342,7 +342,7 @@ fn memory_and_spill_stores_agree() {
 #[test]
 fn stores_check_what_they_are_given() {
     let mut store = MemoryStore::new(3);
-    let sketch = DocSketch { bands: vec![1, 2], high: Vec::new(), set: vec![5] };
+    let sketch = DocSketch::from_parts(vec![1, 2], vec![5]);
     let err = store.push(Some(&sketch)).unwrap_err();
     assert_eq!(err.kind(), EngineErrorKind::Mismatch);
     assert_eq!(err.to_string(), "a sketch has 2 band hashes, the store 3");
@@ -438,4 +438,106 @@ fn a_32_bit_collision_only_adds_a_candidate() {
     store.push(Some(&sketches[0])).unwrap();
     store.push(Some(&narrow)).unwrap();
     assert_eq!(store.band_key_bits(), 32);
+}
+
+/// The sketch as it was made before sketching sorted the features in place: the signature
+/// over the features as given (repeats, any order), the set by `shingle_set`, the set's
+/// hash folded over the set.
+fn sketch_by_the_old_path(sketcher: &Sketcher, features: &[u64]) -> Option<(DocSketch, u64)> {
+    let minhasher = sketcher.minhasher();
+    let banding = sketcher.banding();
+    let sig = minhasher.signature(features.iter().copied())?;
+    let mut b = vec![0u64; banding.bands];
+    simhash_core::band_hashes(&sig, banding.bands, banding.rows, &mut b);
+    let set = simhash_core::shingle_set(features.iter().copied());
+    let mut h = set.len() as u64;
+    for &x in &set {
+        h = (h.rotate_left(26) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    let hash = h ^ (h >> 29);
+    Some((DocSketch::from_band_hashes(&b, set), hash))
+}
+
+#[test]
+fn sketches_equal_the_old_path() {
+    let mut docs = random_docs(11, 300);
+    docs.extend(adversarial_docs(12));
+    let mut rng = Rng(13);
+    // Repeats in any order (a set smaller than its features), one value many times, a
+    // document larger than the scratch buffer kept between sketches, and few features
+    // (empty signature slots to fill).
+    for n in [1u64, 2, 3, 7, 50, 300, 5_000, 200_000] {
+        let mut d: Vec<u64> = (0..n).map(|_| rng.below(n / 2 + 1) * 0x9e37_79b9).collect();
+        d.extend(d.clone().iter().rev());
+        docs.push(d);
+        docs.push(vec![42; n as usize]);
+    }
+    for (num_perm, t) in [(128, 0.4), (111, 0.5), (16, 0.3)] {
+        let banding = Banding::for_threshold(t, num_perm).unwrap();
+        let sketcher = Sketcher::new(simhash_core::MinHasher::new(num_perm, 7), banding).unwrap();
+        for d in &docs {
+            let got = sketcher.sketch_shingles(d.iter().copied());
+            let want = sketch_by_the_old_path(&sketcher, d);
+            assert_eq!(got.is_some(), want.is_some());
+            if let (Some(got), Some((want, hash))) = (got, want) {
+                assert_eq!(got.bands(), want.bands());
+                assert_eq!(got.band_hashes(), want.band_hashes());
+                assert_eq!(got.set(), want.set());
+                assert_eq!(got.set_hash(), hash);
+                assert_eq!(want.set_hash(), hash);
+            }
+        }
+    }
+}
+
+/// The candidate components by brute force: documents joined when any band key agrees.
+fn components_by_brute_force(keys: &[Vec<u32>], docs: &[u32]) -> Vec<Vec<u32>> {
+    let mut uf = Uf::new(docs.len());
+    for a in 0..docs.len() {
+        for b in a + 1..docs.len() {
+            let (ka, kb) = (&keys[docs[a] as usize], &keys[docs[b] as usize]);
+            if ka.iter().zip(kb).any(|(x, y)| x == y) {
+                uf.union(a as u32, b as u32);
+            }
+        }
+    }
+    let mut by_root = std::collections::BTreeMap::<u32, Vec<u32>>::new();
+    for (p, &d) in docs.iter().enumerate() {
+        by_root.entry(uf.find(p as u32)).or_default().push(d);
+    }
+    let mut out: Vec<Vec<u32>> = by_root.into_values().filter(|c| c.len() > 1).collect();
+    out.sort_unstable_by_key(|c| c[0]);
+    out
+}
+
+#[test]
+fn candidate_components_agree_with_brute_force() {
+    let mut rng = Rng(21);
+    // Keys from tiny ranges (huge groups, a full table's probing), from the whole range
+    // (0 and u32::MAX among them), and a flood with one key in every band.
+    for (n, range) in [(1, 3), (2, 1), (50, 2), (300, 7), (300, 300), (700, 5000), (400, 0)] {
+        let bands = 1 + rng.below(5) as usize;
+        let keys: Vec<Vec<u32>> = (0..n)
+            .map(|_| {
+                (0..bands)
+                    .map(|_| match range {
+                        0 => 7,
+                        5000 => [0, u32::MAX, rng.below(1 << 32) as u32][rng.below(3) as usize],
+                        r => rng.below(r) as u32 * 0x1000_0001,
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut store = MemoryStore::with_band_keys(bands, BandKeyWidth::Bits32);
+        for (d, k) in keys.iter().enumerate() {
+            store.push(Some(&DocSketch::from_parts(k.clone(), vec![d as u64]))).unwrap();
+        }
+        store.finish().unwrap();
+        let all: Vec<u32> = (0..n as u32).collect();
+        let some: Vec<u32> = (0..n as u32).filter(|d| d % 3 != 1).collect();
+        for docs in [all, some] {
+            let got = super::scan::candidate_components(&store, &docs).unwrap();
+            assert_eq!(got, components_by_brute_force(&keys, &docs), "n {n}, range {range}");
+        }
+    }
 }

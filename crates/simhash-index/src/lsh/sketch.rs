@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use simhash_core::{Fingerprint, Fingerprinter, MinHasher};
 
 use super::keys::fold;
+use super::store::trim;
 use super::{BandKeyWidth, Banding, EngineError, EngineErrorKind};
 
 /// Makes the [`DocSketch`] of each document: its shingle set (for exact verification) and
@@ -114,10 +115,18 @@ impl Sketcher {
         })
     }
 
-    fn sketch_features(&self, features: &[u64], signature: &mut Vec<u32>) -> Option<DocSketch> {
+    /// The sketch of the shingle hashes in `features` (sorted and deduplicated in place:
+    /// the set, which also makes the signature, a minimum over the same distinct values).
+    fn sketch_features(
+        &self,
+        features: &mut Vec<u64>,
+        signature: &mut Vec<u32>,
+    ) -> Option<DocSketch> {
         if features.is_empty() {
             return None;
         }
+        features.sort_unstable();
+        features.dedup();
         signature.resize(self.minhasher.num_perm(), 0);
         self.minhasher.signature_into(features.iter().copied(), signature);
         let mut bands = vec![0; self.banding.bands];
@@ -128,7 +137,9 @@ impl Sketcher {
             bands.iter().map(|&h| (h >> 32) as u32).collect()
         };
         let bands = bands.iter().map(|&h| fold(h)).collect();
-        Some(DocSketch { bands, high, set: simhash_core::shingle_set(features.iter().copied()) })
+        let set = features.clone();
+        trim(features);
+        Some(DocSketch { bands, high, set_hash: hash_of(&set), set })
     }
 }
 
@@ -143,6 +154,18 @@ pub struct DocSketch {
     pub(crate) high: Vec<u32>,
     /// The distinct 64-bit shingle hashes, sorted.
     pub(crate) set: Vec<u64>,
+    /// [`hash_of`] the set, made with it (by the thread that sketches, not the one that
+    /// stores).
+    pub(crate) set_hash: u64,
+}
+
+/// A hash of a whole set (see [`DocSketch::set_hash`]).
+pub(crate) fn hash_of(set: &[u64]) -> u64 {
+    let mut h = set.len() as u64;
+    for &x in set {
+        h = (h.rotate_left(26) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    h ^ (h >> 29)
 }
 
 impl DocSketch {
@@ -155,7 +178,7 @@ impl DocSketch {
             set.sort_unstable();
             set.dedup();
         }
-        DocSketch { bands, high: Vec::new(), set }
+        DocSketch { bands, high: Vec::new(), set_hash: hash_of(&set), set }
     }
 
     /// [`from_parts`](DocSketch::from_parts) with the whole 64-bit band hashes, as
@@ -206,10 +229,6 @@ impl DocSketch {
     /// are already well-mixed hashes, so a cheap fold does). Unequal sets may share a hash:
     /// group by it, then compare the sets, as the searches do.
     pub fn set_hash(&self) -> u64 {
-        let mut h = self.set.len() as u64;
-        for &x in &self.set {
-            h = (h.rotate_left(26) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-        h ^ (h >> 29)
+        self.set_hash
     }
 }

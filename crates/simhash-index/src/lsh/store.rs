@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 
 use super::keys::{ranked_rows, ranks, unfold};
 use super::{BandKeyWidth, DocSketch, EngineError, EngineErrorKind};
@@ -274,13 +274,18 @@ impl SketchStore for MemoryStore {
 /// system removes it however the process ends).
 #[derive(Debug)]
 struct Spill {
-    writer: Option<BufWriter<File>>,
+    /// The file written to and the bytes not yet written (at most [`WRITE_BYTES`] and
+    /// one value), until finished.
+    writer: Option<(File, Vec<u8>)>,
     file: File,
     /// u32 values written.
     len: u64,
     /// The whole file in memory, when it fits the cache budget.
     cache: Option<Vec<u32>>,
 }
+
+/// Bytes a [`Spill`] gathers before a write call.
+const WRITE_BYTES: usize = 1 << 16;
 
 /// Memory the row and set files of a [`SpillStore`] may take when read back whole, instead
 /// of a read per lookup: small corpora match from memory, large ones from the page cache.
@@ -310,7 +315,7 @@ impl Spill {
         let writer =
             file.try_clone().map_err(|e| EngineError::io("cannot open a temporary file", e))?;
         Ok(Spill {
-            writer: Some(BufWriter::with_capacity(1 << 16, writer)),
+            writer: Some((writer, Vec::with_capacity(WRITE_BYTES + 8))),
             file,
             len: 0,
             cache: None,
@@ -322,28 +327,36 @@ impl Spill {
     }
 
     /// Appends `values` as their little-endian bytes (`N` bytes, `words` u32 values each),
-    /// through a buffer: a write call per 4 KiB, not per value.
+    /// encoded straight into the spill's buffer: a write call per [`WRITE_BYTES`], not per
+    /// value.
     fn append_le<T: Copy, const N: usize>(
         &mut self,
         values: &[T],
         words: u64,
         le: impl Fn(T) -> [u8; N],
     ) -> Result<(), EngineError> {
-        let writer = self.writer.as_mut().ok_or_else(finished)?;
-        let mut buf = [0u8; 4096];
-        for chunk in values.chunks(buf.len() / N) {
-            for (out, &v) in buf.chunks_exact_mut(N).zip(chunk) {
-                out.copy_from_slice(&le(v));
+        let (file, buf) = self.writer.as_mut().ok_or_else(finished)?;
+        let mut rest = values;
+        while !rest.is_empty() {
+            let room = (WRITE_BYTES.saturating_sub(buf.len()) / N).clamp(1, rest.len());
+            let (now, later) = rest.split_at(room);
+            for &v in now {
+                buf.extend_from_slice(&le(v));
             }
-            writer.write_all(&buf[..chunk.len() * N]).map_err(EngineError::write)?;
+            if buf.len() >= WRITE_BYTES {
+                file.write_all(buf).map_err(EngineError::write)?;
+                buf.clear();
+            }
+            rest = later;
         }
         self.len += words * values.len() as u64;
         Ok(())
     }
 
     fn finish(&mut self) -> Result<(), EngineError> {
-        if let Some(mut writer) = self.writer.take() {
-            writer.flush().map_err(EngineError::write)?;
+        if let Some((mut file, buf)) = self.writer.take() {
+            file.write_all(&buf).map_err(EngineError::write)?;
+            file.flush().map_err(EngineError::write)?;
         }
         Ok(())
     }

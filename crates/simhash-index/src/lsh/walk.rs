@@ -44,8 +44,12 @@ impl std::hash::Hasher for KeyHasher {
     }
 }
 
-/// Band-hash buckets: kept ordinals by [`bucket_key`].
-type Buckets = HashMap<u64, Vec<u32>, std::hash::BuildHasherDefault<KeyHasher>>;
+/// Band-hash buckets: by [`bucket_key`], the last link of the bucket's chain in
+/// [`Kept::links`] (one allocation for all buckets, not a vector each).
+type Buckets = HashMap<u64, u32, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// The end of a bucket's chain.
+const NO_LINK: u32 = u32::MAX;
 
 /// The key of a band hash in a per-component bucket map.
 fn bucket_key(band: usize, hash: u32) -> u64 {
@@ -113,6 +117,15 @@ pub fn walk<S: SketchStore + ?Sized>(
 /// among the records kept within it. Small in tests, so that they cover many chunks.
 const WALK_CHUNK: usize = if cfg!(test) { 7 } else { 4096 };
 
+/// The largest set of an undecided record that the parallel pass of a chunk hands to the
+/// ordered pass (larger ones are read again there): with [`WALK_CHUNK`] records, at most
+/// the memory of one [`Kept`]'s sets. Small in tests, so that they cover both.
+const HELD_SET_WORDS: usize = if cfg!(test) { 6 } else { KEPT_SET_WORDS / WALK_CHUNK };
+
+/// What the parallel pass of a chunk finds for a record: its match among the records kept
+/// before the chunk, the counts, and its set when it is undecided and small enough.
+type Early = (Option<Match>, MatchStats, Option<Vec<u64>>);
+
 /// A kept record (component position) that a record verifies against, and their Jaccard
 /// similarity.
 type Match = (usize, f64);
@@ -150,6 +163,9 @@ const KEPT_SET_WORDS: usize = if cfg!(test) { 40 } else { 4 << 20 };
 struct Kept {
     docs: Vec<usize>,
     buckets: Buckets,
+    /// The buckets' members: a kept ordinal and the link of the bucket's previous member
+    /// ([`NO_LINK`] for its first).
+    links: Vec<(u32, u32)>,
     lens: Vec<usize>,
     /// Where each kept record's set starts in `sets`, when it is held.
     starts: Vec<Option<usize>>,
@@ -169,27 +185,28 @@ impl Kept {
         &self,
         c: &Component<'_, S>,
         i: usize,
+        set: &[u64],
         stats: &mut MatchStats,
     ) -> Result<Option<Match>, EngineError> {
         SETS.with(|cell| {
             FILTER.with(|filter| {
                 let mut guard = cell.borrow_mut();
-                let (set, other) = &mut *guard;
+                let (_, other) = &mut *guard;
                 let filter = &mut *filter.borrow_mut();
-                let mut candidates: Vec<u32> = c
-                    .row(i)
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(band, &h)| self.buckets.get(&bucket_key(band, h)))
-                    .flatten()
-                    .copied()
-                    .collect();
+                let mut candidates: Vec<u32> = Vec::new();
+                for (band, &h) in c.row(i).iter().enumerate() {
+                    let mut link = self.buckets.get(&bucket_key(band, h)).copied();
+                    while let Some(at) = link.filter(|&at| at != NO_LINK) {
+                        let (ordinal, previous) = self.links[at as usize];
+                        candidates.push(ordinal);
+                        link = Some(previous);
+                    }
+                }
                 candidates.sort_unstable();
                 candidates.dedup();
                 stats.candidates += candidates.len() as u64;
                 let mut found = None;
                 if !candidates.is_empty() {
-                    c.sketches.read_set(c.docs[i] as usize, set)?;
                     // Only with several candidates is the bitmap worth making.
                     let filtered = candidates.len() > 1;
                     if filtered {
@@ -219,7 +236,6 @@ impl Kept {
                         }
                     }
                 }
-                trim(set);
                 trim(other);
                 Ok(found)
             })
@@ -263,7 +279,11 @@ impl Kept {
         self.lens.push(len);
         self.starts.push(held.then_some(start));
         for (band, &h) in c.row(i).iter().enumerate() {
-            self.buckets.entry(bucket_key(band, h)).or_default().push(ordinal);
+            let link = u32::try_from(self.links.len()).map_err(|_| {
+                EngineError::other(EngineErrorKind::TooManyDocuments, "too many band links")
+            })?;
+            let previous = self.buckets.insert(bucket_key(band, h), link).unwrap_or(NO_LINK);
+            self.links.push((ordinal, previous));
         }
         Ok(())
     }
@@ -285,34 +305,47 @@ fn walk_component<S: SketchStore + ?Sized>(
     let mut kept = Kept::default();
     let mut removed = Vec::new();
     for chunk in order.chunks(WALK_CHUNK) {
-        // Against the records kept before the chunk, in parallel (none in the first).
-        let before: Vec<Result<(Option<Match>, MatchStats), EngineError>> = if kept.docs.is_empty()
-        {
-            chunk.iter().map(|_| Ok((None, MatchStats::default()))).collect()
-        } else {
-            chunk
-                .par_iter()
-                .map(|&i| {
-                    let mut s = MatchStats::default();
-                    let found = kept.first_match(&c, i, &mut s)?;
-                    Ok((found, s))
-                })
-                .collect()
-        };
+        // Each record's set, read in parallel, then compared with the records kept before
+        // the chunk (none in the first); the sets of records left undecided come back
+        // (up to HELD_SET_WORDS each), so the ordered pass below does not read them again.
+        let before: Vec<Result<Early, EngineError>> = chunk
+            .par_iter()
+            .map(|&i| {
+                let mut set = Vec::new();
+                c.sketches.read_set(c.docs[i] as usize, &mut set)?;
+                let mut s = MatchStats::default();
+                let found = if kept.docs.is_empty() {
+                    None
+                } else {
+                    kept.first_match(&c, i, &set, &mut s)?
+                };
+                let held = found.is_none() && set.len() <= HELD_SET_WORDS;
+                Ok((found, s, held.then_some(set)))
+            })
+            .collect();
         // Then in order, against the records kept within the chunk: every one of those
         // comes after every record kept before it.
         let mut within = Kept::default();
+        let mut read = Vec::new();
         for (&i, result) in chunk.iter().zip(before) {
-            let (mut found, s) = result?;
+            let (mut found, s, held) = result?;
             stats.add(&s);
+            let set = match (&found, held) {
+                (Some(_), _) => Vec::new(),
+                (None, Some(set)) => set,
+                (None, None) => {
+                    c.sketches.read_set(c.docs[i] as usize, &mut read)?;
+                    std::mem::take(&mut read)
+                }
+            };
             if found.is_none() {
-                found = within.first_match(&c, i, &mut stats)?;
+                found = within.first_match(&c, i, &set, &mut stats)?;
             }
             if let Some((k, j)) = found {
                 stats.pairs += 1;
                 removed.push((docs[i], docs[k], j));
             } else {
-                within.push(&c, i, None)?;
+                within.push(&c, i, Some(&set))?;
             }
         }
         for (k, &i) in within.docs.iter().enumerate() {

@@ -17,7 +17,7 @@
 //! fingerprint wall ratio (both from the same round) and the reading phase's speedup from 1
 //! to 2 threads (`--stats` `seconds.reading`), then the medians, then each binary's minimum
 //! times (the least disturbed runs on a loaded machine) and its dedup / fingerprint CPU
-//! ratio. Give each engineer's runs their own `--dir`.
+//! ratio. `--baseline` is needed; `--dir` defaults to a directory of its own per run.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::hash::Hasher;
@@ -37,9 +37,10 @@ struct Args {
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         input: PathBuf::from("/tmp/real/real.jsonl"),
-        baseline: PathBuf::from("/tmp/simhash-main-dedup-baseline"),
+        baseline: PathBuf::new(),
         new: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/release/simhash")),
-        dir: std::env::temp_dir().join("simhash-bench-dedup"),
+        // Its own directory per run: engineers share /tmp.
+        dir: std::env::temp_dir().join(format!("simhash-bench-dedup-{}", std::process::id())),
         runs: 3,
     };
     let mut it = std::env::args().skip(1);
@@ -52,12 +53,15 @@ fn parse_args() -> Result<Args, String> {
             "--dir" => args.dir = PathBuf::from(value()?),
             "--runs" => args.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
             "-h" | "--help" => {
-                return Err("usage: bench_dedup [--input FILE] [--baseline PATH] [--new PATH] \
+                return Err("usage: bench_dedup --baseline PATH [--input FILE] [--new PATH] \
                             [--dir DIR] [--runs N]"
                     .into());
             }
             other => return Err(format!("unknown flag {other}")),
         }
+    }
+    if args.baseline.as_os_str().is_empty() {
+        return Err("--baseline PATH is needed: the simhash binary to compare with".into());
     }
     Ok(args)
 }

@@ -20,6 +20,10 @@
 //! keeps the fastest wall time and, apart, the least CPU time (user + system, of the child
 //! process; the machine is shared: the minimum is the least disturbed run). Ratios are to the first row, the one
 //! JSONL file: above 1 is faster than it.
+//!
+//! `--output-dir` writes each input's outputs with `dedup --output-dir` (one output per
+//! input file, into a directory in `--dir`) instead of `-o` (one output for all); the two
+//! binaries' outputs are then compared file by file.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::fs::File;
@@ -43,6 +47,8 @@ struct Args {
     simhash: PathBuf,
     baseline: Option<PathBuf>,
     runs: usize,
+    /// `dedup --output-dir` instead of `-o`.
+    output_dir: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -54,6 +60,7 @@ fn parse_args() -> Result<Args, String> {
         simhash: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/release/simhash")),
         baseline: None,
         runs: 1,
+        output_dir: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -67,13 +74,14 @@ fn parse_args() -> Result<Args, String> {
             "--dir" => args.dir = PathBuf::from(value()?),
             "--simhash" => args.simhash = PathBuf::from(value()?),
             "--baseline" => args.baseline = Some(PathBuf::from(value()?)),
+            "--output-dir" => args.output_dir = true,
             "--runs" => {
                 args.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?;
                 args.runs = args.runs.max(1);
             }
             _ => {
                 return Err("usage: bench_shards [--mb N] [--shards N] [--threads N] [--dir DIR] \
-                            [--simhash PATH] [--baseline PATH] [--runs N]"
+                            [--simhash PATH] [--baseline PATH] [--runs N] [--output-dir]"
                     .into());
             }
         }
@@ -170,9 +178,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     drop(all);
     println!(
         "simhash dedup of the bench corpus (JSONL of {:.0} MB), -j{}, minhash (the default), \
-         fastest of {} runs",
+         {}, fastest of {} runs",
         jsonl_bytes as f64 / 1e6,
         args.threads,
+        if args.output_dir { "--output-dir" } else { "-o" },
         args.runs
     );
     let mut bins = vec![("", &args.simhash)];
@@ -199,16 +208,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let outs: Vec<PathBuf> =
                 (0..bins.len()).map(|b| args.dir.join(format!("{b}-{out}"))).collect();
             for ((_, bin), (best, out)) in bins.iter().zip(best.iter_mut().zip(&outs)) {
-                let _ = std::fs::remove_file(out);
-                let (wall, cpu) =
-                    dedup(bin, input, out, args.threads).map_err(|e| format!("{label}: {e}"))?;
+                remove(out);
+                let (wall, cpu) = dedup(bin, input, out, args.threads, args.output_dir)
+                    .map_err(|e| format!("{label}: {e}"))?;
                 *best = (best.0.min(wall), best.1.min(cpu));
             }
             if run == 0 && outs.len() > 1 {
-                same_output(&outs[0], &outs[1]).map_err(|e| format!("{label}: {e}"))?;
+                same_outputs(&outs[0], &outs[1]).map_err(|e| format!("{label}: {e}"))?;
             }
             for out in &outs {
-                let _ = std::fs::remove_file(out);
+                remove(out);
             }
         }
     }
@@ -224,6 +233,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 base_cpu / cpu,
             );
         }
+    }
+    Ok(())
+}
+
+/// Removes an output file or directory, if there.
+fn remove(out: &Path) {
+    if out.is_dir() {
+        let _ = std::fs::remove_dir_all(out);
+    } else {
+        let _ = std::fs::remove_file(out);
+    }
+}
+
+/// [`same_output`] of two output files, or of each file of two `--output-dir` directories
+/// (which must hold files of the same names).
+fn same_outputs(a: &Path, b: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    if !a.is_dir() {
+        return same_output(a, b);
+    }
+    let names = |dir: &Path| -> std::io::Result<Vec<std::ffi::OsString>> {
+        let mut names: Vec<_> =
+            std::fs::read_dir(dir)?.map(|e| e.map(|e| e.file_name())).collect::<Result<_, _>>()?;
+        names.sort();
+        Ok(names)
+    };
+    let (left, right) = (names(a)?, names(b)?);
+    if left != right || left.is_empty() {
+        return Err("the two binaries wrote different files".into());
+    }
+    for name in &left {
+        same_output(&a.join(name), &b.join(name))
+            .map_err(|e| format!("{}: {e}", Path::new(name).display()))?;
     }
     Ok(())
 }
@@ -265,15 +306,21 @@ fn same_output(a: &Path, b: &Path) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Runs `simhash dedup` on `input` into `out`; returns its wall and CPU (user + system)
+/// Runs `simhash dedup` on `input` into `out` (a directory with `output_dir`); returns its wall and CPU (user + system)
 /// seconds (CPU `NaN` where they cannot be read).
-fn dedup(simhash: &Path, input: &Path, out: &Path, threads: usize) -> Result<(f64, f64), String> {
+fn dedup(
+    simhash: &Path,
+    input: &Path,
+    out: &Path,
+    threads: usize,
+    output_dir: bool,
+) -> Result<(f64, f64), String> {
     let cpu_before = benches::children_cpu_seconds();
     let start = Instant::now();
     let status = Command::new(simhash)
         .args(["dedup", "-q", "-j", &threads.to_string()])
         .arg(input)
-        .arg("-o")
+        .arg(if output_dir { "--output-dir" } else { "-o" })
         .arg(out)
         .status()
         .map_err(|e| format!("cannot run {}: {e}", simhash.display()))?;

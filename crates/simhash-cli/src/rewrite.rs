@@ -2,10 +2,12 @@
 //! record to write copied byte for byte (JSONL, hash TSV) or row for row (Parquet), checked
 //! against the first pass, optionally with annotation fields added, into one output or
 //! into one output per input file (`--output-dir`, the same relative paths, formats and
-//! compressions).
+//! compressions). With `--output-dir` the files are written on the job's threads, each
+//! thread taking the next file in input order.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use anyhow::Context;
 use simhash_io::{
@@ -96,7 +98,10 @@ impl Notes<'_> {
 
 /// The records to write, in input order: the line of each (numbered over the
 /// concatenation of the inputs), the hash of the line as first read, and its document.
-pub type Wanted = Vec<(u64, Option<u64>, u32)>;
+pub type Wanted = Vec<Entry>;
+
+/// One record to write: its line, the hash of the line as first read, its document.
+pub type Entry = (u64, Option<u64>, u32);
 
 /// The records of `docs`, in line order.
 pub fn wanted(corpus: &Corpus, docs: impl Iterator<Item = usize>) -> Wanted {
@@ -122,6 +127,8 @@ pub struct Pass<'a> {
     pub corpus: &'a Corpus,
     pub notes: &'a Notes<'a>,
     pub reporter: &'a Reporter,
+    /// The job's threads: `--output-dir` writes its files on them.
+    pub pool: &'a rayon::ThreadPool,
     /// `true`: Parquet inputs (rows copied with their schema).
     pub parquet: bool,
 }
@@ -133,21 +140,27 @@ pub fn write(
     wanted: &Wanted,
     target: Target<'_>,
 ) -> anyhow::Result<(Vec<Output>, u64)> {
-    let mut wanted = wanted.iter().peekable();
+    let mut rest = wanted.iter().peekable();
     let result = match target {
-        Target::One(out) if pass.parquet => parquet_one(pass, &mut wanted, out)?,
+        Target::One(out) if pass.parquet => parquet_one(pass, &mut rest, out)?,
         Target::One(out) => {
-            let mut copy = Copy::new(pass, false);
+            let progress = Progress::default();
+            let mut copy = Copy::new(pass, false, &progress);
             let mut out = out;
             let mut base = 0;
             for (source, &lines) in pass.sources.iter().zip(pass.corpus.shard_lines()) {
-                copy.shard(source, base, lines, &mut wanted, &mut out)?;
+                copy.shard(source, base, lines, &mut rest, &mut out)?;
                 base += lines;
             }
             (vec![out], copy.written)
         }
-        Target::Dir { root, files } => dir(pass, &mut wanted, root, files)?,
+        Target::Dir { root, files } => {
+            let (result, after) = dir(pass, wanted, root, files)?;
+            rest = after.iter().peekable();
+            result
+        }
     };
+    let mut wanted = rest;
     if let Some(&&(line, ..)) = wanted.peek() {
         anyhow::bail!("the input changed while it was read (line {line} is gone)");
     }
@@ -156,41 +169,136 @@ pub fn write(
 
 type Iter<'w> = std::iter::Peekable<std::slice::Iter<'w, (u64, Option<u64>, u32)>>;
 
+/// The outputs to commit, and how many records they hold.
+type Written = (Vec<Output>, u64);
+
+/// One input file of `--output-dir`: its lines are `base + 1 ..= base + lines` of the
+/// concatenation, and `wanted` are the records to write among them.
+struct Shard<'a> {
+    file: &'a InputFile,
+    source: &'a Source,
+    base: u64,
+    lines: u64,
+    wanted: &'a [Entry],
+}
+
 /// One output per input file under `root`, each closed once written (committed together
-/// by the caller).
-fn dir(
+/// by the caller), the files written on the job's threads. Returns them in input order,
+/// with the records written and the wanted records after the last file's lines (none,
+/// unless the input changed).
+fn dir<'w>(
     pass: &Pass<'_>,
-    wanted: &mut Iter<'_>,
+    wanted: &'w [Entry],
     root: &Path,
     files: &[InputFile],
-) -> anyhow::Result<(Vec<Output>, u64)> {
-    let mut outputs = Vec::with_capacity(files.len());
-    let mut copy = Copy::new(pass, true);
-    let mut rows_written = 0;
-    let mut base = 0;
+) -> anyhow::Result<(Written, &'w [Entry])> {
+    // Each file's records are a contiguous run of the sorted `wanted`.
+    let mut shards = Vec::with_capacity(files.len());
+    let (mut base, mut start) = (0, 0);
     for ((file, source), &lines) in files.iter().zip(pass.sources).zip(pass.corpus.shard_lines()) {
-        let path = root.join(&file.relative);
-        if pass.parquet {
-            // A file the first pass could not read (reported then) has no schema to copy:
-            // it gets no output.
-            if lines == 0 && ParquetCopy::new(std::io::sink(), &file.path).is_err() {
-                continue;
-            }
-            let out = Output::create_for("--output-dir", &path)?;
-            let mut copy = ParquetCopy::with_extra(out, &file.path, &pass.notes.columns())?;
-            if wanted.peek().is_some_and(|w| w.0 <= base + lines) {
-                copy_rows(pass, &mut copy, &file.path, base, lines, wanted, &mut rows_written)?;
-            }
-            outputs.push(copy.finish()?.close()?);
-        } else {
-            let mut out = Encoded::new(Output::create_for("--output-dir", &path)?, &path)?;
-            copy.shard(source, base, lines, wanted, &mut out)?;
-            let out = out.finish().with_context(|| format!("{}: cannot write", path.display()))?;
-            outputs.push(out.close()?);
-        }
-        base += lines;
+        let end = start + wanted[start..].partition_point(|w| w.0 <= base + lines);
+        shards.push(Shard { file, source, base, lines, wanted: &wanted[start..end] });
+        (base, start) = (base + lines, end);
     }
-    Ok((outputs, copy.written + rows_written))
+    let progress = Progress::default();
+    let written =
+        in_order(pass.pool, shards.len(), |i| shard_output(pass, root, &shards[i], &progress))?;
+    let mut outputs = Vec::with_capacity(written.len());
+    let mut records = 0;
+    for (out, n) in written {
+        outputs.extend(out);
+        records += n;
+    }
+    Ok(((outputs, records), &wanted[start..]))
+}
+
+/// The output of one `--output-dir` file, closed, and the records written to it; none
+/// for a Parquet file the first pass could not read.
+fn shard_output(
+    pass: &Pass<'_>,
+    root: &Path,
+    shard: &Shard<'_>,
+    progress: &Progress,
+) -> anyhow::Result<(Option<Output>, u64)> {
+    let Shard { file, source, base, lines, .. } = *shard;
+    let path = root.join(&file.relative);
+    let mut wanted = shard.wanted.iter().peekable();
+    if pass.parquet {
+        // A file the first pass could not read (reported then) has no schema to copy:
+        // it gets no output.
+        if lines == 0 && ParquetCopy::new(std::io::sink(), &file.path).is_err() {
+            return Ok((None, 0));
+        }
+        let out = Output::create_for("--output-dir", &path)?;
+        let mut copy = ParquetCopy::with_extra(out, &file.path, &pass.notes.columns())?;
+        let mut written = 0;
+        if wanted.peek().is_some() {
+            copy_rows(pass, &mut copy, &file.path, base, lines, &mut wanted, &mut written)?;
+        }
+        Ok((Some(copy.finish()?.close()?), written))
+    } else {
+        let mut copy = Copy::new(pass, true, progress);
+        let mut out = Encoded::new(Output::create_for("--output-dir", &path)?, &path)?;
+        copy.shard(source, base, lines, &mut wanted, &mut out)?;
+        let out = out.finish().with_context(|| format!("{}: cannot write", path.display()))?;
+        Ok((Some(out.close()?), copy.written))
+    }
+}
+
+/// Runs `task` for `0..n` on the threads of `pool`, each thread taking the next index in
+/// turn (so at most one task per thread at a time, started in index order), and returns
+/// the results in index order, as a loop would. The error returned is the first in index
+/// order, as a loop would meet it: once a task fails no later index is started, while
+/// every earlier one has been or is still run to its end. On an error the other tasks'
+/// results are dropped.
+fn in_order<T: Send>(
+    pool: &rayon::ThreadPool,
+    n: usize,
+    task: impl Fn(usize) -> anyhow::Result<T> + Sync,
+) -> anyhow::Result<Vec<T>> {
+    let next = AtomicUsize::new(0);
+    let failed = AtomicUsize::new(usize::MAX);
+    let done: Vec<Vec<(usize, anyhow::Result<T>)>> = pool.broadcast(|_| {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n || i > failed.load(Ordering::Relaxed) {
+                return done;
+            }
+            let result = task(i);
+            if result.is_err() {
+                failed.fetch_min(i, Ordering::Relaxed);
+            }
+            done.push((i, result));
+        }
+    });
+    let mut results: Vec<Option<anyhow::Result<T>>> = (0..n).map(|_| None).collect();
+    for (i, result) in done.into_iter().flatten() {
+        results[i] = Some(result);
+    }
+    let mut out = Vec::with_capacity(n);
+    for (i, result) in results.into_iter().enumerate() {
+        // An index not run comes after one that failed, which has returned.
+        let Some(result) = result else { anyhow::bail!("internal error: task {i} was not run") };
+        out.push(result?);
+    }
+    Ok(out)
+}
+
+/// Bytes and lines of the second pass so far, over every file (for the progress bar).
+#[derive(Default)]
+struct Progress {
+    bytes: AtomicU64,
+    lines: AtomicU64,
+}
+
+impl Progress {
+    /// Adds what a file read since its last report, and shows the totals.
+    fn add(&self, reporter: &Reporter, bytes: u64, lines: u64) {
+        let bytes = self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        let lines = self.lines.fetch_add(lines, Ordering::Relaxed) + lines;
+        reporter.progress(bytes, lines);
+    }
 }
 
 /// The Parquet inputs into one output with the schema and compression of the first file
@@ -265,22 +373,15 @@ struct Copy<'p> {
     header_each: bool,
     header_written: bool,
     written: u64,
-    /// Bytes of the files done, for the progress bar.
-    done_bytes: u64,
+    /// Bytes and lines read, for the progress bar.
+    progress: &'p Progress,
     /// The annotated line.
     line: Vec<u8>,
 }
 
 impl<'p> Copy<'p> {
-    fn new(pass: &'p Pass<'p>, header_each: bool) -> Copy<'p> {
-        Copy {
-            pass,
-            header_each,
-            header_written: false,
-            written: 0,
-            done_bytes: 0,
-            line: Vec::new(),
-        }
+    fn new(pass: &'p Pass<'p>, header_each: bool, progress: &'p Progress) -> Copy<'p> {
+        Copy { pass, header_each, header_written: false, written: 0, progress, line: Vec::new() }
     }
 
     /// Copies the wanted lines of `source`, whose lines are `base + 1 ..= base + lines` of
@@ -300,9 +401,11 @@ impl<'p> Copy<'p> {
         let needs_header = matches!(self.pass.parser, Parser::Hash) && !self.header_written;
         let has_wanted = wanted.peek().is_some_and(|w| w.0 <= base + lines);
         if !has_wanted && !needs_header {
-            self.done_bytes += source.size.unwrap_or(0);
+            self.progress.add(self.pass.reporter, source.size.unwrap_or(0), lines);
             return Ok(());
         }
+        // What was added to the progress so far.
+        let (mut shown_bytes, mut shown_lines) = (0, 0);
         let mut reader = LineReader::new(source.reopen()?, self.pass.max_record_bytes);
         let (mut buf, mut raw) = (Vec::new(), Vec::new());
         while let Some(status) = reader
@@ -330,7 +433,9 @@ impl<'p> Copy<'p> {
                 write_line(out, &raw)?;
             }
             if reader.line % 4096 == 0 {
-                self.pass.reporter.progress(self.done_bytes + reader.bytes, line);
+                let (bytes, lines) = (reader.bytes - shown_bytes, reader.line - shown_lines);
+                self.progress.add(self.pass.reporter, bytes, lines);
+                (shown_bytes, shown_lines) = (reader.bytes, reader.line);
             }
             if reader.line >= lines || wanted.peek().is_none_or(|w| w.0 > base + lines) {
                 break;
@@ -344,7 +449,8 @@ impl<'p> Copy<'p> {
             source.name,
             wanted.peek().map_or(0, |w| w.0 - base)
         );
-        self.done_bytes += source.size.unwrap_or(reader.bytes);
+        let bytes = source.size.unwrap_or(reader.bytes).saturating_sub(shown_bytes);
+        self.progress.add(self.pass.reporter, bytes, lines.saturating_sub(shown_lines));
         Ok(())
     }
 

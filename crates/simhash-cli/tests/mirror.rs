@@ -484,3 +484,168 @@ fn parquet_with_an_annotation_column_is_refused_by_annotate() {
     assert_eq!(kept.schema().field(2).name(), "similarity");
     assert!(kept.num_rows() > 0);
 }
+
+/// Every file under `root`, by relative path, with its bytes (compressed as written).
+fn tree(root: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = walk(root)
+        .into_iter()
+        .map(|name| (name.clone(), std::fs::read(root.join(&name)).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Thirteen small JSONL shards, plain, .gz and .zst in turn, the last of exact copies only
+/// (nothing kept); returns their names in the order a directory is read.
+fn many_jsonl_shards(dir: &Dir) -> Vec<String> {
+    let lines: Vec<String> = corpus(120, 21).lines().map(str::to_string).collect();
+    std::fs::create_dir_all(dir.path("in")).unwrap();
+    let mut names = Vec::new();
+    let count = 12;
+    for i in 0..=count {
+        let name = format!("s{i:02}.jsonl{}", ["", ".gz", ".zst"][i % 3]);
+        let shard: Vec<String> = if i < count {
+            lines[i * lines.len() / count..(i + 1) * lines.len() / count].to_vec()
+        } else {
+            lines[..5].iter().map(|l| l.replace("\"id\":\"d", "\"id\":\"copy")).collect()
+        };
+        let text = shard.join("\n") + "\n";
+        dir.write(&format!("in/{name}"), compressed(&name, text.as_bytes()));
+        names.push(name);
+    }
+    names
+}
+
+#[test]
+fn many_jsonl_shards_the_same_at_any_thread_count() {
+    let dir = Dir::new();
+    let names = many_jsonl_shards(&dir);
+    dir.run(&["index", "add", "idx", "in/s00.jsonl", "-q"]).code(0);
+    let cases: [&[&str]; 3] = [&[], &["--annotate"], &["--against", "idx"]];
+    for extra in cases {
+        let one = [&["dedup", "in", "-o", "one.jsonl", "-q"][..], extra].concat();
+        dir.run(&one).code(0);
+        let mut trees = Vec::new();
+        for threads in ["1", "2", "3", "5"] {
+            let args = ["dedup", "in", "--output-dir", "out", "-q", "-j", threads];
+            dir.run(&[&args[..], extra].concat()).code(0);
+            let mut joined = Vec::new();
+            for name in &names {
+                joined.extend(decompressed(&dir.path(&format!("out/{name}"))));
+            }
+            assert_eq!(String::from_utf8(joined).unwrap(), dir.read("one.jsonl"), "{extra:?}");
+            trees.push(tree(&dir.path("out")));
+            std::fs::remove_dir_all(dir.path("out")).unwrap();
+        }
+        assert_eq!(trees[0].len(), names.len());
+        assert!(trees.iter().all(|t| *t == trees[0]), "{extra:?}: -j1, -j2, -j3, -j5 differ");
+    }
+}
+
+#[test]
+fn many_parquet_shards_the_same_at_any_thread_count() {
+    let dir = Dir::new();
+    let rows: Vec<(String, String)> = corpus(90, 23)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["id"].as_str().unwrap().to_string(), v["text"].as_str().unwrap().to_string())
+        })
+        .collect();
+    std::fs::create_dir_all(dir.path("pq")).unwrap();
+    let count = 11;
+    for i in 0..count {
+        let part = &rows[i * rows.len() / count..(i + 1) * rows.len() / count];
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(StringArray::from_iter_values(part.iter().map(|r| &r.0))) as ArrayRef),
+            (
+                "text",
+                Arc::new(StringArray::from_iter_values(part.iter().map(|r| &r.1))) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        let codec =
+            if i % 4 == 3 { Compression::ZSTD(ZstdLevel::default()) } else { Compression::SNAPPY };
+        let props = WriterProperties::builder()
+            .set_compression(codec)
+            .set_max_row_group_row_count(Some(7))
+            .build();
+        let file = std::fs::File::create(dir.path(&format!("pq/p{i:02}.parquet"))).unwrap();
+        let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+    }
+    for extra in [&[][..], &["--annotate"]] {
+        dir.run(&[&["dedup", "pq", "-o", "one.parquet", "-q"][..], extra].concat()).code(0);
+        let (one, _) = read_parquet(&dir.path("one.parquet"));
+        assert!(one.num_rows() > 0 && (one.num_rows() < rows.len()) == extra.is_empty());
+        let mut trees = Vec::new();
+        for threads in ["1", "2", "3", "5"] {
+            let args = ["dedup", "pq", "--output-dir", "out", "-q", "-j", threads];
+            dir.run(&[&args[..], extra].concat()).code(0);
+            let parts: Vec<RecordBatch> = (0..count)
+                .map(|i| read_parquet(&dir.path(&format!("out/p{i:02}.parquet"))).0)
+                .collect();
+            assert_eq!(arrow_select_concat(&one.schema(), &parts), one, "{extra:?}");
+            trees.push(tree(&dir.path("out")));
+            std::fs::remove_dir_all(dir.path("out")).unwrap();
+        }
+        assert_eq!(trees[0].len(), count);
+        assert!(trees.iter().all(|t| *t == trees[0]), "{extra:?}: -j1, -j2, -j3, -j5 differ");
+    }
+}
+
+/// Two shards changed between the passes: the first of them in input order is the error
+/// reported at any thread count, though the later one fails first (it is small and changed
+/// at its first line, the first is large and changed at its last), and nothing is written.
+#[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "needs the debug build's SIMHASH_TEST_BETWEEN_PASSES hook"
+)]
+fn output_dir_reports_the_first_changed_shard_at_any_thread_count() {
+    use std::fmt::Write as _;
+    use std::time::{Duration, Instant};
+    let dir = Dir::new();
+    std::fs::create_dir_all(dir.path("in")).unwrap();
+    let shard = |from: usize, to: usize| {
+        let mut text = String::new();
+        for i in from..to {
+            let record = serde_json::json!({"id": i, "text": format!("alpha{i} beta{i} gamma{i}")});
+            writeln!(text, "{record}").unwrap();
+        }
+        text
+    };
+    let shards =
+        [shard(0, 20_000), shard(20_000, 20_010), shard(20_010, 20_020), shard(20_020, 20_030)];
+    let mut stderrs = Vec::new();
+    for threads in ["1", "2", "3"] {
+        for (i, text) in shards.iter().enumerate() {
+            dir.write(&format!("in/s{i}.jsonl"), text);
+        }
+        let marker = dir.path("between");
+        let child = dir
+            .cmd("simhash")
+            .args(["dedup", "in", "--output-dir", "out", "-q", "-j", threads])
+            .env("SIMHASH_TEST_BETWEEN_PASSES", &marker)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !marker.exists() {
+            assert!(Instant::now() < deadline, "the first pass did not finish");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // The same sizes, one byte changed in a kept record of each.
+        dir.write("in/s0.jsonl", shards[0].replacen("alpha19999 ", "alpha19998 ", 1));
+        dir.write("in/s2.jsonl", shards[2].replacen("alpha20010 ", "alpha20011 ", 1));
+        std::fs::remove_file(&marker).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "-j{threads}: {stderr}");
+        assert!(stderr.contains("s0.jsonl:20000: the input changed while it was read"), "{stderr}");
+        assert!(!dir.path("out").exists(), "-j{threads}: nothing is left");
+        stderrs.push(stderr);
+    }
+    assert!(stderrs.iter().all(|s| *s == stderrs[0]), "{stderrs:?}");
+}

@@ -40,6 +40,7 @@ pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
             corpus: &corpus,
             notes: &notes,
             reporter: &session.reporter,
+            pool: &session.pool,
             parquet,
         };
         let wanted = rewrite::wanted(&corpus, 0..corpus.len());

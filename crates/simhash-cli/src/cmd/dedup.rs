@@ -88,6 +88,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         corpus: &corpus,
         notes: &notes,
         reporter: &session.reporter,
+        pool: &session.pool,
         parquet,
     };
     let target = match (out, &settings.output_dir) {

@@ -523,7 +523,7 @@ fn candidate_components_agree_with_brute_force() {
                     .map(|_| match range {
                         0 => 7,
                         5000 => [0, u32::MAX, rng.below(1 << 32) as u32][rng.below(3) as usize],
-                        r => rng.below(r) as u32 * 0x1000_0001,
+                        r => (rng.below(r) as u32).wrapping_mul(0x1000_0001),
                     })
                     .collect()
             })

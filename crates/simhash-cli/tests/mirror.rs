@@ -257,14 +257,19 @@ fn parquet_names() -> [(&'static str, Compression); 3] {
     ]
 }
 
-fn parquet_shards(dir: &Dir) -> Vec<RecordBatch> {
-    let rows: Vec<(String, String)> = corpus(40, 9)
+/// The records of `corpus(bases, seed)` as (id, text) rows.
+fn corpus_rows(bases: usize, seed: u64) -> Vec<(String, String)> {
+    corpus(bases, seed)
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
             (v["id"].as_str().unwrap().to_string(), v["text"].as_str().unwrap().to_string())
         })
-        .collect();
+        .collect()
+}
+
+fn parquet_shards(dir: &Dir) -> Vec<RecordBatch> {
+    let rows = corpus_rows(40, 9);
     std::fs::create_dir_all(dir.path("pq/x/y")).unwrap();
     let n = rows.len();
     let cuts = [0, n / 3, 2 * n / 3, n];
@@ -545,13 +550,7 @@ fn many_jsonl_shards_the_same_at_any_thread_count() {
 #[test]
 fn many_parquet_shards_the_same_at_any_thread_count() {
     let dir = Dir::new();
-    let rows: Vec<(String, String)> = corpus(90, 23)
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            (v["id"].as_str().unwrap().to_string(), v["text"].as_str().unwrap().to_string())
-        })
-        .collect();
+    let rows = corpus_rows(90, 23);
     std::fs::create_dir_all(dir.path("pq")).unwrap();
     let count = 11;
     for i in 0..count {

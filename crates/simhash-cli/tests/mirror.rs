@@ -604,7 +604,6 @@ fn many_parquet_shards_the_same_at_any_thread_count() {
 )]
 fn output_dir_reports_the_first_changed_shard_at_any_thread_count() {
     use std::fmt::Write as _;
-    use std::time::{Duration, Instant};
     let dir = Dir::new();
     std::fs::create_dir_all(dir.path("in")).unwrap();
     let shard = |from: usize, to: usize| {
@@ -622,19 +621,8 @@ fn output_dir_reports_the_first_changed_shard_at_any_thread_count() {
         for (i, text) in shards.iter().enumerate() {
             dir.write(&format!("in/s{i}.jsonl"), text);
         }
-        let marker = dir.path("between");
-        let child = dir
-            .cmd("simhash")
-            .args(["dedup", "in", "--output-dir", "out", "-q", "-j", threads])
-            .env("SIMHASH_TEST_BETWEEN_PASSES", &marker)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !marker.exists() {
-            assert!(Instant::now() < deadline, "the first pass did not finish");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        let (child, marker) =
+            dir.spawn_paused(&["dedup", "in", "--output-dir", "out", "-q", "-j", threads]);
         // The same sizes, one byte changed in a kept record of each.
         dir.write("in/s0.jsonl", shards[0].replacen("alpha19999 ", "alpha19998 ", 1));
         dir.write("in/s2.jsonl", shards[2].replacen("alpha20010 ", "alpha20011 ", 1));

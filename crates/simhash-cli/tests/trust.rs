@@ -3,12 +3,8 @@
 //! the run writes nothing.
 
 use std::fmt::Write as _;
-use std::process::Command;
-use std::time::{Duration, Instant};
 
 use crate::util::{Dir, Rng};
-
-const SIMHASH: &str = env!("CARGO_BIN_EXE_simhash");
 
 /// A chain of templated documents: each shares most of its words with the next, so
 /// components chain them while most pairs along the chain are far apart.
@@ -322,19 +318,15 @@ fn an_input_that_changes_between_passes_writes_nothing() {
         .unwrap();
     }
     let input = dir.write("c.jsonl", &jsonl);
-    let marker = dir.path("between");
-    let child = Command::new(SIMHASH)
-        .args(["dedup", "c.jsonl", "-q", "-o", "kept.jsonl", "--removed", "removed.jsonl"])
-        .current_dir(dir.path("."))
-        .env("SIMHASH_TEST_BETWEEN_PASSES", &marker)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !marker.exists() {
-        assert!(Instant::now() < deadline, "the first pass did not finish");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let (child, marker) = dir.spawn_paused(&[
+        "dedup",
+        "c.jsonl",
+        "-q",
+        "-o",
+        "kept.jsonl",
+        "--removed",
+        "removed.jsonl",
+    ]);
     // The same size, one byte changed in a kept record.
     std::fs::write(&input, jsonl.replacen("alpha7 ", "alpha8 ", 1)).unwrap();
     std::fs::remove_file(&marker).unwrap();

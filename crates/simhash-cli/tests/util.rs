@@ -55,6 +55,26 @@ impl Dir {
         cmd
     }
 
+    /// Starts `simhash ARGS` paused between its two passes (the debug build's
+    /// `SIMHASH_TEST_BETWEEN_PASSES` hook) and returns it, once its first pass is done, with
+    /// the marker file to remove to let it go on (its standard error piped).
+    pub fn spawn_paused(&self, args: &[&str]) -> (std::process::Child, PathBuf) {
+        let marker = self.path("between");
+        let child = self
+            .cmd("simhash")
+            .args(args)
+            .env("SIMHASH_TEST_BETWEEN_PASSES", &marker)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn simhash");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !marker.exists() {
+            assert!(std::time::Instant::now() < deadline, "the first pass did not finish");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        (child, marker)
+    }
+
     /// Runs `simhash ARGS` with no standard input.
     pub fn run(&self, args: &[&str]) -> Run {
         self.run_bin("simhash", args, None)

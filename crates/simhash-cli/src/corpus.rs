@@ -41,6 +41,9 @@ pub struct ReadOptions {
     pub sample: Option<(u64, u64)>,
     /// Keep standard input in a temporary file for a second pass.
     pub spool: bool,
+    /// Keep each record's hash and nothing else (8 bytes a record): simhash-cpp's input
+    /// for `find-all`, which needs no ids, lines or lengths; see [`Corpus::take_hashes`].
+    pub compact: bool,
 }
 
 /// The documents: for each, its id, fingerprint (none when featureless), line and length.
@@ -54,6 +57,9 @@ pub struct Corpus {
     generated: bool,
     /// None when featureless.
     fps: Vec<Option<Fingerprint>>,
+    /// Read with [`ReadOptions::compact`]: the hashes alone, in input order, and no other
+    /// per-record field (`fps`, `lines` and the rest stay empty).
+    compact: Option<Vec<Fingerprint>>,
     /// The id was a JSON number (or a line number), not a string.
     numeric: Vec<bool>,
     /// Each document's line number in the concatenation of the input files (1-based).
@@ -79,7 +85,13 @@ pub struct Corpus {
 
 impl Corpus {
     pub fn len(&self) -> usize {
-        self.fps.len()
+        self.compact.as_ref().map_or(self.fps.len(), Vec::len)
+    }
+
+    /// The hashes of a corpus read with [`ReadOptions::compact`], in input order (records
+    /// without one, which simhash-cpp's input never has, left out); empty otherwise.
+    pub fn take_hashes(&mut self) -> Vec<Fingerprint> {
+        self.compact.take().unwrap_or_default()
     }
 
     pub fn id(&self, doc: usize) -> Cow<'_, str> {
@@ -138,6 +150,12 @@ impl Corpus {
     /// Adds records without ids (each one's id is its line number), no sketches and no
     /// line hashes, at once: the lines `lines` (plus `offset`) hold the hashes `fps`.
     fn extend_line_numbered(&mut self, lines: &[u64], fps: &[Option<Fingerprint>], offset: u64) {
+        if let Some(hashes) = &mut self.compact {
+            let before = hashes.len();
+            hashes.extend(fps.iter().flatten());
+            self.no_features += fps.len() - (hashes.len() - before);
+            return;
+        }
         if self.fps.is_empty() {
             self.generated = true;
         }
@@ -152,6 +170,13 @@ impl Corpus {
 
     fn push(&mut self, id: &str, meta: Meta, sketch: Option<&DocSketch>) -> anyhow::Result<()> {
         let Meta { numeric, generated, fp, line, len, line_hash } = meta;
+        if let Some(hashes) = &mut self.compact {
+            match fp {
+                Some(fp) => hashes.push(fp),
+                None => self.no_features += 1,
+            }
+            return Ok(());
+        }
         if self.keep_line_hashes {
             self.line_hashes.push(line_hash);
         }
@@ -674,7 +699,11 @@ fn collect(
     reporter: &mut Reporter,
     names: &[String],
 ) -> anyhow::Result<Corpus> {
-    let mut corpus = Corpus { keep_line_hashes: options.spool, ..Corpus::default() };
+    let mut corpus = Corpus {
+        keep_line_hashes: options.spool,
+        compact: options.compact.then(Vec::new),
+        ..Corpus::default()
+    };
     if let Some(sketcher) = &options.reading.sketcher {
         let (bands, width) = (sketcher.banding().bands, sketcher.band_keys());
         corpus.sketches = Some(SpillStore::with_band_keys(bands, width, SPILL_CACHE_BYTES)?);

@@ -97,7 +97,7 @@ fn fingerprints_of(corpus: &Corpus, docs: &[u32]) -> Vec<Fingerprint> {
 
 /// Runs the index over `fps` and calls `sink` with each pair of positions `(a, b,
 /// distance)`, `a < b`, each pair once; returns the number of pairs.
-fn match_fingerprints(
+pub(crate) fn match_fingerprints(
     session: &mut Session,
     fps: &[Fingerprint],
     distance: u32,

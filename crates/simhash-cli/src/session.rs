@@ -51,16 +51,42 @@ impl Session {
         input: Option<&Input>,
         spool: bool,
     ) -> anyhow::Result<Corpus> {
-        self.summary.input = inputs_label(sources);
-        self.reporter.phase("reading", sources.iter().map(|s| s.size).sum());
         let options = ReadOptions {
             reading,
             threads: self.threads,
             max_record_bytes: input.map_or(u64::MAX, |i| i.max_record_bytes),
             sample: input.and_then(|i| i.sample),
             spool,
+            compact: false,
         };
-        let corpus = corpus::read(sources, &options, &mut self.reporter)?;
+        self.read_with(sources, &options)
+    }
+
+    /// Reads simhash-cpp's input keeping only the hashes (8 bytes a record), in input order:
+    /// see [`ReadOptions::compact`].
+    pub fn read_hashes(
+        &mut self,
+        sources: &mut [Source],
+    ) -> anyhow::Result<Vec<simhash_core::Fingerprint>> {
+        let options = ReadOptions {
+            reading: Reading::hashes(simhash_io::Parser::CppHash),
+            threads: self.threads,
+            max_record_bytes: u64::MAX,
+            sample: None,
+            spool: false,
+            compact: true,
+        };
+        Ok(self.read_with(sources, &options)?.take_hashes())
+    }
+
+    fn read_with(
+        &mut self,
+        sources: &mut [Source],
+        options: &ReadOptions,
+    ) -> anyhow::Result<Corpus> {
+        self.summary.input = inputs_label(sources);
+        self.reporter.phase("reading", sources.iter().map(|s| s.size).sum());
+        let corpus = corpus::read(sources, options, &mut self.reporter)?;
         self.summary.bytes_read = corpus.bytes;
         self.summary.records_read = corpus.records;
         self.summary.records_not_sampled = corpus.not_sampled;

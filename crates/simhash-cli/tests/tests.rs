@@ -138,6 +138,55 @@ fn find_all_and_find_clusters_match_simhash_cpp_io() {
     assert!(bad.stderr.contains("<stdin>:3: bad hash: fingerprint out of range"), "{}", bad.stderr);
 }
 
+/// `find-all` lists what simhash-cpp's set of hash pairs gives, checked by brute force over
+/// every pair of lines: each `[h(a),h(b)]` of lines `a < b` within k bits, once, in order
+/// of the first pair of lines that gives it. The input has many repeated hashes, hashes
+/// exactly k and k + 1 bits apart, and a repeated hash whose copies come before and after
+/// its neighbours (which gives both `[h1,h2]` and `[h2,h1]`).
+#[test]
+fn find_all_agrees_with_brute_force_on_repeated_hashes() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let bases: Vec<u64> = (0..25).map(|_| next()).collect();
+    let mut hashes = Vec::new();
+    for _ in 0..500 {
+        let base = bases[(next() % 25) as usize];
+        // 0 to 5 bits flipped, among the low 12 bits so that hashes repeat often.
+        let mut h = base;
+        for _ in 0..next() % 6 {
+            h ^= 1 << (next() % 12);
+        }
+        hashes.push(h);
+    }
+    let k = 3;
+    let mut expected = String::new();
+    let mut seen = BTreeSet::new();
+    for a in 0..hashes.len() {
+        for b in a + 1..hashes.len() {
+            let (x, y) = (hashes[a], hashes[b]);
+            if (x ^ y).count_ones() <= k && seen.insert((x, y)) {
+                writeln!(expected, "[{x},{y}]").unwrap();
+            }
+        }
+    }
+    assert!(seen.iter().any(|(x, y)| x == y) && seen.len() > 500, "{}", seen.len());
+    let mut input = String::new();
+    for h in &hashes {
+        writeln!(input, "{h}").unwrap();
+    }
+    let dir = Dir::new();
+    for args in [&["-d", "3", "-b", "6"][..], &["-d", "3", "-j", "3"], &["-d", "3", "-j", "1"]] {
+        let run = dir.run_bin("simhash-find-all", args, Some(input.as_bytes()));
+        run.code(0);
+        assert!(run.stdout == expected, "{args:?}: the output differs from brute force");
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // fingerprint, pairs, cluster
 // ---------------------------------------------------------------------------------------

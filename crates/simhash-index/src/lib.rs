@@ -153,6 +153,7 @@ pub use crate::hamming::batch::{
     all_pairs_with_budget_progress, all_pairs_with_progress, cross_pairs, cross_pairs_with,
 };
 pub use crate::hamming::blocks::{Blocks, ParseBlocksError, ParseBlocksErrorKind};
+pub use crate::hamming::distinct::Distinct;
 pub use crate::hamming::kernel::{cross_group, pair_group};
 pub use crate::hamming::online::{DEFAULT_BLOCKS, DEFAULT_MAX_DISTANCE, Hit, Hits, Index};
 pub use crate::hamming::plan::{Plan, plan, plan_with_memory};

@@ -3,13 +3,16 @@
 
 use std::process::ExitCode;
 
+use rayon::slice::ParallelSliceMut;
+use simhash_core::Fingerprint;
+use simhash_index::{Blocks, Distinct};
 use simhash_io::Output;
 
 use crate::corpus::Reading;
 use crate::flags::{ClusterMode, KeepPolicy};
-use crate::matching::{clusters, match_docs};
+use crate::matching::{clusters, match_fingerprints};
 use crate::session::Session;
-use crate::settings::{CppSettings, Grouping};
+use crate::settings::{CppSettings, Grouping, Matching};
 
 /// simhash-cpp's `find-all` and `find-clusters`.
 pub fn run(settings: &CppSettings, clusters_out: bool) -> anyhow::Result<ExitCode> {
@@ -21,10 +24,10 @@ pub fn run(settings: &CppSettings, clusters_out: bool) -> anyhow::Result<ExitCod
     matching.note(&mut session.summary);
     let mut out = Output::create_for("--output", &settings.output)?;
     let mut sources = settings.inputs.sources();
-    let corpus =
-        session.read(&mut sources, Reading::hashes(simhash_io::Parser::CppHash), None, false)?;
-    let hash = |d: u32| corpus.fingerprint(d as usize).unwrap_or_default().get();
     if clusters_out {
+        let reading = Reading::hashes(simhash_io::Parser::CppHash);
+        let corpus = session.read(&mut sources, reading, None, false)?;
+        let hash = |d: u32| corpus.fingerprint(d as usize).unwrap_or_default().get();
         let grouping =
             Grouping { mode: ClusterMode::Components, keep: KeepPolicy::First, big_cluster: 1000 };
         let clusters = clusters(&mut session, &corpus, &matching, &grouping)?.clusters;
@@ -35,50 +38,76 @@ pub fn run(settings: &CppSettings, clusters_out: bool) -> anyhow::Result<ExitCod
             session.summary.written += 1;
         }
     } else {
-        // Each line `[h(a),h(b)]` once, in order of the first pair of lines `a < b` that
-        // gives it, as simhash-cpp's set of hash pairs does: a group of identical hashes
-        // gives `[h,h]` once, and two groups within k bits give `[h1,h2]` if a line of h1
-        // comes before one of h2 (and `[h2,h1]` if one of h2 comes before one of h1),
-        // without pairing every line of one group with every line of the other. The
-        // groups of identical hashes hold their first line, then the others in line order;
-        // `group_of` maps a first line to its group (`NO_GROUP`: its hash is on no other
-        // line).
-        const NO_GROUP: u32 = u32::MAX;
-        let mut group_of: Vec<u32> = vec![NO_GROUP; corpus.len()];
-        let mut groups: Vec<Vec<u32>> = Vec::new();
-        let mut pairs: Vec<(u32, u32)> = Vec::new();
-        match_docs(&mut session, &corpus, &matching, |a, b, _| {
-            if hash(a) == hash(b) {
-                let g = &mut group_of[a as usize];
-                if *g == NO_GROUP {
-                    *g = groups.len() as u32;
-                    groups.push(vec![a]);
-                }
-                groups[*g as usize].push(b);
-            } else {
-                pairs.push((a, b));
-            }
-        })?;
+        let Matching::Simhash { distance, blocks } = matching else {
+            anyhow::bail!("internal error: find-all matches hashes");
+        };
+        let hashes = session.read_hashes(&mut sources)?;
+        let lines = find_all(&mut session, hashes, distance, blocks)?;
         session.reporter.phase("writing", None);
-        let mut lines: Vec<(u32, u32)> = Vec::with_capacity(pairs.len() + groups.len());
-        lines.extend(groups.iter().map(|m| (m[0], m[1])));
-        for &(a, b) in &pairs {
-            lines.push((a, b));
-            // The first line of b's group after a's first line of a's group, reversed.
-            if let Some(&g) = group_of.get(a as usize).filter(|&&g| g != NO_GROUP) {
-                let group = &groups[g as usize];
-                let at = group.partition_point(|&d| d < b);
-                if let Some(&later) = group.get(at) {
-                    lines.push((b, later));
-                }
-            }
+        for line in &lines.lines {
+            let (a, b) =
+                (lines.distinct[line.first as usize], lines.distinct[line.second as usize]);
+            simhash_io::write_hash_pair(&mut out, a.get(), b.get())?;
         }
-        lines.sort_unstable();
-        for &(a, b) in &lines {
-            simhash_io::write_hash_pair(&mut out, hash(a), hash(b))?;
-        }
-        let pairs = lines;
-        session.summary.written = pairs.len() as u64;
+        session.summary.written = lines.lines.len() as u64;
     }
     session.finish(vec![out])
+}
+
+/// One output line of `find-all`, `[h(first),h(second)]` (indexes of distinct hashes), at
+/// the pair of input lines that gives it first: `(at, then)`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Line {
+    at: u32,
+    then: u32,
+    first: u32,
+    second: u32,
+}
+
+/// `find-all`'s lines in output order, and the distinct hashes they index.
+struct Lines {
+    lines: Vec<Line>,
+    distinct: Vec<Fingerprint>,
+}
+
+/// The lines of `find-all` over `hashes` (the input's, in order): each `[h(a),h(b)]` once,
+/// in order of the first pair of input positions `a < b` that gives it, as simhash-cpp's
+/// set of hash pairs does. A hash on several positions gives `[h,h]` once (at its first
+/// two positions); two distinct hashes within `distance` bits give `[h1,h2]` at the first
+/// position of h1 and the first position of h2 after it, if any, and `[h2,h1]` the same
+/// way: found once between the distinct hashes, not once per pair of their positions.
+///
+/// Memory: 12 bytes per input hash while identical hashes are collapsed ([`Distinct`]),
+/// then 12 bytes per distinct hash (and 4 per repeated position) beside the matching's
+/// budget, and 16 bytes per output line.
+fn find_all(
+    session: &mut Session,
+    hashes: Vec<Fingerprint>,
+    distance: u32,
+    blocks: Blocks,
+) -> anyhow::Result<Lines> {
+    let distinct = session.pool.install(|| Distinct::new(hashes));
+    let duplicates = distinct.duplicates() as u64;
+    let first = distinct.first();
+    let mut lines: Vec<Line> = distinct
+        .repeated()
+        .map(|r| {
+            let at = distinct.positions(r);
+            Line { at: at[0], then: at[1], first: r as u32, second: r as u32 }
+        })
+        .collect();
+    let found =
+        match_fingerprints(session, distinct.fingerprints(), distance, blocks, |a, b, _| {
+            let (u, v) = if first[a as usize] < first[b as usize] { (a, b) } else { (b, a) };
+            let (at, then) = (first[u as usize], first[v as usize]);
+            lines.push(Line { at, then, first: u, second: v });
+            // A position of u's hash after v's first gives the line the other way round.
+            if let Some(later) = distinct.position_after(u as usize, then) {
+                lines.push(Line { at: then, then: later, first: v, second: u });
+            }
+        })?;
+    session.summary.exact_duplicates = Some(duplicates);
+    session.summary.pairs = found + duplicates;
+    session.pool.install(|| lines.par_sort_unstable());
+    Ok(Lines { lines, distinct: distinct.into_fingerprints() })
 }

@@ -5,6 +5,7 @@
 
 pub(crate) mod batch;
 pub(crate) mod blocks;
+pub(crate) mod distinct;
 pub(crate) mod kernel;
 pub(crate) mod online;
 pub(crate) mod plan;

@@ -15,8 +15,8 @@ const SMALL: usize = 48;
 /// what [`Distinct::new`] makes of a vector of fingerprints without copying it.
 ///
 /// Memory: the input vector is reused for the distinct fingerprints, plus 4 bytes per
-/// fingerprint for positions while sorting (then per distinct fingerprint), plus 4 bytes
-/// for every position of a fingerprint held more than once. The sort is an in-place radix
+/// fingerprint for positions while sorting (then per distinct fingerprint, and a bit), plus
+/// 4 bytes for every position of a fingerprint held more than once. The sort is an in-place radix
 /// sort (8 bits a pass, most significant first; the buckets of the first pass are sorted
 /// in parallel on rayon's current pool), so its time grows linearly with the input: a
 /// flood of one fingerprint costs a scan per pass and a sort of its positions.
@@ -42,6 +42,9 @@ pub struct Distinct {
     first: Vec<u32>,
     /// The indexes (in `fps`) of the fingerprints held at more than one position, ascending.
     repeated: Vec<u32>,
+    /// A bit per distinct fingerprint, set for the repeated ones: most lookups of
+    /// [`Distinct::positions`] end here, without a search of `repeated`.
+    is_repeated: Vec<u64>,
     /// Where each repeated fingerprint's positions start in `positions` (one more entry at
     /// the end).
     starts: Vec<usize>,
@@ -80,11 +83,15 @@ impl Distinct {
             i = j;
         }
         starts.push(positions.len());
+        let mut is_repeated = vec![0u64; kept.div_ceil(64)];
+        for &r in &repeated {
+            is_repeated[r as usize / 64] |= 1 << (r % 64);
+        }
         fps.truncate(kept);
         fps.shrink_to_fit();
         pos.truncate(kept);
         pos.shrink_to_fit();
-        Distinct { fps, first: pos, repeated, starts, positions }
+        Distinct { fps, first: pos, repeated, is_repeated, starts, positions }
     }
 
     /// The distinct fingerprints, ascending.
@@ -128,6 +135,9 @@ impl Distinct {
     ///
     /// If `index` is not below [`Distinct::len`].
     pub fn positions(&self, index: usize) -> &[u32] {
+        if self.is_repeated[index / 64] & (1 << (index % 64)) == 0 {
+            return std::slice::from_ref(&self.first[index]);
+        }
         match self.repeated.binary_search(&(index as u32)) {
             Ok(g) => &self.positions[self.starts[g]..self.starts[g + 1]],
             Err(_) => std::slice::from_ref(&self.first[index]),

@@ -86,6 +86,9 @@ fn find_all(
     distance: u32,
     blocks: Blocks,
 ) -> anyhow::Result<Lines> {
+    if u32::try_from(hashes.len()).is_err() {
+        anyhow::bail!("find-all takes at most {} hashes, not {}", u32::MAX, hashes.len());
+    }
     let distinct = session.pool.install(|| Distinct::new(hashes));
     let duplicates = distinct.duplicates() as u64;
     let first = distinct.first();

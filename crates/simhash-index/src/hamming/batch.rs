@@ -588,13 +588,13 @@ impl<R> Task<'_, R> {
             if bucket.len() >= 2 {
                 let sorted = sort_bucket(bucket, scratch, self.table, self.scatter_bits);
                 let shift = 64 - self.table.prefix_bits();
-                for run in sorted.chunk_by(|a, b| a.key >> shift == b.key >> shift) {
+                for_each_run(sorted, shift, |run| {
                     if run.len() > BIG_RUN {
                         task.big.push(run.to_vec());
-                    } else if run.len() >= 2 && task.out.len() >= TASK_PAIRS {
+                    } else if task.out.len() >= TASK_PAIRS {
                         task.deferred.extend_from_slice(run);
                         task.deferred_ends.push(task.deferred.len());
-                    } else if run.len() >= 2 {
+                    } else {
                         (self.run_fn)(
                             self.table,
                             self.max_distance,
@@ -603,7 +603,7 @@ impl<R> Task<'_, R> {
                             &mut task.out,
                         );
                     }
-                }
+                });
             }
         }
         task
@@ -702,6 +702,21 @@ pub(crate) fn tasks(starts: &[usize]) -> Vec<(usize, usize)> {
         }
     }
     tasks
+}
+
+/// Calls `each` with every run of two or more equal prefixes (`key >> shift`) of `sorted`,
+/// in order: the runs of length two or more of `sorted.chunk_by(..)`. Most entries are in
+/// no such run, so the scan looks for the next pair of equal neighbours in a tight loop
+/// rather than handing every entry on as a run of one.
+#[inline(always)]
+pub(crate) fn for_each_run(sorted: &[Entry], shift: u32, mut each: impl FnMut(&[Entry])) {
+    let mut rest = sorted;
+    while let Some(i) = rest.windows(2).position(|w| (w[0].key ^ w[1].key) >> shift == 0) {
+        let prefix = rest[i].key >> shift;
+        let len = 2 + rest[i + 2..].iter().take_while(|e| e.key >> shift == prefix).count();
+        each(&rest[i..i + len]);
+        rest = &rest[i + len..];
+    }
 }
 
 /// Sorts a bucket (whose entries share the top `done` bits) by the rest of the prefix,

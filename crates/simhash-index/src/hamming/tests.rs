@@ -874,3 +874,57 @@ fn sort_bucket_is_a_stable_sort_by_prefix() {
         }
     }
 }
+
+/// `for_each_run` against `chunk_by` (runs of two or more): runs at either end, everything
+/// one run, no run at all, empty and one-entry inputs, and prefixes of 1 to 64 bits (where
+/// entries with equal prefixes differ below them).
+#[test]
+fn for_each_run_is_chunk_by_without_singletons() {
+    use crate::hamming::batch::for_each_run;
+    use crate::hamming::kernel::Entry;
+    let mut s = 0x7a7a_u64;
+    let mut next = move || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut x = s;
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    };
+    let mut checked_runs = 0;
+    for shift in [0, 1, 20, 31, 33, 63] {
+        for len in [0, 1, 2, 3, 5, 64, 300] {
+            // 1: all distinct; 2: a few prefixes (long runs); 3: one prefix; 4: mixed.
+            for mode in 1..=4 {
+                let mut prefixes: Vec<u64> = (0..len)
+                    .map(|i| match mode {
+                        1 => i as u64,
+                        2 => next() % 4,
+                        3 => 7,
+                        _ => next() % (len as u64 / 2 + 1),
+                    })
+                    .map(|p| p & (u64::MAX >> shift))
+                    .collect();
+                prefixes.sort_unstable();
+                let sorted: Vec<Entry> = prefixes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &p)| {
+                        let low = next() & (1u64 << shift).wrapping_sub(1);
+                        let key = if shift == 0 { p } else { p << shift | low };
+                        Entry { key, id: i as u32, side: 0 }
+                    })
+                    .collect();
+                let expect: Vec<Vec<Entry>> = sorted
+                    .chunk_by(|a, b| a.key >> shift == b.key >> shift)
+                    .filter(|r| r.len() >= 2)
+                    .map(<[Entry]>::to_vec)
+                    .collect();
+                let mut got = Vec::new();
+                for_each_run(&sorted, shift, |run| got.push(run.to_vec()));
+                assert_eq!(got, expect, "shift {shift}, len {len}, mode {mode}");
+                checked_runs += expect.len();
+            }
+        }
+    }
+    assert!(checked_runs > 100, "{checked_runs}");
+}

@@ -524,7 +524,9 @@ impl<R> Task<'_, R> {
             }
             let outs: Vec<TaskOut<O>> = wave
                 .into_par_iter()
-                .map_init(Vec::new, |scratch, (slice, bounds)| self.run(slice, bounds, scratch))
+                .map_init(Scratch::default, |scratch, (slice, bounds)| {
+                    self.run(slice, bounds, scratch)
+                })
                 .collect();
             for TaskOut { out, big, deferred, deferred_ends } in &outs {
                 if !out.is_empty() {
@@ -540,7 +542,7 @@ impl<R> Task<'_, R> {
 
     /// Sorts each bucket of `slice` (bounded by `bounds`, offsets into the whole table) and
     /// returns the pairs of its runs, using the popcnt instruction where the CPU has it.
-    fn run<O>(&self, slice: &mut [Entry], bounds: &[usize], scratch: &mut Vec<Entry>) -> TaskOut<O>
+    fn run<O>(&self, slice: &mut [Entry], bounds: &[usize], scratch: &mut Scratch) -> TaskOut<O>
     where
         R: RunFn<O>,
     {
@@ -558,7 +560,7 @@ impl<R> Task<'_, R> {
         &self,
         slice: &mut [Entry],
         bounds: &[usize],
-        scratch: &mut Vec<Entry>,
+        scratch: &mut Scratch,
     ) -> TaskOut<O>
     where
         R: RunFn<O>,
@@ -571,7 +573,7 @@ impl<R> Task<'_, R> {
         &self,
         slice: &mut [Entry],
         bounds: &[usize],
-        scratch: &mut Vec<Entry>,
+        scratch: &mut Scratch,
     ) -> TaskOut<O>
     where
         R: RunFn<O>,
@@ -586,9 +588,7 @@ impl<R> Task<'_, R> {
         for w in bounds.windows(2) {
             let bucket = &mut slice[w[0] - base..w[1] - base];
             if bucket.len() >= 2 {
-                let sorted = sort_bucket(bucket, scratch, self.table, self.scatter_bits);
-                let shift = 64 - self.table.prefix_bits();
-                for_each_run(sorted, shift, |run| {
+                group_bucket(bucket, scratch, self.table, self.scatter_bits, |run| {
                     if run.len() > BIG_RUN {
                         task.big.push(run.to_vec());
                     } else if task.out.len() >= TASK_PAIRS {
@@ -702,6 +702,96 @@ pub(crate) fn tasks(starts: &[usize]) -> Vec<(usize, usize)> {
         }
     }
     tasks
+}
+
+/// Per-thread buffers for [`group_bucket`].
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// The radix sort's second buffer, or the entries of one run.
+    entries: Vec<Entry>,
+    /// The short keys of a bucket and the radix sort's second buffer for them.
+    keys: Vec<u64>,
+}
+
+/// Calls `each` with every run of two or more equal prefixes of `bucket` (whose entries
+/// share the top `done` bits), in ascending prefix order, each run in bucket order: the
+/// runs of length two or more of a stable sort of the bucket by prefix.
+///
+/// When the rest of the prefix has at most 32 bits (21 to 23 at 6 blocks, k = 3 and 2M
+/// fingerprints), the bucket itself is neither sorted nor written: one pass reads it (from
+/// memory: the scatter just wrote it) and writes a short key per entry, `rest of the prefix
+/// << 32 | position in the bucket`, then the radix passes sort these 8-byte keys (the
+/// position keeps the sort stable) in a scratch buffer that stays in the L1 cache, and only
+/// the entries of runs of two or more are copied out of the bucket for the kernel. Otherwise
+/// the bucket is sorted by [`sort_bucket`].
+pub(crate) fn group_bucket(
+    bucket: &mut [Entry],
+    scratch: &mut Scratch,
+    table: &Table,
+    done: u32,
+    mut each: impl FnMut(&[Entry]),
+) {
+    let rest = table.prefix_bits() - done;
+    let len = bucket.len();
+    if rest == 0 || rest > 32 || len <= SMALL_BUCKET || len > HUGE_BUCKET {
+        let sorted = sort_bucket(bucket, &mut scratch.entries, table, done);
+        for_each_run(sorted, 64 - table.prefix_bits(), each);
+        return;
+    }
+    let passes = rest.div_ceil(8);
+    let digit = rest.div_ceil(passes);
+    // Each pass's digit of the short key: its lowest bit and mask (the last one may be
+    // narrower).
+    let mut digits = [(0u32, 0u64); 4];
+    let mut lo = 32;
+    for d in &mut digits[..passes as usize] {
+        let width = digit.min(32 + rest - lo);
+        *d = (lo, (1u64 << width) - 1);
+        lo += width;
+    }
+    let digits = &digits[..passes as usize];
+    let Scratch { entries, keys } = scratch;
+    if keys.len() < 2 * len {
+        keys.resize(2 * len, 0);
+    }
+    let (mut src, dst) = keys.split_at_mut(len);
+    let dst = &mut dst[..len];
+    // The short keys, and the counts of every pass in the same read of the bucket. A
+    // bucket holds at most HUGE_BUCKET entries: u32 positions and counts.
+    let mut counts = [[0u32; 256]; 4];
+    for ((i, e), k) in bucket.iter().enumerate().zip(src.iter_mut()) {
+        *k = (e.key << done) >> (64 - rest) << 32 | i as u64;
+        for (c, &(lo, mask)) in counts.iter_mut().zip(digits) {
+            c[((*k >> lo) & mask) as usize] += 1;
+        }
+    }
+    for (c, &(_, mask)) in counts.iter_mut().zip(digits) {
+        let mut at = 0;
+        for c in &mut c[..=mask as usize] {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+    }
+    let mut dst: &mut [u64] = dst;
+    for (c, &(lo, mask)) in counts.iter_mut().zip(digits) {
+        for &k in src.iter() {
+            let c = &mut c[((k >> lo) & mask) as usize];
+            dst[*c as usize] = k;
+            *c += 1;
+        }
+        std::mem::swap(&mut src, &mut dst);
+    }
+    // `src` holds the sorted keys: runs of equal high halves.
+    let mut sorted: &[u64] = src;
+    while let Some(i) = sorted.windows(2).position(|w| (w[0] ^ w[1]) >> 32 == 0) {
+        let high = sorted[i] >> 32;
+        let n = 2 + sorted[i + 2..].iter().take_while(|&&k| k >> 32 == high).count();
+        entries.clear();
+        entries.extend(sorted[i..i + n].iter().map(|&k| bucket[k as u32 as usize]));
+        each(entries);
+        sorted = &sorted[i + n..];
+    }
 }
 
 /// Calls `each` with every run of two or more equal prefixes (`key >> shift`) of `sorted`,

@@ -928,3 +928,73 @@ fn for_each_run_is_chunk_by_without_singletons() {
     }
     assert!(checked_runs > 100, "{checked_runs}");
 }
+
+/// `group_bucket` against the runs of a stable sort by prefix (`sort_bucket`, then
+/// `chunk_by`): every configuration (the rest of the prefix from 0 to 64 bits: the short-key
+/// path up to 32, the sort above), buckets below, between and above the small and huge
+/// sizes, one prefix (a flood), few prefixes, many (runs of one), identical fingerprints,
+/// and every number of bits the scatter may have split on.
+#[test]
+fn group_bucket_hands_on_the_runs_of_a_stable_sort() {
+    use crate::hamming::batch::{Scratch, group_bucket, sort_bucket};
+    use crate::hamming::kernel::Entry;
+    let mut s = 0x6b6b_u64;
+    let mut next = move || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut x = s;
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    };
+    let (mut scratch, mut plain) = (Scratch::default(), Vec::new());
+    let (mut short_paths, mut runs) = (0, 0);
+    for &(m, k) in CONFIGS {
+        let tables = Tables::new(m, k).unwrap();
+        for table in tables.iter().take(3) {
+            let p = table.prefix_bits();
+            let shift = 64 - p;
+            for len in [2, 48, 49, 120, 200, 201, 700] {
+                for done in [0, 1, p / 3, p.saturating_sub(20), p.saturating_sub(1), p] {
+                    // Spread 1: one prefix; 3: few; 40: runs of a few; else: mostly runs of
+                    // one. Half the time, the entries with equal prefixes are identical.
+                    for spread in [1, 3, 40, u64::MAX] {
+                        let top = next() & !(u64::MAX.checked_shr(done).unwrap_or(0));
+                        let same = next() % 2 == 0;
+                        let bucket: Vec<Entry> = (0..len)
+                            .map(|i| {
+                                let v = next() % spread;
+                                let low = v.wrapping_mul(0x0123_4567_89ab_cdef);
+                                let low = low & u64::MAX.checked_shr(done).unwrap_or(0);
+                                let key = top | low;
+                                let key = if same {
+                                    key
+                                } else {
+                                    key ^ (next() & u64::MAX.checked_shr(p).unwrap_or(0))
+                                };
+                                Entry { key, id: i as u32, side: 0 }
+                            })
+                            .collect();
+                        let mut expect = Vec::new();
+                        let sorted =
+                            sort_bucket(&mut bucket.clone(), &mut plain, table, done).to_vec();
+                        for run in sorted.chunk_by(|a, b| a.key >> shift == b.key >> shift) {
+                            if run.len() >= 2 {
+                                expect.push(run.to_vec());
+                            }
+                        }
+                        let mut got = Vec::new();
+                        group_bucket(&mut bucket.clone(), &mut scratch, table, done, |run| {
+                            got.push(run.to_vec());
+                        });
+                        assert_eq!(got, expect, "m = {m}, k = {k}, len {len}, done {done}");
+                        runs += expect.len();
+                        let rest = p - done;
+                        short_paths +=
+                            usize::from(rest > 0 && rest <= 32 && len > 48 && len <= 200);
+                    }
+                }
+            }
+        }
+    }
+    assert!(short_paths > 100 && runs > 1000, "{short_paths} short-key buckets, {runs} runs");
+}

@@ -1,9 +1,11 @@
 //! Batch matching: all pairs among one set, and all (query, corpus) pairs between two sets.
 //!
 //! One table at a time: permute every fingerprint and scatter it (parallel, stable
-//! counting sort) into buckets by the top bits of its prefix, then sort each bucket by the
-//! rest of the prefix (LSD radix in a per-thread scratch buffer) and hand each run of equal
-//! prefixes to the pairing kernel. Buckets are processed in parallel in a fixed order, and
+//! counting sort) into buckets by the top bits of its prefix, then group each bucket by the
+//! rest of the prefix (an LSD radix sort of short keys, or of the entries, in a per-thread
+//! scratch buffer) and hand each run of equal prefixes to the pairing kernel. Consecutive
+//! tables whose prefixes start with the same block bucket every fingerprint alike: they
+//! share one scatter of the unpermuted fingerprints when the whole table fits one pass. Buckets are processed in parallel in a fixed order, and
 //! each bucket's pairs are handed to the sink in that order, so the output (even its order)
 //! does not depend on the number of threads.
 
@@ -383,31 +385,119 @@ fn run<O: Send, S: Source + ?Sized>(
     run_fn: impl RunFn<O>,
     shape: RunShape,
 ) -> usize {
+    run_sharing(src, tables, capacity, true, sink, progress, run_fn, shape).0
+}
+
+/// [`run`], sharing a scatter between tables where it can if `share` (tests compare both
+/// ways). Returns the number of passes and the number of tables that read a shared scatter.
+#[allow(clippy::too_many_arguments)]
+fn run_sharing<O: Send, S: Source + ?Sized>(
+    src: &S,
+    tables: &Tables,
+    capacity: usize,
+    share: bool,
+    sink: &mut dyn FnMut(&[O]),
+    progress: &mut dyn FnMut(usize),
+    run_fn: impl RunFn<O>,
+    shape: RunShape,
+) -> (usize, usize) {
     let n = src.count();
     if n < 2 {
         (0..tables.len()).for_each(&mut *progress);
-        return 0;
+        return (0, 0);
     }
-    let mut made = 0;
+    let (mut made, mut sharing) = (0, 0);
     let max_distance = tables.max_distance();
     let mut dest: Vec<Entry> = Vec::new();
     let chunks = src.chunks();
-    for (t, table) in tables.iter().enumerate() {
+    let list: Vec<&Table> = tables.iter().collect();
+    let mut t = 0;
+    while t < list.len() {
+        let table = list[t];
         progress(t);
         let scatter_bits = scatter_bits(n, table.prefix_bits());
         let hist = histogram(src, &chunks, table, scatter_bits);
         let starts = &hist.starts;
         let tasks = tasks(starts);
-        let task = Task { table, max_distance, scatter_bits, run_fn: &run_fn, shape };
-        for pass in passes(starts, &tasks, capacity) {
+        let passes = passes(starts, &tasks, capacity);
+        // The following tables that put every fingerprint in the same bucket (their
+        // prefixes start with the same block: 10 of the 20 tables at 6 blocks, k = 3, then
+        // 6, 3 and 1) share one scatter of the fingerprints as they are, each permuting
+        // them as it reads its buckets, if a pass holds the whole table and every bucket
+        // takes the short-key path. The tables' batches come in the same order.
+        let shared = if share && passes.len() == 1 && short_keys(table, scatter_bits, starts) {
+            list[t + 1..]
+                .iter()
+                .take_while(|&&u| {
+                    table.same_top_bits(u, scatter_bits)
+                        && scatter_bits == self::scatter_bits(n, u.prefix_bits())
+                        && short_keys(u, scatter_bits, starts)
+                })
+                .count()
+        } else {
+            0
+        };
+        if shared > 0 {
+            let all = 0..starts.len() - 1;
+            let len = scatter_range(src, &chunks, table, &hist, all, &mut dest, true);
+            for (u, &table) in list[t..=t + shared].iter().enumerate() {
+                if u > 0 {
+                    progress(t + u);
+                }
+                let task =
+                    Task { table, max_distance, scatter_bits, run_fn: &run_fn, shape, raw: true };
+                task.waves(&mut dest[..len], starts, &tasks, sink);
+                made += 1;
+            }
+            t += shared + 1;
+            sharing += shared + 1;
+            continue;
+        }
+        let task = Task { table, max_distance, scatter_bits, run_fn: &run_fn, shape, raw: false };
+        for pass in passes {
             let tasks = &tasks[pass];
             let buckets = tasks[0].0..tasks[tasks.len() - 1].1;
-            let len = scatter_range(src, &chunks, table, &hist, buckets, &mut dest);
+            let len = scatter_range(src, &chunks, table, &hist, buckets, &mut dest, false);
             task.waves(&mut dest[..len], starts, tasks, sink);
             made += 1;
         }
+        t += 1;
     }
-    made
+    (made, sharing)
+}
+
+/// Whether every bucket of `table` (bounded by `starts`, split on the top `done` bits of
+/// the prefix) takes [`group_bucket`]'s short-key path, or is small.
+fn short_keys(table: &Table, done: u32, starts: &[usize]) -> bool {
+    let rest = table.prefix_bits() - done;
+    (1..=32).contains(&rest) && starts.windows(2).all(|w| w[1] - w[0] <= HUGE_BUCKET)
+}
+
+/// [`all_pairs_with`] with (`share`) or without sharing scatters between tables; returns
+/// how many tables read a shared scatter.
+#[cfg(test)]
+pub(crate) fn all_pairs_sharing(
+    fps: &[Fingerprint],
+    tables: &Tables,
+    share: bool,
+    mut sink: impl FnMut(&[Pair]),
+) -> usize {
+    let src = Sides(&[fps]);
+    run_sharing(&src, tables, usize::MAX, share, &mut sink, &mut |_| {}, pair_run, all_shape).1
+}
+
+/// [`cross_pairs_with`] with or without sharing scatters; returns how many tables read a
+/// shared scatter.
+#[cfg(test)]
+pub(crate) fn cross_pairs_sharing(
+    queries: &[Fingerprint],
+    corpus: &[Fingerprint],
+    tables: &Tables,
+    share: bool,
+    mut sink: impl FnMut(&[CrossPair]),
+) -> usize {
+    let src = Sides(&[queries, corpus]);
+    run_sharing(&src, tables, usize::MAX, share, &mut sink, &mut |_| {}, cross_run, cross_shape).1
 }
 
 /// [`all_pairs_with`] in passes of at most `capacity` entries (for tests, which choose the
@@ -475,6 +565,9 @@ struct Task<'a, R> {
     scatter_bits: u32,
     run_fn: &'a R,
     shape: RunShape,
+    /// The entries hold the fingerprints as they are (a scatter shared between tables):
+    /// permute them when reading, and leave the buckets as they are.
+    raw: bool,
 }
 
 /// For a run of equal prefixes: how many leading rows do work, and about how many
@@ -588,7 +681,7 @@ impl<R> Task<'_, R> {
         for w in bounds.windows(2) {
             let bucket = &mut slice[w[0] - base..w[1] - base];
             if bucket.len() >= 2 {
-                group_bucket(bucket, scratch, self.table, self.scatter_bits, |run| {
+                let each = |run: &[Entry]| {
                     if run.len() > BIG_RUN {
                         task.big.push(run.to_vec());
                     } else if task.out.len() >= TASK_PAIRS {
@@ -603,7 +696,12 @@ impl<R> Task<'_, R> {
                             &mut task.out,
                         );
                     }
-                });
+                };
+                if self.raw {
+                    group_raw_bucket(bucket, scratch, self.table, self.scatter_bits, each);
+                } else {
+                    group_bucket(bucket, scratch, self.table, self.scatter_bits, each);
+                }
             }
         }
         task
@@ -729,7 +827,7 @@ pub(crate) fn group_bucket(
     scratch: &mut Scratch,
     table: &Table,
     done: u32,
-    mut each: impl FnMut(&[Entry]),
+    each: impl FnMut(&[Entry]),
 ) {
     let rest = table.prefix_bits() - done;
     let len = bucket.len();
@@ -738,6 +836,45 @@ pub(crate) fn group_bucket(
         for_each_run(sorted, 64 - table.prefix_bits(), each);
         return;
     }
+    short_runs(bucket, scratch, rest, done, |key| key, each);
+}
+
+/// [`group_bucket`] for a bucket of a scatter shared between tables (see `run`): its entries
+/// hold the fingerprints as they are, in input order, and stay so for the next table. Every
+/// bucket of such a table is small (copied and sorted) or takes the short-key path.
+pub(crate) fn group_raw_bucket(
+    bucket: &[Entry],
+    scratch: &mut Scratch,
+    table: &Table,
+    done: u32,
+    each: impl FnMut(&[Entry]),
+) {
+    let rest = table.prefix_bits() - done;
+    debug_assert!((1..=32).contains(&rest) && bucket.len() <= HUGE_BUCKET);
+    let permute = |key: u64| table.permute(Fingerprint(key));
+    if bucket.len() <= SMALL_BUCKET {
+        let shift = 64 - table.prefix_bits();
+        let entries = &mut scratch.entries;
+        entries.clear();
+        entries.extend(bucket.iter().map(|e| Entry { key: permute(e.key), ..*e }));
+        insertion_sort(entries, shift);
+        for_each_run(entries, shift, each);
+        return;
+    }
+    short_runs(bucket, scratch, rest, done, permute, each);
+}
+
+/// The short-key path of [`group_bucket`], the bucket's keys read through `permute`.
+#[inline(always)]
+fn short_runs(
+    bucket: &[Entry],
+    scratch: &mut Scratch,
+    rest: u32,
+    done: u32,
+    permute: impl Fn(u64) -> u64,
+    mut each: impl FnMut(&[Entry]),
+) {
+    let len = bucket.len();
     let passes = rest.div_ceil(8);
     let digit = rest.div_ceil(passes);
     // Each pass's digit of the short key: its lowest bit and mask (the last one may be
@@ -760,7 +897,7 @@ pub(crate) fn group_bucket(
     // bucket holds at most HUGE_BUCKET entries: u32 positions and counts.
     let mut counts = [[0u32; 256]; 4];
     for ((i, e), k) in bucket.iter().enumerate().zip(src.iter_mut()) {
-        *k = (e.key << done) >> (64 - rest) << 32 | i as u64;
+        *k = (permute(e.key) << done) >> (64 - rest) << 32 | i as u64;
         for (c, &(lo, mask)) in counts.iter_mut().zip(digits) {
             c[((*k >> lo) & mask) as usize] += 1;
         }
@@ -788,7 +925,10 @@ pub(crate) fn group_bucket(
         let high = sorted[i] >> 32;
         let n = 2 + sorted[i + 2..].iter().take_while(|&&k| k >> 32 == high).count();
         entries.clear();
-        entries.extend(sorted[i..i + n].iter().map(|&k| bucket[k as u32 as usize]));
+        entries.extend(sorted[i..i + n].iter().map(|&k| {
+            let e = bucket[k as u32 as usize];
+            Entry { key: permute(e.key), ..e }
+        }));
         each(entries);
         sorted = &sorted[i + n..];
     }
@@ -809,6 +949,20 @@ pub(crate) fn for_each_run(sorted: &[Entry], shift: u32, mut each: impl FnMut(&[
     }
 }
 
+/// Sorts a few entries by prefix (`key >> shift`), stably.
+fn insertion_sort(bucket: &mut [Entry], shift: u32) {
+    for i in 1..bucket.len() {
+        let e = bucket[i];
+        let k = e.key >> shift;
+        let mut j = i;
+        while j > 0 && bucket[j - 1].key >> shift > k {
+            bucket[j] = bucket[j - 1];
+            j -= 1;
+        }
+        bucket[j] = e;
+    }
+}
+
 /// Sorts a bucket (whose entries share the top `done` bits) by the rest of the prefix,
 /// stably; returns the sorted entries (in `bucket` or in `scratch`).
 pub(crate) fn sort_bucket<'a>(
@@ -824,17 +978,7 @@ pub(crate) fn sort_bucket<'a>(
         return bucket;
     }
     if bucket.len() <= SMALL_BUCKET {
-        // Stable insertion sort by prefix.
-        for i in 1..bucket.len() {
-            let e = bucket[i];
-            let k = e.key >> shift;
-            let mut j = i;
-            while j > 0 && bucket[j - 1].key >> shift > k {
-                bucket[j] = bucket[j - 1];
-                j -= 1;
-            }
-            bucket[j] = e;
-        }
+        insertion_sort(bucket, shift);
         return bucket;
     }
     if bucket.len() > HUGE_BUCKET {

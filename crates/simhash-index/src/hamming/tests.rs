@@ -998,3 +998,80 @@ fn group_bucket_hands_on_the_runs_of_a_stable_sort() {
     }
     assert!(short_paths > 100 && runs > 1000, "{short_paths} short-key buckets, {runs} runs");
 }
+
+/// Tables whose prefixes start with the same block share one scatter of the fingerprints as
+/// they are: the same batches in the same order as a scatter per table, and the pairs of
+/// brute force, at 1 and 3 threads. Inputs small enough that every bucket fits the
+/// short-key path (in tests, at most 200 entries) with buckets above and below the
+/// insertion-sort size: random fingerprints, near copies at exactly `k` and `k + 1` bits
+/// (packed across block edges or spread), identical copies, a flood of one value that
+/// fills most of a bucket, and one too large for it (its tables then do not share).
+#[test]
+fn shared_scatters_give_the_batches_of_one_per_table() {
+    use crate::hamming::batch::{all_pairs_sharing, cross_pairs_sharing};
+    let mut s = 0x5eed_u64;
+    let mut next = move || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut x = s;
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    };
+    let configs = [(6, 3), (5, 3), (4, 3), (7, 4), (5, 2), (9, 3), (4, 1), (2, 1), (1, 0)];
+    let (mut shared_tables, mut checked) = (0, 0);
+    for &(m, k) in &configs {
+        let tables = Tables::new(m, k).unwrap();
+        for (n, flood) in
+            [(2, 0), (3, 0), (40, 0), (120, 0), (300, 0), (390, 0), (300, 90), (300, 250)]
+        {
+            let mut fps: Vec<Fingerprint> = Vec::new();
+            while fps.len() < n {
+                let v = Fingerprint(next());
+                fps.push(v);
+                match next() % 6 {
+                    0 => fps.push(v),
+                    1 => fps.push(flip(v, k, next(), true)),
+                    2 => fps.push(flip(v, k + 1, next(), true)),
+                    3 => fps.push(flip(v, k, next(), false)),
+                    4 => fps.push(flip(v, k + 1, next(), false)),
+                    _ => {}
+                }
+            }
+            fps.truncate(n);
+            let v = Fingerprint(next());
+            fps.extend(std::iter::repeat_n(v, flood));
+            let mut expect_sorted = brute_pairs(&fps, k);
+            expect_sorted.sort_unstable();
+            let mut unshared = Vec::new();
+            assert_eq!(all_pairs_sharing(&fps, &tables, false, |b| unshared.push(b.to_vec())), 0);
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let mut got = Vec::new();
+                let shared = pool
+                    .install(|| all_pairs_sharing(&fps, &tables, true, |b| got.push(b.to_vec())));
+                shared_tables += shared;
+                assert_eq!(got, unshared, "m = {m}, k = {k}, n = {n}, flood {flood}");
+                let mut flat: Vec<Pair> = got.concat();
+                flat.sort_unstable();
+                assert_eq!(flat, expect_sorted, "m = {m}, k = {k}, n = {n}, flood {flood}");
+                // Cross pairs: the first half against the rest.
+                let (q, c) = fps.split_at(fps.len() / 2);
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                pool.install(|| {
+                    cross_pairs_sharing(q, c, &tables, true, |p| a.push(p.to_vec()));
+                    cross_pairs_sharing(q, c, &tables, false, |p| b.push(p.to_vec()));
+                });
+                assert_eq!(a, b, "cross: m = {m}, k = {k}, n = {n}, flood {flood}");
+                let mut flat: Vec<CrossPair> = a.concat();
+                flat.sort_unstable();
+                let mut expect = brute_cross(q, c, k);
+                expect.sort_unstable();
+                assert_eq!(flat, expect, "cross: m = {m}, k = {k}, n = {n}, flood {flood}");
+                checked += 1;
+            }
+        }
+    }
+    // At 6 blocks and k = 3 alone, 19 of 20 tables share (10, 6, 3 and 1 by first block,
+    // the last group of one scatters for itself).
+    assert!(shared_tables > 200 && checked == configs.len() * 16, "{shared_tables} {checked}");
+}

@@ -470,7 +470,17 @@ fn run_sharing<O: Send, S: Source + ?Sized>(
 /// the prefix) takes [`group_bucket`]'s short-key path, or is small.
 fn short_keys(table: &Table, done: u32, starts: &[usize]) -> bool {
     let rest = table.prefix_bits() - done;
-    (1..=32).contains(&rest) && starts.windows(2).all(|w| w[1] - w[0] <= HUGE_BUCKET)
+    let largest = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    largest <= HUGE_BUCKET && sparse(rest, largest)
+}
+
+/// Whether a bucket of `len` entries whose prefixes have `rest` bits left takes
+/// [`group_bucket`]'s short-key path: `rest` is 1 to 32 bits, and at least 4 more than
+/// `log2(len)`, so that most prefixes occur once and few entries are copied out as runs.
+/// (With fewer bits, as at 4 blocks and k = 3, where 6 bits are left, almost every entry is
+/// in a run, and sorting the entries themselves is cheaper.)
+fn sparse(rest: u32, len: usize) -> bool {
+    (1..=32).contains(&rest) && (len as u64) << 4 <= 1u64 << rest
 }
 
 /// [`all_pairs_with`] with (`share`) or without sharing scatters between tables; returns
@@ -688,13 +698,10 @@ impl<R> Task<'_, R> {
                         task.deferred.extend_from_slice(run);
                         task.deferred_ends.push(task.deferred.len());
                     } else {
-                        (self.run_fn)(
-                            self.table,
-                            self.max_distance,
-                            run,
-                            0..run.len(),
-                            &mut task.out,
-                        );
+                        // Through `rows`, which picks popcnt: this closure is called from
+                        // `group_bucket`, which is not inlined here, so it does not get
+                        // this function's target features.
+                        self.rows(run, 0..run.len(), &mut task.out);
                     }
                 };
                 if self.raw {
@@ -816,7 +823,8 @@ pub(crate) struct Scratch {
 /// runs of length two or more of a stable sort of the bucket by prefix.
 ///
 /// When the rest of the prefix has at most 32 bits (21 to 23 at 6 blocks, k = 3 and 2M
-/// fingerprints), the bucket itself is neither sorted nor written: one pass reads it (from
+/// fingerprints) and the bucket is small enough for most of them to occur once (see
+/// `sparse`), the bucket itself is neither sorted nor written: one pass reads it (from
 /// memory: the scatter just wrote it) and writes a short key per entry, `rest of the prefix
 /// << 32 | position in the bucket`, then the radix passes sort these 8-byte keys (the
 /// position keeps the sort stable) in a scratch buffer that stays in the L1 cache, and only
@@ -831,7 +839,7 @@ pub(crate) fn group_bucket(
 ) {
     let rest = table.prefix_bits() - done;
     let len = bucket.len();
-    if rest == 0 || rest > 32 || len <= SMALL_BUCKET || len > HUGE_BUCKET {
+    if len <= SMALL_BUCKET || len > HUGE_BUCKET || !sparse(rest, len) {
         let sorted = sort_bucket(bucket, &mut scratch.entries, table, done);
         for_each_run(sorted, 64 - table.prefix_bits(), each);
         return;
@@ -850,7 +858,7 @@ pub(crate) fn group_raw_bucket(
     each: impl FnMut(&[Entry]),
 ) {
     let rest = table.prefix_bits() - done;
-    debug_assert!((1..=32).contains(&rest) && bucket.len() <= HUGE_BUCKET);
+    debug_assert!(sparse(rest, bucket.len()) && bucket.len() <= HUGE_BUCKET);
     let permute = |key: u64| table.permute(Fingerprint(key));
     if bucket.len() <= SMALL_BUCKET {
         let shift = 64 - table.prefix_bits();

@@ -12,7 +12,8 @@
 //! (the high-water mark is reset in between through `/proc/self/clear_refs`). Neither path
 //! writes to disk.
 //!
-//! Prints the plan, wall time, CPU time, pairs found and peak resident memory (`VmHWM`).
+//! Prints the plan, wall time, CPU time, pairs found, a digest of every batch in order (equal
+//! digests: the same batches in the same order) and peak resident memory (`VmHWM`).
 //! `--baseline M` first runs, in the same process, the textbook version of the same scheme
 //! the way simhash-cpp's `find-all` does it (one thread; per table a comparison sort of
 //! the permuted values, a scan of equal prefixes, and a hash set of pairs to drop
@@ -154,7 +155,7 @@ fn measure(
     let mode = memory.map_or("in-memory".to_string(), |m| format!("memory={m}"));
     println!(
         "{mode} n={} k={k} blocks={} tables={} threads={} wall={wall:.3}s cpu={cpu:.2}s \
-         pairs={pairs} by_distance={by_distance:?} peak_rss={}MiB{} disk=0",
+         pairs={pairs} by_distance={by_distance:?} digest={digest:016x} peak_rss={}MiB{} disk=0",
         fps.len(),
         tables.blocks(),
         tables.len(),

@@ -1,9 +1,11 @@
 //! Batch matching: all pairs among one set, and all (query, corpus) pairs between two sets.
 //!
 //! One table at a time: permute every fingerprint and scatter it (parallel, stable
-//! counting sort) into buckets by the top bits of its prefix, then sort each bucket by the
-//! rest of the prefix (LSD radix in a per-thread scratch buffer) and hand each run of equal
-//! prefixes to the pairing kernel. Buckets are processed in parallel in a fixed order, and
+//! counting sort) into buckets by the top bits of its prefix, then group each bucket by the
+//! rest of the prefix (an LSD radix sort of short keys, or of the entries, in a per-thread
+//! scratch buffer) and hand each run of equal prefixes to the pairing kernel. Consecutive
+//! tables whose prefixes start with the same block bucket every fingerprint alike: they
+//! share one scatter of the unpermuted fingerprints when the whole table fits one pass. Buckets are processed in parallel in a fixed order, and
 //! each bucket's pairs are handed to the sink in that order, so the output (even its order)
 //! does not depend on the number of threads.
 
@@ -383,31 +385,129 @@ fn run<O: Send, S: Source + ?Sized>(
     run_fn: impl RunFn<O>,
     shape: RunShape,
 ) -> usize {
+    run_sharing(src, tables, capacity, true, sink, progress, run_fn, shape).0
+}
+
+/// [`run`], sharing a scatter between tables where it can if `share` (tests compare both
+/// ways). Returns the number of passes and the number of tables that read a shared scatter.
+#[allow(clippy::too_many_arguments)]
+fn run_sharing<O: Send, S: Source + ?Sized>(
+    src: &S,
+    tables: &Tables,
+    capacity: usize,
+    share: bool,
+    sink: &mut dyn FnMut(&[O]),
+    progress: &mut dyn FnMut(usize),
+    run_fn: impl RunFn<O>,
+    shape: RunShape,
+) -> (usize, usize) {
     let n = src.count();
     if n < 2 {
         (0..tables.len()).for_each(&mut *progress);
-        return 0;
+        return (0, 0);
     }
-    let mut made = 0;
+    let (mut made, mut sharing) = (0, 0);
     let max_distance = tables.max_distance();
     let mut dest: Vec<Entry> = Vec::new();
     let chunks = src.chunks();
-    for (t, table) in tables.iter().enumerate() {
+    let list: Vec<&Table> = tables.iter().collect();
+    let mut t = 0;
+    while t < list.len() {
+        let table = list[t];
         progress(t);
         let scatter_bits = scatter_bits(n, table.prefix_bits());
         let hist = histogram(src, &chunks, table, scatter_bits);
         let starts = &hist.starts;
         let tasks = tasks(starts);
-        let task = Task { table, max_distance, scatter_bits, run_fn: &run_fn, shape };
-        for pass in passes(starts, &tasks, capacity) {
+        let passes = passes(starts, &tasks, capacity);
+        // The following tables that put every fingerprint in the same bucket (their
+        // prefixes start with the same block: 10 of the 20 tables at 6 blocks, k = 3, then
+        // 6, 3 and 1) share one scatter of the fingerprints as they are, each permuting
+        // them as it reads its buckets, if a pass holds the whole table and every bucket
+        // takes the short-key path. The tables' batches come in the same order.
+        let shared = if share && passes.len() == 1 && short_keys(table, scatter_bits, starts) {
+            list[t + 1..]
+                .iter()
+                .take_while(|&&u| {
+                    table.same_top_bits(u, scatter_bits)
+                        && scatter_bits == self::scatter_bits(n, u.prefix_bits())
+                        && short_keys(u, scatter_bits, starts)
+                })
+                .count()
+        } else {
+            0
+        };
+        if shared > 0 {
+            let all = 0..starts.len() - 1;
+            let len = scatter_range(src, &chunks, table, &hist, all, &mut dest, true);
+            for (u, &table) in list[t..=t + shared].iter().enumerate() {
+                if u > 0 {
+                    progress(t + u);
+                }
+                let task =
+                    Task { table, max_distance, scatter_bits, run_fn: &run_fn, shape, raw: true };
+                task.waves(&mut dest[..len], starts, &tasks, sink);
+                made += 1;
+            }
+            t += shared + 1;
+            sharing += shared + 1;
+            continue;
+        }
+        let task = Task { table, max_distance, scatter_bits, run_fn: &run_fn, shape, raw: false };
+        for pass in passes {
             let tasks = &tasks[pass];
             let buckets = tasks[0].0..tasks[tasks.len() - 1].1;
-            let len = scatter_range(src, &chunks, table, &hist, buckets, &mut dest);
+            let len = scatter_range(src, &chunks, table, &hist, buckets, &mut dest, false);
             task.waves(&mut dest[..len], starts, tasks, sink);
             made += 1;
         }
+        t += 1;
     }
-    made
+    (made, sharing)
+}
+
+/// Whether every bucket of `table` (bounded by `starts`, split on the top `done` bits of
+/// the prefix) takes [`group_bucket`]'s short-key path, or is small.
+fn short_keys(table: &Table, done: u32, starts: &[usize]) -> bool {
+    let rest = table.prefix_bits() - done;
+    let largest = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    largest <= HUGE_BUCKET && sparse(rest, largest)
+}
+
+/// Whether a bucket of `len` entries whose prefixes have `rest` bits left takes
+/// [`group_bucket`]'s short-key path: `rest` is 1 to 32 bits, and at least 4 more than
+/// `log2(len)`, so that most prefixes occur once and few entries are copied out as runs.
+/// (With fewer bits, as at 4 blocks and k = 3, where 6 bits are left, almost every entry is
+/// in a run, and sorting the entries themselves is cheaper.)
+fn sparse(rest: u32, len: usize) -> bool {
+    (1..=32).contains(&rest) && (len as u64) << 4 <= 1u64 << rest
+}
+
+/// [`all_pairs_with`] with (`share`) or without sharing scatters between tables; returns
+/// how many tables read a shared scatter.
+#[cfg(test)]
+pub(crate) fn all_pairs_sharing(
+    fps: &[Fingerprint],
+    tables: &Tables,
+    share: bool,
+    mut sink: impl FnMut(&[Pair]),
+) -> usize {
+    let src = Sides(&[fps]);
+    run_sharing(&src, tables, usize::MAX, share, &mut sink, &mut |_| {}, pair_run, all_shape).1
+}
+
+/// [`cross_pairs_with`] with or without sharing scatters; returns how many tables read a
+/// shared scatter.
+#[cfg(test)]
+pub(crate) fn cross_pairs_sharing(
+    queries: &[Fingerprint],
+    corpus: &[Fingerprint],
+    tables: &Tables,
+    share: bool,
+    mut sink: impl FnMut(&[CrossPair]),
+) -> usize {
+    let src = Sides(&[queries, corpus]);
+    run_sharing(&src, tables, usize::MAX, share, &mut sink, &mut |_| {}, cross_run, cross_shape).1
 }
 
 /// [`all_pairs_with`] in passes of at most `capacity` entries (for tests, which choose the
@@ -475,6 +575,9 @@ struct Task<'a, R> {
     scatter_bits: u32,
     run_fn: &'a R,
     shape: RunShape,
+    /// The entries hold the fingerprints as they are (a scatter shared between tables):
+    /// permute them when reading, and leave the buckets as they are.
+    raw: bool,
 }
 
 /// For a run of equal prefixes: how many leading rows do work, and about how many
@@ -524,7 +627,9 @@ impl<R> Task<'_, R> {
             }
             let outs: Vec<TaskOut<O>> = wave
                 .into_par_iter()
-                .map_init(Vec::new, |scratch, (slice, bounds)| self.run(slice, bounds, scratch))
+                .map_init(Scratch::default, |scratch, (slice, bounds)| {
+                    self.run(slice, bounds, scratch)
+                })
                 .collect();
             for TaskOut { out, big, deferred, deferred_ends } in &outs {
                 if !out.is_empty() {
@@ -540,7 +645,7 @@ impl<R> Task<'_, R> {
 
     /// Sorts each bucket of `slice` (bounded by `bounds`, offsets into the whole table) and
     /// returns the pairs of its runs, using the popcnt instruction where the CPU has it.
-    fn run<O>(&self, slice: &mut [Entry], bounds: &[usize], scratch: &mut Vec<Entry>) -> TaskOut<O>
+    fn run<O>(&self, slice: &mut [Entry], bounds: &[usize], scratch: &mut Scratch) -> TaskOut<O>
     where
         R: RunFn<O>,
     {
@@ -558,7 +663,7 @@ impl<R> Task<'_, R> {
         &self,
         slice: &mut [Entry],
         bounds: &[usize],
-        scratch: &mut Vec<Entry>,
+        scratch: &mut Scratch,
     ) -> TaskOut<O>
     where
         R: RunFn<O>,
@@ -571,7 +676,7 @@ impl<R> Task<'_, R> {
         &self,
         slice: &mut [Entry],
         bounds: &[usize],
-        scratch: &mut Vec<Entry>,
+        scratch: &mut Scratch,
     ) -> TaskOut<O>
     where
         R: RunFn<O>,
@@ -586,23 +691,23 @@ impl<R> Task<'_, R> {
         for w in bounds.windows(2) {
             let bucket = &mut slice[w[0] - base..w[1] - base];
             if bucket.len() >= 2 {
-                let sorted = sort_bucket(bucket, scratch, self.table, self.scatter_bits);
-                let shift = 64 - self.table.prefix_bits();
-                for run in sorted.chunk_by(|a, b| a.key >> shift == b.key >> shift) {
+                let each = |run: &[Entry]| {
                     if run.len() > BIG_RUN {
                         task.big.push(run.to_vec());
-                    } else if run.len() >= 2 && task.out.len() >= TASK_PAIRS {
+                    } else if task.out.len() >= TASK_PAIRS {
                         task.deferred.extend_from_slice(run);
                         task.deferred_ends.push(task.deferred.len());
-                    } else if run.len() >= 2 {
-                        (self.run_fn)(
-                            self.table,
-                            self.max_distance,
-                            run,
-                            0..run.len(),
-                            &mut task.out,
-                        );
+                    } else {
+                        // Through `rows`, which picks popcnt: this closure is called from
+                        // `group_bucket`, which is not inlined here, so it does not get
+                        // this function's target features.
+                        self.rows(run, 0..run.len(), &mut task.out);
                     }
+                };
+                if self.raw {
+                    group_raw_bucket(bucket, scratch, self.table, self.scatter_bits, each);
+                } else {
+                    group_bucket(bucket, scratch, self.table, self.scatter_bits, each);
                 }
             }
         }
@@ -704,6 +809,168 @@ pub(crate) fn tasks(starts: &[usize]) -> Vec<(usize, usize)> {
     tasks
 }
 
+/// Per-thread buffers for [`group_bucket`].
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// The radix sort's second buffer, or the entries of one run.
+    entries: Vec<Entry>,
+    /// The short keys of a bucket and the radix sort's second buffer for them.
+    keys: Vec<u64>,
+}
+
+/// Calls `each` with every run of two or more equal prefixes of `bucket` (whose entries
+/// share the top `done` bits), in ascending prefix order, each run in bucket order: the
+/// runs of length two or more of a stable sort of the bucket by prefix.
+///
+/// When the rest of the prefix has at most 32 bits (21 to 23 at 6 blocks, k = 3 and 2M
+/// fingerprints) and the bucket is small enough for most of them to occur once (see
+/// `sparse`), the bucket itself is neither sorted nor written: one pass reads it (from
+/// memory: the scatter just wrote it) and writes a short key per entry, `rest of the prefix
+/// << 32 | position in the bucket`, then the radix passes sort these 8-byte keys (the
+/// position keeps the sort stable) in a scratch buffer that stays in the L1 cache, and only
+/// the entries of runs of two or more are copied out of the bucket for the kernel. Otherwise
+/// the bucket is sorted by [`sort_bucket`].
+pub(crate) fn group_bucket(
+    bucket: &mut [Entry],
+    scratch: &mut Scratch,
+    table: &Table,
+    done: u32,
+    each: impl FnMut(&[Entry]),
+) {
+    let rest = table.prefix_bits() - done;
+    let len = bucket.len();
+    if len <= SMALL_BUCKET || len > HUGE_BUCKET || !sparse(rest, len) {
+        let sorted = sort_bucket(bucket, &mut scratch.entries, table, done);
+        for_each_run(sorted, 64 - table.prefix_bits(), each);
+        return;
+    }
+    short_runs(bucket, scratch, rest, done, |key| key, each);
+}
+
+/// [`group_bucket`] for a bucket of a scatter shared between tables (see `run`): its entries
+/// hold the fingerprints as they are, in input order, and stay so for the next table. Every
+/// bucket of such a table is small (copied and sorted) or takes the short-key path.
+pub(crate) fn group_raw_bucket(
+    bucket: &[Entry],
+    scratch: &mut Scratch,
+    table: &Table,
+    done: u32,
+    each: impl FnMut(&[Entry]),
+) {
+    let rest = table.prefix_bits() - done;
+    debug_assert!(sparse(rest, bucket.len()) && bucket.len() <= HUGE_BUCKET);
+    let permute = |key: u64| table.permute(Fingerprint(key));
+    if bucket.len() <= SMALL_BUCKET {
+        let shift = 64 - table.prefix_bits();
+        let entries = &mut scratch.entries;
+        entries.clear();
+        entries.extend(bucket.iter().map(|e| Entry { key: permute(e.key), ..*e }));
+        insertion_sort(entries, shift);
+        for_each_run(entries, shift, each);
+        return;
+    }
+    short_runs(bucket, scratch, rest, done, permute, each);
+}
+
+/// The short-key path of [`group_bucket`], the bucket's keys read through `permute`.
+#[inline(always)]
+fn short_runs(
+    bucket: &[Entry],
+    scratch: &mut Scratch,
+    rest: u32,
+    done: u32,
+    permute: impl Fn(u64) -> u64,
+    mut each: impl FnMut(&[Entry]),
+) {
+    let len = bucket.len();
+    let passes = rest.div_ceil(8);
+    let digit = rest.div_ceil(passes);
+    // Each pass's digit of the short key: its lowest bit and mask (the last one may be
+    // narrower).
+    let mut digits = [(0u32, 0u64); 4];
+    let mut lo = 32;
+    for d in &mut digits[..passes as usize] {
+        let width = digit.min(32 + rest - lo);
+        *d = (lo, (1u64 << width) - 1);
+        lo += width;
+    }
+    let digits = &digits[..passes as usize];
+    let Scratch { entries, keys } = scratch;
+    if keys.len() < 2 * len {
+        keys.resize(2 * len, 0);
+    }
+    let (mut src, dst) = keys.split_at_mut(len);
+    let dst = &mut dst[..len];
+    // The short keys, and the counts of every pass in the same read of the bucket. A
+    // bucket holds at most HUGE_BUCKET entries: u32 positions and counts.
+    let mut counts = [[0u32; 256]; 4];
+    for ((i, e), k) in bucket.iter().enumerate().zip(src.iter_mut()) {
+        *k = (permute(e.key) << done) >> (64 - rest) << 32 | i as u64;
+        for (c, &(lo, mask)) in counts.iter_mut().zip(digits) {
+            c[((*k >> lo) & mask) as usize] += 1;
+        }
+    }
+    for (c, &(_, mask)) in counts.iter_mut().zip(digits) {
+        let mut at = 0;
+        for c in &mut c[..=mask as usize] {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+    }
+    let mut dst: &mut [u64] = dst;
+    for (c, &(lo, mask)) in counts.iter_mut().zip(digits) {
+        for &k in src.iter() {
+            let c = &mut c[((k >> lo) & mask) as usize];
+            dst[*c as usize] = k;
+            *c += 1;
+        }
+        std::mem::swap(&mut src, &mut dst);
+    }
+    // `src` holds the sorted keys: runs of equal high halves.
+    let mut sorted: &[u64] = src;
+    while let Some(i) = sorted.windows(2).position(|w| (w[0] ^ w[1]) >> 32 == 0) {
+        let high = sorted[i] >> 32;
+        let n = 2 + sorted[i + 2..].iter().take_while(|&&k| k >> 32 == high).count();
+        entries.clear();
+        entries.extend(sorted[i..i + n].iter().map(|&k| {
+            let e = bucket[k as u32 as usize];
+            Entry { key: permute(e.key), ..e }
+        }));
+        each(entries);
+        sorted = &sorted[i + n..];
+    }
+}
+
+/// Calls `each` with every run of two or more equal prefixes (`key >> shift`) of `sorted`,
+/// in order: the runs of length two or more of `sorted.chunk_by(..)`. Most entries are in
+/// no such run, so the scan looks for the next pair of equal neighbours in a tight loop
+/// rather than handing every entry on as a run of one.
+#[inline(always)]
+pub(crate) fn for_each_run(sorted: &[Entry], shift: u32, mut each: impl FnMut(&[Entry])) {
+    let mut rest = sorted;
+    while let Some(i) = rest.windows(2).position(|w| (w[0].key ^ w[1].key) >> shift == 0) {
+        let prefix = rest[i].key >> shift;
+        let len = 2 + rest[i + 2..].iter().take_while(|e| e.key >> shift == prefix).count();
+        each(&rest[i..i + len]);
+        rest = &rest[i + len..];
+    }
+}
+
+/// Sorts a few entries by prefix (`key >> shift`), stably.
+fn insertion_sort(bucket: &mut [Entry], shift: u32) {
+    for i in 1..bucket.len() {
+        let e = bucket[i];
+        let k = e.key >> shift;
+        let mut j = i;
+        while j > 0 && bucket[j - 1].key >> shift > k {
+            bucket[j] = bucket[j - 1];
+            j -= 1;
+        }
+        bucket[j] = e;
+    }
+}
+
 /// Sorts a bucket (whose entries share the top `done` bits) by the rest of the prefix,
 /// stably; returns the sorted entries (in `bucket` or in `scratch`).
 pub(crate) fn sort_bucket<'a>(
@@ -719,17 +986,7 @@ pub(crate) fn sort_bucket<'a>(
         return bucket;
     }
     if bucket.len() <= SMALL_BUCKET {
-        // Stable insertion sort by prefix.
-        for i in 1..bucket.len() {
-            let e = bucket[i];
-            let k = e.key >> shift;
-            let mut j = i;
-            while j > 0 && bucket[j - 1].key >> shift > k {
-                bucket[j] = bucket[j - 1];
-                j -= 1;
-            }
-            bucket[j] = e;
-        }
+        insertion_sort(bucket, shift);
         return bucket;
     }
     if bucket.len() > HUGE_BUCKET {

@@ -159,7 +159,8 @@ impl SharedDest {
     }
 }
 
-/// Scatters the entries of buckets `buckets` (permuted by `table`, stably) into `dest`,
+/// Scatters the entries of buckets `buckets` (permuted by `table`, stably; with `raw`, the
+/// entries hold the fingerprints as they are, not permuted) into `dest`,
 /// which it sizes to hold them, `starts[buckets.end] - starts[buckets.start]` entries, and
 /// a spare slot per chunk after them. Entry `i` of the whole table (as one pass over all
 /// buckets would place it) lands at `i - starts[buckets.start]`. Returns the number of
@@ -176,6 +177,7 @@ pub(crate) fn scatter_range<S: Source + ?Sized>(
     hist: &Histogram,
     buckets: Range<usize>,
     dest: &mut Vec<Entry>,
+    raw: bool,
 ) -> usize {
     let base = hist.starts[buckets.start];
     let len = hist.starts[buckets.end] - base;
@@ -205,8 +207,8 @@ pub(crate) fn scatter_range<S: Source + ?Sized>(
         let side = chunk.0 as u32;
         src.each(chunk, |id, fp| {
             let b = table.top_bits(fp, bits);
-            let key = table.permute(fp);
-            debug_assert_eq!(b, key.checked_shr(64 - bits).unwrap_or(0) as usize);
+            let key = if raw { fp.0 } else { table.permute(fp) };
+            debug_assert_eq!(b, table.permute(fp).checked_shr(64 - bits).unwrap_or(0) as usize);
             // The bucket comes from the very call that counted it in the histogram, so
             // each chunk writes exactly as many entries per bucket as it counted.
             let o = &mut offs[b];
@@ -234,6 +236,6 @@ pub(crate) fn scatter(
 ) -> Vec<usize> {
     let src = Sides(inputs);
     let hist = histogram(&src, chunks, table, bits);
-    scatter_range(&src, chunks, table, &hist, 0..1 << bits, dest);
+    scatter_range(&src, chunks, table, &hist, 0..1 << bits, dest, false);
     hist.starts
 }

@@ -271,6 +271,12 @@ impl Table {
         }
     }
 
+    /// Whether [`top_bits`](Table::top_bits)`(_, bits)` is the same function for `other` as
+    /// for this table: both prefixes start with the same block, and `bits` lie within it.
+    pub(crate) fn same_top_bits(&self, other: &Table, bits: u32) -> bool {
+        self.first_block == other.first_block && bits <= self.first_block.1
+    }
+
     /// The bits of this table's prefix blocks, in the original (unpermuted) bit order.
     pub fn prefix_mask(&self) -> u64 {
         self.prefix_mask

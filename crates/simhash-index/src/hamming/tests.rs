@@ -874,3 +874,204 @@ fn sort_bucket_is_a_stable_sort_by_prefix() {
         }
     }
 }
+
+/// `for_each_run` against `chunk_by` (runs of two or more): runs at either end, everything
+/// one run, no run at all, empty and one-entry inputs, and prefixes of 1 to 64 bits (where
+/// entries with equal prefixes differ below them).
+#[test]
+fn for_each_run_is_chunk_by_without_singletons() {
+    use crate::hamming::batch::for_each_run;
+    use crate::hamming::kernel::Entry;
+    let mut s = 0x7a7a_u64;
+    let mut next = move || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut x = s;
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    };
+    let mut checked_runs = 0;
+    for shift in [0, 1, 20, 31, 33, 63] {
+        for len in [0, 1, 2, 3, 5, 64, 300] {
+            // 1: all distinct; 2: a few prefixes (long runs); 3: one prefix; 4: mixed.
+            for mode in 1..=4 {
+                let mut prefixes: Vec<u64> = (0..len)
+                    .map(|i| match mode {
+                        1 => i as u64,
+                        2 => next() % 4,
+                        3 => 7,
+                        _ => next() % (len as u64 / 2 + 1),
+                    })
+                    .map(|p| p & (u64::MAX >> shift))
+                    .collect();
+                prefixes.sort_unstable();
+                let sorted: Vec<Entry> = prefixes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &p)| {
+                        let low = next() & (1u64 << shift).wrapping_sub(1);
+                        let key = if shift == 0 { p } else { p << shift | low };
+                        Entry { key, id: i as u32, side: 0 }
+                    })
+                    .collect();
+                let expect: Vec<Vec<Entry>> = sorted
+                    .chunk_by(|a, b| a.key >> shift == b.key >> shift)
+                    .filter(|r| r.len() >= 2)
+                    .map(<[Entry]>::to_vec)
+                    .collect();
+                let mut got = Vec::new();
+                for_each_run(&sorted, shift, |run| got.push(run.to_vec()));
+                assert_eq!(got, expect, "shift {shift}, len {len}, mode {mode}");
+                checked_runs += expect.len();
+            }
+        }
+    }
+    assert!(checked_runs > 100, "{checked_runs}");
+}
+
+/// `group_bucket` against the runs of a stable sort by prefix (`sort_bucket`, then
+/// `chunk_by`): every configuration (the rest of the prefix from 0 to 64 bits: the short-key
+/// path up to 32 when sparse enough, the sort otherwise), buckets below, between and above the small and huge
+/// sizes, one prefix (a flood), few prefixes, many (runs of one), identical fingerprints,
+/// and every number of bits the scatter may have split on.
+#[test]
+fn group_bucket_hands_on_the_runs_of_a_stable_sort() {
+    use crate::hamming::batch::{Scratch, group_bucket, sort_bucket};
+    use crate::hamming::kernel::Entry;
+    let mut s = 0x6b6b_u64;
+    let mut next = move || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut x = s;
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    };
+    let (mut scratch, mut plain) = (Scratch::default(), Vec::new());
+    let (mut short_paths, mut runs) = (0, 0);
+    for &(m, k) in CONFIGS {
+        let tables = Tables::new(m, k).unwrap();
+        for table in tables.iter().take(3) {
+            let p = table.prefix_bits();
+            let shift = 64 - p;
+            for len in [2, 48, 49, 120, 200, 201, 700] {
+                for done in [0, 1, p / 3, p.saturating_sub(20), p.saturating_sub(1), p] {
+                    // Spread 1: one prefix; 3: few; 40: runs of a few; else: mostly runs of
+                    // one. Half the time, the entries with equal prefixes are identical.
+                    for spread in [1, 3, 40, u64::MAX] {
+                        let top = next() & !(u64::MAX.checked_shr(done).unwrap_or(0));
+                        let same = next() % 2 == 0;
+                        let bucket: Vec<Entry> = (0..len)
+                            .map(|i| {
+                                let v = next() % spread;
+                                let low = v.wrapping_mul(0x0123_4567_89ab_cdef);
+                                let low = low & u64::MAX.checked_shr(done).unwrap_or(0);
+                                let key = top | low;
+                                let key = if same {
+                                    key
+                                } else {
+                                    key ^ (next() & u64::MAX.checked_shr(p).unwrap_or(0))
+                                };
+                                Entry { key, id: i as u32, side: 0 }
+                            })
+                            .collect();
+                        let mut expect = Vec::new();
+                        let sorted =
+                            sort_bucket(&mut bucket.clone(), &mut plain, table, done).to_vec();
+                        for run in sorted.chunk_by(|a, b| a.key >> shift == b.key >> shift) {
+                            if run.len() >= 2 {
+                                expect.push(run.to_vec());
+                            }
+                        }
+                        let mut got = Vec::new();
+                        group_bucket(&mut bucket.clone(), &mut scratch, table, done, |run| {
+                            got.push(run.to_vec());
+                        });
+                        assert_eq!(got, expect, "m = {m}, k = {k}, len {len}, done {done}");
+                        runs += expect.len();
+                        let rest = p - done;
+                        let sparse = rest > 0 && rest <= 32 && (len as u64) << 4 <= 1u64 << rest;
+                        short_paths += usize::from(sparse && len > 48 && len <= 200);
+                    }
+                }
+            }
+        }
+    }
+    assert!(short_paths > 100 && runs > 1000, "{short_paths} short-key buckets, {runs} runs");
+}
+
+/// Tables whose prefixes start with the same block share one scatter of the fingerprints as
+/// they are: the same batches in the same order as a scatter per table, and the pairs of
+/// brute force, at 1 and 3 threads. Inputs small enough that every bucket fits the
+/// short-key path (in tests, at most 200 entries) with buckets above and below the
+/// insertion-sort size: random fingerprints, near copies at exactly `k` and `k + 1` bits
+/// (packed across block edges or spread), identical copies, a flood of one value that
+/// fills most of a bucket, and one too large for it (its tables then do not share).
+#[test]
+fn shared_scatters_give_the_batches_of_one_per_table() {
+    use crate::hamming::batch::{all_pairs_sharing, cross_pairs_sharing};
+    let mut s = 0x5eed_u64;
+    let mut next = move || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut x = s;
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    };
+    let configs = [(6, 3), (5, 3), (4, 3), (7, 4), (5, 2), (9, 3), (4, 1), (2, 1), (1, 0)];
+    let (mut shared_tables, mut checked) = (0, 0);
+    for &(m, k) in &configs {
+        let tables = Tables::new(m, k).unwrap();
+        for (n, flood) in
+            [(2, 0), (3, 0), (40, 0), (120, 0), (300, 0), (390, 0), (300, 90), (300, 250)]
+        {
+            let mut fps: Vec<Fingerprint> = Vec::new();
+            while fps.len() < n {
+                let v = Fingerprint(next());
+                fps.push(v);
+                match next() % 6 {
+                    0 => fps.push(v),
+                    1 => fps.push(flip(v, k, next(), true)),
+                    2 => fps.push(flip(v, k + 1, next(), true)),
+                    3 => fps.push(flip(v, k, next(), false)),
+                    4 => fps.push(flip(v, k + 1, next(), false)),
+                    _ => {}
+                }
+            }
+            fps.truncate(n);
+            let v = Fingerprint(next());
+            fps.extend(std::iter::repeat_n(v, flood));
+            let mut expect_sorted = brute_pairs(&fps, k);
+            expect_sorted.sort_unstable();
+            let mut unshared = Vec::new();
+            assert_eq!(all_pairs_sharing(&fps, &tables, false, |b| unshared.push(b.to_vec())), 0);
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let mut got = Vec::new();
+                let shared = pool
+                    .install(|| all_pairs_sharing(&fps, &tables, true, |b| got.push(b.to_vec())));
+                shared_tables += shared;
+                assert_eq!(got, unshared, "m = {m}, k = {k}, n = {n}, flood {flood}");
+                let mut flat: Vec<Pair> = got.concat();
+                flat.sort_unstable();
+                assert_eq!(flat, expect_sorted, "m = {m}, k = {k}, n = {n}, flood {flood}");
+                // Cross pairs: the first half against the rest.
+                let (q, c) = fps.split_at(fps.len() / 2);
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                pool.install(|| {
+                    cross_pairs_sharing(q, c, &tables, true, |p| a.push(p.to_vec()));
+                    cross_pairs_sharing(q, c, &tables, false, |p| b.push(p.to_vec()));
+                });
+                assert_eq!(a, b, "cross: m = {m}, k = {k}, n = {n}, flood {flood}");
+                let mut flat: Vec<CrossPair> = a.concat();
+                flat.sort_unstable();
+                let mut expect = brute_cross(q, c, k);
+                expect.sort_unstable();
+                assert_eq!(flat, expect, "cross: m = {m}, k = {k}, n = {n}, flood {flood}");
+                checked += 1;
+            }
+        }
+    }
+    // At 6 blocks and k = 3 alone, 19 of 20 tables share (10, 6, 3 and 1 by first block,
+    // the last group of one scatters for itself).
+    assert!(shared_tables > 200 && checked == configs.len() * 16, "{shared_tables} {checked}");
+}

@@ -5,9 +5,10 @@
 //! rest of the prefix (an LSD radix sort of short keys, or of the entries, in a per-thread
 //! scratch buffer) and hand each run of equal prefixes to the pairing kernel. Consecutive
 //! tables whose prefixes start with the same block bucket every fingerprint alike: they
-//! share one scatter of the unpermuted fingerprints when the whole table fits one pass. Buckets are processed in parallel in a fixed order, and
-//! each bucket's pairs are handed to the sink in that order, so the output (even its order)
-//! does not depend on the number of threads.
+//! share one scatter of the unpermuted fingerprints when the whole table fits one pass.
+//! Buckets are processed in parallel in a fixed order, and each bucket's pairs are handed
+//! to the sink in that order, so the output (even its order) does not depend on the number
+//! of threads.
 
 use std::ops::Range;
 

@@ -164,18 +164,25 @@ fn sort_top(fps: &mut [Fingerprint], pos: &mut [u32]) {
     }
     let shift = 64 - RADIX_BITS;
     let bounds = radix_pass(fps, pos, shift);
+    buckets(fps, pos, &bounds).into_par_iter().for_each(|(f, p)| sort_from(f, p, shift));
+}
+
+/// The buckets of two or more entries that `bounds` cuts `fps` and `pos` into.
+fn buckets<'a>(
+    mut fps: &'a mut [Fingerprint],
+    mut pos: &'a mut [u32],
+    bounds: &[usize; RADIX + 1],
+) -> Vec<(&'a mut [Fingerprint], &'a mut [u32])> {
     let mut parts = Vec::with_capacity(RADIX);
-    let (mut rest_fps, mut rest_pos) = (fps, pos);
-    for b in 0..RADIX {
-        let len = bounds[b + 1] - bounds[b];
-        let (f, fr) = rest_fps.split_at_mut(len);
-        let (p, pr) = rest_pos.split_at_mut(len);
-        (rest_fps, rest_pos) = (fr, pr);
-        if len > 0 {
+    for w in bounds.windows(2) {
+        let (f, rest_fps) = std::mem::take(&mut fps).split_at_mut(w[1] - w[0]);
+        let (p, rest_pos) = std::mem::take(&mut pos).split_at_mut(w[1] - w[0]);
+        (fps, pos) = (rest_fps, rest_pos);
+        if f.len() > 1 {
             parts.push((f, p));
         }
     }
-    parts.into_par_iter().for_each(|(f, p)| sort_from(f, p, shift));
+    parts
 }
 
 /// Sorts a bucket whose fingerprints agree above bit `shift` (and on it: every fingerprint
@@ -201,15 +208,8 @@ fn sort_from(fps: &mut [Fingerprint], pos: &mut [u32], mut shift: u32) {
             // One bucket holds everything: go on to the next byte without recursing.
             continue;
         }
-        let (mut rest_fps, mut rest_pos) = (fps, pos);
-        for b in 0..RADIX {
-            let len = bounds[b + 1] - bounds[b];
-            let (f, fr) = rest_fps.split_at_mut(len);
-            let (p, pr) = rest_pos.split_at_mut(len);
-            (rest_fps, rest_pos) = (fr, pr);
-            if len > 1 {
-                sort_from(f, p, shift);
-            }
+        for (f, p) in buckets(fps, pos, &bounds) {
+            sort_from(f, p, shift);
         }
         return;
     }
@@ -278,18 +278,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-
-    /// splitmix64, for reproducible inputs.
-    struct Rng(u64);
-    impl Rng {
-        fn next_u64(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let z = self.0;
-            let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-    }
+    use crate::hamming::tests::splitmix;
 
     /// The reference: a map from each fingerprint to its positions.
     fn check(fps: &[Fingerprint]) {
@@ -320,25 +309,24 @@ mod tests {
 
     #[test]
     fn agrees_with_a_map_on_random_and_adversarial_inputs() {
-        let mut rng = Rng(7);
+        let mut next = splitmix(7);
         check(&[]);
         check(&[Fingerprint(5)]);
         check(&[Fingerprint(5), Fingerprint(5)]);
         check(&[Fingerprint(u64::MAX), Fingerprint(0), Fingerprint(u64::MAX)]);
         for n in [2, 3, 47, 48, 49, 100, 255, 256, 257, 1000, 5000, 70_000] {
             // All distinct, random.
-            let fps: Vec<Fingerprint> = (0..n).map(|_| Fingerprint(rng.next_u64())).collect();
+            let fps: Vec<Fingerprint> = (0..n).map(|_| Fingerprint(next())).collect();
             check(&fps);
             // Few values: many repeats of each.
             let fps: Vec<Fingerprint> =
-                (0..n).map(|_| Fingerprint(rng.next_u64() % 7 * 0x0101_0101_0101_0101)).collect();
+                (0..n).map(|_| Fingerprint(next() % 7 * 0x0101_0101_0101_0101)).collect();
             check(&fps);
             // Values that differ only in the lowest byte, or only in the top byte.
-            let fps: Vec<Fingerprint> = (0..n)
-                .map(|_| Fingerprint(0xdead_beef_0000_0000 | (rng.next_u64() % 300)))
-                .collect();
+            let fps: Vec<Fingerprint> =
+                (0..n).map(|_| Fingerprint(0xdead_beef_0000_0000 | (next() % 300))).collect();
             check(&fps);
-            let fps: Vec<Fingerprint> = (0..n).map(|_| Fingerprint(rng.next_u64() << 56)).collect();
+            let fps: Vec<Fingerprint> = (0..n).map(|_| Fingerprint(next() << 56)).collect();
             check(&fps);
             // Descending and ascending runs, with repeats.
             let fps: Vec<Fingerprint> = (0..n).rev().map(|i| Fingerprint(i as u64 / 3)).collect();

@@ -838,14 +838,7 @@ mod budget {
 fn sort_bucket_is_a_stable_sort_by_prefix() {
     use crate::hamming::batch::sort_bucket;
     use crate::hamming::kernel::Entry;
-    let mut s = 0x5151_u64;
-    let mut next = move || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut x = s;
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
-    };
+    let mut next = splitmix(0x5151_u64);
     let mut scratch = Vec::new();
     for &(m, k) in CONFIGS {
         let tables = Tables::new(m, k).unwrap();
@@ -882,14 +875,7 @@ fn sort_bucket_is_a_stable_sort_by_prefix() {
 fn for_each_run_is_chunk_by_without_singletons() {
     use crate::hamming::batch::for_each_run;
     use crate::hamming::kernel::Entry;
-    let mut s = 0x7a7a_u64;
-    let mut next = move || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut x = s;
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
-    };
+    let mut next = splitmix(0x7a7a_u64);
     let mut checked_runs = 0;
     for shift in [0, 1, 20, 31, 33, 63] {
         for len in [0, 1, 2, 3, 5, 64, 300] {
@@ -938,14 +924,7 @@ fn for_each_run_is_chunk_by_without_singletons() {
 fn group_bucket_hands_on_the_runs_of_a_stable_sort() {
     use crate::hamming::batch::{Scratch, group_bucket, sort_bucket};
     use crate::hamming::kernel::Entry;
-    let mut s = 0x6b6b_u64;
-    let mut next = move || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut x = s;
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
-    };
+    let mut next = splitmix(0x6b6b_u64);
     let (mut scratch, mut plain) = (Scratch::default(), Vec::new());
     let (mut short_paths, mut runs) = (0, 0);
     for &(m, k) in CONFIGS {
@@ -1009,14 +988,7 @@ fn group_bucket_hands_on_the_runs_of_a_stable_sort() {
 #[test]
 fn shared_scatters_give_the_batches_of_one_per_table() {
     use crate::hamming::batch::{all_pairs_sharing, cross_pairs_sharing};
-    let mut s = 0x5eed_u64;
-    let mut next = move || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut x = s;
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
-    };
+    let mut next = splitmix(0x5eed_u64);
     let configs = [(6, 3), (5, 3), (4, 3), (7, 4), (5, 2), (9, 3), (4, 1), (2, 1), (1, 0)];
     let (mut shared_tables, mut checked) = (0, 0);
     for &(m, k) in &configs {
@@ -1074,4 +1046,16 @@ fn shared_scatters_give_the_batches_of_one_per_table() {
     // At 6 blocks and k = 3 alone, 19 of 20 tables share (10, 6, 3 and 1 by first block,
     // the last group of one scatters for itself).
     assert!(shared_tables > 200 && checked == configs.len() * 16, "{shared_tables} {checked}");
+}
+
+/// splitmix64 from `seed`: a reproducible stream of test inputs (each call adds the golden
+/// gamma to the state and returns its mix).
+pub(crate) fn splitmix(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut x = state;
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
 }

@@ -39,6 +39,25 @@ pub fn children_cpu_seconds() -> Option<f64> {
     Some(ticks / 100.0)
 }
 
+/// The resource usage of this process's waited-for children so far (`getrusage`): their
+/// user and system time at microsecond resolution, and the largest one's peak RSS
+/// (`ru_maxrss`, KiB).
+pub fn children_rusage() -> std::io::Result<libc::rusage> {
+    // SAFETY: an all-zero rusage is valid, and `usage` is valid for the call to write.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &raw mut usage) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(usage)
+}
+
+/// Seconds in a `timeval`.
+pub fn timeval_secs(t: libc::timeval) -> f64 {
+    t.tv_sec as f64 + t.tv_usec as f64 * 1e-6
+}
+
 /// splitmix64: a fixed-seed generator, so every run benchmarks the same data.
 #[derive(Clone, Debug)]
 pub struct SplitMix(pub u64);

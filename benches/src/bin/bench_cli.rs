@@ -90,16 +90,6 @@ fn core_throughput(path: &Path) -> std::io::Result<(f64, u64, u64)> {
     Ok((secs, bytes, texts.len() as u64))
 }
 
-/// CPU seconds (user + system) of waited-for children so far, from /proc/self/stat.
-fn children_cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let after = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    // Fields 16 and 17 of the whole line (cutime, cstime) are 13 and 14 after the name.
-    let ticks: f64 = fields.get(13)?.parse::<f64>().ok()? + fields.get(14)?.parse::<f64>().ok()?;
-    Some(ticks / 100.0)
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = parse_args()?;
     if !args.simhash.exists() {
@@ -131,7 +121,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         args.methods.iter().flat_map(|m| args.threads.iter().map(move |t| (m, t)))
     {
         let stats = args.dir.join(format!("stats-{method}-j{threads}.json"));
-        let cpu_before = children_cpu_seconds();
+        let cpu_before = benches::children_cpu_seconds();
         let start = Instant::now();
         let status = Command::new(&args.simhash)
             .arg("dedup")
@@ -144,7 +134,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if !status.success() {
             return Err(format!("simhash exited with {status}").into());
         }
-        let cpu = match (cpu_before, children_cpu_seconds()) {
+        let cpu = match (cpu_before, benches::children_cpu_seconds()) {
             (Some(a), Some(b)) => b - a,
             _ => f64::NAN,
         };

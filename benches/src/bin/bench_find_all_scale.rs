@@ -77,12 +77,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let status = cmd.status()?;
     let wall = start.elapsed().as_secs_f64();
-    let usage = children_usage()?;
+    let usage = benches::children_rusage()?;
     if !status.success() {
         return Err(format!("{} failed: {status}", bin.display()).into());
     }
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    let (user, system) = (secs(usage.ru_utime), secs(usage.ru_stime));
+    let (user, system) =
+        (benches::timeval_secs(usage.ru_utime), benches::timeval_secs(usage.ru_stime));
     let in_bytes = std::fs::metadata(&input)?.len();
     let out_bytes = std::fs::metadata(&output)?.len();
     let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats)?)?;
@@ -137,16 +137,4 @@ fn write_decimal(fps: &[simhash_core::Fingerprint], out: &mut impl Write) -> std
         out.write_all(b"\n")?;
     }
     out.flush()
-}
-
-/// The resource usage of the children waited for (one here).
-fn children_usage() -> std::io::Result<libc::rusage> {
-    // SAFETY: an all-zero rusage is valid, and `usage` is valid for the call to write.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &raw mut usage) };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(usage)
 }

@@ -135,15 +135,8 @@ fn thread_cpu() -> f64 {
 
 /// The CPU time (user + system) of the children waited for so far, in seconds.
 fn children_cpu() -> f64 {
-    // SAFETY: an all-zero rusage is valid, and `usage` is valid for the call to write.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &raw mut usage) };
-    if rc != 0 {
-        return f64::NAN;
-    }
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
+    benches::children_rusage()
+        .map_or(f64::NAN, |u| benches::timeval_secs(u.ru_utime) + benches::timeval_secs(u.ru_stime))
 }
 
 /// The minimum and the median of `v`.

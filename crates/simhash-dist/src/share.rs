@@ -390,37 +390,14 @@ pub(crate) fn read_share(
         } else {
             open_piece(f, lo, max_record_bytes)?
         };
-        if first >= hi {
-            share.chunks.push(chunk);
-            continue;
-        }
-        let mut lines = LineReader::new(reader, max_record_bytes);
-        let mut buf = Vec::new();
-        let mut local = 0u64;
-        loop {
-            let start = first + lines.bytes;
-            if start >= hi {
-                break;
-            }
-            buf.clear();
-            let status = match lines.next_line(&mut buf, None) {
-                Ok(Some(status)) => status,
-                Ok(None) => break,
-                Err(e) => {
-                    // Messages name the line in the file; the chunk's own count is all
-                    // that is known here, so name the byte instead when it is not the first.
-                    return Err(e)
-                        .with_context(|| format!("{}: read error at byte {}", f.name, start));
-                }
-            };
-            local += 1;
+        let each = |start: u64, local: u64, status: LineStatus, buf: &[u8], _: &mut Vec<u8>| {
             let pos = position(file, start);
-            if lo == 0 && reading.parser.skips_header(local, &buf) {
-                continue;
+            if lo == 0 && reading.parser.skips_header(local, buf) {
+                return Ok(());
             }
             let parsed = match status {
                 LineStatus::TooLong(n) => Err(Problem::too_long(n, max_record_bytes)),
-                LineStatus::Ok => parse_line(&buf, reading),
+                LineStatus::Ok => parse_line(buf, reading),
             };
             match parsed {
                 Err(p) if p.reason == Reason::BlankLine => chunk.blank += 1,
@@ -433,12 +410,50 @@ pub(crate) fn read_share(
                     share.docs.push(pos, local, chunk_index, id.as_deref(), parsed);
                 }
             }
-        }
-        chunk.lines = local;
-        chunk.bytes = lines.bytes;
+            Ok(())
+        };
+        (chunk.lines, chunk.bytes) =
+            piece_lines(reader, first, hi, max_record_bytes, &f.name, false, each)?;
         share.chunks.push(chunk);
     }
     Ok(share)
+}
+
+/// Reads the lines of a piece, whose `reader` starts at byte `first` of its file, up to the
+/// first line that starts at or after `hi` (a line that starts before `hi` is read whole),
+/// calling `each(start, line, status, text, raw)` for each: its byte in the file, its number
+/// in the piece (1-based), the line without its end, and, with `keep_raw`, the line as read
+/// (end included; empty otherwise). Returns the lines and the bytes read. A read error names
+/// the file and the byte (the line in the file is not known here).
+pub(crate) fn piece_lines(
+    reader: impl Read,
+    first: u64,
+    hi: u64,
+    max: u64,
+    name: &str,
+    keep_raw: bool,
+    mut each: impl FnMut(u64, u64, LineStatus, &[u8], &mut Vec<u8>) -> anyhow::Result<()>,
+) -> anyhow::Result<(u64, u64)> {
+    let mut lines = LineReader::new(reader, max);
+    let (mut buf, mut raw) = (Vec::new(), Vec::new());
+    let mut local = 0u64;
+    loop {
+        let start = first + lines.bytes;
+        if start >= hi {
+            break;
+        }
+        buf.clear();
+        raw.clear();
+        let Some(status) = lines
+            .next_line(&mut buf, keep_raw.then_some(&mut raw))
+            .with_context(|| format!("{name}: read error at byte {start}"))?
+        else {
+            break;
+        };
+        local += 1;
+        each(start, local, status, &buf, &mut raw)?;
+    }
+    Ok((local, lines.bytes))
 }
 
 /// Reads the rows of the Parquet file `f` (file number `file`, chunk `chunk_index`), as

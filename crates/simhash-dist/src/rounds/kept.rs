@@ -13,13 +13,12 @@
 //! No worker holds its kept lines in memory: they go to its parts (`--output-dir`) or to a
 //! temporary file as they are read again.
 
-use anyhow::Context;
 use simhash_io::{IdValue, LineReader, LineStatus, Parser};
 use timely::worker::Worker;
 
 use super::dedup::Decision;
 use super::{all_gather, exchange};
-use crate::share::{InputPlan, Share, position};
+use crate::share::{InputPlan, Share, piece_lines, position};
 
 /// What the kept lines of one worker's pieces are read from: the walk's decisions, the
 /// input again, and the position of the one hash TSV header the output has ([`header`]).
@@ -52,39 +51,25 @@ impl KeptLines<'_> {
         for (file, lo, hi) in self.plan.pieces(me) {
             let name = &self.plan.files[file].name;
             let (reader, first) = self.share.reopen(self.plan, file, lo, self.max)?;
-            let mut lines = LineReader::new(reader, self.max);
-            let (mut buf, mut raw) = (Vec::new(), Vec::new());
-            let mut local = 0u64;
-            loop {
-                let start = first + lines.bytes;
-                if start >= hi {
-                    break;
-                }
-                buf.clear();
-                raw.clear();
-                let Some(status) = lines
-                    .next_line(&mut buf, Some(&mut raw))
-                    .with_context(|| format!("{name}: read error at byte {start}"))?
-                else {
-                    break;
+            let each =
+                |start: u64, local: u64, status: LineStatus, buf: &[u8], raw: &mut Vec<u8>| {
+                    let pos = position(file, start);
+                    let header = lo == 0 && self.parser.skips_header(local, buf);
+                    let wanted = if header {
+                        self.header == Some(pos)
+                    } else {
+                        status == LineStatus::Ok && kept(pos)
+                    };
+                    if !wanted {
+                        return Ok(());
+                    }
+                    found += usize::from(!header);
+                    if raw.last() != Some(&b'\n') {
+                        raw.push(b'\n');
+                    }
+                    emit(pos, raw)
                 };
-                local += 1;
-                let pos = position(file, start);
-                let header = lo == 0 && self.parser.skips_header(local, &buf);
-                let wanted = if header {
-                    self.header == Some(pos)
-                } else {
-                    status == LineStatus::Ok && kept(pos)
-                };
-                if !wanted {
-                    continue;
-                }
-                found += usize::from(!header);
-                if raw.last() != Some(&b'\n') {
-                    raw.push(b'\n');
-                }
-                emit(pos, &raw)?;
-            }
+            piece_lines(reader, first, hi, self.max, name, true, each)?;
         }
         anyhow::ensure!(
             found == expected,

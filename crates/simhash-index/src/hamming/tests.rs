@@ -938,7 +938,7 @@ fn group_bucket_hands_on_the_runs_of_a_stable_sort() {
                     // one. Half the time, the entries with equal prefixes are identical.
                     for spread in [1, 3, 40, u64::MAX] {
                         let top = next() & !(u64::MAX.checked_shr(done).unwrap_or(0));
-                        let same = next() % 2 == 0;
+                        let same = next().is_multiple_of(2);
                         let bucket: Vec<Entry> = (0..len)
                             .map(|i| {
                                 let v = next() % spread;

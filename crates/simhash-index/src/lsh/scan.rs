@@ -28,6 +28,10 @@ pub(crate) struct Collapsed {
     pub(crate) duplicates: Vec<(u32, u32)>,
 }
 
+/// One run of equal set hashes settled: its representatives, and `(doc, rep)` for the
+/// others.
+type Run = (Vec<u32>, Vec<(u32, u32)>);
+
 pub(crate) fn collapse_identical<S: SketchStore + ?Sized>(
     sketches: &S,
     rank: Option<&[u32]>,
@@ -39,29 +43,49 @@ pub(crate) fn collapse_identical<S: SketchStore + ?Sized>(
         .map(|d| (sketches.set_hash(d), rank_of(d), d as u32))
         .collect();
     by_hash.par_sort_unstable();
+    // Runs of equal set hashes, each settled on its own (in parallel; a flood is one run).
     let mut is_rep = vec![false; n];
-    let mut duplicates = Vec::new();
-    let (mut set, mut other) = (Vec::new(), Vec::new());
+    let mut runs: Vec<&[(u64, u32, u32)]> = Vec::new();
     for run in by_hash.chunk_by(|x, y| x.0 == y.0) {
-        let mut reps: Vec<u32> = vec![run[0].2];
-        is_rep[run[0].2 as usize] = true;
-        for &(_, _, doc) in &run[1..] {
-            sketches.read_set(doc as usize, &mut set)?;
-            let mut found = None;
-            for &rep in &reps {
-                sketches.read_set(rep as usize, &mut other)?;
-                if set == other {
-                    found = Some(rep);
-                    break;
+        if run.len() == 1 {
+            is_rep[run[0].2 as usize] = true;
+        } else {
+            runs.push(run);
+        }
+    }
+    let settled: Vec<Result<Run, EngineError>> = runs
+        .par_iter()
+        .map(|run| {
+            let mut reps: Vec<u32> = vec![run[0].2];
+            let mut duplicates = Vec::new();
+            let (mut set, mut other) = (Vec::new(), Vec::new());
+            for &(_, _, doc) in &run[1..] {
+                sketches.read_set(doc as usize, &mut set)?;
+                let mut found = None;
+                for &rep in &reps {
+                    sketches.read_set(rep as usize, &mut other)?;
+                    if set == other {
+                        found = Some(rep);
+                        break;
+                    }
+                }
+                if let Some(rep) = found {
+                    duplicates.push((doc, rep));
+                } else {
+                    reps.push(doc);
                 }
             }
-            if let Some(rep) = found {
-                duplicates.push((doc, rep));
-            } else {
-                reps.push(doc);
-                is_rep[doc as usize] = true;
-            }
+            Ok((reps, duplicates))
+        })
+        .collect();
+    drop(runs);
+    let mut duplicates = Vec::new();
+    for run in settled {
+        let (reps, found) = run?;
+        for rep in reps {
+            is_rep[rep as usize] = true;
         }
+        duplicates.extend(found);
     }
     drop(by_hash);
     duplicates.sort_unstable();
@@ -206,7 +230,7 @@ pub(crate) fn find(parent: &mut [u32], mut x: u32) -> u32 {
 
 /// The first position given with each 32-bit key: an open-addressing table (linear
 /// probing, at most two thirds full), cleared between bands; 12 to 24 bytes a document.
-struct FirstByKey {
+pub(crate) struct FirstByKey {
     /// `(key, position)`, [`FirstByKey::FREE`] as position for a free slot.
     slots: Vec<(u32, u32)>,
     shift: u32,
@@ -215,17 +239,17 @@ struct FirstByKey {
 impl FirstByKey {
     const FREE: u32 = u32::MAX;
 
-    fn new(n: usize) -> FirstByKey {
+    pub(crate) fn new(n: usize) -> FirstByKey {
         let size = (n + n / 2).max(2).next_power_of_two();
         FirstByKey { slots: vec![(0, Self::FREE); size], shift: 64 - size.trailing_zeros() }
     }
 
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.slots.fill((0, Self::FREE));
     }
 
     /// The first position given with `key`: `position` if it is the first.
-    fn first(&mut self, key: u32, position: u32) -> u32 {
+    pub(crate) fn first(&mut self, key: u32, position: u32) -> u32 {
         let mask = self.slots.len() - 1;
         let mut at = (u64::from(key).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize;
         loop {
@@ -242,30 +266,58 @@ impl FirstByKey {
     }
 }
 
+/// Band groups [`candidate_components`] reads in parallel at most (a forest and a key
+/// table each: 20 to 32 bytes a document).
+const COMPONENT_GROUPS: usize = 4;
+
 /// The candidate components of `docs` (ascending): documents linked by chains of shared
 /// band hashes. One union per member of each band group (never one per pair), found with
 /// a table of each key's first member, so the cost is about `bands × n` whatever the
-/// groups' sizes. Components of two or more documents,
+/// groups' sizes; the bands are read in up to [`COMPONENT_GROUPS`] groups in parallel,
+/// each with its own forest, merged at the end. Components of two or more documents,
 /// each ascending, in order of first member.
 pub(crate) fn candidate_components<S: SketchStore + ?Sized>(
     sketches: &S,
     docs: &[u32],
 ) -> Result<Vec<Vec<u32>>, EngineError> {
-    let mut uf = Forest::new(docs.len());
-    let mut first = FirstByKey::new(docs.len());
-    for band in 0..sketches.bands() {
-        let column = sketches.column(band, docs)?;
-        first.clear();
-        // Each position joins the first position with its key (the partition is that of
-        // the band's groups, whatever the order of the unions).
-        for (p, &h) in column.iter().enumerate() {
-            let f = first.first(h, p as u32);
-            if f != p as u32 {
-                uf.union(f, p as u32);
+    // The bands in groups, one forest each, found in parallel and then merged: the
+    // partition is the same whatever the order of the unions.
+    let bands = sketches.bands();
+    let groups = rayon::current_num_threads().clamp(1, COMPONENT_GROUPS).min(bands.max(1));
+    let forests: Vec<Result<Forest, EngineError>> = (0..groups)
+        .into_par_iter()
+        .map(|g| {
+            let mut uf = Forest::new(docs.len());
+            let mut first = FirstByKey::new(docs.len());
+            for band in (g..bands).step_by(groups) {
+                let column = sketches.column(band, docs)?;
+                first.clear();
+                // Each position joins the first position with its key (the partition is
+                // that of the band's groups, whatever the order of the unions).
+                for (p, &h) in column.iter().enumerate() {
+                    let f = first.first(h, p as u32);
+                    if f != p as u32 {
+                        uf.union(f, p as u32);
+                    }
+                }
+            }
+            Ok(uf)
+        })
+        .collect();
+    let mut forests = forests.into_iter();
+    let mut uf = match forests.next() {
+        Some(first) => first?,
+        None => Forest::new(docs.len()),
+    };
+    for other in forests {
+        let mut other = other?;
+        for p in 0..docs.len() as u32 {
+            let root = other.find(p);
+            if root != p {
+                uf.union(root, p);
             }
         }
     }
-    drop(first);
     let mut by_root: Vec<(u32, u32)> = Vec::with_capacity(docs.len());
     for p in 0..docs.len() as u32 {
         by_root.push((uf.find(p), p));

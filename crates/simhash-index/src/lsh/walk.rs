@@ -5,7 +5,9 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use super::scan::{Collapsed, SETS, candidate_components, collapse_identical, component_rows};
+use super::scan::{
+    Collapsed, FirstByKey, SETS, candidate_components, collapse_identical, component_rows,
+};
 use super::store::trim;
 use super::{EngineError, EngineErrorKind, MatchStats, SketchStore};
 
@@ -39,22 +41,25 @@ impl std::hash::Hasher for KeyHasher {
         }
     }
 
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+
     fn write_u64(&mut self, x: u64) {
         self.0 = (self.0 ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
     }
 }
 
-/// Band-hash buckets: by [`bucket_key`], the last link of the bucket's chain in
-/// [`Kept::links`] (one allocation for all buckets, not a vector each).
-type Buckets = HashMap<u64, u32, std::hash::BuildHasherDefault<KeyHasher>>;
+/// One band's buckets: by band hash, the last link of the bucket's chain in the band's
+/// links (one allocation for all buckets, not a vector each).
+type Buckets = HashMap<u32, u32, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// One band of a [`Kept`]'s index: its buckets, and their members (a kept ordinal and the
+/// link of the bucket's previous member, [`NO_LINK`] for its first).
+type BandIndex = (Buckets, Vec<(u32, u32)>);
 
 /// The end of a bucket's chain.
 const NO_LINK: u32 = u32::MAX;
-
-/// The key of a band hash in a per-component bucket map.
-fn bucket_key(band: usize, hash: u32) -> u64 {
-    ((band as u64) << 32) | u64::from(hash)
-}
 
 /// The dedup walk: documents in priority order (`rank[d]`, lowest first; equal ranks in
 /// document order), each kept unless an already kept document shares a band hash with it
@@ -146,9 +151,11 @@ impl<S: SketchStore + ?Sized> Component<'_, S> {
 }
 
 thread_local! {
-    /// The bitmap of the record being compared, reused.
-    static FILTER: std::cell::RefCell<simhash_core::SetFilter> =
-        std::cell::RefCell::new(simhash_core::SetFilter::default());
+    /// The bitmaps of the record being compared, reused: the one tested value by value
+    /// against sets read from the store, and the one compared word by word with the
+    /// bitmaps of the sets a [`Kept`] holds.
+    static FILTER: std::cell::RefCell<(simhash_core::SetFilter, Vec<u64>)> =
+        std::cell::RefCell::new((simhash_core::SetFilter::default(), Vec::new()));
 }
 
 /// Shingles of kept records' sets that one [`Kept`] holds in memory, so that the records
@@ -156,84 +163,160 @@ thread_local! {
 /// store for each comparison). Small in tests, so that they cover both.
 const KEPT_SET_WORDS: usize = if cfg!(test) { 40 } else { 4 << 20 };
 
+/// Records times bands below which [`Kept::index_new`] and [`ChunkIndex::new`] work on
+/// the calling thread (most components are a few records). Small in tests, so that they
+/// cover both.
+const PARALLEL_BAND_WORK: usize = if cfg!(test) { 40 } else { 1 << 12 };
+
 /// Kept records (component positions, in the order they were kept, which is priority
-/// order) and an index of their band hashes, listing kept ordinals; the size of each
-/// one's shingle set, and the set itself while [`KEPT_SET_WORDS`] allows.
+/// order); an index of the band hashes of those kept before the current chunk, one map
+/// per band, listing kept ordinals; the size of each one's shingle set, and the set
+/// itself while [`KEPT_SET_WORDS`] allows, with its bitmap ([`simhash_core::set_bits`],
+/// a quarter of the set's memory).
 #[derive(Default)]
 struct Kept {
     docs: Vec<usize>,
-    buckets: Buckets,
-    /// The buckets' members: a kept ordinal and the link of the bucket's previous member
-    /// ([`NO_LINK`] for its first).
-    links: Vec<(u32, u32)>,
+    /// Per band, its index.
+    bands: Vec<BandIndex>,
+    /// The kept ordinals in `bands`: those kept before the current chunk.
+    indexed: usize,
     lens: Vec<usize>,
     /// Where each kept record's set starts in `sets`, when it is held.
     starts: Vec<Option<usize>>,
     sets: Vec<u64>,
+    /// Where each kept record's bitmap starts in `bits` (its set is held when it has one).
+    bit_starts: Vec<usize>,
+    bits: Vec<u64>,
+}
+
+/// The sets of the records kept within the current chunk (kept ordinals from `from` on)
+/// that the [`Kept`] does not hold, while they fit in [`KEPT_SET_WORDS`] (read from the
+/// store past it).
+#[derive(Default)]
+struct Recent {
+    from: usize,
+    sets: Vec<Option<Vec<u64>>>,
+    words: usize,
+}
+
+impl Recent {
+    /// The set of kept ordinal `k`, when held here.
+    fn set(&self, k: usize) -> Option<&[u64]> {
+        self.sets.get(k.checked_sub(self.from)?)?.as_deref()
+    }
+
+    /// Keeps the set of the next kept ordinal, unless the [`Kept`] holds it or the budget
+    /// is spent.
+    fn push(&mut self, set: Vec<u64>, held_by_kept: bool) {
+        let held = !held_by_kept && self.words + set.len() <= KEPT_SET_WORDS;
+        if held {
+            self.words += set.len();
+        }
+        self.sets.push(held.then_some(set));
+    }
 }
 
 impl Kept {
-    /// The first kept record, in priority order, that shares a band with record `i` of
-    /// the component and whose Jaccard similarity to it is at least the threshold; counts
-    /// into `stats`.
-    ///
-    /// Each candidate counts as verified; those whose set sizes rule them out
-    /// ([`simhash_core::jaccard_min_common`]) are not read, and the others are compared by
-    /// [`simhash_core::jaccard_at_least`] (the exact similarity when it is reached), after
-    /// a bitmap of the record's set ([`simhash_core::SetFilter`]) when it has several.
-    fn first_match<S: SketchStore + ?Sized>(
+    /// The kept ordinals in the index (kept before the current chunk) that share a band
+    /// hash with record `i` of the component, ascending and distinct, into `out`.
+    fn candidates<S: SketchStore + ?Sized>(
         &self,
         c: &Component<'_, S>,
         i: usize,
+        out: &mut Vec<u32>,
+    ) {
+        out.clear();
+        for ((buckets, links), h) in self.bands.iter().zip(c.row(i)) {
+            let mut link = buckets.get(h).copied().unwrap_or(NO_LINK);
+            while link != NO_LINK {
+                let (ordinal, previous) = links[link as usize];
+                out.push(ordinal);
+                link = previous;
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    /// The first of `candidates` (kept ordinals, ascending: priority order) whose Jaccard
+    /// similarity to `set` is at least the threshold; counts into `stats`.
+    ///
+    /// Each candidate counts as verified; those whose set sizes rule them out
+    /// ([`simhash_core::jaccard_min_common`]) are not read, and the others are compared by
+    /// [`simhash_core::jaccard_at_least`] (the exact similarity when it is reached). With
+    /// several candidates, a bound on the shared count rules out most of those that fall
+    /// short first: from the two bitmaps ([`simhash_core::common_at_most`]) for a set held
+    /// here, from the record's bitmap ([`simhash_core::SetFilter`]) for another.
+    fn first_match<S: SketchStore + ?Sized>(
+        &self,
+        c: &Component<'_, S>,
         set: &[u64],
+        candidates: &[u32],
+        recent: &Recent,
         stats: &mut MatchStats,
     ) -> Result<Option<Match>, EngineError> {
+        stats.candidates += candidates.len() as u64;
+        if candidates.is_empty() {
+            return Ok(None);
+        }
         SETS.with(|cell| {
-            FILTER.with(|filter| {
+            FILTER.with(|filters| {
                 let mut guard = cell.borrow_mut();
                 let (_, other) = &mut *guard;
-                let filter = &mut *filter.borrow_mut();
-                let mut candidates: Vec<u32> = Vec::new();
-                for (band, &h) in c.row(i).iter().enumerate() {
-                    let mut link = self.buckets.get(&bucket_key(band, h)).copied();
-                    while let Some(at) = link.filter(|&at| at != NO_LINK) {
-                        let (ordinal, previous) = self.links[at as usize];
-                        candidates.push(ordinal);
-                        link = Some(previous);
-                    }
-                }
-                candidates.sort_unstable();
-                candidates.dedup();
-                stats.candidates += candidates.len() as u64;
+                let (filter, bits) = &mut *filters.borrow_mut();
+                // Only with several candidates are the bitmaps worth making; each is made
+                // when first needed.
+                let filtered = candidates.len() > 1;
+                let (mut filter_made, mut bits_made) = (false, false);
                 let mut found = None;
-                if !candidates.is_empty() {
-                    // Only with several candidates is the bitmap worth making.
-                    let filtered = candidates.len() > 1;
-                    if filtered {
-                        filter.fill(set);
-                    }
-                    for &k in &candidates {
-                        let k = k as usize;
-                        stats.verified += 1;
-                        let Some(needed) =
-                            simhash_core::jaccard_min_common(set.len(), self.lens[k], c.threshold)
-                        else {
-                            continue;
-                        };
-                        let kept_set = if let Some(kept_set) = self.set(k) {
+                for &k in candidates {
+                    let k = k as usize;
+                    stats.verified += 1;
+                    let Some(needed) =
+                        simhash_core::jaccard_min_common(set.len(), self.lens[k], c.threshold)
+                    else {
+                        continue;
+                    };
+                    let kept_set =
+                        if let (Some(kept_set), Some(kept_bits)) = (self.set(k), self.bits(k)) {
+                            if filtered {
+                                if !bits_made {
+                                    bits.clear();
+                                    simhash_core::set_bits(set, bits);
+                                    bits_made = true;
+                                }
+                                let most = simhash_core::common_at_most(
+                                    bits,
+                                    set.len(),
+                                    kept_bits,
+                                    kept_set.len(),
+                                );
+                                if most < needed {
+                                    continue;
+                                }
+                            }
                             kept_set
                         } else {
-                            c.sketches.read_set(c.docs[self.docs[k]] as usize, other)?;
-                            &other[..]
+                            let kept_set = if let Some(kept_set) = recent.set(k) {
+                                kept_set
+                            } else {
+                                c.sketches.read_set(c.docs[self.docs[k]] as usize, other)?;
+                                &other[..]
+                            };
+                            if filtered {
+                                if !filter_made {
+                                    filter.fill(set);
+                                    filter_made = true;
+                                }
+                                if !filter.may_share(kept_set, needed) {
+                                    continue;
+                                }
+                            }
+                            kept_set
                         };
-                        if filtered && !filter.may_share(kept_set, needed) {
-                            continue;
-                        }
-                        if let Some(j) = simhash_core::jaccard_at_least(set, kept_set, c.threshold)
-                        {
-                            found = Some((self.docs[k], j));
-                            break;
-                        }
+                    if let Some(j) = simhash_core::jaccard_at_least(set, kept_set, c.threshold) {
+                        found = Some((self.docs[k], j));
+                        break;
                     }
                 }
                 trim(other);
@@ -247,45 +330,135 @@ impl Kept {
         self.starts[k].map(|start| &self.sets[start..start + self.lens[k]])
     }
 
-    /// Keeps record `i` of the component, with its set when given (or read here) and the
-    /// budget allows.
-    fn push<S: SketchStore + ?Sized>(
-        &mut self,
-        c: &Component<'_, S>,
-        i: usize,
-        set: Option<&[u64]>,
-    ) -> Result<(), EngineError> {
-        let ordinal = self.docs.len() as u32;
-        let doc = c.docs[i] as usize;
-        let len = match set {
-            Some(set) => set.len(),
-            None => c.sketches.set_len(doc)?,
-        };
+    /// The bitmap of kept ordinal `k`'s set, when the set is held.
+    fn bits(&self, k: usize) -> Option<&[u64]> {
+        self.starts[k].map(|_| {
+            let start = self.bit_starts[k];
+            &self.bits[start..start + simhash_core::set_bits_words(self.lens[k])]
+        })
+    }
+
+    /// Keeps record `i` of the component with its set (held while the budget allows; its
+    /// band hashes join the index at the next [`Kept::index_new`]); true when the set is
+    /// held.
+    fn push(&mut self, i: usize, set: &[u64]) -> bool {
         let start = self.sets.len();
-        let held = start + len <= KEPT_SET_WORDS;
+        let held = start + set.len() <= KEPT_SET_WORDS;
+        self.bit_starts.push(self.bits.len());
         if held {
-            match set {
-                Some(set) => self.sets.extend_from_slice(set),
-                None => SETS.with(|cell| {
-                    let (read, _) = &mut *cell.borrow_mut();
-                    c.sketches.read_set(doc, read)?;
-                    self.sets.extend_from_slice(read);
-                    trim(read);
-                    Ok::<(), EngineError>(())
-                })?,
-            }
+            self.sets.extend_from_slice(set);
+            simhash_core::set_bits(set, &mut self.bits);
         }
         self.docs.push(i);
-        self.lens.push(len);
+        self.lens.push(set.len());
         self.starts.push(held.then_some(start));
-        for (band, &h) in c.row(i).iter().enumerate() {
-            let link = u32::try_from(self.links.len()).map_err(|_| {
-                EngineError::other(EngineErrorKind::TooManyDocuments, "too many band links")
-            })?;
-            let previous = self.buckets.insert(bucket_key(band, h), link).unwrap_or(NO_LINK);
-            self.links.push((ordinal, previous));
+        held
+    }
+
+    /// Adds the band hashes of the records kept since the last call to the index: a band
+    /// at a time, the bands in parallel (each band's chains in kept order).
+    fn index_new<S: SketchStore + ?Sized>(
+        &mut self,
+        c: &Component<'_, S>,
+    ) -> Result<(), EngineError> {
+        let Kept { docs, bands, indexed, .. } = self;
+        if bands.is_empty() {
+            bands.resize_with(c.bands, Default::default);
         }
+        let first = *indexed;
+        let new = &docs[first..];
+        let index_band = |(band, (buckets, links)): (usize, &mut BandIndex)| {
+            for (o, &i) in new.iter().enumerate() {
+                let link = u32::try_from(links.len()).map_err(|_| {
+                    EngineError::other(EngineErrorKind::TooManyDocuments, "too many band links")
+                })?;
+                let previous = buckets.insert(c.row(i)[band], link).unwrap_or(NO_LINK);
+                links.push(((first + o) as u32, previous));
+            }
+            Ok::<(), EngineError>(())
+        };
+        if new.len() * c.bands < PARALLEL_BAND_WORK {
+            bands.iter_mut().enumerate().try_for_each(index_band)?;
+        } else {
+            bands.par_iter_mut().enumerate().try_for_each(index_band)?;
+        }
+        *indexed = docs.len();
         Ok(())
+    }
+}
+
+/// The band hashes of a chunk's undecided records (numbered in chunk order), grouped, and
+/// the records kept so far in each group: the ordered pass finds the records kept within
+/// the chunk that share a band hash with a record through it, without a map.
+struct ChunkIndex {
+    records: usize,
+    bands: usize,
+    /// `group[band * records + r]`: the group of record `r` in `band`, numbered by the
+    /// band and the group's first record (`band * records + first`).
+    group: Vec<u32>,
+    /// Per group, the last link of its chain in `links` ([`NO_LINK`] when empty).
+    heads: Vec<u32>,
+    /// A kept ordinal and the link of its group's previous one.
+    links: Vec<(u32, u32)>,
+}
+
+impl ChunkIndex {
+    /// Groups the band hashes of `undecided` (component positions), a band at a time,
+    /// the bands in parallel.
+    fn new<S: SketchStore + ?Sized>(c: &Component<'_, S>, undecided: &[usize]) -> ChunkIndex {
+        let (records, bands) = (undecided.len(), c.bands);
+        let mut group = vec![0u32; bands * records];
+        if records > 0 {
+            let group_band = |first: &mut FirstByKey, (band, out): (usize, &mut [u32])| {
+                first.clear();
+                for (r, &i) in undecided.iter().enumerate() {
+                    // At most WALK_CHUNK records and MAX_PERM bands: within u32.
+                    out[r] = (band * records) as u32 + first.first(c.row(i)[band], r as u32);
+                }
+            };
+            if records * bands < PARALLEL_BAND_WORK {
+                let mut first = FirstByKey::new(records);
+                group.chunks_mut(records).enumerate().for_each(|x| group_band(&mut first, x));
+            } else {
+                group
+                    .par_chunks_mut(records)
+                    .enumerate()
+                    .for_each_init(|| FirstByKey::new(records), group_band);
+            }
+        }
+        ChunkIndex {
+            records,
+            bands,
+            group,
+            heads: vec![NO_LINK; bands * records],
+            links: Vec::new(),
+        }
+    }
+
+    /// The kept ordinals in record `r`'s groups, ascending and distinct, into `out`.
+    fn candidates(&self, r: usize, out: &mut Vec<u32>) {
+        out.clear();
+        for band in 0..self.bands {
+            let mut link = self.heads[self.group[band * self.records + r] as usize];
+            while link != NO_LINK {
+                let (ordinal, previous) = self.links[link as usize];
+                out.push(ordinal);
+                link = previous;
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    /// Record `r` is kept, as kept ordinal `ordinal`.
+    fn keep(&mut self, r: usize, ordinal: u32) {
+        for band in 0..self.bands {
+            let g = self.group[band * self.records + r] as usize;
+            // At most WALK_CHUNK records a chunk, each linked once a band: within u32.
+            let link = self.links.len() as u32;
+            self.links.push((ordinal, self.heads[g]));
+            self.heads[g] = link;
+        }
     }
 }
 
@@ -304,6 +477,7 @@ fn walk_component<S: SketchStore + ?Sized>(
     let mut stats = MatchStats { largest_component: docs.len() as u64, ..MatchStats::default() };
     let mut kept = Kept::default();
     let mut removed = Vec::new();
+    let no_recent = Recent::default();
     for chunk in order.chunks(WALK_CHUNK) {
         // Each record's set, read in parallel, then compared with the records kept before
         // the chunk (none in the first); the sets of records left undecided come back
@@ -317,40 +491,47 @@ fn walk_component<S: SketchStore + ?Sized>(
                 let found = if kept.docs.is_empty() {
                     None
                 } else {
-                    kept.first_match(&c, i, &set, &mut s)?
+                    let mut candidates = Vec::new();
+                    kept.candidates(&c, i, &mut candidates);
+                    kept.first_match(&c, &set, &candidates, &no_recent, &mut s)?
                 };
                 let held = found.is_none() && set.len() <= HELD_SET_WORDS;
                 Ok((found, s, held.then_some(set)))
             })
             .collect();
+        let before: Vec<Early> = before.into_iter().collect::<Result<_, _>>()?;
+        let undecided: Vec<usize> =
+            chunk.iter().zip(&before).filter(|(_, e)| e.0.is_none()).map(|(&i, _)| i).collect();
         // Then in order, against the records kept within the chunk: every one of those
         // comes after every record kept before it.
-        let mut within = Kept::default();
-        let mut read = Vec::new();
-        for (&i, result) in chunk.iter().zip(before) {
-            let (mut found, s, held) = result?;
+        let mut index = ChunkIndex::new(&c, &undecided);
+        let mut recent = Recent { from: kept.docs.len(), ..Recent::default() };
+        let (mut read, mut candidates) = (Vec::new(), Vec::new());
+        let mut r = 0;
+        for (&i, (mut found, s, held)) in chunk.iter().zip(before) {
             stats.add(&s);
-            let set = match (&found, held) {
-                (Some(_), _) => Vec::new(),
-                (None, Some(set)) => set,
-                (None, None) => {
+            if found.is_none() {
+                let set = if let Some(set) = held {
+                    set
+                } else {
                     c.sketches.read_set(c.docs[i] as usize, &mut read)?;
                     std::mem::take(&mut read)
+                };
+                index.candidates(r, &mut candidates);
+                found = kept.first_match(&c, &set, &candidates, &recent, &mut stats)?;
+                if found.is_none() {
+                    index.keep(r, kept.docs.len() as u32);
+                    let held_by_kept = kept.push(i, &set);
+                    recent.push(set, held_by_kept);
                 }
-            };
-            if found.is_none() {
-                found = within.first_match(&c, i, &set, &mut stats)?;
+                r += 1;
             }
             if let Some((k, j)) = found {
                 stats.pairs += 1;
                 removed.push((docs[i], docs[k], j));
-            } else {
-                within.push(&c, i, Some(&set))?;
             }
         }
-        for (k, &i) in within.docs.iter().enumerate() {
-            kept.push(&c, i, within.set(k))?;
-        }
+        kept.index_new(&c)?;
     }
     Ok((removed, stats))
 }

@@ -117,7 +117,7 @@ pub use crate::minhash::{
     EMPTY, MAX_PERM, MinHasher, SetFilter, band_hashes, estimate_jaccard, intersection_size,
     jaccard, jaccard_at_least, jaccard_min_common, shingle_set, shingle_set_into,
 };
-pub use crate::setbits::{common_at_most, set_bits, set_bits_words};
+pub use crate::setbits::{SetBits, common_at_most, set_bits, set_bits_words};
 pub use crate::shingle::{CyclicWindow, MAX_WINDOW, Window, combine, shingle};
 pub use crate::tokenize::{AsciiLetters, Tokenizer, Words};
 

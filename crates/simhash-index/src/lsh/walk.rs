@@ -184,8 +184,9 @@ struct Kept {
     /// Where each kept record's set starts in `sets`, when it is held.
     starts: Vec<Option<usize>>,
     sets: Vec<u64>,
-    /// Where each kept record's bitmap starts in `bits` (its set is held when it has one).
-    bit_starts: Vec<usize>,
+    /// Where each kept record's bitmap starts in `bits` and its set's crowded values
+    /// ([`simhash_core::set_bits`]'s count; with a bitmap only when the set is held).
+    bit_starts: Vec<(usize, usize)>,
     bits: Vec<u64>,
 }
 
@@ -267,7 +268,7 @@ impl Kept {
                 // Only with several candidates are the bitmaps worth making; each is made
                 // when first needed.
                 let filtered = candidates.len() > 1;
-                let (mut filter_made, mut bits_made) = (false, false);
+                let (mut filter_made, mut crowded) = (false, None);
                 let mut found = None;
                 for &k in candidates {
                     let k = k as usize;
@@ -280,16 +281,13 @@ impl Kept {
                     let kept_set =
                         if let (Some(kept_set), Some(kept_bits)) = (self.set(k), self.bits(k)) {
                             if filtered {
-                                if !bits_made {
+                                let crowded = *crowded.get_or_insert_with(|| {
                                     bits.clear();
-                                    simhash_core::set_bits(set, bits);
-                                    bits_made = true;
-                                }
+                                    simhash_core::set_bits(set, bits)
+                                });
                                 let most = simhash_core::common_at_most(
-                                    bits,
-                                    set.len(),
+                                    simhash_core::SetBits { words: bits, crowded },
                                     kept_bits,
-                                    kept_set.len(),
                                 );
                                 if most < needed {
                                     continue;
@@ -331,10 +329,11 @@ impl Kept {
     }
 
     /// The bitmap of kept ordinal `k`'s set, when the set is held.
-    fn bits(&self, k: usize) -> Option<&[u64]> {
+    fn bits(&self, k: usize) -> Option<simhash_core::SetBits<'_>> {
         self.starts[k].map(|_| {
-            let start = self.bit_starts[k];
-            &self.bits[start..start + simhash_core::set_bits_words(self.lens[k])]
+            let (start, crowded) = self.bit_starts[k];
+            let words = &self.bits[start..start + simhash_core::set_bits_words(self.lens[k])];
+            simhash_core::SetBits { words, crowded }
         })
     }
 
@@ -344,11 +343,13 @@ impl Kept {
     fn push(&mut self, i: usize, set: &[u64]) -> bool {
         let start = self.sets.len();
         let held = start + set.len() <= KEPT_SET_WORDS;
-        self.bit_starts.push(self.bits.len());
+        let bit_start = self.bits.len();
+        let mut crowded = 0;
         if held {
             self.sets.extend_from_slice(set);
-            simhash_core::set_bits(set, &mut self.bits);
+            crowded = simhash_core::set_bits(set, &mut self.bits);
         }
+        self.bit_starts.push((bit_start, crowded));
         self.docs.push(i);
         self.lens.push(set.len());
         self.starts.push(held.then_some(start));

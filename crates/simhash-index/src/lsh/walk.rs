@@ -128,8 +128,27 @@ const WALK_CHUNK: usize = if cfg!(test) { 7 } else { 4096 };
 const HELD_SET_WORDS: usize = if cfg!(test) { 6 } else { KEPT_SET_WORDS / WALK_CHUNK };
 
 /// What the parallel pass of a chunk finds for a record: its match among the records kept
-/// before the chunk, the counts, and its set when it is undecided and small enough.
-type Early = (Option<Match>, MatchStats, Option<Vec<u64>>);
+/// before the chunk, the counts, and its set and bitmap when it is undecided and small
+/// enough.
+type Early = (Option<Match>, MatchStats, Option<(Vec<u64>, Bits)>);
+
+/// A record's bitmap ([`simhash_core::set_bits`]), made when first needed.
+#[derive(Default)]
+struct Bits {
+    words: Vec<u64>,
+    crowded: Option<usize>,
+}
+
+impl Bits {
+    /// The bitmap of `set` (the record's, made from it the first time).
+    fn of(&mut self, set: &[u64]) -> simhash_core::SetBits<'_> {
+        let crowded = *self.crowded.get_or_insert_with(|| {
+            self.words.clear();
+            simhash_core::set_bits(set, &mut self.words)
+        });
+        simhash_core::SetBits { words: &self.words, crowded }
+    }
+}
 
 /// A kept record (component position) that a record verifies against, and their Jaccard
 /// similarity.
@@ -151,11 +170,10 @@ impl<S: SketchStore + ?Sized> Component<'_, S> {
 }
 
 thread_local! {
-    /// The bitmaps of the record being compared, reused: the one tested value by value
-    /// against sets read from the store, and the one compared word by word with the
-    /// bitmaps of the sets a [`Kept`] holds.
-    static FILTER: std::cell::RefCell<(simhash_core::SetFilter, Vec<u64>)> =
-        std::cell::RefCell::new((simhash_core::SetFilter::default(), Vec::new()));
+    /// The bitmap of the record being compared that is tested value by value against sets
+    /// read from the store, reused.
+    static FILTER: std::cell::RefCell<simhash_core::SetFilter> =
+        std::cell::RefCell::new(simhash_core::SetFilter::default());
 }
 
 /// Shingles of kept records' sets that one [`Kept`] holds in memory, so that the records
@@ -252,6 +270,7 @@ impl Kept {
         &self,
         c: &Component<'_, S>,
         set: &[u64],
+        bits: &mut Bits,
         candidates: &[u32],
         recent: &Recent,
         stats: &mut MatchStats,
@@ -261,14 +280,14 @@ impl Kept {
             return Ok(None);
         }
         SETS.with(|cell| {
-            FILTER.with(|filters| {
+            FILTER.with(|filter| {
                 let mut guard = cell.borrow_mut();
                 let (_, other) = &mut *guard;
-                let (filter, bits) = &mut *filters.borrow_mut();
+                let filter = &mut *filter.borrow_mut();
                 // Only with several candidates are the bitmaps worth making; each is made
                 // when first needed.
                 let filtered = candidates.len() > 1;
-                let (mut filter_made, mut crowded) = (false, None);
+                let mut filter_made = false;
                 let mut found = None;
                 for &k in candidates {
                     let k = k as usize;
@@ -281,14 +300,7 @@ impl Kept {
                     let kept_set =
                         if let (Some(kept_set), Some(kept_bits)) = (self.set(k), self.bits(k)) {
                             if filtered {
-                                let crowded = *crowded.get_or_insert_with(|| {
-                                    bits.clear();
-                                    simhash_core::set_bits(set, bits)
-                                });
-                                let most = simhash_core::common_at_most(
-                                    simhash_core::SetBits { words: bits, crowded },
-                                    kept_bits,
-                                );
+                                let most = simhash_core::common_at_most(bits.of(set), kept_bits);
                                 if most < needed {
                                     continue;
                                 }
@@ -340,14 +352,16 @@ impl Kept {
     /// Keeps record `i` of the component with its set (held while the budget allows; its
     /// band hashes join the index at the next [`Kept::index_new`]); true when the set is
     /// held.
-    fn push(&mut self, i: usize, set: &[u64]) -> bool {
+    fn push(&mut self, i: usize, set: &[u64], bits: &mut Bits) -> bool {
         let start = self.sets.len();
         let held = start + set.len() <= KEPT_SET_WORDS;
         let bit_start = self.bits.len();
         let mut crowded = 0;
         if held {
             self.sets.extend_from_slice(set);
-            crowded = simhash_core::set_bits(set, &mut self.bits);
+            let record = bits.of(set);
+            self.bits.extend_from_slice(record.words);
+            crowded = record.crowded;
         }
         self.bit_starts.push((bit_start, crowded));
         self.docs.push(i);
@@ -489,15 +503,20 @@ fn walk_component<S: SketchStore + ?Sized>(
                 let mut set = Vec::new();
                 c.sketches.read_set(c.docs[i] as usize, &mut set)?;
                 let mut s = MatchStats::default();
+                let mut bits = Bits::default();
                 let found = if kept.docs.is_empty() {
                     None
                 } else {
                     let mut candidates = Vec::new();
                     kept.candidates(&c, i, &mut candidates);
-                    kept.first_match(&c, &set, &candidates, &no_recent, &mut s)?
+                    kept.first_match(&c, &set, &mut bits, &candidates, &no_recent, &mut s)?
                 };
                 let held = found.is_none() && set.len() <= HELD_SET_WORDS;
-                Ok((found, s, held.then_some(set)))
+                if held {
+                    // Made here, in parallel, for the ordered pass and the Kept.
+                    bits.of(&set);
+                }
+                Ok((found, s, held.then_some((set, bits))))
             })
             .collect();
         let before: Vec<Early> = before.into_iter().collect::<Result<_, _>>()?;
@@ -512,17 +531,17 @@ fn walk_component<S: SketchStore + ?Sized>(
         for (&i, (mut found, s, held)) in chunk.iter().zip(before) {
             stats.add(&s);
             if found.is_none() {
-                let set = if let Some(set) = held {
-                    set
+                let (set, mut bits) = if let Some(held) = held {
+                    held
                 } else {
                     c.sketches.read_set(c.docs[i] as usize, &mut read)?;
-                    std::mem::take(&mut read)
+                    (std::mem::take(&mut read), Bits::default())
                 };
                 index.candidates(r, &mut candidates);
-                found = kept.first_match(&c, &set, &candidates, &recent, &mut stats)?;
+                found = kept.first_match(&c, &set, &mut bits, &candidates, &recent, &mut stats)?;
                 if found.is_none() {
                     index.keep(r, kept.docs.len() as u32);
-                    let held_by_kept = kept.push(i, &set);
+                    let held_by_kept = kept.push(i, &set, &mut bits);
                     recent.push(set, held_by_kept);
                 }
                 r += 1;

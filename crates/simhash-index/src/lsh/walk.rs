@@ -124,8 +124,9 @@ const WALK_CHUNK: usize = if cfg!(test) { 7 } else { 4096 };
 
 /// The largest set of an undecided record that the parallel pass of a chunk hands to the
 /// ordered pass (larger ones are read again there): with [`WALK_CHUNK`] records, at most
-/// the memory of one [`Kept`]'s sets. Small in tests, so that they cover both.
-const HELD_SET_WORDS: usize = if cfg!(test) { 6 } else { KEPT_SET_WORDS / WALK_CHUNK };
+/// 32 MiB a chunk and a quarter more for their bitmaps. Small in tests, so that they cover
+/// both.
+const HELD_SET_WORDS: usize = if cfg!(test) { 6 } else { 1024 };
 
 /// What the parallel pass of a chunk finds for a record: its match among the records kept
 /// before the chunk, the counts, and its set and bitmap when it is undecided and small
@@ -176,10 +177,16 @@ thread_local! {
         std::cell::RefCell::new(simhash_core::SetFilter::default());
 }
 
-/// Shingles of kept records' sets that one [`Kept`] holds in memory, so that the records
-/// compared with them are not read back again and again (past it, sets are read from the
-/// store for each comparison). Small in tests, so that they cover both.
-const KEPT_SET_WORDS: usize = if cfg!(test) { 40 } else { 4 << 20 };
+/// Words of kept records' sets and their bitmaps that one [`Kept`] holds in memory (56
+/// MiB), so that the records compared with them are not read back again and again (past
+/// it, sets are read from the store for each comparison). Small in tests, so that they
+/// cover both.
+const KEPT_SET_WORDS: usize = if cfg!(test) { 40 } else { 7 << 20 };
+
+/// Words of the sets of records kept within a chunk that a [`Recent`] holds (8 MiB) when
+/// the [`Kept`] holds no more: with [`KEPT_SET_WORDS`], at most 64 MiB for one component.
+/// Small in tests, so that they cover both.
+const RECENT_SET_WORDS: usize = if cfg!(test) { 40 } else { 1 << 20 };
 
 /// Records times bands below which [`Kept::index_new`] and [`ChunkIndex::new`] work on
 /// the calling thread (most components are a few records). Small in tests, so that they
@@ -189,8 +196,8 @@ const PARALLEL_BAND_WORK: usize = if cfg!(test) { 40 } else { 1 << 12 };
 /// Kept records (component positions, in the order they were kept, which is priority
 /// order); an index of the band hashes of those kept before the current chunk, one map
 /// per band, listing kept ordinals; the size of each one's shingle set, and the set
-/// itself while [`KEPT_SET_WORDS`] allows, with its bitmap ([`simhash_core::set_bits`],
-/// a quarter of the set's memory).
+/// itself with its bitmap ([`simhash_core::set_bits`], a quarter of the set's memory)
+/// while [`KEPT_SET_WORDS`] allows.
 #[derive(Default)]
 struct Kept {
     docs: Vec<usize>,
@@ -209,7 +216,7 @@ struct Kept {
 }
 
 /// The sets of the records kept within the current chunk (kept ordinals from `from` on)
-/// that the [`Kept`] does not hold, while they fit in [`KEPT_SET_WORDS`] (read from the
+/// that the [`Kept`] does not hold, while they fit in [`RECENT_SET_WORDS`] (read from the
 /// store past it).
 #[derive(Default)]
 struct Recent {
@@ -227,7 +234,7 @@ impl Recent {
     /// Keeps the set of the next kept ordinal, unless the [`Kept`] holds it or the budget
     /// is spent.
     fn push(&mut self, set: Vec<u64>, held_by_kept: bool) {
-        let held = !held_by_kept && self.words + set.len() <= KEPT_SET_WORDS;
+        let held = !held_by_kept && self.words + set.len() <= RECENT_SET_WORDS;
         if held {
             self.words += set.len();
         }
@@ -354,7 +361,8 @@ impl Kept {
     /// held.
     fn push(&mut self, i: usize, set: &[u64], bits: &mut Bits) -> bool {
         let start = self.sets.len();
-        let held = start + set.len() <= KEPT_SET_WORDS;
+        let words = set.len() + simhash_core::set_bits_words(set.len());
+        let held = start + self.bits.len() + words <= KEPT_SET_WORDS;
         let bit_start = self.bits.len();
         let mut crowded = 0;
         if held {

@@ -81,24 +81,6 @@ fn ignored(signal: i32) -> bool {
     }
 }
 
-/// Drops `value` on a thread of its own at the lowest priority (nice 19 on Linux), not
-/// waited for: for temporary files whose closing frees much page cache (tens of
-/// milliseconds of the kernel's time), so that it takes idle time (a core the run leaves
-/// free, a wait for the disk) rather than the run's. If the process ends first, the system
-/// closes them as it would have.
-pub fn drop_in_background<T: Send + 'static>(value: T) {
-    // Without a thread, `value` was dropped with the closure.
-    let _ = std::thread::Builder::new().name("drop".into()).spawn(move || {
-        #[cfg(target_os = "linux")]
-        // SAFETY: a plain system call; on Linux, `who` 0 is the calling thread (elsewhere it
-        // would be the whole process, so it is not made there).
-        unsafe {
-            libc::setpriority(libc::PRIO_PROCESS, 0, 19);
-        }
-        drop(value);
-    });
-}
-
 /// A temporary file that the system removes however the process ends. Failing, the message
 /// names the directory (`TMPDIR`) and what the file was for.
 pub fn temp_file(what: &str) -> Result<File, Error> {

@@ -27,8 +27,7 @@ pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
     let mut corpus = session.read(&mut sources, input.reading.clone(), Some(input), annotate)?;
     let clusters =
         clusters(&mut session, &corpus, &settings.matching, &settings.grouping)?.clusters;
-    // Their temporary files closed while the output is written, at the lowest priority.
-    simhash_io::drop_in_background(corpus.sketches.take());
+    rewrite::drop_in_background(corpus.sketches.take());
     if annotate {
         session.reporter.phase("writing", sources.iter().map(|s| s.size).sum());
         let numbers = numbers(&clusters, corpus.len(), settings.singletons);

@@ -70,8 +70,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         removed.as_mut(),
         dups.as_deref_mut(),
     )?;
-    // Their temporary files closed while the output is written, at the lowest priority.
-    simhash_io::drop_in_background(sketches);
+    rewrite::drop_in_background(sketches);
     // The records to write, in order: every document that is kept (all with --annotate).
     let wanted = if settings.annotate {
         rewrite::wanted(&corpus, 0..corpus.len())

@@ -69,6 +69,9 @@ pub struct Corpus {
     shard_lines: Vec<u64>,
     /// Each record's line hash, when the input is read twice (dedup).
     line_hashes: Vec<u64>,
+    /// Each record's byte offset in its input file (decompressed), when the input is read
+    /// twice: the second pass reads the records it wants there.
+    offsets: Vec<u64>,
     keep_line_hashes: bool,
     /// The MinHash method's sketches, when the parser makes them.
     pub sketches: Option<SpillStore>,
@@ -137,6 +140,12 @@ impl Corpus {
         self.line_hashes.get(doc).copied()
     }
 
+    /// Where the document's line starts in its input file (decompressed), if kept (with the
+    /// line hashes; not for Parquet rows).
+    pub fn offset(&self, doc: usize) -> Option<u64> {
+        self.offsets.get(doc).copied()
+    }
+
     pub fn lens(&self) -> &[u64] {
         &self.lens
     }
@@ -169,7 +178,7 @@ impl Corpus {
     }
 
     fn push(&mut self, id: &str, meta: Meta, sketch: Option<&DocSketch>) -> anyhow::Result<()> {
-        let Meta { numeric, generated, fp, line, len, line_hash } = meta;
+        let Meta { numeric, generated, fp, line, len, line_hash, offset } = meta;
         if let Some(hashes) = &mut self.compact {
             match fp {
                 Some(fp) => hashes.push(fp),
@@ -179,6 +188,7 @@ impl Corpus {
         }
         if self.keep_line_hashes {
             self.line_hashes.push(line_hash);
+            self.offsets.push(offset);
         }
         if let Some(sketches) = &mut self.sketches {
             sketches.push(sketch)?;
@@ -213,6 +223,8 @@ struct Meta {
     line: u64,
     len: u64,
     line_hash: u64,
+    /// Where the line starts in its file.
+    offset: u64,
 }
 
 /// A run of lines as read, all from one input file.
@@ -228,6 +240,8 @@ struct RawBatch {
     data: Vec<u8>,
     /// Per line: its number in the file, end offset in `data`, and status.
     lines: Vec<(u64, usize, LineStatus)>,
+    /// Per line: where it starts in the file.
+    starts: Vec<u64>,
     /// Rows of a Parquet file instead of lines, as decoded (the workers read their text
     /// where Arrow put it, already checked as UTF-8), and the number of the first (0-based).
     rows: Option<(simhash_io::RowBatch, u64)>,
@@ -373,6 +387,7 @@ impl Batches<'_> {
             bytes: 0,
             data: Vec::with_capacity(capacity),
             lines: Vec::new(),
+            starts: Vec::new(),
             rows: None,
             failed: None,
             block: None,
@@ -398,6 +413,7 @@ fn read_batches(
     let mut batch = out.empty(0);
     let mut sent_bytes = 0;
     loop {
+        let start = lines.bytes;
         let status = match lines.next_line(&mut batch.data, None) {
             Ok(Some(status)) => status,
             Ok(None) => break,
@@ -408,6 +424,7 @@ fn read_batches(
             continue;
         }
         batch.lines.push((lines.line, batch.data.len(), status));
+        batch.starts.push(start);
         if batch.lines.len() >= BATCH_LINES || batch.data.len() >= BATCH_BYTES {
             if out.stop.load(Ordering::Relaxed) {
                 return Ok((lines.line, out.seq));
@@ -623,12 +640,13 @@ fn parse_batches(
             }
         }
         let mut start = 0;
-        for (line, end, status) in raw.lines {
+        for ((line, end, status), offset) in raw.lines.into_iter().zip(raw.starts) {
             let bytes = &raw.data[start..end];
             start = end;
             let item = match status {
                 LineStatus::TooLong(n) => Err(Problem::too_long(n, max)),
-                LineStatus::Ok => parse_line(bytes, reading, &mut out.ids, line_hashes),
+                LineStatus::Ok => parse_line(bytes, reading, &mut out.ids, line_hashes)
+                    .map(|doc| ParsedDoc { offset, ..doc }),
             };
             out.items.push((line, item));
         }
@@ -654,6 +672,8 @@ struct ParsedDoc {
     sketch: Option<DocSketch>,
     /// A 64-bit hash of the line, to check that a second pass reads the same record.
     line_hash: u64,
+    /// Where the line starts in its file (0 for a Parquet row).
+    offset: u64,
 }
 
 fn parse_line(bytes: &[u8], reading: &Reading, ids: &mut String, line_hash: bool) -> Parsed {
@@ -689,7 +709,7 @@ fn parsed_doc(
         ids.len()
     });
     let line_hash = if line_hash { simhash_io::line_hash(bytes) } else { 0 };
-    ParsedDoc { id_end, number, fp, len, sketch, line_hash }
+    ParsedDoc { id_end, number, fp, len, sketch, line_hash, offset: 0 }
 }
 
 /// Puts batches back in order and builds the corpus.
@@ -745,7 +765,7 @@ fn collect(
                     }
                 };
                 corpus.records += 1;
-                let ParsedDoc { id_end, number, fp, len, sketch, line_hash } = doc;
+                let ParsedDoc { id_end, number, fp, len, sketch, line_hash, offset } = doc;
                 // The first record decides whether records have ids: a generated id (the
                 // line number) must never equal an explicit one.
                 let has_id = id_end.is_some();
@@ -770,7 +790,8 @@ fn collect(
                     reporter.problem(name, line, &Problem::duplicate_id(id))?;
                     continue;
                 }
-                let meta = Meta { numeric, generated, fp, line: batch.base + line, len, line_hash };
+                let line = batch.base + line;
+                let meta = Meta { numeric, generated, fp, line, len, line_hash, offset };
                 match &mut sampler {
                     Some(s) => s.offer(id, meta, sketch),
                     None => corpus.push(id, meta, sketch.as_ref())?,
@@ -892,6 +913,7 @@ fn collect_hashes(
                     line: at.base + line,
                     len: 0,
                     line_hash: 0,
+                    offset: 0,
                 };
                 match sampler.as_deref_mut() {
                     Some(s) => s.offer(id, meta, None),

@@ -4,15 +4,24 @@
 //! into one output per input file (`--output-dir`, the same relative paths, formats and
 //! compressions). With `--output-dir` the files are written on the job's threads, each
 //! thread taking the next file in input order.
+//!
+//! A JSONL or hash TSV file that can be read at offsets (not compressed; standard input's
+//! temporary copy) has only its wanted lines read, where the first pass found them
+//! ([`Corpus::offset`]): chunks of them read, checked and annotated on the job's threads,
+//! and written in order on one ([`AtOffsets`]). A compressed file is read again from its
+//! start, the lines not wanted skipped without being copied. Either way each wanted line
+//! is hashed and checked against the first pass's hash of it: a line that differs (or is
+//! gone) is an error, and nothing is written.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use anyhow::Context;
+use rayon::prelude::*;
 use simhash_io::{
-    Encoded, ExtraColumn, ExtraKind, ExtraRows, ExtraValue, IdValue, InputFile, LineReader,
-    LineStatus, Output, ParquetCopy, Parser, Score, Source,
+    Encoded, ExtraColumn, ExtraKind, ExtraRows, ExtraValue, IdValue, InputFile, LineAt, LineReader,
+    LineStatus, LinesAt, Output, ParquetCopy, Parser, Score, Source,
 };
 
 use crate::corpus::Corpus;
@@ -111,6 +120,15 @@ pub fn wanted(corpus: &Corpus, docs: impl Iterator<Item = usize>) -> Wanted {
     wanted
 }
 
+/// Drops `value` on a thread of its own: for the MinHash sketches, once nothing needs them
+/// (before the second pass), since closing their temporary files frees hundreds of MB of
+/// page cache, tens of milliseconds that would otherwise come at the end of the run. The
+/// thread is not waited for: if the run ends first, the system closes the files.
+pub fn drop_in_background<T: Send + 'static>(value: T) {
+    // Without a thread, `value` was dropped with the closure.
+    let _ = std::thread::Builder::new().name("drop".into()).spawn(move || drop(value));
+}
+
 /// Where the records go.
 pub enum Target<'a> {
     /// One output for every input.
@@ -140,28 +158,27 @@ pub fn write(
     wanted: &Wanted,
     target: Target<'_>,
 ) -> anyhow::Result<(Vec<Output>, u64)> {
-    let mut rest = wanted.iter().peekable();
-    let result = match target {
-        Target::One(out) if pass.parquet => parquet_one(pass, &mut rest, out)?,
+    let (result, rest) = match target {
+        Target::One(out) if pass.parquet => {
+            let mut rest = wanted.iter().peekable();
+            let result = parquet_one(pass, &mut rest, out)?;
+            (result, &wanted[wanted.len() - rest.len()..])
+        }
         Target::One(out) => {
             let progress = Progress::default();
             let mut copy = Copy::new(pass, false, &progress);
             let mut out = out;
+            let mut rest = &wanted[..];
             let mut base = 0;
             for (source, &lines) in pass.sources.iter().zip(pass.corpus.shard_lines()) {
                 copy.shard(source, base, lines, &mut rest, &mut out)?;
                 base += lines;
             }
-            (vec![out], copy.written)
+            ((vec![out], copy.written), rest)
         }
-        Target::Dir { root, files } => {
-            let (result, after) = dir(pass, wanted, root, files)?;
-            rest = after.iter().peekable();
-            result
-        }
+        Target::Dir { root, files } => dir(pass, wanted, root, files)?,
     };
-    let mut wanted = rest;
-    if let Some(&&(line, ..)) = wanted.peek() {
+    if let Some(&(line, ..)) = rest.first() {
         anyhow::bail!("the input changed while it was read (line {line} is gone)");
     }
     Ok(result)
@@ -222,8 +239,8 @@ fn shard_output(
 ) -> anyhow::Result<(Option<Output>, u64)> {
     let Shard { file, source, base, lines, .. } = *shard;
     let path = root.join(&file.relative);
-    let mut wanted = shard.wanted.iter().peekable();
     if pass.parquet {
+        let mut wanted = shard.wanted.iter().peekable();
         // A file the first pass could not read (reported then) has no schema to copy:
         // it gets no output.
         if lines == 0 && ParquetCopy::new(std::io::sink(), &file.path).is_err() {
@@ -239,7 +256,7 @@ fn shard_output(
     } else {
         let mut copy = Copy::new(pass, true, progress);
         let mut out = Encoded::new(Output::create_for("--output-dir", &path)?, &path)?;
-        copy.shard(source, base, lines, &mut wanted, &mut out)?;
+        copy.shard(source, base, lines, &mut &shard.wanted[..], &mut out)?;
         let out = out.finish().with_context(|| format!("{}: cannot write", path.display()))?;
         Ok((Some(out.close()?), copy.written))
     }
@@ -367,6 +384,12 @@ fn copy_rows(
 }
 
 /// The second pass over JSONL and hash TSV inputs.
+///
+/// A file that can be read at offsets (a regular file that is not compressed, or standard
+/// input's temporary copy) has only its wanted lines read, where the first pass found
+/// them, a chunk of lines at a time on the job's threads ([`AtOffsets`]); any other
+/// (`.gz`, `.zst`) is read again from its start, the lines not wanted skipped uncopied.
+/// Either way every wanted line is hashed and checked against the first pass.
 struct Copy<'p> {
     pass: &'p Pass<'p>,
     /// Each output gets its input's hash TSV header (`--output-dir`), or only the first.
@@ -385,108 +408,347 @@ impl<'p> Copy<'p> {
     }
 
     /// Copies the wanted lines of `source`, whose lines are `base + 1 ..= base + lines` of
-    /// the concatenation. A file with nothing to write is not read again, unless its
-    /// header is one to write.
+    /// the concatenation (those of `wanted` that are in it, which are taken off its
+    /// front). A file with nothing to write is not read again, unless its header is one to
+    /// write.
     fn shard(
         &mut self,
         source: &Source,
         base: u64,
         lines: u64,
-        wanted: &mut Iter<'_>,
-        out: &mut dyn Write,
+        wanted: &mut &[Entry],
+        out: &mut (dyn Write + Send),
     ) -> anyhow::Result<()> {
         if self.header_each {
             self.header_written = false;
         }
         let needs_header = matches!(self.pass.parser, Parser::Hash) && !self.header_written;
-        let has_wanted = wanted.peek().is_some_and(|w| w.0 <= base + lines);
-        if !has_wanted && !needs_header {
+        let mine = &wanted[..wanted.partition_point(|w| w.0 <= base + lines)];
+        if mine.is_empty() && !needs_header {
             self.progress.add(self.pass.reporter, source.size.unwrap_or(0), lines);
             return Ok(());
         }
+        // Offsets are kept with the line hashes (not for Parquet rows).
+        let at_offsets =
+            mine.first().is_none_or(|w| self.pass.corpus.offset(w.2 as usize).is_some());
+        let file = if at_offsets { source.reopen_at_offsets()? } else { None };
+        let Some(file) = file else {
+            return self.in_sequence(source, base, lines, wanted, out);
+        };
+        let at = AtOffsets { pass: self.pass, file: &file, source, base, lines };
+        if needs_header && let Some(header) = at.header()? {
+            self.header_written = true;
+            write_line(out, &header)?;
+        }
+        self.written += at.copy(mine, self.progress, out)?;
+        *wanted = &wanted[mine.len()..];
+        Ok(())
+    }
+
+    /// [`Copy::shard`] reading `source` from its start.
+    fn in_sequence(
+        &mut self,
+        source: &Source,
+        base: u64,
+        lines: u64,
+        wanted: &mut &[Entry],
+        out: &mut (dyn Write + Send),
+    ) -> anyhow::Result<()> {
         // What was added to the progress so far.
         let (mut shown_bytes, mut shown_lines) = (0, 0);
         let mut reader = LineReader::new(source.reopen()?, self.pass.max_record_bytes);
-        let (mut buf, mut raw) = (Vec::new(), Vec::new());
-        while let Some(status) = reader
-            .next_line(&mut buf, Some(&mut raw))
-            .with_context(|| format!("{}: read error", source.name))?
-        {
-            let line = base + reader.line;
-            let header =
-                status == LineStatus::Ok && self.pass.parser.skips_header(reader.line, &buf);
-            let doc = if header { None } else { wanted.next_if(|w| w.0 == line) };
-            if let Some(&(_, expected, doc)) = doc {
-                // The line must be the record that was read and matched in the first pass.
-                anyhow::ensure!(
-                    status == LineStatus::Ok
-                        && expected.is_none_or(|h| h == simhash_io::line_hash(&buf)),
-                    "{}:{}: the input changed while it was read (this record differs from \
-                     the first pass); nothing was written",
-                    source.name,
-                    reader.line
-                );
-                self.written += 1;
-                self.record(source, reader.line, doc as usize, &buf, &raw, out)?;
-            } else if header && !self.header_written {
-                self.header_written = true;
-                write_line(out, &raw)?;
+        let mut raw = Vec::new();
+        let read_error = || format!("{}: read error", source.name);
+        loop {
+            let number = reader.line + 1;
+            let entry = wanted.first().filter(|w| w.0 == base + number);
+            // Only the first line of a hash TSV file may be a header.
+            let maybe_header = number == 1 && matches!(self.pass.parser, Parser::Hash);
+            if entry.is_none() && !maybe_header {
+                if reader.skip_line().with_context(read_error)?.is_none() {
+                    break;
+                }
+            } else {
+                raw.clear();
+                let Some(status) = reader.next_raw_line(&mut raw).with_context(read_error)? else {
+                    break;
+                };
+                let buf = simhash_io::line_content(&raw);
+                let header = status == LineStatus::Ok && self.pass.parser.skips_header(number, buf);
+                if header {
+                    if !self.header_written {
+                        self.header_written = true;
+                        write_line(out, &raw)?;
+                    }
+                } else if let Some(&(_, expected, doc)) = entry {
+                    *wanted = &wanted[1..];
+                    // The line must be the record that was read and matched in the first pass.
+                    anyhow::ensure!(
+                        status == LineStatus::Ok
+                            && expected.is_none_or(|h| h == simhash_io::line_hash(buf)),
+                        "{}:{number}: the input changed while it was read (this record differs \
+                         from the first pass); nothing was written",
+                        source.name,
+                    );
+                    self.written += 1;
+                    let notes = self.pass.notes;
+                    if matches!(notes, Notes::None) {
+                        write_line(out, &raw)?;
+                    } else {
+                        self.line.clear();
+                        record(notes, &source.name, number, doc as usize, &raw, &mut self.line)?;
+                        out.write_all(&self.line)?;
+                    }
+                }
             }
             if reader.line % 4096 == 0 {
                 let (bytes, lines) = (reader.bytes - shown_bytes, reader.line - shown_lines);
                 self.progress.add(self.pass.reporter, bytes, lines);
                 (shown_bytes, shown_lines) = (reader.bytes, reader.line);
             }
-            if reader.line >= lines || wanted.peek().is_none_or(|w| w.0 > base + lines) {
+            if reader.line >= lines || wanted.first().is_none_or(|w| w.0 > base + lines) {
                 break;
             }
-            buf.clear();
-            raw.clear();
         }
         anyhow::ensure!(
-            wanted.peek().is_none_or(|w| w.0 > base + lines),
+            wanted.first().is_none_or(|w| w.0 > base + lines),
             "{}: the input changed while it was read (line {} is gone)",
             source.name,
-            wanted.peek().map_or(0, |w| w.0 - base)
+            wanted.first().map_or(0, |w| w.0 - base)
         );
         let bytes = source.size.unwrap_or(reader.bytes).saturating_sub(shown_bytes);
         self.progress.add(self.pass.reporter, bytes, lines.saturating_sub(shown_lines));
         Ok(())
     }
+}
 
-    /// Writes one record: as it is, or with the annotation fields before its closing `}`.
-    fn record(
-        &mut self,
-        source: &Source,
-        number: u64,
-        doc: usize,
-        buf: &[u8],
-        raw: &[u8],
-        out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
-        let notes = self.pass.notes;
-        if matches!(notes, Notes::None) {
-            return write_line(out, raw);
-        }
+/// Appends one record to `out`: the line `raw` as it is (with a newline if it has none),
+/// or with the annotation fields of `doc` before its closing `}`. `number`: the line's
+/// number in the file named `name`, for messages.
+fn record(
+    notes: &Notes<'_>,
+    name: &str,
+    number: u64,
+    doc: usize,
+    raw: &[u8],
+    out: &mut Vec<u8>,
+) -> anyhow::Result<()> {
+    if matches!(notes, Notes::None) {
+        out.extend_from_slice(raw);
+    } else {
+        let buf = simhash_io::line_content(raw);
         if let Some(field) = simhash_io::json_fields(buf, notes.names()) {
             anyhow::bail!(
-                "{}:{number}: the record already has a field {field:?}: --annotate would write \
-                 it twice (rename the field first); nothing was written",
-                source.name
+                "{name}:{number}: the record already has a field {field:?}: --annotate would \
+                 write it twice (rename the field first); nothing was written",
             );
         }
         // The record parsed as a JSON object: its last byte that is not white space is `}`.
         let end = buf.iter().rposition(|b| !b.is_ascii_whitespace()).unwrap_or(0);
         anyhow::ensure!(
             buf.get(end) == Some(&b'}'),
-            "{}:{number}: not a JSON object: cannot annotate it",
-            source.name
+            "{name}:{number}: not a JSON object: cannot annotate it",
         );
-        self.line.clear();
-        self.line.extend_from_slice(&buf[..end]);
-        notes.json(doc, &mut self.line)?;
-        self.line.extend_from_slice(&raw[end..]);
-        write_line(out, &self.line)
+        out.extend_from_slice(&buf[..end]);
+        notes.json(doc, out)?;
+        out.extend_from_slice(&raw[end..]);
+    }
+    if out.last() != Some(&b'\n') {
+        out.push(b'\n');
+    }
+    Ok(())
+}
+
+/// Bytes of lines one task of [`AtOffsets::copy`] reads (about: its lines are whole).
+const CHUNK_BYTES: u64 = 512 << 10;
+
+/// The longest run of lines not wanted that a task reads through rather than skips with a
+/// read of its own.
+const GAP_BYTES: u64 = 4 << 10;
+
+/// Bytes read at first for a line whose end is not known.
+const LINE_GUESS: u64 = 64 << 10;
+
+/// Buffers to use again: those [`LinesAt`] read into, and those of chunks written.
+#[derive(Default)]
+struct Spare {
+    read: std::sync::Mutex<Vec<Vec<u8>>>,
+    written: std::sync::Mutex<Vec<Vec<u8>>>,
+}
+
+impl Spare {
+    fn take(list: &std::sync::Mutex<Vec<Vec<u8>>>) -> Vec<u8> {
+        list.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop().unwrap_or_default()
+    }
+
+    fn put(list: &std::sync::Mutex<Vec<Vec<u8>>>, buffer: Vec<u8>) {
+        list.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(buffer);
+    }
+}
+
+/// One input file read at offsets: the wanted lines only, where the first pass found them
+/// ([`Corpus::offset`]).
+struct AtOffsets<'a> {
+    pass: &'a Pass<'a>,
+    file: &'a std::fs::File,
+    source: &'a Source,
+    base: u64,
+    lines: u64,
+}
+
+/// Where a wanted line is: its entry, its offset in the file, the offset it ends before
+/// at the latest (where the next document of the file starts, or the longest record
+/// allows), and the end of the bytes to read with it in one read.
+#[derive(Clone, Copy)]
+struct Place {
+    entry: Entry,
+    offset: u64,
+    limit: u64,
+    reach: u64,
+}
+
+impl AtOffsets<'_> {
+    /// The file's first line when it is a hash TSV header.
+    fn header(&self) -> anyhow::Result<Option<Vec<u8>>> {
+        let mut lines = LinesAt::new(self.file);
+        let limit = self.pass.max_record_bytes.saturating_add(2);
+        let line = lines.line(0, limit).with_context(|| self.read_error())?;
+        let LineAt::Line(raw) = line else { return Ok(None) };
+        let buf = simhash_io::line_content(raw);
+        let fits = buf.len() as u64 <= self.pass.max_record_bytes;
+        Ok((fits && self.pass.parser.skips_header(1, buf)).then(|| raw.to_vec()))
+    }
+
+    fn read_error(&self) -> String {
+        format!("{}: read error", self.source.name)
+    }
+
+    /// Where the lines of `wanted` are.
+    fn places(&self, wanted: &[Entry]) -> anyhow::Result<Vec<Place>> {
+        let corpus = self.pass.corpus;
+        let longest = self.pass.max_record_bytes.saturating_add(2);
+        let mut places = Vec::with_capacity(wanted.len());
+        for &entry in wanted {
+            let doc = entry.2 as usize;
+            let offset = corpus.offset(doc).context("internal error: no offset")?;
+            // The next document, if it is in this file, starts after the line's end.
+            let next = doc + 1;
+            let bound = (next < corpus.len() && corpus.line(next) <= self.base + self.lines)
+                .then(|| corpus.offset(next))
+                .flatten()
+                .filter(|&b| b > offset);
+            let limit = offset.saturating_add(longest).min(bound.unwrap_or(u64::MAX));
+            let reach = limit.min(offset.saturating_add(LINE_GUESS));
+            places.push(Place { entry, offset, limit, reach });
+        }
+        Ok(places)
+    }
+
+    /// Copies the lines of `wanted` to `out` in order, checking each; returns how many.
+    /// The lines are read in chunks of about [`CHUNK_BYTES`] on the job's threads, a
+    /// window of chunks while the previous window is written.
+    fn copy(
+        &self,
+        wanted: &[Entry],
+        progress: &Progress,
+        out: &mut (dyn Write + Send),
+    ) -> anyhow::Result<u64> {
+        let mut places = self.places(wanted)?;
+        let mut ends = Vec::new();
+        let mut start = 0;
+        while let Some(first) = places.get(start).map(|p| p.offset) {
+            let end =
+                start + places[start..].partition_point(|p| p.offset - first < CHUNK_BYTES).max(1);
+            // Within a chunk, a line near enough to the next one is read with it.
+            for i in (start + 1..end).rev() {
+                if places[i].offset <= places[i - 1].reach.saturating_add(GAP_BYTES) {
+                    places[i - 1].reach = places[i - 1].reach.max(places[i].reach);
+                }
+            }
+            ends.push(end);
+            start = end;
+        }
+        let mut chunks = Vec::with_capacity(ends.len());
+        let mut rest = &places[..];
+        let mut at = 0;
+        for end in ends {
+            let (this, next) = rest.split_at(end - at);
+            chunks.push(this);
+            (rest, at) = (next, end);
+        }
+        let window = 4 * self.pass.pool.current_num_threads();
+        // Buffers used before, to use again rather than clear new memory for each chunk.
+        let spare = Spare::default();
+        let write = |out: &mut (dyn Write + Send), done: Vec<anyhow::Result<Vec<u8>>>| {
+            for bytes in done {
+                let mut bytes = bytes?;
+                out.write_all(&bytes)?;
+                bytes.clear();
+                Spare::put(&spare.written, bytes);
+            }
+            anyhow::Ok(())
+        };
+        let read = |chunk: &&[Place]| {
+            let mut lines = LinesAt::with_buffer(self.file, Spare::take(&spare.read));
+            let out = self.chunk(&mut lines, chunk, Spare::take(&spare.written));
+            Spare::put(&spare.read, lines.into_buffer());
+            out
+        };
+        let (mut shown_bytes, mut shown_lines) = (0, 0);
+        self.pass.pool.install(|| {
+            let mut done = Vec::new();
+            for next in chunks.chunks(window) {
+                let (written, read) = rayon::join(
+                    || write(out, std::mem::take(&mut done)),
+                    || next.par_iter().map(read).collect(),
+                );
+                written?;
+                done = read;
+                let Place { entry, offset, .. } = next[0][0];
+                let line = entry.0 - self.base;
+                progress.add(self.pass.reporter, offset - shown_bytes, line - shown_lines);
+                (shown_bytes, shown_lines) = (offset, line);
+            }
+            write(out, done)
+        })?;
+        let bytes = self.source.size.unwrap_or(shown_bytes).saturating_sub(shown_bytes);
+        progress.add(self.pass.reporter, bytes, self.lines.saturating_sub(shown_lines));
+        Ok(wanted.len() as u64)
+    }
+
+    /// The output of one chunk's lines: read, checked and annotated.
+    fn chunk(
+        &self,
+        lines: &mut LinesAt<'_>,
+        places: &[Place],
+        mut out: Vec<u8>,
+    ) -> anyhow::Result<Vec<u8>> {
+        for place in places {
+            let (_, expected, doc) = place.entry;
+            let number = place.entry.0 - self.base;
+            lines.prefetch(place.offset, place.reach).with_context(|| self.read_error())?;
+            let raw =
+                match lines.line(place.offset, place.limit).with_context(|| self.read_error())? {
+                    LineAt::Line(raw) => raw,
+                    LineAt::Unended => &[],
+                    LineAt::Gone => anyhow::bail!(
+                        "{}: the input changed while it was read (line {number} is gone)",
+                        self.source.name
+                    ),
+                };
+            let buf = simhash_io::line_content(raw);
+            // The line must be the record that was read and matched in the first pass.
+            anyhow::ensure!(
+                !raw.is_empty()
+                    && buf.len() as u64 <= self.pass.max_record_bytes
+                    && expected.is_none_or(|h| h == simhash_io::line_hash(buf)),
+                "{}:{number}: the input changed while it was read (this record differs from \
+                 the first pass); nothing was written",
+                self.source.name,
+            );
+            record(self.pass.notes, &self.source.name, number, doc as usize, raw, &mut out)?;
+        }
+        Ok(out)
     }
 }
 

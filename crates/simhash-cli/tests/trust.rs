@@ -336,3 +336,89 @@ fn an_input_that_changes_between_passes_writes_nothing() {
     assert!(stderr.contains("c.jsonl:8: the input changed while it was read"), "{stderr}");
     assert!(!dir.path("kept.jsonl").exists() && !dir.path("removed.jsonl").exists());
 }
+
+/// Changes between the passes that the second pass, reading the kept records where the
+/// first pass found them (or, compressed, the file again from its start), must notice:
+/// each an error naming the first record affected, and nothing written. Growing the file
+/// past its last record changes no record: the output is the same as without the change.
+#[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "needs the debug build's SIMHASH_TEST_BETWEEN_PASSES hook"
+)]
+fn every_change_between_passes_is_caught_where_the_records_are_read() {
+    let mut jsonl = String::new();
+    for i in 0..50 {
+        let text = format!("alpha{i} beta{i} gamma{i} delta{i}");
+        writeln!(jsonl, "{}", serde_json::json!({"id": i, "text": text})).unwrap();
+    }
+    // Where line `n` (1-based) starts, and the bytes of the first `n` lines.
+    let start = |n: usize| jsonl.split_inclusive('\n').take(n - 1).map(str::len).sum::<usize>();
+    let all_kept = jsonl.clone();
+    let joined = {
+        let mut s = jsonl.clone();
+        s.replace_range(start(11) - 1..start(11), " ");
+        s
+    };
+    let cases: Vec<(&str, bool, String, Option<&str>)> = vec![
+        ("truncated before a record", false, jsonl[..start(21)].into(), Some("(line 21 is gone)")),
+        ("cut inside a record", false, jsonl[..start(30) + 10].into(), Some("c.jsonl:30: ")),
+        ("a line put first", false, format!("{{\"id\":99,\"text\":\"x\"}}\n{jsonl}"), Some(":1: ")),
+        ("two lines joined", false, joined, Some("c.jsonl:10: ")),
+        ("the last line longer", false, format!("{}x\n", jsonl.trim_end()), Some(":50: ")),
+        ("a line added", false, format!("{jsonl}{{\"id\":99,\"text\":\"x\"}}\n"), None),
+        ("gzip: a record changed", true, jsonl.replacen("alpha7 ", "alpha8 ", 1), Some(":8: ")),
+        ("gzip: truncated", true, jsonl[..start(21)].into(), Some("(line 21 is gone)")),
+    ];
+    for (what, gzip, changed, error) in cases {
+        let dir = Dir::new();
+        let name = if gzip { "c.jsonl.gz" } else { "c.jsonl" };
+        let compressed = |text: &str| {
+            use std::io::Write as _;
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            gz.write_all(text.as_bytes()).unwrap();
+            gz.finish().unwrap()
+        };
+        let bytes = |text: &str| if gzip { compressed(text) } else { text.as_bytes().to_vec() };
+        dir.write(name, bytes(&jsonl));
+        let args = ["dedup", name, "-q", "-o", "kept.jsonl", "--removed", "removed.jsonl"];
+        let (child, marker) = dir.spawn_paused(&args);
+        dir.write(name, bytes(&changed));
+        std::fs::remove_file(&marker).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if let Some(error) = error {
+            assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+            assert!(stderr.contains("the input changed while it was read"), "{what}: {stderr}");
+            assert!(stderr.contains(error), "{what}: {stderr}");
+            assert!(!dir.path("kept.jsonl").exists(), "{what}: nothing is written");
+            assert!(!dir.path("removed.jsonl").exists(), "{what}: nothing is written");
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{what}: {stderr}");
+            assert_eq!(dir.read("kept.jsonl"), all_kept, "{what}");
+        }
+    }
+}
+
+/// The second pass reads each kept line where the first pass found it, up to where the next
+/// record starts: the next record of the same file, never of the next file (here the
+/// second file's first record starts further in than the first file's last one, which
+/// would end it too early).
+#[test]
+fn a_kept_line_is_read_to_its_end_whatever_the_next_file_holds() {
+    let dir = Dir::new();
+    let record = |i: usize| {
+        let text = format!("alpha{i} beta{i} gamma{i} delta{i} epsilon{i}");
+        format!("{}\n", serde_json::json!({"id": i, "text": text}))
+    };
+    let a = format!("{}{}", record(1), record(2));
+    let b = format!("{}\n{}", "x".repeat(a.len() - 5), record(3));
+    dir.write("a.jsonl", &a);
+    dir.write("b.jsonl", &b);
+    for threads in ["1", "2"] {
+        let run =
+            dir.run(&["dedup", "a.jsonl", "b.jsonl", "-q", "-j", threads, "-o", "kept.jsonl"]);
+        run.code(1);
+        assert_eq!(dir.read("kept.jsonl"), format!("{a}{}", record(3)), "-j{threads}");
+    }
+}

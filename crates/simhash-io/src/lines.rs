@@ -52,9 +52,49 @@ impl<R: Read> LineReader<R> {
     pub fn next_line(
         &mut self,
         buf: &mut Vec<u8>,
+        raw: Option<&mut Vec<u8>>,
+    ) -> io::Result<Option<LineStatus>> {
+        let start = buf.len();
+        let status = match self.read_raw(buf, raw)? {
+            Some(LineStatus::Ok) => LineStatus::Ok,
+            other => return Ok(other),
+        };
+        let total = (buf.len() - start) as u64;
+        let len = line_content(&buf[start..]).len();
+        buf.truncate(start + len);
+        if len as u64 > self.max {
+            buf.truncate(start);
+            return Ok(Some(LineStatus::TooLong(total)));
+        }
+        Ok(Some(status))
+    }
+
+    /// Appends the next line to `raw` as it is, with its terminator (see [`line_content`]).
+    /// `None` at the end of input. A line longer than the limit (terminator excluded) is
+    /// measured, not kept, as by [`next_line`](LineReader::next_line).
+    pub fn next_raw_line(&mut self, raw: &mut Vec<u8>) -> io::Result<Option<LineStatus>> {
+        let start = raw.len();
+        let status = match self.read_raw(raw, None)? {
+            Some(LineStatus::Ok) => LineStatus::Ok,
+            other => return Ok(other),
+        };
+        let total = (raw.len() - start) as u64;
+        if line_content(&raw[start..]).len() as u64 > self.max {
+            raw.truncate(start);
+            return Ok(Some(LineStatus::TooLong(total)));
+        }
+        Ok(Some(status))
+    }
+
+    /// Appends the next line with its terminator to `buf` (and `raw`), or only measures it
+    /// when it is longer than the limit allowing for `\r\n` (`TooLong`, nothing appended).
+    fn read_raw(
+        &mut self,
+        buf: &mut Vec<u8>,
         mut raw: Option<&mut Vec<u8>>,
     ) -> io::Result<Option<LineStatus>> {
         let start = buf.len();
+        let raw_start = raw.as_deref().map_or(0, Vec::len);
         let mut total: u64 = 0;
         let mut too_long = false;
         let mut any = false;
@@ -78,6 +118,9 @@ impl<R: Read> LineReader<R> {
                 // Over the limit even allowing for "\r\n": stop keeping bytes.
                 too_long = true;
                 buf.truncate(start);
+                if let Some(raw) = raw.as_deref_mut() {
+                    raw.truncate(raw_start);
+                }
             }
             if !too_long {
                 buf.extend_from_slice(piece);
@@ -95,20 +138,224 @@ impl<R: Read> LineReader<R> {
         }
         self.line += 1;
         self.bytes += total;
-        if too_long {
-            return Ok(Some(LineStatus::TooLong(total)));
-        }
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-            if buf.len() > start && buf.last() == Some(&b'\r') {
-                buf.pop();
+        Ok(Some(if too_long { LineStatus::TooLong(total) } else { LineStatus::Ok }))
+    }
+
+    /// Advances over the next line without copying it; returns its length, terminator
+    /// included. `None` at the end of input. Counts the line as [`next_line`] does.
+    ///
+    /// [`next_line`]: LineReader::next_line
+    pub fn skip_line(&mut self) -> io::Result<Option<u64>> {
+        let mut total: u64 = 0;
+        let mut any = false;
+        loop {
+            let chunk = match self.inner.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            any = true;
+            let (len, done) = match memchr::memchr(b'\n', chunk) {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            total += len as u64;
+            self.inner.consume(len);
+            if done {
+                break;
             }
         }
-        if (buf.len() - start) as u64 > self.max {
-            buf.truncate(start);
-            return Ok(Some(LineStatus::TooLong(total)));
+        if !any {
+            return Ok(None);
         }
-        Ok(Some(LineStatus::Ok))
+        self.line += 1;
+        self.bytes += total;
+        Ok(Some(total))
+    }
+}
+
+/// A line read at a known offset by [`LinesAt::line`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineAt<'a> {
+    /// The line with its terminator (without one when the file ends in it).
+    Line(&'a [u8]),
+    /// The file ends at or before the offset.
+    Gone,
+    /// No line end before the limit, and the file goes on.
+    Unended,
+}
+
+/// Reads the lines that start at known offsets of a file (a second pass reading only some
+/// lines of its input), in increasing order, with few reads: a read covers the lines asked
+/// for next ([`LinesAt::prefetch`]), and holds on to the bytes read.
+///
+/// ```
+/// use simhash_io::{LineAt, LinesAt};
+/// use std::io::Write;
+///
+/// let mut file = tempfile::tempfile()?;
+/// file.write_all(b"one\ntwo\r\nthree")?;
+/// let mut lines = LinesAt::new(&file);
+/// lines.prefetch(0, 9)?;
+/// assert_eq!(lines.line(4, 100)?, LineAt::Line(b"two\r\n"));
+/// assert_eq!(lines.line(9, 100)?, LineAt::Line(b"three"));
+/// assert_eq!(lines.line(0, 2)?, LineAt::Unended);
+/// assert_eq!(lines.line(14, 100)?, LineAt::Gone);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct LinesAt<'f> {
+    file: &'f std::fs::File,
+    /// The bytes held start at this offset.
+    at: u64,
+    /// The bytes held are `data[..held]`; the rest of `data` is room for the next read (it
+    /// is filled once, never cleared, so that a read does not clear memory first).
+    data: Vec<u8>,
+    held: usize,
+    /// The file ends where the bytes held do.
+    eof: bool,
+}
+
+/// Bytes read at first for a line whose end is not known: a line longer than this is read
+/// in reads of twice as many bytes each time.
+const LINE_GUESS: u64 = 64 << 10;
+
+impl<'f> LinesAt<'f> {
+    /// Lines of `file`, nothing read yet.
+    pub fn new(file: &'f std::fs::File) -> LinesAt<'f> {
+        LinesAt::with_buffer(file, Vec::new())
+    }
+
+    /// [`LinesAt::new`] reading into `buffer` (its bytes are overwritten; the memory of a
+    /// buffer used before, from [`LinesAt::into_buffer`], is not cleared again).
+    pub fn with_buffer(file: &'f std::fs::File, buffer: Vec<u8>) -> LinesAt<'f> {
+        LinesAt { file, at: 0, data: buffer, held: 0, eof: false }
+    }
+
+    /// The buffer, for another [`LinesAt::with_buffer`].
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.data
+    }
+
+    /// Reads the bytes from `offset` to `end` in one read, unless they are held already.
+    pub fn prefetch(&mut self, offset: u64, end: u64) -> io::Result<()> {
+        if offset < self.at || (end > self.held_end() && !self.eof) {
+            self.read(offset, end)?;
+        }
+        Ok(())
+    }
+
+    /// The line that starts at `offset`, looked for up to `limit` (the line and its
+    /// terminator end there at the latest).
+    pub fn line(&mut self, offset: u64, limit: u64) -> io::Result<LineAt<'_>> {
+        if limit <= offset {
+            return Ok(LineAt::Unended);
+        }
+        if offset < self.at || (offset >= self.held_end() && !self.eof) {
+            self.read(offset, limit.min(offset.saturating_add(LINE_GUESS)))?;
+        }
+        let start = match usize::try_from(offset - self.at) {
+            Ok(start) if start < self.held => start,
+            _ => return Ok(LineAt::Gone),
+        };
+        let mut searched = start;
+        loop {
+            let stop = self.held.min(to_index(limit.saturating_sub(self.at)));
+            if let Some(i) = memchr::memchr(b'\n', &self.data[searched..stop]) {
+                return Ok(LineAt::Line(&self.data[start..=searched + i]));
+            }
+            if self.eof && stop == self.held {
+                return Ok(LineAt::Line(&self.data[start..self.held]));
+            }
+            if self.held_end() >= limit {
+                return Ok(LineAt::Unended);
+            }
+            searched = stop;
+            // Twice as many bytes again, at most up to the limit.
+            let more = (self.held - start).max(1) as u64;
+            let end = limit.min(self.held_end().saturating_add(more));
+            self.extend(end)?;
+        }
+    }
+
+    fn held_end(&self) -> u64 {
+        self.at + self.held as u64
+    }
+
+    /// Holds the bytes from `offset` to `end` (fewer at the end of the file), dropping the
+    /// ones held before.
+    fn read(&mut self, offset: u64, end: u64) -> io::Result<()> {
+        self.at = offset;
+        self.held = 0;
+        self.eof = false;
+        self.extend(end)
+    }
+
+    /// Holds the bytes up to `end` too (fewer at the end of the file).
+    fn extend(&mut self, end: u64) -> io::Result<()> {
+        let from = self.held;
+        let want = to_index(end.saturating_sub(self.held_end()));
+        if self.data.len() < from + want {
+            self.data.resize(from + want, 0);
+        }
+        let n = read_at(self.file, &mut self.data[from..from + want], self.at + from as u64)?;
+        self.held = from + n;
+        self.eof = n < want;
+        Ok(())
+    }
+}
+
+/// A length in memory: lengths over `usize` (32-bit targets) are clamped, to fail at the
+/// allocation rather than wrap.
+fn to_index(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// Reads from `file` at `offset` until `buf` is full or the file ends; returns how many
+/// bytes were read. On Unix the file's cursor does not move, and threads can read at once.
+pub fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match read_once_at(file, &mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+#[cfg(unix)]
+fn read_once_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_once_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    use std::io::{Seek, SeekFrom};
+    // One reader at a time: a cloned handle shares the cursor.
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))?;
+    f.read(buf)
+}
+
+/// The line `raw` (as read, with its terminator if it has one) without its `\n` or `\r\n`.
+///
+/// ```
+/// assert_eq!(simhash_io::line_content(b"a\r\n"), b"a");
+/// assert_eq!(simhash_io::line_content(b"a\r"), b"a\r");
+/// assert_eq!(simhash_io::line_content(b"\r\n"), b"");
+/// ```
+pub fn line_content(raw: &[u8]) -> &[u8] {
+    match raw {
+        [rest @ .., b'\r', b'\n'] | [rest @ .., b'\n'] => rest,
+        _ => raw,
     }
 }
 
@@ -150,6 +397,104 @@ mod tests {
             );
             assert_eq!(lines(b"", 100, capacity), []);
             assert_eq!(lines(b"\n", 100, capacity), [(1, Ok(String::new()))]);
+        }
+    }
+
+    #[test]
+    fn raw_lines_are_the_lines_with_their_terminators() {
+        let input = &b"a\r\nbb\n\n\r\n0123456789\n12345\r\n123456\r\nc\r"[..];
+        for capacity in [1, 2, 3, 7, 1 << 16] {
+            let mut lines = LineReader::new(input, 5);
+            lines.inner = BufReader::with_capacity(capacity, input);
+            let mut raws = LineReader::new(input, 5);
+            raws.inner = BufReader::with_capacity(capacity, input);
+            let (mut buf, mut raw, mut alone) = (Vec::new(), Vec::new(), Vec::new());
+            loop {
+                let status = lines.next_line(&mut buf, Some(&mut raw)).unwrap();
+                assert_eq!(raws.next_raw_line(&mut alone).unwrap(), status);
+                assert_eq!((lines.line, lines.bytes), (raws.line, raws.bytes));
+                match status {
+                    None => break,
+                    Some(LineStatus::Ok) => {
+                        assert_eq!(alone, raw);
+                        assert_eq!(line_content(&alone), &buf[..]);
+                    }
+                    Some(LineStatus::TooLong(_)) => assert!(alone.is_empty() && buf.is_empty()),
+                }
+                buf.clear();
+                raw.clear();
+                alone.clear();
+            }
+            assert_eq!(raws.line, 8, "capacity {capacity}");
+        }
+    }
+
+    /// Each line of `data` with its terminator, and where it starts.
+    fn naive(data: &[u8]) -> Vec<(u64, &[u8])> {
+        let mut lines = Vec::new();
+        let mut start = 0;
+        while start < data.len() {
+            let end = data[start..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(data.len(), |i| start + i + 1);
+            lines.push((start as u64, &data[start..end]));
+            start = end;
+        }
+        lines
+    }
+
+    #[test]
+    fn lines_at_offsets_are_the_lines_there() {
+        use std::io::Write;
+        let long = "x".repeat(200_000);
+        let inputs = [
+            String::new(),
+            "a".into(),
+            "a\n".into(),
+            "a\r\nbb\n\n\r\nccc".into(),
+            format!("{long}\nshort\n{long}\r\n{long}"),
+            format!("one\n{long}{long}\n\n"),
+        ];
+        for input in &inputs {
+            let mut file = tempfile::tempfile().unwrap();
+            file.write_all(input.as_bytes()).unwrap();
+            let lines = naive(input.as_bytes());
+            let end = input.len() as u64;
+            // Every line, every other line, and every line with a read ahead of each size.
+            for (step, ahead) in [(1, 0), (2, 0), (1, 3), (1, 100_000), (3, 1 << 20)] {
+                let mut at = LinesAt::new(&file);
+                for &(offset, line) in lines.iter().step_by(step) {
+                    at.prefetch(offset, offset + ahead).unwrap();
+                    let limit = offset + line.len() as u64;
+                    assert_eq!(at.line(offset, limit + 7).unwrap(), LineAt::Line(line));
+                    assert_eq!(at.line(offset, limit).unwrap(), LineAt::Line(line));
+                    if line.ends_with(b"\n") {
+                        assert_eq!(at.line(offset, limit - 1).unwrap(), LineAt::Unended);
+                    }
+                }
+                assert_eq!(at.line(end, end + 10).unwrap(), LineAt::Gone);
+                assert_eq!(at.line(end + 5, end + 10).unwrap(), LineAt::Gone);
+            }
+        }
+    }
+
+    #[test]
+    fn skipped_lines_are_counted_as_read_ones() {
+        for capacity in [1, 2, 3, 7, 1 << 16] {
+            let input = &b"a\r\nbb\n\n0123456789\nccc"[..];
+            let mut r = LineReader::new(input, 5);
+            r.inner = BufReader::with_capacity(capacity, input);
+            let mut buf = Vec::new();
+            assert_eq!(r.skip_line().unwrap(), Some(3));
+            assert_eq!(r.next_line(&mut buf, None).unwrap(), Some(LineStatus::Ok));
+            assert_eq!((r.line, &buf[..]), (2, &b"bb"[..]));
+            assert_eq!(r.skip_line().unwrap(), Some(1));
+            assert_eq!(r.skip_line().unwrap(), Some(11));
+            assert_eq!((r.line, r.bytes), (4, 18));
+            assert_eq!(r.skip_line().unwrap(), Some(3));
+            assert_eq!(r.skip_line().unwrap(), None);
+            assert_eq!((r.line, r.bytes), (5, 21), "capacity {capacity}");
         }
     }
 

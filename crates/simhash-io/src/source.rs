@@ -93,6 +93,30 @@ impl Source {
             )),
         }
     }
+
+    /// The input as a file to read at byte offsets, for a second pass that reads only some
+    /// of its lines: the temporary copy of an input that was spooled, or a regular file
+    /// that is not compressed (the offsets of a record in the first pass are offsets in
+    /// the file). `None` for a compressed file, whose offsets are in the decompressed
+    /// stream: [`Source::reopen`] reads it again from its start.
+    pub fn reopen_at_offsets(&self) -> Result<Option<File>, Error> {
+        if let Some(spool) = &self.spool {
+            let file = spool
+                .try_clone()
+                .map_err(|e| Error::io("cannot reopen the input's temporary copy", e))?;
+            return Ok(Some(file));
+        }
+        match &self.path {
+            Some(path) if self.regular && compression(path).is_none() => File::open(path)
+                .map(Some)
+                .map_err(|e| Error::io(format!("{}: cannot open", path.display()), e)),
+            Some(_) if self.regular => Ok(None),
+            _ => Err(Error::msg(
+                ErrorKind::NotRereadable,
+                format!("{}: cannot be read twice", self.name),
+            )),
+        }
+    }
 }
 
 /// How an input is compressed, by its name.

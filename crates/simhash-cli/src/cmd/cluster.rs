@@ -24,9 +24,10 @@ pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
     let mut sources = input.inputs.sources();
     // --annotate reads the input again to copy its records.
     let annotate = settings.annotate;
-    let corpus = session.read(&mut sources, input.reading.clone(), Some(input), annotate)?;
+    let mut corpus = session.read(&mut sources, input.reading.clone(), Some(input), annotate)?;
     let clusters =
         clusters(&mut session, &corpus, &settings.matching, &settings.grouping)?.clusters;
+    rewrite::drop_in_background(corpus.sketches.take());
     if annotate {
         session.reporter.phase("writing", sources.iter().map(|s| s.size).sum());
         let numbers = numbers(&clusters, corpus.len(), settings.singletons);

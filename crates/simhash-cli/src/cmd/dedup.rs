@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use simhash_index::disk::DiskIndex;
-use simhash_index::lsh;
+use simhash_index::lsh::{self, SpillStore};
 use simhash_io::{IdValue, Output, Score};
 
 use simhash_cluster::Clusters;
@@ -45,7 +45,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let mut against =
         settings.against.as_ref().map(|a| Against::open(a, settings.update)).transpose()?;
     let mut sources = input.inputs.sources();
-    let corpus = session.read(&mut sources, input.reading.clone(), Some(input), true)?;
+    let mut corpus = session.read(&mut sources, input.reading.clone(), Some(input), true)?;
     let (Grouped { clusters, jaccard }, matched) =
         decide(&mut session, &corpus, settings, against.as_ref())?;
     let kept = |d: usize| {
@@ -58,14 +58,19 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     let mut dups = settings.annotate.then(|| vec![None; corpus.len()]);
+    // Once --removed is scored the sketches are needed no more, unless --against adds them
+    // to its index.
+    let sketches = if against.is_none() { corpus.sketches.take() } else { None };
     let removed_count = write_removed(
         &corpus,
+        sketches.as_ref().or(corpus.sketches.as_ref()),
         &clusters,
         jaccard.as_deref(),
         index_matches,
         removed.as_mut(),
         dups.as_deref_mut(),
     )?;
+    rewrite::drop_in_background(sketches);
     // The records to write, in order: every document that is kept (all with --annotate).
     let wanted = if settings.annotate {
         rewrite::wanted(&corpus, 0..corpus.len())
@@ -176,6 +181,7 @@ fn between_passes_hook() {
 /// the indexed document named in `index`.
 fn write_removed<'a>(
     corpus: &'a Corpus,
+    sketches: Option<&SpillStore>,
     clusters: &Clusters,
     jaccard: Option<&[f64]>,
     index: Option<(&DiskIndex, &[Option<IndexMatch>])>,
@@ -206,7 +212,7 @@ fn write_removed<'a>(
         }
         removed_count += 1;
         if removed.is_some() || dups.is_some() {
-            let score = match (&corpus.sketches, jaccard) {
+            let score = match (sketches, jaccard) {
                 (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
                 (Some(sketches), None) => {
                     Score::Jaccard(lsh::similarity(sketches, doc as u32, rep as u32)?)

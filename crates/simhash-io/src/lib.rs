@@ -113,7 +113,7 @@ pub use crate::format::{
 pub use crate::hashlines::{HashFormat, HashLines, parse_hash_lines};
 pub use crate::ids::{IdKey, IdKeys, IdSet, IdTable};
 pub use crate::inputs::{InputFile, Inputs, RECORD_EXTENSIONS, SkippedFile, is_record_file};
-pub use crate::lines::{LineReader, LineStatus};
+pub use crate::lines::{BlockLines, LineReader, LineStatus, ReadAt, read_block};
 pub use crate::output::{Output, commit_all, install_signal_handler, remove_pending, temp_file};
 pub use crate::parquet::{
     ExtraColumn, ExtraKind, ExtraRows, ExtraValue, ParquetCopy, ParquetRows, RowBatch, is_parquet,

@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 use simhash_core::{Fingerprint, Fingerprinter};
-use simhash_index::lsh::{DocSketch, SPILL_CACHE_BYTES, SketchStore, Sketcher, SpillStore};
+use simhash_index::lsh::{
+    DocSketch, SPILL_CACHE_BYTES, SetPlace, SetWriter, SketchStore, Sketcher, SpillStore,
+};
 use simhash_io::{
     BlockLines, Body, HashLines, IdKey, IdKeys, IdTable, LineReader, LineStatus, Problem, Reason,
     Source,
@@ -171,7 +173,15 @@ impl Corpus {
         self.lens.resize(n, 0);
     }
 
-    fn push(&mut self, id: &str, meta: Meta, sketch: Option<&DocSketch>) -> anyhow::Result<()> {
+    /// Adds a document; its sketch's set is in the sketch or, when `place` is given, where
+    /// a worker wrote it.
+    fn push(
+        &mut self,
+        id: &str,
+        meta: Meta,
+        sketch: Option<&DocSketch>,
+        place: Option<SetPlace>,
+    ) -> anyhow::Result<()> {
         let Meta { numeric, generated, fp, line, len, line_hash } = meta;
         if let Some(hashes) = &mut self.compact {
             match fp {
@@ -184,7 +194,10 @@ impl Corpus {
             self.line_hashes.push(line_hash);
         }
         if let Some(sketches) = &mut self.sketches {
-            sketches.push(sketch)?;
+            match (sketch, place) {
+                (Some(sketch), Some(place)) => sketches.push_placed(sketch, place)?,
+                _ => sketches.push(sketch)?,
+            }
             self.no_features += usize::from(sketch.is_none());
         } else {
             self.no_features += usize::from(fp.is_none());
@@ -282,6 +295,8 @@ struct ParsedBatch {
     /// A block that could not be read: the number in the block of the line that failed,
     /// and why (its items are left out; the run fails).
     read_error: Option<(u64, std::io::Error)>,
+    /// The batch's shingle sets could not be written (the run fails).
+    failed_write: Option<simhash_index::lsh::EngineError>,
     failed: Option<Problem>,
     /// A block of hash input: the number in the file of its first line, and its records
     /// and problems (`items` is empty).
@@ -318,6 +333,19 @@ pub fn read(
     // The sketches the collector is done with, back to the worker that made them.
     let (spent_tx, spent_rx): (Vec<_>, Vec<_>) = (0..threads).map(|_| unbounded()).unzip();
     let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
+    let store = match &options.reading.sketcher {
+        Some(sketcher) => {
+            let (bands, width) = (sketcher.banding().bands, sketcher.band_keys());
+            Some(SpillStore::with_band_keys(bands, width, SPILL_CACHE_BYTES)?)
+        }
+        None => None,
+    };
+    // The workers write the shingle sets into the store's file themselves, unless the
+    // sample decides which sets to keep after reading.
+    let sets = match &store {
+        Some(store) if options.sample.is_none() => Some(store.set_writer()?),
+        _ => None,
+    };
 
     std::thread::scope(|scope| {
         let stop = &stop;
@@ -327,13 +355,14 @@ pub fn read(
             let (rx, tx) = (raw_rx.clone(), done_tx.clone());
             let reading = &options.reading;
             let (max, spool) = (options.max_record_bytes, options.spool);
-            let channels = Channels { rx, tx, spent, worker };
+            let sets = sets.clone();
+            let channels = Channels { rx, tx, spent, worker, sets };
             scope.spawn(move || parse_batches(&channels, reading, max, spool));
         }
         drop(raw_rx);
         drop(done_tx);
 
-        let result = collect(&done_rx, &spent_tx, options, reporter, &names);
+        let result = collect(&done_rx, &spent_tx, store, options, reporter, &names);
         if result.is_err() {
             stop.store(true, Ordering::Relaxed);
         }
@@ -647,13 +676,17 @@ struct Channels {
     tx: Sender<ParsedBatch>,
     spent: Receiver<Vec<DocSketch>>,
     worker: usize,
+    /// Where the worker writes its batches' shingle sets, when it does.
+    sets: Option<SetWriter>,
 }
 
 /// `line_hashes`: hash each line, for a second pass (otherwise the hash is 0, unused).
 fn parse_batches(channels: &Channels, reading: &Reading, max: u64, line_hashes: bool) {
-    let Channels { rx, tx, spent, worker } = channels;
+    let Channels { rx, tx, spent, worker, sets } = channels;
     // A span's lines, read into the same buffer each time.
     let mut block = BlockLines::default();
+    // The bytes of a batch's sets, written at once.
+    let mut set_bytes = Vec::new();
     for raw in rx {
         for sketches in spent.try_iter() {
             drop(sketches);
@@ -668,6 +701,7 @@ fn parse_batches(channels: &Channels, reading: &Reading, max: u64, line_hashes: 
             items: Vec::with_capacity(raw.lines.len()),
             relative: false,
             read_error: None,
+            failed_write: None,
             failed: raw.failed,
             hashes: None,
         };
@@ -711,10 +745,33 @@ fn parse_batches(channels: &Channels, reading: &Reading, max: u64, line_hashes: 
             };
             out.items.push((line, item));
         }
+        if let Some(sets) = sets {
+            write_sets(sets, &mut out, &mut set_bytes);
+        }
         if tx.send(out).is_err() {
             return;
         }
     }
+}
+
+/// Writes the shingle sets of a parsed batch's sketches into the store's file, recording
+/// each one's place in its document (or the failure in the batch).
+fn write_sets(sets: &SetWriter, out: &mut ParsedBatch, buf: &mut Vec<u8>) {
+    let written = sets.write(sketched(&mut out.items).filter_map(|d| d.sketch.as_mut()), buf);
+    match written {
+        Ok(places) => {
+            for (doc, place) in sketched(&mut out.items).zip(places) {
+                doc.place = Some(place);
+            }
+        }
+        Err(e) => out.failed_write = Some(e),
+    }
+}
+
+/// The documents of `items` that have a sketch, in order.
+fn sketched(items: &mut [(u64, Parsed)]) -> impl Iterator<Item = &mut ParsedDoc> {
+    let docs = items.iter_mut().filter_map(|(_, item)| item.as_mut().ok());
+    docs.filter(|doc| doc.sketch.is_some())
 }
 
 /// Parses the lines of a span into `out`, numbered from 1.
@@ -752,6 +809,8 @@ struct ParsedDoc {
     len: u64,
     /// The MinHash sketch, when asked for and the text has features.
     sketch: Option<DocSketch>,
+    /// Where the worker wrote the sketch's set, taken out of it ([`SetWriter`]).
+    place: Option<SetPlace>,
     /// A 64-bit hash of the line, to check that a second pass reads the same record.
     line_hash: u64,
 }
@@ -789,13 +848,14 @@ fn parsed_doc(
         ids.len()
     });
     let line_hash = if line_hash { simhash_io::line_hash(bytes) } else { 0 };
-    ParsedDoc { id_end, number, fp, len, sketch, line_hash }
+    ParsedDoc { id_end, number, fp, len, sketch, place: None, line_hash }
 }
 
 /// Puts batches back in order and builds the corpus.
 fn collect(
     rx: &Receiver<ParsedBatch>,
     spent: &[Sender<Vec<DocSketch>>],
+    sketches: Option<SpillStore>,
     options: &ReadOptions,
     reporter: &mut Reporter,
     names: &[String],
@@ -803,12 +863,9 @@ fn collect(
     let mut corpus = Corpus {
         keep_line_hashes: options.spool,
         compact: options.compact.then(Vec::new),
+        sketches,
         ..Corpus::default()
     };
-    if let Some(sketcher) = &options.reading.sketcher {
-        let (bands, width) = (sketcher.banding().bands, sketcher.band_keys());
-        corpus.sketches = Some(SpillStore::with_band_keys(bands, width, SPILL_CACHE_BYTES)?);
-    }
     let mut ids = SeenIds { keys: IdKeys::default(), own: sampler_ids(options) };
     let mut sampler = options.sample.map(|(n, seed)| Sampler::new(n, seed));
     let mut pending: BTreeMap<u64, ParsedBatch> = BTreeMap::new();
@@ -838,6 +895,9 @@ fn collect(
                 let line = offset + line;
                 return Err(anyhow::Error::new(e).context(format!("{name}:{line}: read error")));
             }
+            if let Some(e) = batch.failed_write {
+                return Err(e.into());
+            }
             let in_file = |line: u64| if batch.relative { offset + line } else { line };
             if let Some(problem) = &batch.failed {
                 corpus.records += 1;
@@ -866,7 +926,7 @@ fn collect(
                     }
                 };
                 corpus.records += 1;
-                let ParsedDoc { id_end, number, fp, len, sketch, line_hash } = doc;
+                let ParsedDoc { id_end, number, fp, len, sketch, place, line_hash } = doc;
                 // The first record decides whether records have ids: a generated id (the
                 // line number) must never equal an explicit one.
                 let has_id = id_end.is_some();
@@ -895,7 +955,7 @@ fn collect(
                 if let Some(s) = &mut sampler {
                     s.offer(id, meta, sketch);
                 } else {
-                    corpus.push(id, meta, sketch.as_ref())?;
+                    corpus.push(id, meta, sketch.as_ref(), place)?;
                     done.extend(sketch);
                 }
             }
@@ -909,7 +969,7 @@ fn collect(
     if let Some(sampler) = sampler {
         corpus.not_sampled = sampler.offered - sampler.heap.len() as u64;
         for doc in sampler.into_sorted() {
-            corpus.push(&doc.id, doc.meta, doc.sketch.as_ref())?;
+            corpus.push(&doc.id, doc.meta, doc.sketch.as_ref(), None)?;
         }
     }
     if let Some(sketches) = &mut corpus.sketches {
@@ -1023,7 +1083,7 @@ fn collect_hashes(
                 };
                 match sampler.as_deref_mut() {
                     Some(s) => s.offer(id, meta, None),
-                    None => corpus.push(id, meta, None)?,
+                    None => corpus.push(id, meta, None, None)?,
                 }
             }
         }

@@ -373,6 +373,76 @@ fn dedup_from_stdin_reads_the_spooled_input_again() {
     assert_eq!(kept + removed, input.lines().count(), "read = kept + removed");
 }
 
+/// A file of a few MiB with lines across the workers' blocks, long lines over the limit
+/// (some longer than a block), blank and bad lines, CRLF and no final newline.
+fn blocky_input(seed: u64) -> String {
+    let mut rng = util::Rng(seed | 1);
+    let ids = format!("\"id\":\"{seed}d");
+    let docs: Vec<String> =
+        corpus(1500, seed).lines().map(|l| l.replace("\"id\":\"d", &ids)).collect();
+    let mut out = String::new();
+    for (i, doc) in docs.iter().enumerate() {
+        match rng.below(40) {
+            0 => out.push('\n'),
+            1 => out += "{not json\n",
+            2 => {
+                let words = "long words ".repeat(1 + rng.below(160_000) as usize);
+                let _ = writeln!(out, "{{\"id\":\"long{i}\",\"text\":\"{words}\"}}");
+            }
+            3 => {
+                let _ = write!(out, "{doc}\r\n");
+            }
+            _ => {}
+        }
+        out += doc;
+        out.push('\n');
+    }
+    out += r#"{"id":"last","text":"the last line has no end"}"#;
+    out
+}
+
+#[test]
+fn files_read_in_blocks_as_streams_are_read() {
+    let dir = Dir::new();
+    let (a, b) = (blocky_input(7), blocky_input(8));
+    assert!(a.len() > 3 << 20, "several blocks of 1 MiB");
+    dir.write("a.jsonl", &a);
+    dir.write("b.jsonl", &b);
+    let args = ["dedup", "--max-record-bytes", "200000", "-j", "2"];
+    let run = |inputs: &[&str], stdin: Option<&str>, removed: &str| {
+        let mut all = args.to_vec();
+        all.extend(["--removed", removed]);
+        all.extend(inputs);
+        let run = dir.run_bin("simhash", &all, stdin.map(str::as_bytes));
+        run.code(1);
+        let removed = dir.read(removed);
+        (run, removed)
+    };
+    // Regular files are read by the workers in blocks; standard input is one stream.
+    let (files, files_removed) = run(&["a.jsonl", "b.jsonl"], None, "r1.jsonl");
+    for (inputs, stdin, name) in
+        [(["-", "b.jsonl"], &a, "a.jsonl"), (["a.jsonl", "-"], &b, "b.jsonl")]
+    {
+        let (stream, stream_removed) = run(&inputs, Some(stdin), "r2.jsonl");
+        assert!(files.stdout == stream.stdout, "kept records differ with {name} on stdin");
+        assert!(files_removed == stream_removed, "removed records differ with {name} on stdin");
+        // The messages, bar the summary's time.
+        let messages = |stderr: &str| {
+            let lines: Vec<String> = stderr.lines().map(|l| l.replace("<stdin>", name)).collect();
+            let (summary, messages) = lines.split_last().expect("a summary");
+            (messages.to_vec(), summary.split(" in ").next().map(str::to_string))
+        };
+        let (want, got) = (messages(&files.stderr), messages(&stream.stderr));
+        let first = want.0.iter().zip(&got.0).position(|(a, b)| a != b);
+        assert_eq!(first, None, "messages differ with {name} on stdin");
+        assert_eq!((want.0.len(), want.1), (got.0.len(), got.1));
+    }
+    for want in ["a.jsonl:", "b.jsonl:", "invalid JSON", "longer than --max-record-bytes"] {
+        assert!(files.stderr.contains(want), "{want}: {}", files.stderr);
+    }
+    assert!(files_removed.lines().count() > 100, "the corpus has planted copies");
+}
+
 #[test]
 fn compressed_inputs() {
     let dir = Dir::new();

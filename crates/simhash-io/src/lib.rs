@@ -113,7 +113,9 @@ pub use crate::format::{
 pub use crate::hashlines::{HashFormat, HashLines, parse_hash_lines};
 pub use crate::ids::{IdKey, IdKeys, IdSet, IdTable};
 pub use crate::inputs::{InputFile, Inputs, RECORD_EXTENSIONS, SkippedFile, is_record_file};
-pub use crate::lines::{LineAt, LineReader, LineStatus, LinesAt, line_content, read_at};
+pub use crate::lines::{
+    BlockLines, LineAt, LineReader, LineStatus, LinesAt, ReadAt, line_content, read_at, read_block,
+};
 pub use crate::output::{Output, commit_all, install_signal_handler, remove_pending, temp_file};
 pub use crate::parquet::{
     ExtraColumn, ExtraKind, ExtraRows, ExtraValue, ParquetCopy, ParquetRows, RowBatch, is_parquet,

@@ -359,6 +359,188 @@ pub fn line_content(raw: &[u8]) -> &[u8] {
     }
 }
 
+/// Reading at an offset, which several threads can do at once on one file (`pread`).
+pub trait ReadAt {
+    /// Reads bytes at `offset` into `buf`; how many (0 at the end of the input).
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+}
+
+impl ReadAt for [u8] {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(self.len());
+        let n = buf.len().min(self.len() - start);
+        buf[..n].copy_from_slice(&self[start..start + n]);
+        Ok(n)
+    }
+}
+
+#[cfg(unix)]
+impl ReadAt for std::fs::File {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        std::os::unix::fs::FileExt::read_at(self, buf, offset)
+    }
+}
+
+#[cfg(windows)]
+impl ReadAt for std::fs::File {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        std::os::windows::fs::FileExt::seek_read(self, buf, offset)
+    }
+}
+
+/// The lines that start in one block of a file, as [`read_block`] reads them: each line's
+/// bytes (terminator removed) are `data[start..end]`.
+#[derive(Debug, Default)]
+pub struct BlockLines {
+    /// The bytes read: from the byte before the block to its end, and the rest of its
+    /// last line unless too long.
+    pub data: Vec<u8>,
+    /// The offset in the file of `data`'s first byte: a line whose bytes start at `s` in
+    /// `data` starts at `origin + s` in the file.
+    pub origin: u64,
+    /// Per line, in order: where its bytes are in `data`, and its status (a line over the
+    /// limit has an empty range).
+    pub lines: Vec<(usize, usize, LineStatus)>,
+}
+
+/// Reads the lines of `file` that start at an offset within `start..end` into `out`
+/// (cleared first), with positional reads: the same lines, bytes and statuses as
+/// [`LineReader`] (limit `max`) reads, once each, when a file is cut into blocks that
+/// together cover it.
+///
+/// A line starts at offset 0 and after each `\n`. The block's last line is read to its end,
+/// past `end` if need be; a line longer than the limit is measured, not held, whichever
+/// block it starts in. On a read error, the lines read before it are in `out`.
+///
+/// ```
+/// use simhash_io::{BlockLines, LineStatus, read_block};
+///
+/// let file: &[u8] = b"ab\ncd\r\nef";
+/// let mut out = BlockLines::default();
+/// read_block(file, 2, 5, 100, &mut out)?; // "cd\r\n" starts at 3
+/// // `data` starts at offset 1, the byte before the block.
+/// assert_eq!(out.lines, [(2, 4, LineStatus::Ok)]);
+/// assert_eq!(&out.data[2..4], b"cd");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_block<F: ReadAt + ?Sized>(
+    file: &F,
+    start: u64,
+    end: u64,
+    max: u64,
+    out: &mut BlockLines,
+) -> io::Result<()> {
+    out.data.clear();
+    out.lines.clear();
+    if end <= start {
+        return Ok(());
+    }
+    // From the byte before the block, which says whether a line starts at `start`.
+    let from = start.saturating_sub(1);
+    out.origin = from;
+    let span = usize::try_from(end - from).unwrap_or(usize::MAX);
+    let mut eof = fill_at(file, &mut out.data, from, span)?;
+    let mut at = if start == 0 {
+        0
+    } else {
+        match memchr::memchr(b'\n', &out.data) {
+            Some(i) => i + 1,
+            None => return Ok(()),
+        }
+    };
+    // `at` is a line start, at offset `from + at`.
+    while from + (at as u64) < end && at < out.data.len() {
+        let Some(i) = memchr::memchr(b'\n', &out.data[at..]) else {
+            if !eof {
+                // The line goes on past the bytes read.
+                let held = out.data.len() - at;
+                if held as u64 > max.saturating_add(2) {
+                    let rest = measure_line(file, from + out.data.len() as u64)?;
+                    out.data.truncate(at);
+                    out.lines.push((at, at, LineStatus::TooLong(held as u64 + rest)));
+                    return Ok(());
+                }
+                let want = out.data.len() + held.max(1 << 16);
+                eof = fill_at(file, &mut out.data, from, want)?;
+                continue;
+            }
+            // The input's last line, without an end.
+            push_line(out, at, out.data.len(), max);
+            break;
+        };
+        let next = at + i + 1;
+        push_line(out, at, next, max);
+        at = next;
+    }
+    Ok(())
+}
+
+/// Records the line `data[start..end]` (terminator included).
+fn push_line(out: &mut BlockLines, start: usize, end: usize, max: u64) {
+    let bytes = &out.data[start..end];
+    let mut len = bytes.len();
+    if bytes.last() == Some(&b'\n') {
+        len -= 1;
+        if len > 0 && bytes[len - 1] == b'\r' {
+            len -= 1;
+        }
+    }
+    if len as u64 > max {
+        out.lines.push((start, start, LineStatus::TooLong(bytes.len() as u64)));
+    } else {
+        out.lines.push((start, start + len, LineStatus::Ok));
+    }
+}
+
+/// Reads `file` from `offset` into `buf` (bytes from offset `from` on) until it holds
+/// `want` bytes or the input ends; true at its end.
+fn fill_at<F: ReadAt + ?Sized>(
+    file: &F,
+    buf: &mut Vec<u8>,
+    from: u64,
+    want: usize,
+) -> io::Result<bool> {
+    while buf.len() < want {
+        let len = buf.len();
+        buf.resize(want, 0);
+        match file.read_at(&mut buf[len..], from + len as u64) {
+            Ok(0) => {
+                buf.truncate(len);
+                return Ok(true);
+            }
+            Ok(n) => buf.truncate(len + n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(len),
+            Err(e) => {
+                buf.truncate(len);
+                return Err(e);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// The bytes of a line from `offset` to its end (its `\n` included, or the input's end),
+/// read a piece at a time and not kept.
+fn measure_line<F: ReadAt + ?Sized>(file: &F, mut offset: u64) -> io::Result<u64> {
+    let mut total = 0;
+    let mut piece = vec![0u8; 1 << 16];
+    loop {
+        let n = match file.read_at(&mut piece, offset) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(total);
+        }
+        if let Some(i) = memchr::memchr(b'\n', &piece[..n]) {
+            return Ok(total + i as u64 + 1);
+        }
+        total += n as u64;
+        offset += n as u64;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -506,5 +688,96 @@ mod tests {
             // Exactly at the limit, with CRLF.
             assert_eq!(lines(b"12345\r\n", 5, capacity), [(1, Ok("12345".to_string()))]);
         }
+    }
+
+    /// Every line of `input` as the blocks of `block` bytes read them: (number, bytes or
+    /// length), with a reader that returns at most `piece` bytes a call.
+    fn block_lines(
+        input: &[u8],
+        max: u64,
+        block: u64,
+        piece: usize,
+    ) -> Vec<(u64, Result<String, u64>)> {
+        let file = Pieces(input, piece);
+        let mut out = Vec::new();
+        let mut lines = BlockLines::default();
+        let mut start = 0;
+        while start < input.len() as u64 {
+            let end = (start + block).min(input.len() as u64);
+            read_block(&file, start, end, max, &mut lines).unwrap();
+            for &(s, e, status) in &lines.lines {
+                out.push((
+                    out.len() as u64 + 1,
+                    match status {
+                        LineStatus::Ok => Ok(String::from_utf8(lines.data[s..e].to_vec()).unwrap()),
+                        LineStatus::TooLong(n) => Err(n),
+                    },
+                ));
+            }
+            start = end;
+        }
+        out
+    }
+
+    /// A file that returns at most `.1` bytes a read.
+    struct Pieces<'a>(&'a [u8], usize);
+
+    impl ReadAt for Pieces<'_> {
+        fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+            let n = buf.len().min(self.1);
+            self.0.read_at(&mut buf[..n], offset)
+        }
+    }
+
+    #[test]
+    fn blocks_read_the_lines_that_line_reader_reads() {
+        let fixed: [&[u8]; 9] = [
+            b"",
+            b"\n",
+            b"a\r\nbb\n\nccc",
+            b"0123456789\nabc\n0123456789",
+            b"12345\r\n",
+            b"abc\r",
+            b"\r\n\r\n\n",
+            b"x\n0123456789012345678901234567890123456789\ny",
+            b"0123456789012345678901234567890123456789",
+        ];
+        let mut rng = crate::test_rng::Rng(17);
+        let mut inputs: Vec<Vec<u8>> = fixed.iter().map(|i| i.to_vec()).collect();
+        for _ in 0..300 {
+            let len = rng.below(120);
+            let alphabet = b"ab\r\n\n";
+            inputs.push((0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect());
+        }
+        for input in &inputs {
+            for max in [0, 1, 2, 5, 8, 30, 1000] {
+                let want = lines(input, max, 1 << 16);
+                for block in [1, 2, 3, 4, 7, 16, 1000] {
+                    for piece in [1, 3, 1 << 16] {
+                        let got = block_lines(input, max, block, piece);
+                        assert_eq!(
+                            got,
+                            want,
+                            "input {:?} max {max} block {block} piece {piece}",
+                            String::from_utf8_lossy(input)
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_inside_a_line_has_no_lines() {
+        let mut out = BlockLines::default();
+        let file: &[u8] = b"0123456789\nab";
+        read_block(file, 3, 8, 100, &mut out).unwrap();
+        assert_eq!(out.lines, []);
+        // A line starting at the block's end belongs to the next block.
+        read_block(file, 3, 11, 100, &mut out).unwrap();
+        assert_eq!(out.lines, []);
+        read_block(file, 3, 12, 100, &mut out).unwrap();
+        assert_eq!(out.lines, [(9, 11, LineStatus::Ok)]);
+        assert_eq!(&out.data[9..11], b"ab");
     }
 }

@@ -75,6 +75,26 @@ impl Source {
         Ok(Box::new(Tee { inner: reader, copy: io::BufWriter::with_capacity(1 << 16, copy) }))
     }
 
+    /// Opens a regular, uncompressed file for positional reads ([`crate::read_block`]),
+    /// with its length then; `None` for any other input (standard input, a pipe, `.gz`,
+    /// `.zst`), which [`Source::open`] reads as a stream. Checked as [`Source::open`]
+    /// checks: registered as an input, and refused when it looks compressed.
+    pub fn open_at(&mut self) -> Result<Option<(File, u64)>, Error> {
+        let Some(path) = self.path.as_deref().filter(|p| self.regular && compression(p).is_none())
+        else {
+            return Ok(None);
+        };
+        crate::paths::register_inputs(&[path])?;
+        let mut file = File::open(path)
+            .map_err(|e| Error::io(format!("{}: cannot open", path.display()), e))?;
+        let name = path.display().to_string();
+        let read_error = |e| Error::io(format!("{name}: read error"), e);
+        let (head, n) = read_head(&mut file).map_err(read_error)?;
+        refuse_compressed(&name, &head[..n])?;
+        let len = file.metadata().map_err(read_error)?.len();
+        Ok(Some((file, len)))
+    }
+
     /// Opens the input again for a second pass (already decompressed when spooled).
     pub fn reopen(&self) -> Result<Box<dyn Read + Send>, Error> {
         if let Some(spool) = &self.spool {

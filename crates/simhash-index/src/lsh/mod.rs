@@ -129,7 +129,7 @@ pub use masked::Masked;
 pub use scan::{find_matches, similarity};
 pub use sink::{MatchSink, MatchStats};
 pub use sketch::{DocSketch, Sketcher};
-pub use store::{MemoryStore, SPILL_CACHE_BYTES, SketchStore, SpillStore};
+pub use store::{MemoryStore, SPILL_CACHE_BYTES, SetPlace, SetWriter, SketchStore, SpillStore};
 pub use walk::{Walk, walk};
 
 /// The error for an invalid LSH configuration.

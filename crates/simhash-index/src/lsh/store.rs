@@ -5,6 +5,8 @@
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::keys::{ranked_rows, ranks, unfold};
 use super::{BandKeyWidth, DocSketch, EngineError, EngineErrorKind};
@@ -104,8 +106,13 @@ impl DocIndex {
         DocIndex { set_hashes: Vec::new(), offsets: vec![0], has: Vec::new() }
     }
 
-    /// Checks `sketch` and records it.
-    fn push(&mut self, bands: usize, sketch: Option<&DocSketch>) -> Result<(), EngineError> {
+    /// Checks `sketch` (whose set has `set_len` shingles) and records it.
+    fn push(
+        &mut self,
+        bands: usize,
+        sketch: Option<&DocSketch>,
+        set_len: usize,
+    ) -> Result<(), EngineError> {
         if self.has.len() >= u32::MAX as usize {
             return Err(EngineError::other(
                 EngineErrorKind::TooManyDocuments,
@@ -121,7 +128,7 @@ impl DocIndex {
                 ));
             }
             self.set_hashes.push(s.set_hash());
-            self.offsets.push(end + s.set.len() as u64);
+            self.offsets.push(end + set_len as u64);
         } else {
             self.set_hashes.push(0);
             self.offsets.push(end);
@@ -201,7 +208,7 @@ impl SketchStore for MemoryStore {
 
     fn push(&mut self, sketch: Option<&DocSketch>) -> Result<(), EngineError> {
         let keep_high = self.high.is_some() && keeps_high(self.width, sketch)?;
-        self.index.push(self.bands, sketch)?;
+        self.index.push(self.bands, sketch, sketch.map_or(0, |s| s.set.len()))?;
         match sketch {
             Some(s) => {
                 self.sets.extend_from_slice(&s.set);
@@ -400,6 +407,151 @@ impl Spill {
     }
 }
 
+/// The shingle sets' file of a [`SpillStore`]: written at places reserved with an atomic
+/// add, a buffer at a time by the store and a batch at a time by [`SetWriter`]s on other
+/// threads, so a document's set is wherever its writer put it. The sets' offsets (one set
+/// after another in document order, as [`DocIndex`] counts them) map to places in the file
+/// by runs: one entry per buffer or batch, not per document.
+#[derive(Debug)]
+struct SetFile {
+    /// The file (every write positional; its `writer` unused) and its cache.
+    spill: Spill,
+    /// Shingles reserved in the file so far.
+    reserved: Arc<AtomicU64>,
+    /// From each `offset` on, the sets are at `place` plus the distance, up to the next
+    /// entry's offset: `(offset, place)` in shingles, by offset.
+    places: Vec<(u64, u64)>,
+    /// Sets pushed to the store and not yet written: their bytes, and the first's offset.
+    pending: Vec<u8>,
+    pending_from: u64,
+}
+
+impl SetFile {
+    fn new() -> Result<SetFile, EngineError> {
+        let mut spill = Spill::new()?;
+        spill.writer = None;
+        Ok(SetFile {
+            spill,
+            reserved: Arc::new(AtomicU64::new(0)),
+            places: Vec::new(),
+            pending: Vec::new(),
+            pending_from: 0,
+        })
+    }
+
+    /// Records that the sets from `offset` on are at `place`.
+    fn map(&mut self, offset: u64, place: u64) {
+        let follows = self.places.last().is_some_and(|&(o, p)| p + (offset - o) == place);
+        if !follows {
+            self.places.push((offset, place));
+        }
+    }
+
+    /// Appends the set at `offset` (the next one) to the pending bytes.
+    fn append(&mut self, offset: u64, set: &[u64]) -> Result<(), EngineError> {
+        if self.pending.is_empty() {
+            self.pending_from = offset;
+        }
+        for &v in set {
+            self.pending.extend_from_slice(&v.to_le_bytes());
+        }
+        if self.pending.len() >= WRITE_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Records the set at `offset` (the next one) as written at `place`.
+    fn placed(&mut self, offset: u64, place: SetPlace) -> Result<(), EngineError> {
+        self.flush()?;
+        self.map(offset, place.at);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), EngineError> {
+        if !self.pending.is_empty() {
+            let place = write_reserved(&self.spill.file, &self.reserved, &self.pending)?;
+            self.map(self.pending_from, place);
+            self.pending.clear();
+            trim(&mut self.pending);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), EngineError> {
+        self.flush()?;
+        self.pending = Vec::new();
+        // Each shingle is two u32 values.
+        self.spill.len = 2 * self.reserved.load(Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The place in the file of the shingle at `offset` (in a set: some entry starts at or
+    /// before it).
+    fn place(&self, offset: u64) -> u64 {
+        let i = self.places.partition_point(|&(o, _)| o <= offset);
+        let (o, p) = self.places[i.max(1) - 1];
+        p + (offset - o)
+    }
+}
+
+/// Writes `bytes` (whole shingles) to `file` at a place reserved for them; returns the
+/// place, in shingles.
+fn write_reserved(file: &File, reserved: &AtomicU64, bytes: &[u8]) -> Result<u64, EngineError> {
+    let place = reserved.fetch_add((bytes.len() / 8) as u64, Ordering::Relaxed);
+    write_at(file, bytes, place * 8).map_err(EngineError::write)?;
+    Ok(place)
+}
+
+/// Writes shingle sets into a [`SpillStore`]'s set file from any thread, a batch of sets in
+/// one write call at a place reserved for them, so that the thread that made the sets
+/// copies them (from its own cache) rather than the thread that pushes the sketches
+/// ([`SpillStore::push_placed`]).
+#[derive(Clone, Debug)]
+pub struct SetWriter {
+    file: Arc<File>,
+    reserved: Arc<AtomicU64>,
+}
+
+/// Where a [`SetWriter`] wrote a set: for [`SpillStore::push_placed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SetPlace {
+    /// In shingles from the file's start.
+    at: u64,
+    len: u64,
+}
+
+impl SetWriter {
+    /// Writes the sets of `sketches` one after another and takes them out of the sketches
+    /// (their sets are left empty); returns each one's place, in order. `buf` holds the
+    /// bytes on the way (reused).
+    pub fn write<'a>(
+        &self,
+        sketches: impl IntoIterator<Item = &'a mut DocSketch>,
+        buf: &mut Vec<u8>,
+    ) -> Result<Vec<SetPlace>, EngineError> {
+        buf.clear();
+        let mut places = Vec::new();
+        let mut at = 0;
+        for sketch in sketches {
+            for &v in &sketch.set {
+                buf.extend_from_slice(&v.to_le_bytes());
+            }
+            let len = sketch.set.len() as u64;
+            places.push(SetPlace { at, len });
+            at += len;
+            sketch.set = Vec::new();
+        }
+        if !buf.is_empty() {
+            let start = write_reserved(&self.file, &self.reserved, buf)?;
+            for place in &mut places {
+                place.at += start;
+            }
+        }
+        Ok(places)
+    }
+}
+
 /// Values per block of a band's column in the column file (tiny in tests, so that they
 /// cover many blocks).
 const COLUMN_BLOCK: usize = if cfg!(test) { 5 } else { 1 << 13 };
@@ -471,6 +623,10 @@ impl Columns {
 /// row file, then the set file, is read back into memory if it fits what is left of the
 /// cache budget ([`SPILL_CACHE_BYTES`] unless given). Refuses pushes after `finish`.
 ///
+/// The shingle sets may also be written by the threads that make them ([`SetWriter`],
+/// then [`push_placed`](SpillStore::push_placed)): each batch at a place reserved in the
+/// set file, mapped from the documents' order by one entry per batch.
+///
 /// Unless its keys are [`BandKeyWidth::Bits32`], the store also writes the high halves of
 /// the 64-bit band hashes, by document (4 bytes a band). At `finish` it chooses the key
 /// width ([`BandKeyWidth::bits`] of its documents); for 64-bit keys it then writes the high
@@ -479,7 +635,7 @@ impl Columns {
 pub struct SpillStore {
     bands: usize,
     index: DocIndex,
-    sets: Spill,
+    sets: SetFile,
     /// Each band's key of every document (0 without a sketch).
     columns: Columns,
     /// Every document's band keys, one row after another.
@@ -518,7 +674,7 @@ impl SpillStore {
         Ok(SpillStore {
             bands,
             index: DocIndex::new(),
-            sets: Spill::new()?,
+            sets: SetFile::new()?,
             columns: Columns::new(bands)?,
             rows: Spill::new()?,
             zeros: vec![0; bands],
@@ -547,6 +703,60 @@ impl SpillStore {
         Ok(Some(sketch))
     }
 
+    /// A writer of shingle sets into this store's set file, from any thread, for
+    /// [`push_placed`](SpillStore::push_placed).
+    pub fn set_writer(&self) -> Result<SetWriter, EngineError> {
+        if self.finished {
+            return Err(finished());
+        }
+        let file = self.sets.spill.file.try_clone();
+        let file = file.map_err(|e| EngineError::io("cannot open a temporary file", e))?;
+        Ok(SetWriter { file: Arc::new(file), reserved: Arc::clone(&self.sets.reserved) })
+    }
+
+    /// [`push`](SketchStore::push) for a sketch whose set a [`SetWriter`] of this store
+    /// wrote (the sketch as the writer left it, its set taken out) at `place`.
+    pub fn push_placed(&mut self, sketch: &DocSketch, place: SetPlace) -> Result<(), EngineError> {
+        self.push_with(Some(sketch), Some(place))
+    }
+
+    /// Pushes `sketch`, whose set is in it or, when `place` is given, in the set file.
+    fn push_with(
+        &mut self,
+        sketch: Option<&DocSketch>,
+        place: Option<SetPlace>,
+    ) -> Result<(), EngineError> {
+        if self.finished {
+            return Err(finished());
+        }
+        let keep_high = self.high.is_some() && keeps_high(self.width, sketch)?;
+        let offset = self.index.offsets[self.index.offsets.len() - 1];
+        let set_len = match (sketch, place) {
+            (_, Some(place)) => place.len as usize,
+            (Some(s), None) => s.set.len(),
+            (None, None) => 0,
+        };
+        self.index.push(self.bands, sketch, set_len)?;
+        match &mut self.high {
+            Some((spill, _)) if keep_high => {
+                spill.append(sketch.map_or(&self.zeros, |s| &s.high))?;
+            }
+            _ => self.high = None,
+        }
+        let bands = if let Some(s) = sketch {
+            // Each shingle as two u32 words, low first: its little-endian bytes.
+            match place {
+                Some(place) => self.sets.placed(offset, place)?,
+                None => self.sets.append(offset, &s.set)?,
+            }
+            &s.bands
+        } else {
+            &self.zeros
+        };
+        self.columns.push(bands)?;
+        self.rows.append(bands)
+    }
+
     /// The high halves by document and by band, when the searches use 64-bit keys.
     fn wide_keys(&self) -> Option<(&Spill, &Columns)> {
         match &self.high {
@@ -558,7 +768,7 @@ impl SpillStore {
     /// Whether the row and set files were read back into memory, in that order.
     #[cfg(test)]
     pub(crate) fn cached(&self) -> (bool, bool) {
-        (self.rows.cache.is_some(), self.sets.cache.is_some())
+        (self.rows.cache.is_some(), self.sets.spill.cache.is_some())
     }
 
     /// The column blocks of `band`, and its column read back whole.
@@ -578,26 +788,7 @@ impl SketchStore for SpillStore {
     }
 
     fn push(&mut self, sketch: Option<&DocSketch>) -> Result<(), EngineError> {
-        if self.finished {
-            return Err(finished());
-        }
-        let keep_high = self.high.is_some() && keeps_high(self.width, sketch)?;
-        self.index.push(self.bands, sketch)?;
-        match &mut self.high {
-            Some((spill, _)) if keep_high => {
-                spill.append(sketch.map_or(&self.zeros, |s| &s.high))?;
-            }
-            _ => self.high = None,
-        }
-        let bands = if let Some(s) = sketch {
-            // Each shingle as two u32 words, low first: its little-endian bytes.
-            self.sets.append_le(&s.set, 2, u64::to_le_bytes)?;
-            &s.bands
-        } else {
-            &self.zeros
-        };
-        self.columns.push(bands)?;
-        self.rows.append(bands)
+        self.push_with(sketch, None)
     }
 
     fn finish(&mut self) -> Result<(), EngineError> {
@@ -621,7 +812,7 @@ impl SketchStore for SpillStore {
         if let Some((high, _)) = &mut self.high {
             high.cache_within(&mut budget)?;
         }
-        self.sets.cache_within(&mut budget)?;
+        self.sets.spill.cache_within(&mut budget)?;
         self.finished = true;
         Ok(())
     }
@@ -642,13 +833,17 @@ impl SketchStore for SpillStore {
         let (start, end) = self.index.range(doc);
         out.clear();
         let len = (end - start) as usize;
-        if self.sets.cache.is_none() && len > 0 {
+        if len == 0 {
+            return Ok(());
+        }
+        let start = self.sets.place(start);
+        if self.sets.spill.cache.is_none() {
             // Straight from the file's bytes (each shingle is two words, low first: its
             // little-endian bytes).
             return READ_BUF.with(|cell| {
                 let mut bytes = cell.borrow_mut();
                 bytes.resize(len * 8, 0);
-                read_at(&self.sets.file, &mut bytes, start * 8).map_err(EngineError::read)?;
+                read_at(&self.sets.spill.file, &mut bytes, start * 8).map_err(EngineError::read)?;
                 out.extend(
                     bytes.chunks_exact(8).map(|c| {
                         u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
@@ -661,7 +856,7 @@ impl SketchStore for SpillStore {
         WORDS.with(|cell| {
             let mut words = cell.borrow_mut();
             words.clear();
-            self.sets.read(2 * start, 2 * len, &mut words)?;
+            self.sets.spill.read(2 * start, 2 * len, &mut words)?;
             out.extend(words.chunks_exact(2).map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32)));
             trim(&mut words);
             Ok(())
@@ -764,6 +959,22 @@ fn finished() -> EngineError {
 }
 
 #[cfg(unix)]
+fn write_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn write_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    // One writer at a time: a cloned handle shares the cursor.
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))?;
+    f.write_all(buf)
+}
+
+#[cfg(unix)]
 fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
 }
@@ -777,4 +988,101 @@ fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
     let mut f = file;
     f.seek(SeekFrom::Start(offset))?;
     f.read_exact(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sets of 0 to 40 shingles (none: featureless), by a splitmix sequence.
+    fn docs(n: usize, seed: u64) -> Vec<Option<DocSketch>> {
+        let mut x = seed;
+        let mut next = move || {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        (0..n)
+            .map(|_| {
+                let len = next() % 41;
+                let mut set: Vec<u64> = (0..len).map(|_| next()).collect();
+                set.sort_unstable();
+                set.dedup();
+                let bands = (0..3).map(|_| next() as u32).collect();
+                (len > 0).then(|| DocSketch::from_parts(bands, set))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sets_written_by_set_writers_read_as_pushed() {
+        let docs = docs(500, 17);
+        let mut memory = MemoryStore::new(3);
+        for d in &docs {
+            memory.push(d.as_ref()).unwrap();
+        }
+        for cache in [0, 1 << 30] {
+            let mut store = SpillStore::with_cache_bytes(3, cache).unwrap();
+            let writer = store.set_writer().unwrap();
+            // Batches of 7 documents; every third one pushed with its set, the others
+            // written by two threads in no particular order, with sets never pushed between.
+            let batches: Vec<Vec<Option<DocSketch>>> = docs.chunks(7).map(<[_]>::to_vec).collect();
+            let placed: Vec<Option<Vec<SetPlace>>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = batches
+                    .iter()
+                    .enumerate()
+                    .map(|(i, batch)| {
+                        let writer = writer.clone();
+                        let mut batch = batch.clone();
+                        scope.spawn(move || {
+                            if i % 3 == 0 {
+                                return None;
+                            }
+                            let mut buf = Vec::new();
+                            let mut unused = docs_unused(i);
+                            writer.write(unused.iter_mut(), &mut buf).unwrap();
+                            Some(writer.write(batch.iter_mut().flatten(), &mut buf).unwrap())
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for (batch, places) in batches.iter().zip(placed) {
+                match places {
+                    None => batch.iter().for_each(|d| store.push(d.as_ref()).unwrap()),
+                    Some(places) => {
+                        let mut places = places.into_iter();
+                        for d in batch {
+                            match d {
+                                Some(d) => {
+                                    let mut hollow = d.clone();
+                                    hollow.set = Vec::new();
+                                    store.push_placed(&hollow, places.next().unwrap()).unwrap();
+                                }
+                                None => store.push(None).unwrap(),
+                            }
+                        }
+                    }
+                }
+            }
+            store.finish().unwrap();
+            assert_eq!(store.cached().1, cache > 0);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for (doc, sketch) in docs.iter().enumerate() {
+                memory.read_set(doc, &mut a).unwrap();
+                store.read_set(doc, &mut b).unwrap();
+                assert_eq!(a, b, "doc {doc}, cache {cache}");
+                assert_eq!(store.set_len(doc).unwrap(), a.len());
+                assert_eq!(store.set_hash(doc), memory.set_hash(doc));
+                assert_eq!(&store.sketch(doc).unwrap(), sketch, "doc {doc}");
+            }
+        }
+    }
+
+    /// Sketches whose sets are written and never pushed.
+    fn docs_unused(seed: usize) -> Vec<DocSketch> {
+        docs(3, 1000 + seed as u64).into_iter().flatten().collect()
+    }
 }

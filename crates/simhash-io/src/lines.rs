@@ -744,7 +744,7 @@ mod tests {
         ];
         let mut rng = crate::test_rng::Rng(17);
         let mut inputs: Vec<Vec<u8>> = fixed.iter().map(|i| i.to_vec()).collect();
-        for _ in 0..300 {
+        for _ in 0..120 {
             let len = rng.below(120);
             let alphabet = b"ab\r\n\n";
             inputs.push((0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect());
@@ -752,8 +752,8 @@ mod tests {
         for input in &inputs {
             for max in [0, 1, 2, 5, 8, 30, 1000] {
                 let want = lines(input, max, 1 << 16);
-                for block in [1, 2, 3, 4, 7, 16, 1000] {
-                    for piece in [1, 3, 1 << 16] {
+                for block in [1, 2, 3, 7, 1000] {
+                    for piece in [1, 1 << 16] {
                         let got = block_lines(input, max, block, piece);
                         assert_eq!(
                             got,

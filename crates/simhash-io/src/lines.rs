@@ -95,26 +95,10 @@ impl<R: Read> LineReader<R> {
     ) -> io::Result<Option<LineStatus>> {
         let start = buf.len();
         let raw_start = raw.as_deref().map_or(0, Vec::len);
-        let mut total: u64 = 0;
+        let max = self.max;
         let mut too_long = false;
-        let mut any = false;
-        loop {
-            let chunk = match self.inner.fill_buf() {
-                Ok(c) => c,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            if chunk.is_empty() {
-                break;
-            }
-            any = true;
-            let (piece, done) = match memchr::memchr(b'\n', chunk) {
-                Some(i) => (&chunk[..=i], true),
-                None => (chunk, false),
-            };
-            let len = piece.len();
-            total += len as u64;
-            if !too_long && total > self.max.saturating_add(2) {
+        let total = self.walk_line(|piece, total| {
+            if !too_long && total > max.saturating_add(2) {
                 // Over the limit even allowing for "\r\n": stop keeping bytes.
                 too_long = true;
                 buf.truncate(start);
@@ -128,17 +112,8 @@ impl<R: Read> LineReader<R> {
                     raw.extend_from_slice(piece);
                 }
             }
-            self.inner.consume(len);
-            if done {
-                break;
-            }
-        }
-        if !any {
-            return Ok(None);
-        }
-        self.line += 1;
-        self.bytes += total;
-        Ok(Some(if too_long { LineStatus::TooLong(total) } else { LineStatus::Ok }))
+        })?;
+        Ok(total.map(|total| if too_long { LineStatus::TooLong(total) } else { LineStatus::Ok }))
     }
 
     /// Advances over the next line without copying it; returns its length, terminator
@@ -146,6 +121,13 @@ impl<R: Read> LineReader<R> {
     ///
     /// [`next_line`]: LineReader::next_line
     pub fn skip_line(&mut self) -> io::Result<Option<u64>> {
+        self.walk_line(|_, _| {})
+    }
+
+    /// Advances over the next line, handing `piece` each run of its bytes (terminator
+    /// included) with the line's length so far, and counts it; returns its length, or
+    /// `None` at the end of input.
+    fn walk_line(&mut self, mut piece: impl FnMut(&[u8], u64)) -> io::Result<Option<u64>> {
         let mut total: u64 = 0;
         let mut any = false;
         loop {
@@ -163,6 +145,7 @@ impl<R: Read> LineReader<R> {
                 None => (chunk.len(), false),
             };
             total += len as u64;
+            piece(&chunk[..len], total);
             self.inner.consume(len);
             if done {
                 break;

@@ -49,6 +49,15 @@ pub struct ReadOptions {
     /// Keep each record's hash and nothing else (8 bytes a record): simhash-cpp's input
     /// for `find-all`, which needs no ids, lines or lengths; see [`Corpus::take_hashes`].
     pub compact: bool,
+    /// Hash each record's line even when it is read once ([`Corpus::tag_line_ids`] needs
+    /// the hashes); `spool` implies it.
+    pub line_hashes: bool,
+}
+
+impl ReadOptions {
+    fn hash_lines(&self) -> bool {
+        self.spool || self.line_hashes
+    }
 }
 
 /// The documents: for each, its id, fingerprint (none when featureless), line and length.
@@ -60,6 +69,9 @@ pub struct Corpus {
     /// The records have no ids: each one's id is its 0-based line number in the
     /// concatenation of the inputs, made when asked for rather than kept.
     generated: bool,
+    /// With `generated`, the tag of this input ([`Corpus::tag_line_ids`]): each id is
+    /// `TAG:LINE`, so that the ids of different inputs added to one index differ.
+    id_tag: Option<String>,
     /// None when featureless.
     fps: Vec<Option<Fingerprint>>,
     /// Read with [`ReadOptions::compact`]: the hashes alone, in input order, and no other
@@ -104,7 +116,11 @@ impl Corpus {
 
     pub fn id(&self, doc: usize) -> Cow<'_, str> {
         if self.generated {
-            Cow::Owned((self.lines[doc] - 1).to_string())
+            let line = self.lines[doc] - 1;
+            Cow::Owned(match &self.id_tag {
+                None => line.to_string(),
+                Some(tag) => format!("{tag}:{line}"),
+            })
         } else {
             Cow::Borrowed(self.ids.get(doc))
         }
@@ -118,7 +134,27 @@ impl Corpus {
 
     /// The id as it appeared: a JSON number (or a line number), or a string.
     pub fn id_value(&self, doc: usize) -> simhash_io::IdValue<'_> {
-        simhash_io::IdValue { text: self.id(doc), number: self.numeric[doc] }
+        simhash_io::IdValue { text: self.id(doc), number: self.numeric[doc] && self.id_tag.is_none() }
+    }
+
+    /// For a run whose records have no ids and that adds to or matches against a persistent
+    /// index: each id becomes `TAG:LINE`, where `TAG` (16 hex digits) is a hash of every
+    /// record's line in order. Ids then stay unique across the inputs added to one index
+    /// (line numbers alone restart at 0 in every run), and the same input read again has
+    /// the same ids, so that a rerun finds its records already indexed. Needs the line
+    /// hashes (a corpus read for two passes); returns the tag, or none when the records
+    /// have ids (or there are none).
+    pub fn tag_line_ids(&mut self) -> Option<&str> {
+        if !self.generated || self.line_hashes.len() != self.fps.len() || self.fps.is_empty() {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(16 * self.line_hashes.len());
+        for (hash, line) in self.line_hashes.iter().zip(&self.lines) {
+            bytes.extend_from_slice(&hash.to_le_bytes());
+            bytes.extend_from_slice(&line.to_le_bytes());
+        }
+        let tag = format!("{:016x}", simhash_io::line_hash(&bytes));
+        Some(self.id_tag.insert(tag))
     }
 
     pub fn fingerprint(&self, doc: usize) -> Option<Fingerprint> {
@@ -368,10 +404,10 @@ pub fn read(
         for (worker, spent) in spent_rx.into_iter().enumerate() {
             let (rx, tx) = (raw_rx.clone(), done_tx.clone());
             let reading = &options.reading;
-            let (max, spool) = (options.max_record_bytes, options.spool);
+            let (max, hash_lines) = (options.max_record_bytes, options.hash_lines());
             let sets = sets.clone();
             let channels = Channels { rx, tx, spent, worker, sets };
-            scope.spawn(move || parse_batches(&channels, reading, max, spool));
+            scope.spawn(move || parse_batches(&channels, reading, max, hash_lines));
         }
         drop(raw_rx);
         drop(done_tx);
@@ -882,7 +918,7 @@ fn collect(
     names: &[String],
 ) -> anyhow::Result<Corpus> {
     let mut corpus = Corpus {
-        keep_line_hashes: options.spool,
+        keep_line_hashes: options.hash_lines(),
         compact: options.compact.then(Vec::new),
         sketches,
         ..Corpus::default()

@@ -3,12 +3,13 @@
 //! with the matched documents hidden for the dedup walk.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::Context;
 use rayon::prelude::*;
 use simhash_index::disk::{DiskIndex, Writer};
 use simhash_index::lsh::{DocSketch, EngineError, SpillStore};
-use simhash_io::{Problem, Reason, Score};
+use simhash_io::{Output, Problem, Reason, Score};
 
 use crate::corpus::Corpus;
 use crate::report::Reporter;
@@ -32,9 +33,42 @@ pub fn locate<'a>(corpus: &Corpus, names: &'a [String], doc: usize) -> (&'a str,
     (names.last().map_or("-", String::as_str), line)
 }
 
-/// Adds `docs` of the corpus to the index, in order. A document whose id the index already
-/// holds is reported as `FILE:LINE` (with `what` said of it) and not added; with --strict
-/// that ends the run before anything is committed. Returns the number added.
+/// Documents added to an index, and those it already held.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Added {
+    pub added: u64,
+    /// Records whose id the index holds with the same content: a rerun's, already there.
+    pub already: u64,
+}
+
+/// The indexed document that is this very record, if any: the index holds its id, with the
+/// same content (the same shingle set, or the same fingerprint; both featureless counts).
+/// Such a record is not a duplicate of itself: a rerun of a committed run finds its kept
+/// records there.
+pub fn held_copy(index: &DiskIndex, corpus: &Corpus, doc: usize) -> anyhow::Result<Option<u64>> {
+    let Some(held) = index.find_id(&corpus.id(doc))? else {
+        return Ok(None);
+    };
+    let mut stored = Vec::new();
+    index.read_payload(held, &mut stored)?;
+    let same = match &corpus.sketches {
+        Some(store) => match doc_sketch(store, doc)? {
+            Some(sketch) => sketch.set() == stored.as_slice(),
+            None => stored.is_empty(),
+        },
+        None => match corpus.fingerprint(doc) {
+            Some(fp) => stored == [fp.get()],
+            None => stored.is_empty(),
+        },
+    };
+    Ok(same.then_some(held))
+}
+
+/// Adds `docs` of the corpus to the index, in order. A document that the index already
+/// holds ([`held_copy`]: same id, same content) is counted and not added again. A document
+/// whose id the index holds with other content is reported as `FILE:LINE` (with `what`
+/// said of it) and not added; with --strict that ends the run before anything is
+/// committed.
 pub fn add_documents(
     writer: &mut Writer,
     corpus: &Corpus,
@@ -42,16 +76,23 @@ pub fn add_documents(
     names: &[String],
     docs: impl IntoIterator<Item = usize>,
     what: &str,
-) -> anyhow::Result<u64> {
-    let mut added = 0u64;
+) -> anyhow::Result<Added> {
+    let mut counts = Added::default();
     for doc in docs {
         let id = corpus.id(doc);
         if let Some(index) = writer.index()
             && let Some(held) = index.find_id(&id)?
         {
+            if held_copy(index, corpus, doc)?.is_some() {
+                counts.already += 1;
+                continue;
+            }
             let problem = Problem::new(
                 Reason::DuplicateId,
-                format!("id {id:?} is already in the index (its document {held}): {what}"),
+                format!(
+                    "id {id:?} is already in the index (its document {held}) with other content: \
+                     {what}"
+                ),
             );
             let (file, line) = locate(corpus, names, doc);
             reporter.problem(file, line, &problem)?;
@@ -61,9 +102,9 @@ pub fn add_documents(
             Some(store) => writer.add_sketch(&id, doc_sketch(store, doc)?.as_ref())?,
             None => writer.add_fingerprint(&id, corpus.fingerprint(doc))?,
         }
-        added += 1;
+        counts.added += 1;
     }
-    Ok(added)
+    Ok(counts)
 }
 
 /// An indexed document matched by a document of the corpus, and how near they are.
@@ -74,37 +115,76 @@ pub struct IndexMatch {
     pub score: Score,
 }
 
+/// What the index says of each document of the corpus.
+#[derive(Clone, Debug, Default)]
+pub struct IndexMatches {
+    /// The earliest-added indexed document it matches, itself excepted.
+    pub first: Vec<Option<IndexMatch>>,
+    /// The indexed document that is this record ([`held_copy`]).
+    pub own: Vec<Option<u64>>,
+}
+
+impl IndexMatches {
+    /// The corpus document that an indexed document is, where a record of this run is one
+    /// ([`held_copy`]): a removed record names it with the id as this run read it.
+    pub fn own_docs(&self) -> std::collections::HashMap<u64, usize> {
+        self.own.iter().enumerate().filter_map(|(doc, own)| own.map(|held| (held, doc))).collect()
+    }
+}
+
 /// For each document of the corpus, the earliest-added indexed document it matches (exact
-/// Jaccard at least the index's threshold, or within its distance), if any; in parallel.
+/// Jaccard at least the index's threshold, or within its distance), if any, other than the
+/// record itself ([`held_copy`]); in parallel.
 pub fn first_matches(
     pool: &rayon::ThreadPool,
     corpus: &Corpus,
     index: &DiskIndex,
-) -> anyhow::Result<Vec<Option<IndexMatch>>> {
-    let found: anyhow::Result<Vec<Option<IndexMatch>>> = pool.install(|| {
+) -> anyhow::Result<IndexMatches> {
+    let found: anyhow::Result<Vec<(Option<IndexMatch>, Option<u64>)>> = pool.install(|| {
         (0..corpus.len())
             .into_par_iter()
-            .map(|doc| -> anyhow::Result<Option<IndexMatch>> {
-                Ok(match &corpus.sketches {
+            .map(|doc| -> anyhow::Result<(Option<IndexMatch>, Option<u64>)> {
+                let own = held_copy(index, corpus, doc)?;
+                let first = match &corpus.sketches {
                     Some(store) => match doc_sketch(store, doc)? {
-                        Some(sketch) => index.first_sketch(&sketch)?.map(|hit| IndexMatch {
-                            doc: hit.id,
-                            score: Score::Jaccard(hit.jaccard),
-                        }),
+                        Some(sketch) => {
+                            let hit = match own {
+                                None => index.first_sketch(&sketch)?,
+                                Some(own) => index
+                                    .query_sketch(&sketch)?
+                                    .into_iter()
+                                    .find(|hit| hit.id != own),
+                            };
+                            hit.map(|hit| IndexMatch {
+                                doc: hit.id,
+                                score: Score::Jaccard(hit.jaccard),
+                            })
+                        }
                         None => None,
                     },
                     None => match corpus.fingerprint(doc) {
-                        Some(fp) => index.first_fingerprint(fp)?.map(|hit| IndexMatch {
-                            doc: hit.id,
-                            score: Score::Distance(hit.distance),
-                        }),
+                        Some(fp) => {
+                            let hit = match own {
+                                None => index.first_fingerprint(fp)?,
+                                Some(own) => index
+                                    .query_fingerprint(fp)?
+                                    .into_iter()
+                                    .find(|hit| hit.id != own),
+                            };
+                            hit.map(|hit| IndexMatch {
+                                doc: hit.id,
+                                score: Score::Distance(hit.distance),
+                            })
+                        }
                         None => None,
                     },
-                })
+                };
+                Ok((first, own))
             })
             .collect()
     });
-    found.context("cannot search the index")
+    let (first, own) = found.context("cannot search the index")?.into_iter().unzip();
+    Ok(IndexMatches { first, own })
 }
 
 /// `dedup --against INDEX [--update]`: the index read, or (with --update) held by its one
@@ -140,23 +220,23 @@ impl Against {
     }
 
     /// Each document's first match in the index ([`first_matches`]); counted in the summary.
-    pub fn matches(
-        &self,
-        session: &mut Session,
-        corpus: &Corpus,
-    ) -> anyhow::Result<Vec<Option<IndexMatch>>> {
+    pub fn matches(&self, session: &mut Session, corpus: &Corpus) -> anyhow::Result<IndexMatches> {
         session.reporter.phase("matching the index", None);
         let matched = match self.index() {
             Some(index) => first_matches(&session.pool, corpus, index)?,
-            None => vec![None; corpus.len()],
+            None => IndexMatches {
+                first: vec![None; corpus.len()],
+                own: vec![None; corpus.len()],
+            },
         };
         session.summary.index_documents = Some(self.index().map_or(0, DiskIndex::len));
-        session.summary.index_matched = Some(matched.iter().filter(|m| m.is_some()).count() as u64);
+        session.summary.index_matched =
+            Some(matched.first.iter().filter(|m| m.is_some()).count() as u64);
         Ok(matched)
     }
 
     /// With --update, adds the kept `docs` to the index (not yet committed); a kept record
-    /// whose id the index holds stays in the output and is reported.
+    /// whose id the index holds with other content stays in the output and is reported.
     pub fn add_kept(
         &mut self,
         session: &mut Session,
@@ -167,23 +247,42 @@ impl Against {
         if let Against::Writing(writer) = self {
             session.reporter.phase("indexing", None);
             let what = "kept in the output, not added to the index";
-            let added = add_documents(writer, corpus, &mut session.reporter, names, docs, what)?;
-            session.summary.index_added = Some(added);
+            let counts = add_documents(writer, corpus, &mut session.reporter, names, docs, what)?;
+            session.summary.index_added = Some(counts.added);
+            session.summary.index_already = Some(counts.already);
         }
         Ok(())
     }
 
-    /// With --update, commits the added records.
-    pub fn commit(self) -> anyhow::Result<()> {
-        if let Against::Writing(writer) = self {
-            let dir = writer.index().map(|i| i.dir().display().to_string());
-            writer.commit().with_context(|| {
-                format!(
-                    "{}: the output is written, but the kept records were not added to the index",
-                    dir.unwrap_or_else(|| "--against".into())
-                )
-            })?;
+    /// Commits the run: the outputs (through [`Session::finish`]) and, with --update, the
+    /// added records, as one commit. The index's new segment is written and synced first;
+    /// then, with signals held off, the outputs are moved into place and the manifest is
+    /// replaced. Interrupted before that, nothing is committed (exit 128 + the signal);
+    /// after it, the run finishes and exits as usual. Only `kill -9` (or a failure to
+    /// write the manifest) between the two leaves the outputs without the index's
+    /// additions, and a rerun then writes the same outputs and adds them.
+    pub fn commit(self, session: Session, outputs: Vec<Output>) -> anyhow::Result<ExitCode> {
+        let Against::Writing(writer) = self else {
+            return session.finish(outputs);
+        };
+        let dir = writer.index().map_or_else(|| "--against".into(), |i| i.dir().display().to_string());
+        let mut outputs_in_place = false;
+        let done = writer.commit_with(|| -> anyhow::Result<_> {
+            let hold = simhash_io::hold_signals();
+            let code = session.finish(outputs)?;
+            outputs_in_place = true;
+            Ok((hold, code))
+        });
+        match done {
+            Ok((_, (hold, code))) => {
+                simhash_io::note_committed("its outputs and its additions to the index");
+                drop(hold);
+                Ok(code)
+            }
+            Err(e) if outputs_in_place => Err(e.context(format!(
+                "{dir}: the output is written, but the kept records were not added to the index"
+            ))),
+            Err(e) => Err(e.context("nothing was committed")),
         }
-        Ok(())
     }
 }

@@ -244,13 +244,16 @@ pub struct Summary {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub annotated: bool,
     /// The on-disk index (`index add|query`, `dedup --against`): its documents when opened,
-    /// the records that matched one of them, and the records added to it.
+    /// the records that matched one of them, the records added to it, and the records it
+    /// already held (the same id and the same content: a rerun's, not added again).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_documents: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_matched: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_added: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_already: Option<u64>,
     pub seconds: BTreeMap<String, f64>,
     pub seconds_total: f64,
     /// Peak resident memory of the process (Linux only).
@@ -280,6 +283,9 @@ impl Summary {
         }
         if let Some(n) = self.index_added {
             let _ = write!(s, ", {n} added to it");
+        }
+        if let Some(n) = self.index_already.filter(|&n| n > 0) {
+            let _ = write!(s, ", {n} already in it");
         }
         if matches!(self.command, "index add" | "index query") {
             return s + &format!(" in {:.2}s", self.seconds_total);

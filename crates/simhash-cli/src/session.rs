@@ -58,6 +58,27 @@ impl Session {
             sample: input.and_then(|i| i.sample),
             spool,
             compact: false,
+            line_hashes: false,
+        };
+        self.read_with(sources, &options)
+    }
+
+    /// [`Session::read`] once, keeping each record's line hash, as a run that adds to a
+    /// persistent index needs for [`Corpus::tag_line_ids`].
+    pub fn read_for_index(
+        &mut self,
+        sources: &mut [Source],
+        reading: Reading,
+        input: &Input,
+    ) -> anyhow::Result<Corpus> {
+        let options = ReadOptions {
+            reading,
+            threads: self.threads,
+            max_record_bytes: input.max_record_bytes,
+            sample: input.sample,
+            spool: false,
+            compact: false,
+            line_hashes: true,
         };
         self.read_with(sources, &options)
     }
@@ -75,6 +96,7 @@ impl Session {
             sample: None,
             spool: false,
             compact: true,
+            line_hashes: false,
         };
         Ok(self.read_with(sources, &options)?.take_hashes())
     }

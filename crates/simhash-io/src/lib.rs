@@ -116,7 +116,10 @@ pub use crate::inputs::{InputFile, Inputs, RECORD_EXTENSIONS, SkippedFile, is_re
 pub use crate::lines::{
     BlockLines, LineAt, LineReader, LineStatus, LinesAt, ReadAt, line_content, read_at, read_block,
 };
-pub use crate::output::{Output, commit_all, install_signal_handler, remove_pending, temp_file};
+pub use crate::output::{
+    Output, SignalHold, commit_all, hold_signals, install_signal_handler, note_committed,
+    remove_pending, temp_file,
+};
 pub use crate::parquet::{
     ExtraColumn, ExtraKind, ExtraRows, ExtraValue, ParquetCopy, ParquetRows, RowBatch, is_parquet,
 };

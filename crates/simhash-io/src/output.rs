@@ -32,6 +32,44 @@ static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// is never cut in half (it takes milliseconds).
 static COMMIT: Mutex<()> = Mutex::new(());
 
+/// Held while a run commits its outputs together with something else (its additions to
+/// an index): a signal waits for it ([`hold_signals`]).
+static HOLD: Mutex<()> = Mutex::new(());
+
+/// What the run has committed (none before its commit point): a signal that arrives after
+/// it is reported and otherwise ignored, since the run's work is done.
+static COMMITTED: Mutex<Option<String>> = Mutex::new(None);
+
+/// Holds off the signal handler ([`install_signal_handler`]) until dropped: for a run whose
+/// commit is more than one [`commit_all`] (its outputs, then an index's manifest), so that
+/// a signal finds the run either before its commit point (nothing committed) or after it
+/// (everything committed), never between. Hold it for milliseconds: the renames and the
+/// manifest's write, not the work before them.
+#[must_use = "signals are held only while this lives"]
+#[derive(Debug)]
+pub struct SignalHold {
+    _guard: std::sync::MutexGuard<'static, ()>,
+}
+
+/// See [`SignalHold`].
+pub fn hold_signals() -> SignalHold {
+    SignalHold { _guard: HOLD.lock().unwrap_or_else(PoisonError::into_inner) }
+}
+
+/// Records that the run has committed `what` (e.g. "its outputs and the index"): from now
+/// on a SIGINT, SIGTERM or SIGHUP is reported as arriving after the commit and the run
+/// finishes as it would have (its exit status says how it went), instead of exiting with
+/// 128 + the signal's number as if nothing had been written. [`commit_all`] records its
+/// outputs itself.
+pub fn note_committed(what: &str) {
+    *COMMITTED.lock().unwrap_or_else(PoisonError::into_inner) = Some(what.to_string());
+}
+
+/// Forgets what an earlier run of this process committed ([`crate::begin_run`]).
+pub(crate) fn forget_committed() {
+    *COMMITTED.lock().unwrap_or_else(PoisonError::into_inner) = None;
+}
+
 /// Removes the temporary files of outputs still being written: for signal handlers.
 pub fn remove_pending() {
     let paths = PENDING.lock().unwrap_or_else(PoisonError::into_inner);
@@ -44,10 +82,13 @@ fn forget_pending(path: &Path) {
     PENDING.lock().unwrap_or_else(PoisonError::into_inner).retain(|p| p != path);
 }
 
-/// On SIGINT, SIGTERM and SIGHUP: removes the temporary files of unfinished outputs (no
-/// target is touched before it is complete), waits for a group commit under way, and exits
-/// with 128 + the signal's number (130, 143, 129). A signal that was ignored when the
-/// process started (`nohup`, a background job of a script) stays ignored.
+/// On SIGINT, SIGTERM and SIGHUP: waits for a group commit under way (and a
+/// [`SignalHold`]); then, before the run's commit point, removes the temporary files of
+/// unfinished outputs (no target is touched before it is complete) and exits with 128 +
+/// the signal's number (130, 143, 129), nothing committed; after it ([`note_committed`],
+/// [`commit_all`]), says that the signal came after the commit and lets the run finish.
+/// A signal that was ignored when the process started (`nohup`, a background job of a
+/// script) stays ignored.
 pub fn install_signal_handler() {
     #[cfg(unix)]
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -60,14 +101,38 @@ pub fn install_signal_handler() {
             return;
         };
         let _ = std::thread::Builder::new().name("signals".into()).spawn(move || {
-            if let Some(signal) = signals.forever().next() {
+            for signal in signals.forever() {
+                let _hold = HOLD.lock().unwrap_or_else(PoisonError::into_inner);
                 let _commit = COMMIT.lock().unwrap_or_else(PoisonError::into_inner);
+                let committed = COMMITTED.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                if let Some(what) = committed {
+                    let program = std::env::args_os()
+                        .next()
+                        .and_then(|a| Path::new(&a).file_name().map(|n| n.to_os_string()))
+                        .map_or_else(|| "simhash".into(), |n| n.to_string_lossy().into_owned());
+                    eprintln!(
+                        "{program}: {} after the run committed {what}: finishing the run",
+                        signal_name(signal)
+                    );
+                    continue;
+                }
                 remove_pending();
                 #[allow(clippy::exit)]
                 std::process::exit(128 + signal);
             }
         });
     });
+}
+
+/// The name of one of the signals handled.
+#[cfg(unix)]
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
 }
 
 /// Whether `signal` is ignored (inherited from the parent).
@@ -372,6 +437,8 @@ pub fn commit_all(outputs: impl IntoIterator<Item = Output>) -> Result<(), Error
             let _ = fs::remove_file(b);
         }
     }
+    let mut committed = COMMITTED.lock().unwrap_or_else(PoisonError::into_inner);
+    committed.get_or_insert_with(|| "its outputs".to_string());
     Ok(())
 }
 

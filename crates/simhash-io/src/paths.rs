@@ -25,6 +25,7 @@ fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
 /// A command line calls it once at the start of a run; tests that run several commands on
 /// one thread call it before each.
 pub fn begin_run() {
+    crate::output::forget_committed();
     with_registry(|r| {
         r.inputs.clear();
         r.outputs.clear();

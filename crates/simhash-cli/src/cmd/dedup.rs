@@ -15,8 +15,8 @@ use simhash_io::{IdValue, Output, Score};
 use simhash_cluster::Clusters;
 
 use crate::corpus::Corpus;
-use crate::indexing::{Against, IndexMatch};
-use crate::matching::{Grouped, clusters, star_clusters_without};
+use crate::indexing::{Against, IndexMatches};
+use crate::matching::{Grouped, clusters, priority, star_clusters_without};
 use crate::rewrite::{self, CreatedDirs, Notes, Pass, Target};
 use crate::session::Session;
 use crate::settings::DedupSettings;
@@ -46,15 +46,20 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         settings.against.as_ref().map(|a| Against::open(a, settings.update)).transpose()?;
     let mut sources = input.inputs.sources();
     let mut corpus = session.read(&mut sources, input.reading.clone(), Some(input), true)?;
+    if against.is_some() {
+        // Records without ids: ids that differ between the inputs added to one index.
+        corpus.tag_line_ids();
+    }
     let (Grouped { clusters, jaccard }, matched) =
         decide(&mut session, &corpus, settings, against.as_ref())?;
     let kept = |d: usize| {
-        clusters.is_representative(d as u32) && matched.as_ref().is_none_or(|m| m[d].is_none())
+        clusters.is_representative(d as u32)
+            && matched.as_ref().is_none_or(|m| m.first[d].is_none())
     };
 
     session.reporter.phase("writing", sources.iter().map(|s| s.size).sum());
     let index_matches = match (&against, &matched) {
-        (Some(against), Some(matched)) => against.index().map(|index| (index, &matched[..])),
+        (Some(against), Some(matched)) => against.index().map(|index| (index, matched)),
         _ => None,
     };
     let mut dups = settings.annotate.then(|| vec![None; corpus.len()]);
@@ -107,16 +112,20 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     session.summary.annotated = settings.annotate;
     if let Some(against) = &mut against {
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
-        let kept_docs = (0..corpus.len()).filter(|&d| kept(d));
+        // In the keep policy's order, as the walk kept them: a later record matching
+        // several names the first kept, as the walk would (the same with `--keep first`).
+        let rank = priority(&corpus, settings.grouping.keep);
+        let mut kept_docs: Vec<usize> = (0..corpus.len()).filter(|&d| kept(d)).collect();
+        kept_docs.sort_by_key(|&d| rank[d]);
         against.add_kept(&mut session, &corpus, &names, kept_docs)?;
     }
-    let code = session.finish(outputs.into_iter().chain(removed).collect())?;
+    let outputs = outputs.into_iter().chain(removed).collect();
+    let code = match against {
+        // The outputs and the index's additions as one commit (see `Against::commit`).
+        Some(against) => against.commit(session, outputs)?,
+        None => session.finish(outputs)?,
+    };
     created.keep();
-    // The index last, once the output is in place: a failure here leaves the output
-    // written and the index as it was (run again: the output is the same).
-    if let Some(against) = against {
-        against.commit()?;
-    }
     Ok(code)
 }
 
@@ -144,13 +153,13 @@ fn decide(
     corpus: &Corpus,
     settings: &DedupSettings,
     against: Option<&Against>,
-) -> anyhow::Result<(Grouped, Option<Vec<Option<IndexMatch>>>)> {
+) -> anyhow::Result<(Grouped, Option<IndexMatches>)> {
     let (m, g) = (&settings.matching, &settings.grouping);
     let Some(against) = against else {
         return Ok((clusters(session, corpus, m, g)?, None));
     };
     let matched = against.matches(session, corpus)?;
-    let hidden: Vec<bool> = matched.iter().map(Option::is_some).collect();
+    let hidden: Vec<bool> = matched.first.iter().map(Option::is_some).collect();
     Ok((star_clusters_without(session, corpus, m, g, &hidden)?, Some(matched)))
 }
 
@@ -178,25 +187,30 @@ fn between_passes_hook() {
 /// Writes one `--removed` line per dropped document (when asked) with its score against
 /// the kept one; returns how many documents were dropped.
 /// Documents that matched the on-disk index (`--against`) are removed as duplicates of
-/// the indexed document named in `index`.
+/// the indexed document named in `index` (with the id as this run read it when that
+/// document is a record of this run: a rerun's).
 fn write_removed<'a>(
     corpus: &'a Corpus,
     sketches: Option<&SpillStore>,
     clusters: &Clusters,
     jaccard: Option<&[f64]>,
-    index: Option<(&DiskIndex, &[Option<IndexMatch>])>,
+    index: Option<(&DiskIndex, &IndexMatches)>,
     mut removed: Option<&mut Output>,
     mut dups: Option<&mut [Option<(IdValue<'a>, Score)>]>,
 ) -> anyhow::Result<u64> {
     let mut removed_count = 0u64;
+    let own = index.map(|(_, matched)| matched.own_docs()).unwrap_or_default();
     for doc in 0..corpus.len() {
         if let Some((index, matched)) = index
-            && let Some(m) = matched[doc]
+            && let Some(m) = matched.first[doc]
         {
             removed_count += 1;
             if removed.is_some() || dups.is_some() {
-                // The index keeps ids as text.
-                let kept = IdValue { text: index.id(m.doc)?.to_owned().into(), number: false };
+                // The index keeps ids as text; a record of this run, as it was read.
+                let kept = match own.get(&m.doc) {
+                    Some(&rep) => corpus.id_value(rep),
+                    None => IdValue { text: index.id(m.doc)?.to_owned().into(), number: false },
+                };
                 if let Some(out) = removed.as_deref_mut() {
                     simhash_io::write_removed(out, &corpus.id_value(doc), &kept, m.score)?;
                 }

@@ -58,15 +58,24 @@ fn add(args: &IndexAddArgs) -> anyhow::Result<ExitCode> {
     let mut writer = Writer::open(&settings.index, &stored)?;
     session.summary.index_documents = Some(writer.documents());
     let mut sources = input.inputs.sources();
-    let corpus = session.read(&mut sources, input.reading.clone(), Some(&input), false)?;
+    let mut corpus = session.read_for_index(&mut sources, input.reading.clone(), &input)?;
+    // Records without ids: ids that differ between the inputs added to one index.
+    corpus.tag_line_ids();
     session.reporter.phase("indexing", None);
     let names = names(&sources);
     let docs = 0..corpus.len();
     let added =
         add_documents(&mut writer, &corpus, &mut session.reporter, &names, docs, "not added")?;
     session.reporter.phase("committing", None);
-    writer.commit().with_context(|| format!("{}: nothing was added", settings.index.display()))?;
-    session.summary.index_added = Some(added);
+    // Signals held off from just before the manifest is replaced: interrupted, the add is
+    // either not committed (exit 128 + the signal) or committed and reported as usual.
+    let (_, hold) = writer
+        .commit_with(|| Ok::<_, simhash_index::disk::DiskError>(simhash_io::hold_signals()))
+        .with_context(|| format!("{}: nothing was added", settings.index.display()))?;
+    simhash_io::note_committed("its additions to the index");
+    drop(hold);
+    session.summary.index_added = Some(added.added);
+    session.summary.index_already = Some(added.already);
     session.finish(Vec::new())
 }
 
@@ -296,7 +305,10 @@ fn compact(args: &IndexDirArgs) -> anyhow::Result<ExitCode> {
     let (settings, before) = (index.settings().clone(), index.stats());
     drop(index);
     let writer = Writer::open(&args.index, &settings)?;
-    let commit = writer.compact()?;
+    let (commit, hold) = writer
+        .compact_with(|| Ok::<_, simhash_index::disk::DiskError>(simhash_io::hold_signals()))?;
+    simhash_io::note_committed("the compacted index");
+    drop(hold);
     if !args.quiet {
         let after = DiskIndex::open(&args.index)?.stats();
         eprintln!(

@@ -376,20 +376,45 @@ impl Writer {
     /// size again in free disk space, for a moment), then writes the manifest that lists
     /// every segment (the old ones and this writer's), atomically. Readers opened from now on see the
     /// new state; readers already open keep theirs.
-    pub fn commit(mut self) -> Result<Commit, DiskError> {
+    pub fn commit(self) -> Result<Commit, DiskError> {
+        self.commit_with(|| Ok::<(), DiskError>(())).map(|(commit, ())| commit)
+    }
+
+    /// [`commit`](Writer::commit), calling `before_publish` once everything is written and
+    /// synced, just before the manifest is replaced (the commit point). An error from it
+    /// commits nothing (the writer removes what it wrote); what it returns is handed back
+    /// with the commit. A front end uses it to make other files part of the same commit:
+    /// to put its outputs in place (written under temporary names) and hold off signals
+    /// until the manifest is written, so that an interrupted run committed both or
+    /// neither of its outputs and its additions to the index, or at worst (killed between
+    /// the two) its outputs alone, which a rerun writes again.
+    pub fn commit_with<T, E: From<DiskError>>(
+        mut self,
+        before_publish: impl FnOnce() -> Result<T, E>,
+    ) -> Result<(Commit, T), E> {
         self.flush()?;
         self.merge_runs()?;
         let mut segments: Vec<SegmentEntry> =
             self.committed.as_ref().map(|i| i.manifest().segments.clone()).unwrap_or_default();
         segments.extend(self.new_segments.iter().map(|(_, e)| e.clone()));
-        self.publish(segments)
+        let ready = before_publish()?;
+        Ok((self.publish(segments)?, ready))
     }
 
     /// Commits, and merges every segment into one (a streaming merge of their sorted
     /// columns: memory does not grow with the index). Document numbers and every query's
     /// answer stay the same; the old segment files are removed once the new manifest is
     /// durable (readers that have them open keep reading them).
-    pub fn compact(mut self) -> Result<Commit, DiskError> {
+    pub fn compact(self) -> Result<Commit, DiskError> {
+        self.compact_with(|| Ok::<(), DiskError>(())).map(|(commit, ())| commit)
+    }
+
+    /// [`compact`](Writer::compact), calling `before_publish` just before the manifest is
+    /// replaced, as [`commit_with`](Writer::commit_with) does.
+    pub fn compact_with<T, E: From<DiskError>>(
+        mut self,
+        before_publish: impl FnOnce() -> Result<T, E>,
+    ) -> Result<(Commit, T), E> {
         self.flush()?;
         let old: Vec<PathBuf> = self
             .committed
@@ -399,7 +424,7 @@ impl Writer {
             .map(|s| s.path().to_path_buf())
             .collect();
         if old.len() <= 1 {
-            return self.commit();
+            return self.commit_with(before_publish);
         }
         let name = self.next_name();
         let (segment, merged) = {
@@ -413,6 +438,7 @@ impl Writer {
             write_and_open(&self.dir, name, self.shape, &sources)?
         };
         self.new_segments.push((segment, merged.clone()));
+        let ready = before_publish()?;
         let commit = self.publish_keeping(vec![merged])?;
         // The old files: no manifest lists them now. A failure here leaves them for the
         // next writer to remove.
@@ -420,7 +446,7 @@ impl Writer {
             let _ = fs::remove_file(path);
         }
         let _ = manifest::sync_dir(&self.dir);
-        Ok(commit)
+        Ok((commit, ready))
     }
 
     fn publish(mut self, segments: Vec<SegmentEntry>) -> Result<Commit, DiskError> {

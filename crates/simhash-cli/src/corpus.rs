@@ -134,21 +134,31 @@ impl Corpus {
 
     /// The id as it appeared: a JSON number (or a line number), or a string.
     pub fn id_value(&self, doc: usize) -> simhash_io::IdValue<'_> {
-        simhash_io::IdValue { text: self.id(doc), number: self.numeric[doc] && self.id_tag.is_none() }
+        simhash_io::IdValue {
+            text: self.id(doc),
+            number: self.numeric[doc] && self.id_tag.is_none(),
+        }
     }
 
     /// For a run whose records have no ids and that adds to or matches against a persistent
-    /// index: each id becomes `TAG:LINE`, where `TAG` (16 hex digits) is a hash of every
+    /// index: each id becomes `TAG:LINE`, where `TAG` (16 hex digits) is a hash of the
+    /// inputs' names (`inputs`: their absolute paths, symlinks resolved) and of every
     /// record's line in order. Ids then stay unique across the inputs added to one index
-    /// (line numbers alone restart at 0 in every run), and the same input read again has
-    /// the same ids, so that a rerun finds its records already indexed. Needs the line
-    /// hashes (a corpus read for two passes); returns the tag, or none when the records
-    /// have ids (or there are none).
-    pub fn tag_line_ids(&mut self) -> Option<&str> {
+    /// (line numbers alone restart at 0 in every run), and the same files read again have
+    /// the same ids, so that a rerun finds its records already indexed; the same lines in
+    /// another file are another input. Needs the line hashes (a corpus read for two passes,
+    /// or [`ReadOptions::line_hashes`]); returns the tag, or none when the records have ids
+    /// (or there are none).
+    pub fn tag_line_ids(&mut self, inputs: &[&Path]) -> Option<&str> {
         if !self.generated || self.line_hashes.len() != self.fps.len() || self.fps.is_empty() {
             return None;
         }
         let mut bytes = Vec::with_capacity(16 * self.line_hashes.len());
+        for input in inputs {
+            let path = std::fs::canonicalize(input).unwrap_or_else(|_| input.to_path_buf());
+            bytes.extend_from_slice(path.as_os_str().as_encoded_bytes());
+            bytes.push(0);
+        }
         for (hash, line) in self.line_hashes.iter().zip(&self.lines) {
             bytes.extend_from_slice(&hash.to_le_bytes());
             bytes.extend_from_slice(&line.to_le_bytes());

@@ -224,10 +224,7 @@ impl Against {
         session.reporter.phase("matching the index", None);
         let matched = match self.index() {
             Some(index) => first_matches(&session.pool, corpus, index)?,
-            None => IndexMatches {
-                first: vec![None; corpus.len()],
-                own: vec![None; corpus.len()],
-            },
+            None => IndexMatches { first: vec![None; corpus.len()], own: vec![None; corpus.len()] },
         };
         session.summary.index_documents = Some(self.index().map_or(0, DiskIndex::len));
         session.summary.index_matched =
@@ -265,7 +262,8 @@ impl Against {
         let Against::Writing(writer) = self else {
             return session.finish(outputs);
         };
-        let dir = writer.index().map_or_else(|| "--against".into(), |i| i.dir().display().to_string());
+        let dir =
+            writer.index().map_or_else(|| "--against".into(), |i| i.dir().display().to_string());
         let mut outputs_in_place = false;
         let done = writer.commit_with(|| -> anyhow::Result<_> {
             let hold = simhash_io::hold_signals();

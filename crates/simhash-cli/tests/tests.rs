@@ -4,6 +4,7 @@ mod digests;
 mod index;
 mod mirror;
 mod parquet;
+mod rerun;
 mod safety;
 mod shards;
 mod trust;

@@ -48,7 +48,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let mut corpus = session.read(&mut sources, input.reading.clone(), Some(input), true)?;
     if against.is_some() {
         // Records without ids: ids that differ between the inputs added to one index.
-        corpus.tag_line_ids();
+        corpus.tag_line_ids(&input.inputs.paths());
     }
     let (Grouped { clusters, jaccard }, matched) =
         decide(&mut session, &corpus, settings, against.as_ref())?;

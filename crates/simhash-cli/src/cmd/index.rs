@@ -60,7 +60,7 @@ fn add(args: &IndexAddArgs) -> anyhow::Result<ExitCode> {
     let mut sources = input.inputs.sources();
     let mut corpus = session.read_for_index(&mut sources, input.reading.clone(), &input)?;
     // Records without ids: ids that differ between the inputs added to one index.
-    corpus.tag_line_ids();
+    corpus.tag_line_ids(&input.inputs.paths());
     session.reporter.phase("indexing", None);
     let names = names(&sources);
     let docs = 0..corpus.len();

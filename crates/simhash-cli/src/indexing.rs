@@ -46,22 +46,11 @@ pub struct Added {
 /// Such a record is not a duplicate of itself: a rerun of a committed run finds its kept
 /// records there.
 pub fn held_copy(index: &DiskIndex, corpus: &Corpus, doc: usize) -> anyhow::Result<Option<u64>> {
-    let Some(held) = index.find_id(&corpus.id(doc))? else {
-        return Ok(None);
+    let payload = match &corpus.sketches {
+        Some(store) => doc_sketch(store, doc)?.map(|s| s.set().to_vec()).unwrap_or_default(),
+        None => corpus.fingerprint(doc).map(|fp| vec![fp.get()]).unwrap_or_default(),
     };
-    let mut stored = Vec::new();
-    index.read_payload(held, &mut stored)?;
-    let same = match &corpus.sketches {
-        Some(store) => match doc_sketch(store, doc)? {
-            Some(sketch) => sketch.set() == stored.as_slice(),
-            None => stored.is_empty(),
-        },
-        None => match corpus.fingerprint(doc) {
-            Some(fp) => stored == [fp.get()],
-            None => stored.is_empty(),
-        },
-    };
-    Ok(same.then_some(held))
+    Ok(index.find_copy(&corpus.id(doc), &payload)?)
 }
 
 /// Adds `docs` of the corpus to the index, in order. A document that the index already
@@ -147,35 +136,15 @@ pub fn first_matches(
                 let own = held_copy(index, corpus, doc)?;
                 let first = match &corpus.sketches {
                     Some(store) => match doc_sketch(store, doc)? {
-                        Some(sketch) => {
-                            let hit = match own {
-                                None => index.first_sketch(&sketch)?,
-                                Some(own) => index
-                                    .query_sketch(&sketch)?
-                                    .into_iter()
-                                    .find(|hit| hit.id != own),
-                            };
-                            hit.map(|hit| IndexMatch {
-                                doc: hit.id,
-                                score: Score::Jaccard(hit.jaccard),
-                            })
-                        }
+                        Some(sketch) => index.first_sketch_except(&sketch, own)?.map(|hit| {
+                            IndexMatch { doc: hit.id, score: Score::Jaccard(hit.jaccard) }
+                        }),
                         None => None,
                     },
                     None => match corpus.fingerprint(doc) {
-                        Some(fp) => {
-                            let hit = match own {
-                                None => index.first_fingerprint(fp)?,
-                                Some(own) => index
-                                    .query_fingerprint(fp)?
-                                    .into_iter()
-                                    .find(|hit| hit.id != own),
-                            };
-                            hit.map(|hit| IndexMatch {
-                                doc: hit.id,
-                                score: Score::Distance(hit.distance),
-                            })
-                        }
+                        Some(fp) => index.first_fingerprint_except(fp, own)?.map(|hit| {
+                            IndexMatch { doc: hit.id, score: Score::Distance(hit.distance) }
+                        }),
                         None => None,
                     },
                 };

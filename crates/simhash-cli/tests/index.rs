@@ -184,7 +184,7 @@ fn ids_already_indexed_are_reported_and_not_added() {
         .map(|l| {
             let mut v: serde_json::Value = serde_json::from_str(l).expect("json");
             v["text"] = serde_json::json!(format!("{} once more", v["text"]));
-            format!("{v}\n")
+            v.to_string() + "\n"
         })
         .collect();
     dir.write("B.jsonl", other);

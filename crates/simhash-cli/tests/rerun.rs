@@ -37,7 +37,7 @@ fn rerunning_a_committed_update_writes_the_first_runs_outputs() {
                         .map(|(i, l)| {
                             let mut v: serde_json::Value = serde_json::from_str(l).expect("json");
                             v["id"] = serde_json::json!(i * 3);
-                            format!("{v}\n")
+                            v.to_string() + "\n"
                         })
                         .collect()
                 } else {
@@ -110,7 +110,7 @@ fn an_indexed_id_with_other_content_is_reported_the_same_content_is_already_ther
             let mut v: serde_json::Value = serde_json::from_str(l).expect("json");
             v["text"] =
                 serde_json::json!(format!("{} and then something else entirely", v["text"]));
-            format!("{v}\n")
+            v.to_string() + "\n"
         })
         .collect();
     dir.write("b.jsonl", &changed);
@@ -143,7 +143,7 @@ fn crawls_without_ids_added_one_by_one_equal_one_dedup_of_all() {
                 .lines()
                 .map(|l| {
                     let v: serde_json::Value = serde_json::from_str(l).expect("json");
-                    format!("{}\n", serde_json::json!({"text": v["text"]}))
+                    serde_json::json!({"text": v["text"]}).to_string() + "\n"
                 })
                 .collect();
             dir.write(&format!("c{i}.jsonl"), &crawl);

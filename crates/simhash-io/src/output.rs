@@ -108,9 +108,10 @@ pub fn install_signal_handler() {
                 if let Some(what) = committed {
                     let program = std::env::args_os()
                         .next()
-                        .and_then(|a| Path::new(&a).file_name().map(|n| n.to_os_string()))
+                        .and_then(|a| Path::new(&a).file_name().map(std::ffi::OsStr::to_os_string))
                         .map_or_else(|| "simhash".into(), |n| n.to_string_lossy().into_owned());
-                    eprintln!(
+                    let _ = writeln!(
+                        io::stderr().lock(),
                         "{program}: {} after the run committed {what}: finishing the run",
                         signal_name(signal)
                     );

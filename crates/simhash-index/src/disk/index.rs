@@ -412,6 +412,50 @@ impl DiskIndex {
     }
 }
 
+impl DiskIndex {
+    /// The indexed document that *is* a record: the one stored under `id` whose payload
+    /// ([`read_payload`](DiskIndex::read_payload): the shingle set, ascending, or the
+    /// fingerprint; empty for a document without features) equals `payload`. A front end
+    /// that reruns an input already added tells its records from their duplicates this
+    /// way: a record is not a near-duplicate of itself. None when the id is not indexed or
+    /// holds other content.
+    ///
+    /// Errors: a corrupt segment.
+    pub fn find_copy(&self, id: &str, payload: &[u64]) -> Result<Option<u64>, DiskError> {
+        let Some(doc) = self.find_id(id)? else {
+            return Ok(None);
+        };
+        let mut stored = Vec::new();
+        self.read_payload(doc, &mut stored)?;
+        Ok((stored == payload).then_some(doc))
+    }
+
+    /// [`first_sketch`](DiskIndex::first_sketch), passing over document `except` (the
+    /// record itself: [`find_copy`](DiskIndex::find_copy)).
+    pub fn first_sketch_except(
+        &self,
+        sketch: &DocSketch,
+        except: Option<u64>,
+    ) -> Result<Option<JaccardHit<u64>>, DiskError> {
+        match except {
+            None => self.first_sketch(sketch),
+            Some(doc) => Ok(self.query_sketch(sketch)?.into_iter().find(|hit| hit.id != doc)),
+        }
+    }
+
+    /// [`first_fingerprint`](DiskIndex::first_fingerprint), passing over document `except`.
+    pub fn first_fingerprint_except(
+        &self,
+        fp: Fingerprint,
+        except: Option<u64>,
+    ) -> Result<Option<Hit<u64>>, DiskError> {
+        match except {
+            None => self.first_fingerprint(fp),
+            Some(doc) => Ok(self.query_fingerprint(fp)?.into_iter().find(|hit| hit.id != doc)),
+        }
+    }
+}
+
 impl Part {
     fn segment_docs(&self) -> u64 {
         use super::segment::Source;

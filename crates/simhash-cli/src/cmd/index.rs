@@ -295,7 +295,7 @@ fn compact(args: &IndexDirArgs) -> anyhow::Result<ExitCode> {
     let index = DiskIndex::open(&args.index)?;
     let (settings, before) = (index.settings().clone(), index.stats());
     drop(index);
-    let writer = Writer::open(&args.index, &settings)?;
+    let writer = Writer::open_existing(&args.index, &settings)?;
     let commit = writer.compact()?;
     if !args.quiet {
         let after = DiskIndex::open(&args.index)?.stats();

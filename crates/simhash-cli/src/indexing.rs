@@ -166,7 +166,10 @@ pub enum Against {
 
 impl Against {
     /// Opens the index with `stored` settings (an error names each that differs); with
-    /// `update`, as its writer (the lock; a missing index is created).
+    /// `update`, as its writer (the lock; an index is created only where nothing is: a
+    /// missing directory, whose parent exists, or an empty one). A directory that holds
+    /// files but no MANIFEST, or a segment of another index, is an error (exit 2), and
+    /// nothing is written into it.
     pub fn open(
         (path, stored): &(PathBuf, StoredSettings),
         update: bool,

@@ -720,7 +720,10 @@ pub fn index_input(
         None => new_index_settings(fingerprint, opts, format)?,
         Some(index) => laid_over(index, fingerprint, opts, format)?,
     };
-    let (matching, fingerprinter, sketcher) = reading_of(&stored)?;
+    // Flags that differ from an index's settings are refused when it is opened (a
+    // settings mismatch naming each); the input is read as the index's documents were.
+    let reading = index.filter(|&index| *index != stored).unwrap_or(&stored);
+    let (matching, fingerprinter, sketcher) = reading_of(reading)?;
     let input = Input::reading(args, inputs, format, fingerprinter, sketcher);
     Ok(IndexInput { stored, matching, input })
 }
@@ -816,7 +819,8 @@ fn laid_over(
             if let Some(Blocks::Fixed(n)) = opts.blocks {
                 s.blocks = n;
             }
-            simhash(s.max_distance, Blocks::Fixed(s.blocks))?;
+            // Not checked here: values other than the index's (valid or not) are a
+            // settings mismatch, which opening the index reports naming each.
             (&mut s.preset, &mut s.window)
         }
     };

@@ -2,6 +2,7 @@
 
 mod digests;
 mod index;
+mod index_safety;
 mod mirror;
 mod parquet;
 mod rerun;

@@ -304,7 +304,7 @@ fn compact(args: &IndexDirArgs) -> anyhow::Result<ExitCode> {
     let index = DiskIndex::open(&args.index)?;
     let (settings, before) = (index.settings().clone(), index.stats());
     drop(index);
-    let writer = Writer::open(&args.index, &settings)?;
+    let writer = Writer::open_existing(&args.index, &settings)?;
     let (commit, hold) = writer
         .compact_with(|| Ok::<_, simhash_index::disk::DiskError>(simhash_io::hold_signals()))?;
     simhash_io::note_committed("the compacted index");

@@ -36,6 +36,9 @@ pub enum DiskErrorKind {
     Invalid,
     /// No index at that path.
     NotFound,
+    /// An index is already at that path, and the call creates one only where nothing is
+    /// ([`Writer::create`](super::Writer::create)).
+    Exists,
 }
 
 #[derive(Debug)]

@@ -23,11 +23,15 @@ use super::DiskError;
 pub(crate) const MAGIC: &[u8; 8] = b"SHIXSEG\0";
 /// The last bytes of a segment file.
 pub(crate) const MAGIC_END: &[u8; 8] = b"SHIXEND\0";
-/// The segment format this library writes (and the only one it reads so far).
-pub(crate) const SEGMENT_VERSION: u32 = 1;
+/// The segment format this library writes: version 2, whose header holds the index's id.
+/// It also reads version 1 (no id), the segments of indexes written before.
+pub(crate) const SEGMENT_VERSION: u32 = 2;
 /// Bytes covered by one block checksum.
 pub(crate) const BLOCK: usize = 64 << 10;
-const HEADER: usize = 64;
+/// The header's length in version 1 (no index id); the checksum is at 56.
+const HEADER_V1: usize = 64;
+/// The header's length in version 2: the index id at 56, the checksum at 72.
+const HEADER_V2: usize = 80;
 /// Footer bytes after the section directory.
 const FOOTER_TAIL: usize = 48;
 
@@ -43,13 +47,20 @@ pub(crate) struct Header {
     pub(crate) entries: u64,
     /// Payload values of all documents.
     pub(crate) values: u64,
+    /// The id of the index the segment belongs to; none in a version 1 segment (which
+    /// this library reads but never writes).
+    pub(crate) index: Option<u128>,
 }
 
 impl Header {
-    fn encode(&self) -> [u8; HEADER] {
-        let mut h = [0u8; HEADER];
+    fn encode(&self) -> Vec<u8> {
+        let (version, len) = match self.index {
+            Some(_) => (SEGMENT_VERSION, HEADER_V2),
+            None => (1, HEADER_V1),
+        };
+        let mut h = vec![0u8; len];
         h[0..8].copy_from_slice(MAGIC);
-        h[8..12].copy_from_slice(&SEGMENT_VERSION.to_le_bytes());
+        h[8..12].copy_from_slice(&version.to_le_bytes());
         h[12..16].copy_from_slice(&self.kind.to_le_bytes());
         h[16..24].copy_from_slice(&self.docs.to_le_bytes());
         h[24..28].copy_from_slice(&self.columns.to_le_bytes());
@@ -58,9 +69,17 @@ impl Header {
         h[36..40].copy_from_slice(&self.sections.to_le_bytes());
         h[40..48].copy_from_slice(&self.entries.to_le_bytes());
         h[48..56].copy_from_slice(&self.values.to_le_bytes());
-        let sum = xxh3_64(&h[..56]);
-        h[56..64].copy_from_slice(&sum.to_le_bytes());
+        if let Some(id) = self.index {
+            h[56..72].copy_from_slice(&id.to_le_bytes());
+        }
+        let sum = xxh3_64(&h[..len - 8]);
+        h[len - 8..].copy_from_slice(&sum.to_le_bytes());
         h
+    }
+
+    /// The header's length in the file.
+    fn len(&self) -> usize {
+        if self.index.is_some() { HEADER_V2 } else { HEADER_V1 }
     }
 }
 
@@ -246,7 +265,7 @@ impl FileReader {
                 format!("the segment file is {len} bytes long, the manifest says {bytes}"),
             ));
         }
-        if len < (HEADER + FOOTER_TAIL) as u64 {
+        if len < (HEADER_V1 + FOOTER_TAIL) as u64 {
             return Err(DiskError::corrupt(path, "the segment file is too short"));
         }
         // SAFETY: segment files are written once under a temporary name and renamed into
@@ -361,26 +380,37 @@ impl FileReader {
 }
 
 fn parse_header(path: &Path, map: &[u8]) -> Result<Header, DiskError> {
-    let h = &map[..HEADER];
-    if &h[0..8] != MAGIC {
+    if &map[0..8] != MAGIC {
         return Err(DiskError::corrupt(path, "not a segment file (bad magic bytes)"));
     }
-    if xxh3_64(&h[..56]) != le64(h, 56) {
+    // The version says how long the header is; its checksum then covers the version.
+    let version = le32(map, 8);
+    let sum_ok = |len: usize| map.len() >= len && xxh3_64(&map[..len - 8]) == le64(map, len - 8);
+    let len = match version {
+        1 => HEADER_V1,
+        SEGMENT_VERSION => HEADER_V2,
+        _ if sum_ok(HEADER_V1) || sum_ok(HEADER_V2) => {
+            return Err(DiskError::new(
+                super::DiskErrorKind::Version,
+                Some(path),
+                format!(
+                    "segment format version {version}; this library reads versions 1 to {SEGMENT_VERSION}"
+                ),
+            ));
+        }
+        _ => {
+            return Err(DiskError::corrupt(path, "the segment header does not match its checksum"));
+        }
+    };
+    if !sum_ok(len) {
         return Err(DiskError::corrupt(path, "the segment header does not match its checksum"));
     }
-    let version = le32(h, 8);
-    if version != SEGMENT_VERSION {
-        return Err(DiskError::new(
-            super::DiskErrorKind::Version,
-            Some(path),
-            format!(
-                "segment format version {version}; this library reads version {SEGMENT_VERSION}"
-            ),
-        ));
-    }
+    let h = &map[..len];
     if le32(h, 32) as usize != BLOCK {
         return Err(DiskError::corrupt(path, "unsupported block size"));
     }
+    let index =
+        (len == HEADER_V2).then(|| u128::from_le_bytes(h[56..72].try_into().expect("16 bytes")));
     Ok(Header {
         kind: le32(h, 12),
         docs: le64(h, 16),
@@ -389,6 +419,7 @@ fn parse_header(path: &Path, map: &[u8]) -> Result<Header, DiskError> {
         sections: le32(h, 36),
         entries: le64(h, 40),
         values: le64(h, 48),
+        index,
     })
 }
 
@@ -397,7 +428,8 @@ type Layout = (Vec<Range<usize>>, usize, Range<usize>);
 fn parse_footer(path: &Path, map: &[u8], header: &Header) -> Result<Layout, DiskError> {
     let bad = |what: &str| Err(DiskError::corrupt(path, what.to_string()));
     let footer_len = (header.sections as usize).checked_mul(16).map(|n| n + FOOTER_TAIL);
-    let Some(footer_len) = footer_len.filter(|&n| n + HEADER <= map.len()) else {
+    let header_len = header.len();
+    let Some(footer_len) = footer_len.filter(|&n| n + header_len <= map.len()) else {
         return bad("the footer does not fit in the file");
     };
     let at = map.len() - footer_len;
@@ -413,7 +445,7 @@ fn parse_footer(path: &Path, map: &[u8], header: &Header) -> Result<Layout, Disk
     let blocks = le64(footer, tail + 8) as usize;
     let file_len = le64(footer, tail + 24) as usize;
     if file_len != map.len()
-        || body_end < HEADER
+        || body_end < header_len
         || body_end.div_ceil(BLOCK) != blocks
         || body_end.checked_add(blocks * 8) != Some(at)
     {
@@ -422,7 +454,7 @@ fn parse_footer(path: &Path, map: &[u8], header: &Header) -> Result<Layout, Disk
     let mut sections = Vec::with_capacity(header.sections as usize);
     for i in 0..header.sections as usize {
         let (start, len) = (le64(footer, 16 * i) as usize, le64(footer, 16 * i + 8) as usize);
-        if start < HEADER
+        if start < header_len
             || start % 8 != 0
             || start.checked_add(len).is_none_or(|end| end > body_end)
         {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use simhash_core::Fingerprint;
 
-use super::manifest::{MANIFEST, Manifest};
+use super::manifest::{self, Contents, MANIFEST, Manifest};
 use super::segment::{KIND_MINHASH, KIND_SIMHASH, Segment, Shape};
 use super::{DiskError, DiskErrorKind, Settings};
 use crate::lsh::DocSketch;
@@ -62,6 +62,19 @@ pub struct Stats {
     pub settings: Settings,
 }
 
+/// The error for a directory without a manifest: [`NotFound`](DiskErrorKind::NotFound)
+/// when nothing is there, [`Corrupt`](DiskErrorKind::Corrupt) when it holds files.
+pub(crate) fn no_manifest(dir: &Path) -> Result<DiskError, DiskError> {
+    Ok(match manifest::contents(dir)? {
+        Contents::Missing | Contents::Nothing => DiskError::new(
+            DiskErrorKind::NotFound,
+            Some(&dir.join(MANIFEST)),
+            "no index here (no manifest)",
+        ),
+        Contents::Other(file) => manifest::not_an_index(dir, &file),
+    })
+}
+
 /// How many times an open retries when a compaction removed a segment between the
 /// manifest's read and the segment's open.
 const OPEN_RETRIES: usize = 16;
@@ -97,17 +110,15 @@ impl DiskIndex {
     /// Opens the index in `dir` as of its last commit: reads the manifest and checks every
     /// segment's size, header and footer (the time does not grow with the index's size).
     ///
-    /// Errors: [`NotFound`](DiskErrorKind::NotFound) when `dir` holds no index,
-    /// [`Corrupt`](DiskErrorKind::Corrupt) naming the file, [`Version`](DiskErrorKind::Version).
+    /// Errors: [`NotFound`](DiskErrorKind::NotFound) when nothing is at `dir` (it does not
+    /// exist, or is empty), [`Corrupt`](DiskErrorKind::Corrupt) naming the file (a segment
+    /// of another index among them; and `dir` itself when it holds files but no manifest:
+    /// not an index, or one whose manifest is lost), [`Version`](DiskErrorKind::Version).
     pub fn open(dir: impl AsRef<Path>) -> Result<DiskIndex, DiskError> {
         let dir = dir.as_ref();
         for _ in 0..OPEN_RETRIES {
             let Some(manifest) = Manifest::read(dir)? else {
-                return Err(DiskError::new(
-                    DiskErrorKind::NotFound,
-                    Some(&dir.join(MANIFEST)),
-                    "no index here (no manifest)",
-                ));
+                return Err(no_manifest(dir)?);
             };
             let generation = manifest.generation;
             match DiskIndex::from_manifest(dir, manifest) {
@@ -148,11 +159,20 @@ impl DiskIndex {
         let mut parts = Vec::with_capacity(manifest.segments.len());
         let mut base = 0;
         for entry in &manifest.segments {
-            let segment = Segment::open(&dir.join(&entry.name), entry.bytes, entry.docs, shape)?;
+            let path = dir.join(&entry.name);
+            let id = entry.expected_id(&manifest);
+            let segment = Segment::open(&path, entry.bytes, entry.docs, shape, id)?;
             parts.push(Part { segment, base });
             base += entry.docs;
         }
         Ok(DiskIndex { dir: dir.to_path_buf(), manifest, parts, method })
+    }
+
+    /// The index's id (128 random bits, made with the index, in the manifest and in every
+    /// segment's header); none for an index of format version 1 that no writer of this
+    /// version has committed to.
+    pub fn index_id(&self) -> Option<u128> {
+        self.manifest.index
     }
 
     /// Checks that the index was made with `settings`.

@@ -15,14 +15,18 @@ use super::{DiskError, DiskErrorKind, Settings};
 pub(crate) const MANIFEST: &str = "MANIFEST";
 /// The first line of a manifest, before its version number.
 const FIRST_LINE: &str = "simhash-index manifest";
-/// The manifest format this library writes (and the newest it reads).
-pub(crate) const MANIFEST_VERSION: u32 = 1;
+/// The manifest format this library writes (and the newest it reads): version 2, which
+/// holds the index's id. Version 1 (no id) is read as it is.
+pub(crate) const MANIFEST_VERSION: u32 = 2;
 
 /// A committed state of the index.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Manifest {
     pub(crate) generation: u64,
     pub(crate) settings: Settings,
+    /// The index's id, in every segment's header (but those of format 1); none in a
+    /// version 1 manifest, which the writer never writes.
+    pub(crate) index: Option<u128>,
     pub(crate) segments: Vec<SegmentEntry>,
 }
 
@@ -35,6 +39,16 @@ pub(crate) struct SegmentEntry {
     pub(crate) bytes: u64,
     /// xxh3 of the whole file.
     pub(crate) checksum: u64,
+    /// A segment of format 1 (no index id in its header), written before the index had an
+    /// id; every segment of a version 1 manifest is one.
+    pub(crate) legacy: bool,
+}
+
+impl SegmentEntry {
+    /// The index id the segment's header must hold (none: a format 1 segment).
+    pub(crate) fn expected_id(&self, manifest: &Manifest) -> Option<u128> {
+        if self.legacy { None } else { manifest.index }
+    }
 }
 
 impl Manifest {
@@ -42,9 +56,15 @@ impl Manifest {
         self.segments.iter().map(|s| s.docs).sum()
     }
 
+    /// The manifest's text: version 2 (version 1 for a manifest read from a version 1
+    /// file, which has no id, so that its size is known).
     pub(crate) fn encode(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "{FIRST_LINE} {MANIFEST_VERSION}");
+        let version = if self.index.is_some() { MANIFEST_VERSION } else { 1 };
+        let _ = writeln!(s, "{FIRST_LINE} {version}");
+        if let Some(id) = self.index {
+            let _ = writeln!(s, "index {id:032x}");
+        }
         let _ = writeln!(s, "generation {}", self.generation);
         for (k, v) in self.settings.to_pairs() {
             let _ = writeln!(s, "setting {k} {}", escape(&v));
@@ -56,6 +76,9 @@ impl Manifest {
                 "segment {} docs {} bytes {} xxh3 {:016x}",
                 seg.name, seg.docs, seg.bytes, seg.checksum
             );
+            if seg.legacy && self.index.is_some() {
+                s.insert_str(s.len() - 1, " format 1");
+            }
         }
         let sum = xxh3_64(s.as_bytes());
         let _ = writeln!(s, "checksum {sum:016x}");
@@ -93,38 +116,52 @@ impl Manifest {
                 ),
             ));
         }
-        let (mut generation, mut documents) = (None, None);
+        let (mut generation, mut documents, mut index) = (None, None, None);
+        // In a version 1 manifest, every segment is of format 1 (no index id).
+        let v1 = version < 2;
         let mut pairs = Vec::new();
         let mut segments = Vec::new();
         for line in lines {
             let words: Vec<&str> = line.split(' ').collect();
             match words.as_slice() {
                 ["generation", g] => generation = g.parse::<u64>().ok(),
+                ["index", id] if !v1 => {
+                    index =
+                        Some(parse_id(id).ok_or_else(|| bad(format!("bad index line {line:?}")))?);
+                }
                 ["setting", k, v] => pairs.push((
                     (*k).to_string(),
                     unescape(v).ok_or_else(|| bad(format!("bad setting line {line:?}")))?,
                 )),
                 ["documents", n] => documents = n.parse::<u64>().ok(),
-                ["segment", name, "docs", docs, "bytes", bytes, "xxh3", sum] => {
+                ["segment", name, "docs", docs, "bytes", bytes, "xxh3", sum, format @ ..]
+                    if (v1 && format.is_empty())
+                        || (!v1 && matches!(format, [] | ["format", "1"])) =>
+                {
                     let entry = (|| {
                         Some(SegmentEntry {
                             name: valid_name(name)?.to_string(),
                             docs: docs.parse().ok()?,
                             bytes: bytes.parse().ok()?,
                             checksum: parse_hex(sum)?,
+                            legacy: v1 || !format.is_empty(),
                         })
                     })();
                     segments.push(entry.ok_or_else(|| bad(format!("bad segment line {line:?}")))?);
                 }
+                ["segment", ..] if !v1 => return Err(bad(format!("bad segment line {line:?}"))),
                 // Lines of later minor versions that this version does not need.
                 _ => {}
             }
         }
         let generation = generation.ok_or_else(|| bad("the manifest has no generation".into()))?;
+        if !v1 && index.is_none() {
+            return Err(bad("the manifest has no index id".into()));
+        }
         let settings = Settings::from_pairs(&pairs)
             .map_err(|e| bad(format!("the manifest's settings: {e}")))?;
         settings.validate().map_err(|e| bad(format!("the manifest's settings: {e}")))?;
-        let manifest = Manifest { generation, settings, segments };
+        let manifest = Manifest { generation, settings, index, segments };
         if documents != Some(manifest.documents()) {
             return Err(bad("the manifest's document count does not match its segments".into()));
         }
@@ -169,6 +206,79 @@ fn parse_hex(s: &str) -> Option<u64> {
     let canonical =
         s.len() == 16 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
     canonical.then(|| u64::from_str_radix(s, 16).ok()).flatten()
+}
+
+/// 32 lowercase hex digits, as written.
+fn parse_id(s: &str) -> Option<u128> {
+    let canonical =
+        s.len() == 32 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    canonical.then(|| u128::from_str_radix(s, 16).ok()).flatten()
+}
+
+/// A new index's id: 128 random bits (the standard library's randomly keyed hasher, over
+/// the time, the process id and a counter). It tells the index's segments from another's.
+pub(crate) fn new_index_id() -> u128 {
+    use std::hash::BuildHasher;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let seed = (time, std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+    let state = std::collections::hash_map::RandomState::new;
+    let (hi, lo) = (state().hash_one(seed), state().hash_one((seed, 1u8)));
+    (u128::from(hi) << 64) | u128::from(lo)
+}
+
+/// What a directory without a manifest holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Contents {
+    /// It does not exist.
+    Missing,
+    /// It is empty, or holds only what a creation interrupted before its first manifest
+    /// leaves (an empty `LOCK`, a `MANIFEST.tmp`): no data. An index may be made there.
+    Nothing,
+    /// It holds this file (the first found, by name), or is not a directory: not an index,
+    /// or one whose manifest is lost. It is never written into.
+    Other(String),
+}
+
+/// What `dir` holds, for a directory without a manifest.
+pub(crate) fn contents(dir: &Path) -> Result<Contents, DiskError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Contents::Missing),
+        Err(e) if e.kind() == ErrorKind::NotADirectory => {
+            return Ok(Contents::Other(String::new()));
+        }
+        Err(e) => return Err(DiskError::io(dir, "cannot list the index directory", e)),
+    };
+    let mut other = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| DiskError::io(dir, "cannot list the index directory", e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let empty_file = || entry.metadata().is_ok_and(|m| m.is_file() && m.len() == 0);
+        let harmless = (name == super::writer::LOCK && empty_file())
+            || (name == format!("{MANIFEST}.tmp") && entry.file_type().is_ok_and(|t| t.is_file()));
+        if !harmless {
+            other.push(name);
+        }
+    }
+    other.sort();
+    Ok(other.into_iter().next().map_or(Contents::Nothing, Contents::Other))
+}
+
+/// The error for a directory that holds files and no manifest (`file`: one of them, or
+/// empty when `dir` is not a directory).
+pub(crate) fn not_an_index(dir: &Path, file: &str) -> DiskError {
+    let what = if file.is_empty() {
+        "not an index: not a directory".to_string()
+    } else {
+        format!(
+            "not an index, or one whose MANIFEST is lost: the directory holds files ({file} ...) and no MANIFEST; nothing is written to it"
+        )
+    };
+    DiskError::corrupt(dir, what)
 }
 
 /// Makes the directory's entries (renames, removals) durable.

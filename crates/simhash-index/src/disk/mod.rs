@@ -2,11 +2,19 @@
 //! against everything already kept without reading the old data again.
 //!
 //! An index is a directory: immutable *segment* files and a *manifest* that lists them with
-//! their sizes and checksums, the index's [`Settings`] and a generation number.
+//! their sizes and checksums, the index's [`Settings`], a generation number and the index's
+//! id (128 random bits made with the index, also in every segment's header).
 //! `docs/index-format.md` has the byte layout and the compatibility promise.
 //!
 //! # Overview
 //!
+//! * Where an index is made: only where nothing is (a missing directory, whose parent
+//!   exists, or an empty one); [`Writer::open`] opens an index or makes one there,
+//!   [`Writer::create`] only makes one, [`Writer::open_existing`] never does. A directory
+//!   that holds files but no manifest (an index whose manifest is lost, or anything else)
+//!   is a [`Corrupt`](DiskErrorKind::Corrupt) error naming it, for readers and writers,
+//!   and is never written into. A segment whose id is not the manifest's (copied in from
+//!   another index) is a `Corrupt` error naming it when the index is opened.
 //! * [`Writer`] is the one writer (a lock file keeps it so; a second is a
 //!   [`Locked`](DiskErrorKind::Locked) error). It adds documents in order, each an id and
 //!   its [`DocSketch`](crate::lsh::DocSketch) (MinHash) or [`Fingerprint`](crate::Fingerprint)

@@ -72,10 +72,12 @@ pub(crate) struct Shape {
     pub(crate) key_bytes: usize,
 }
 
-/// Writes the documents of `sources`, in order, as the segment file `path`.
+/// Writes the documents of `sources`, in order, as the segment file `path` of the index
+/// whose id is `index` (in the header).
 pub(crate) fn write(
     path: &Path,
     shape: Shape,
+    index: u128,
     sources: &[&dyn Source],
 ) -> Result<Written, DiskError> {
     let docs: u64 = sources.iter().map(|s| s.docs() as u64).sum();
@@ -90,6 +92,7 @@ pub(crate) fn write(
         sections: (S_COLUMNS + 2 * shape.columns) as u32,
         entries: sources.iter().map(|s| s.entries()).sum(),
         values: sources.iter().map(|s| s.values()).sum(),
+        index: Some(index),
     };
     let mut w = FileWriter::create(path, &header)?;
     let bases: Vec<u32> = sources
@@ -362,16 +365,34 @@ pub(crate) struct Segment {
 
 impl Segment {
     /// Opens a segment the manifest lists as `bytes` long with `docs` documents, and checks
-    /// that its header and section lengths fit `shape`.
+    /// that its header and section lengths fit `shape`, and that it is of the index `index`
+    /// (a version 2 segment holding that id), or for `None` a version 1 segment (no id).
     pub(crate) fn open(
         path: &Path,
         bytes: u64,
         docs: u64,
         shape: Shape,
+        index: Option<u128>,
     ) -> Result<Segment, DiskError> {
         let file = FileReader::open(path, bytes)?;
         let h = file.header;
         let bad = |what: String| Err(DiskError::corrupt(path, what));
+        match (index, h.index) {
+            (Some(want), Some(id)) if want != id => {
+                return bad(format!(
+                    "the segment belongs to another index (index id {id:032x}; this index's is {want:032x})"
+                ));
+            }
+            (Some(_), None) => {
+                return bad("the manifest lists a segment of this index, and this one has no index id (segment format 1)".into());
+            }
+            (None, Some(id)) => {
+                return bad(format!(
+                    "the manifest lists a segment of format 1 (no index id), and this one is of index {id:032x}"
+                ));
+            }
+            _ => {}
+        }
         if h.kind != shape.kind
             || h.columns as usize != shape.columns
             || h.key_bytes as usize != shape.key_bytes

@@ -345,7 +345,7 @@ fn an_add_of_several_flushes_commits_one_segment() {
     let mut all = minhash_docs(&mut rng, 700, &sk);
     let queries = all.split_off(500);
     let docs = ids("d", &all);
-    let (once, runs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (once, runs) = same_id_dirs(&settings);
     add_commits(once.path(), &settings, &docs[..200], &[200], usize::MAX, add_sketch);
     add_commits(runs.path(), &settings, &docs[..200], &[200], usize::MAX, add_sketch);
     let mut w = Writer::builder().flush_bytes(3000).open(runs.path(), &settings).unwrap();
@@ -366,7 +366,7 @@ fn an_add_of_several_flushes_commits_one_segment() {
     assert_eq!(index.query_sketches(&queries).unwrap(), expected);
     assert!(expected.iter().any(|h| h.iter().any(|h| h.id >= 200)), "matches in the runs");
     for (a, b) in segment_files(once.path()).iter().zip(segment_files(runs.path())) {
-        assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+        assert!(std::fs::read(a).unwrap() == std::fs::read(&b).unwrap(), "{a:?} and {b:?} differ");
     }
     for d in [0, 199, 200, 350, 499] {
         assert_eq!(index.find_id(&format!("d{d}")).unwrap(), Some(d));
@@ -429,6 +429,16 @@ fn only_segment(dir: &Path) -> Vec<u8> {
     std::fs::read(&segs[0]).unwrap()
 }
 
+/// Two new indexes with the same id (a segment's header holds its index's id), so that the
+/// same documents make the same bytes in both.
+fn same_id_dirs(settings: &Settings) -> (tempfile::TempDir, tempfile::TempDir) {
+    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for dir in [&dirs.0, &dirs.1] {
+        drop(Writer::builder().new_index_id(0x5eed).create(dir.path(), settings).unwrap());
+    }
+    dirs
+}
+
 #[test]
 fn two_adds_and_a_compaction_equal_one_add() {
     let mut rng = Rng(7);
@@ -436,7 +446,7 @@ fn two_adds_and_a_compaction_equal_one_add() {
     let settings = minhash_settings(8, 2, 0.4);
     let docs = ids("d", &minhash_docs(&mut rng, 500, &sk));
     let queries = minhash_docs(&mut rng, 100, &sk);
-    let (once, twice) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (once, twice) = same_id_dirs(&settings);
     add_commits(once.path(), &settings, &docs, &[500], usize::MAX, add_sketch);
     add_commits(twice.path(), &settings, &docs, &[200, 300], 4000, add_sketch);
     let before = DiskIndex::open(twice.path()).unwrap().query_sketches(&queries).unwrap();
@@ -455,16 +465,16 @@ fn two_adds_and_a_compaction_equal_one_add() {
         assert_eq!(b.find_id(&format!("d{d}")).unwrap(), Some(d));
     }
     // The same documents make the same bytes.
-    assert_eq!(only_segment(once.path()), only_segment(twice.path()));
+    assert!(only_segment(once.path()) == only_segment(twice.path()), "the bytes differ");
 
     // And for simhash.
     let settings = simhash_settings(3, 6);
     let docs = ids("s", &simhash_docs(&mut rng, 500, 3));
-    let (once, twice) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (once, twice) = same_id_dirs(&settings);
     add_commits(once.path(), &settings, &docs, &[500], usize::MAX, add_fp);
     add_commits(twice.path(), &settings, &docs, &[1, 250, 249], 6000, add_fp);
     Writer::open(twice.path(), &settings).unwrap().compact().unwrap();
-    assert_eq!(only_segment(once.path()), only_segment(twice.path()));
+    assert!(only_segment(once.path()) == only_segment(twice.path()), "the bytes differ");
 }
 
 #[test]
@@ -535,7 +545,12 @@ fn settings_are_stored_and_a_mismatch_names_them() {
     if let Settings::MinHash(s) = &mut bad {
         s.bands = 100;
     }
-    assert_eq!(Writer::open(dir.path(), &bad).unwrap_err().kind(), DiskErrorKind::Invalid);
+    // Other settings than the index's are a mismatch, valid or not; invalid settings are
+    // refused for a new index, and nothing is made.
+    assert_eq!(Writer::open(dir.path(), &bad).unwrap_err().kind(), DiskErrorKind::SettingsMismatch);
+    let new = dir.path().join("new");
+    assert_eq!(Writer::open(&new, &bad).unwrap_err().kind(), DiskErrorKind::Invalid);
+    assert!(!new.exists());
 }
 
 #[test]
@@ -617,4 +632,240 @@ fn minhash_index_of_64_bit_keys() {
     }
     assert_eq!(answers[0], answers[1]);
     assert!(answers[0].iter().any(|hits| !hits.is_empty()));
+}
+
+/// Every file of `dir` and its bytes.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name().into_string().unwrap(), std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+/// A simhash index of `n` documents `"{prefix}{i:04}"` in two commits (two segments).
+fn simhash_index(dir: &Path, prefix: &str, seed: u64, n: usize) -> Settings {
+    let settings = simhash_settings(3, 6);
+    let docs = ids(prefix, &simhash_docs(&mut Rng(seed), n, 3));
+    let docs: Vec<_> = docs.into_iter().map(|(id, d)| (format!("{id:0>6}"), d)).collect();
+    add_commits(dir, &settings, &docs, &[n / 2, n - n / 2], usize::MAX, add_fp);
+    settings
+}
+
+/// An index directory whose MANIFEST is lost (its segments there), or any directory that
+/// holds files and no MANIFEST, is refused by every way of opening it, naming it, and
+/// nothing in it changes; an index is made only where nothing is.
+#[test]
+fn a_directory_without_a_manifest_is_never_written_into() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = simhash_index(dir.path(), "a", 1, 40);
+    std::fs::remove_file(dir.path().join("MANIFEST")).unwrap();
+    let before = snapshot(dir.path());
+    assert!(before.keys().filter(|n| n.starts_with('g')).count() == 2, "{:?}", before.keys());
+    let refused = |e: DiskError| {
+        assert_eq!(e.kind(), DiskErrorKind::Corrupt, "{e}");
+        assert_eq!(e.path(), Some(dir.path()), "{e}");
+        assert!(e.to_string().contains("no MANIFEST"), "{e}");
+    };
+    refused(DiskIndex::open(dir.path()).unwrap_err());
+    refused(DiskIndex::open_with(dir.path(), &settings).unwrap_err());
+    refused(Writer::open(dir.path(), &settings).unwrap_err());
+    refused(Writer::create(dir.path(), &settings).unwrap_err());
+    refused(Writer::open_existing(dir.path(), &settings).unwrap_err());
+    // Other settings too: the directory is refused before they are looked at.
+    refused(Writer::open(dir.path(), &minhash_settings(4, 2, 0.5)).unwrap_err());
+    assert_eq!(snapshot(dir.path()), before, "nothing changed");
+
+    // A directory of other files: refused, and no LOCK is made in it.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("notes.txt"), "mine").unwrap();
+    for e in [
+        Writer::open(other.path(), &settings).unwrap_err(),
+        DiskIndex::open(other.path()).unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), DiskErrorKind::Corrupt, "{e}");
+        assert!(e.to_string().contains("notes.txt"), "{e}");
+    }
+    assert_eq!(snapshot(other.path()).len(), 1);
+
+    // Nothing: a missing directory (its parent exists), an empty one, one with only what
+    // an interrupted creation leaves.
+    let root = tempfile::tempdir().unwrap();
+    let e = Writer::open(root.path().join("no/parent"), &settings).unwrap_err();
+    assert_eq!(e.kind(), DiskErrorKind::NotFound, "{e}");
+    assert!(!root.path().join("no").exists());
+    let e = DiskIndex::open(root.path().join("missing")).unwrap_err();
+    assert_eq!(e.kind(), DiskErrorKind::NotFound, "{e}");
+    let interrupted = root.path().join("interrupted");
+    std::fs::create_dir(&interrupted).unwrap();
+    std::fs::write(interrupted.join("LOCK"), "").unwrap();
+    std::fs::write(interrupted.join("MANIFEST.tmp"), "simhash-index manif").unwrap();
+    assert_eq!(DiskIndex::open(&interrupted).unwrap_err().kind(), DiskErrorKind::NotFound);
+    let empty = tempfile::tempdir().unwrap();
+    for path in [root.path().join("missing"), empty.path().to_path_buf(), interrupted] {
+        let mut w = Writer::open(&path, &settings).unwrap();
+        // The new index is committed at once (empty), before anything is added.
+        assert_eq!(DiskIndex::open(&path).unwrap().generation(), 0);
+        w.add_fingerprint("x", Some(Fingerprint(1))).unwrap();
+        assert_eq!(w.commit().unwrap().documents, 1);
+        let files: Vec<String> = snapshot(&path).into_keys().collect();
+        assert_eq!(files.len(), 3, "LOCK, MANIFEST and the segment: {files:?}");
+    }
+}
+
+/// `create` makes an index only where nothing is; `open_existing` never makes one; the
+/// id made with an index stays through adds and compactions.
+#[test]
+fn create_open_existing_and_the_index_id() {
+    let root = tempfile::tempdir().unwrap();
+    let settings = simhash_settings(3, 6);
+    let path = root.path().join("ix");
+    let e = Writer::open_existing(&path, &settings).unwrap_err();
+    assert_eq!(e.kind(), DiskErrorKind::NotFound, "{e}");
+    assert!(!path.exists(), "open_existing makes nothing");
+    std::fs::create_dir(&path).unwrap();
+    let e = Writer::open_existing(&path, &settings).unwrap_err();
+    assert_eq!(e.kind(), DiskErrorKind::NotFound, "{e}");
+    assert_eq!(snapshot(&path).len(), 0, "open_existing makes nothing");
+    let mut w = Writer::create(&path, &settings).unwrap();
+    w.add_fingerprint("a", Some(Fingerprint(1))).unwrap();
+    w.commit().unwrap();
+    let id = DiskIndex::open(&path).unwrap().index_id().unwrap();
+    let e = Writer::create(&path, &settings).unwrap_err();
+    assert_eq!(e.kind(), DiskErrorKind::Exists, "{e}");
+    let mut w = Writer::open_existing(&path, &settings).unwrap();
+    w.add_fingerprint("b", Some(Fingerprint(2))).unwrap();
+    w.commit().unwrap();
+    assert_eq!(DiskIndex::open(&path).unwrap().index_id(), Some(id));
+    Writer::open(&path, &settings).unwrap().compact().unwrap();
+    let index = DiskIndex::open(&path).unwrap();
+    assert_eq!((index.index_id(), index.len(), index.stats().segments), (Some(id), 2, 1));
+    index.verify().unwrap();
+    // Another index gets another id.
+    let other = root.path().join("other");
+    Writer::create(&other, &settings).unwrap().commit().unwrap();
+    assert_ne!(DiskIndex::open(&other).unwrap().index_id(), Some(id));
+}
+
+/// A segment copied in from another index (the same name and length), or another index's
+/// MANIFEST copied over this one's, is refused when the index is opened, by a reader or a
+/// writer, naming the file: never read, never merged into this index by a compaction.
+#[test]
+fn a_segment_or_manifest_of_another_index_is_refused_at_open() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let settings = simhash_index(a.path(), "a", 1, 40);
+    simhash_index(b.path(), "b", 2, 40);
+    let name = "g00000001-0000.seg";
+    let (ours, theirs) = (a.path().join(name), b.path().join(name));
+    let intact = std::fs::read(&ours).unwrap();
+    let foreign = std::fs::read(&theirs).unwrap();
+    assert_eq!(intact.len(), foreign.len(), "the same length: only the id tells them apart");
+    assert_ne!(intact, foreign);
+    std::fs::write(&ours, &foreign).unwrap();
+    for e in [
+        DiskIndex::open(a.path()).unwrap_err(),
+        Writer::open(a.path(), &settings).unwrap_err(),
+        Writer::open_existing(a.path(), &settings).unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), DiskErrorKind::Corrupt, "{e}");
+        assert_eq!(e.path(), Some(ours.as_path()), "{e}");
+        assert!(e.to_string().contains("another index"), "{e}");
+    }
+    std::fs::write(&ours, &intact).unwrap();
+    DiskIndex::open(a.path()).unwrap().verify().unwrap();
+
+    // B's manifest over A's: its segments have A's names and lengths, and A's id.
+    let manifest = std::fs::read(a.path().join("MANIFEST")).unwrap();
+    std::fs::copy(b.path().join("MANIFEST"), a.path().join("MANIFEST")).unwrap();
+    let e = DiskIndex::open(a.path()).unwrap_err();
+    assert_eq!(e.kind(), DiskErrorKind::Corrupt, "{e}");
+    assert!(e.to_string().contains("another index"), "{e}");
+    std::fs::write(a.path().join("MANIFEST"), manifest).unwrap();
+    DiskIndex::open(a.path()).unwrap().verify().unwrap();
+}
+
+/// Copies the fixture `name` (an index written by the previous format, version 1) to a
+/// new directory.
+fn v1_fixture(name: &str) -> tempfile::TempDir {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/disk/testdata").join(name);
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+    }
+    dir
+}
+
+/// An index of format version 1 (no index id; written by the library before ids, kept in
+/// `testdata/`) is read as it is, with the answers of a new index of the same documents;
+/// a writer gives it an id, keeps its segments as they are (format 1) under a version 2
+/// manifest, and a compaction rewrites them all with the id.
+#[test]
+fn indexes_of_format_1_are_read_and_upgraded() {
+    // The fixtures' documents (as made for them, two commits of 40 and 20).
+    let mut rng = Rng(41);
+    let sk = sketcher(4, 2);
+    let minhash = minhash_settings(4, 2, 0.5);
+    let mdocs = ids("m", &minhash_docs(&mut rng, 60, &sk));
+    let simhash = simhash_settings(3, 6);
+    let sdocs = ids("s", &simhash_docs(&mut rng, 60, 3));
+    // Queries: the documents themselves (each finds itself, at least).
+    let mqueries: Vec<_> = mdocs.iter().map(|(_, d)| d.clone()).collect();
+    let squeries: Vec<_> = sdocs.iter().map(|(_, d)| *d).collect();
+    let fresh = tempfile::tempdir().unwrap();
+    let (fm, fs) = (fresh.path().join("m"), fresh.path().join("s"));
+    add_commits(&fm, &minhash, &mdocs, &[40, 20], usize::MAX, add_sketch);
+    add_commits(&fs, &simhash, &sdocs, &[40, 20], usize::MAX, add_fp);
+    let answers = |dir: &Path| {
+        let index = DiskIndex::open(dir).unwrap();
+        index.verify().unwrap();
+        let ids: Vec<String> = (0..index.len()).map(|d| index.id(d).unwrap().into()).collect();
+        let hits = match index.settings() {
+            Settings::MinHash(_) => format!("{:?}", index.query_sketches(&mqueries).unwrap()),
+            Settings::Simhash(_) => format!("{:?}", index.query_fingerprints(&squeries).unwrap()),
+        };
+        (ids, hits)
+    };
+    for (fixture, fresh, settings) in [("v1-minhash", &fm, &minhash), ("v1-simhash", &fs, &simhash)]
+    {
+        let dir = v1_fixture(fixture);
+        let index = DiskIndex::open(dir.path()).unwrap();
+        assert_eq!((index.index_id(), index.len(), index.stats().segments), (None, 60, 2));
+        let want = answers(fresh);
+        assert!(want.1.contains("id"), "the queries have answers");
+        assert_eq!(answers(dir.path()), want, "{fixture}");
+        assert_eq!(
+            index.stats().bytes,
+            snapshot(dir.path()).values().map(|b| b.len() as u64).sum::<u64>()
+        );
+        drop(index);
+        // A writer's first commit gives the index an id; its segments stay as they are.
+        let before = snapshot(dir.path());
+        Writer::open(dir.path(), settings).unwrap().commit().unwrap();
+        let manifest = std::fs::read_to_string(dir.path().join("MANIFEST")).unwrap();
+        assert!(manifest.starts_with("simhash-index manifest 2\nindex "), "{manifest}");
+        assert_eq!(manifest.matches(" format 1\n").count(), 2, "{manifest}");
+        for (name, bytes) in &before {
+            if name.starts_with('g') {
+                assert_eq!(&std::fs::read(dir.path().join(name)).unwrap(), bytes, "{name}");
+            }
+        }
+        let id = DiskIndex::open(dir.path()).unwrap().index_id().unwrap();
+        assert_eq!(answers(dir.path()), want, "{fixture}, upgraded");
+        // A version 2 segment where the manifest lists one of format 1 is refused.
+        let seg = dir.path().join("g00000001-0000.seg");
+        std::fs::copy(fresh.join("g00000001-0000.seg"), &seg).unwrap();
+        let e = DiskIndex::open(dir.path()).unwrap_err();
+        assert_eq!((e.kind(), e.path()), (DiskErrorKind::Corrupt, Some(seg.as_path())), "{e}");
+        std::fs::write(&seg, &before["g00000001-0000.seg"]).unwrap();
+        // A compaction rewrites them with the id.
+        Writer::open(dir.path(), settings).unwrap().compact().unwrap();
+        let manifest = std::fs::read_to_string(dir.path().join("MANIFEST")).unwrap();
+        assert!(!manifest.contains("format 1"), "{manifest}");
+        let index = DiskIndex::open(dir.path()).unwrap();
+        assert_eq!((index.index_id(), index.stats().segments), (Some(id), 1));
+        assert_eq!(answers(dir.path()), want, "{fixture}, compacted");
+    }
 }

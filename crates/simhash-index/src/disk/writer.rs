@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use simhash_core::Fingerprint;
 
 use super::index::Method;
-use super::manifest::{self, Manifest, SegmentEntry};
+use super::manifest::{self, Contents, Manifest, SegmentEntry};
 use super::segment::{self, Batch, Segment, Shape, Source};
 use super::{DiskError, DiskErrorKind, DiskIndex, Settings};
 use crate::lsh::DocSketch;
@@ -51,11 +51,13 @@ pub struct Commit {
 #[derive(Clone, Debug)]
 pub struct WriterBuilder {
     flush_bytes: usize,
+    /// The id of a new index (tests: two indexes of the same documents, byte for byte).
+    new_id: Option<u128>,
 }
 
 impl Default for WriterBuilder {
     fn default() -> WriterBuilder {
-        WriterBuilder { flush_bytes: DEFAULT_FLUSH_BYTES }
+        WriterBuilder { flush_bytes: DEFAULT_FLUSH_BYTES, new_id: None }
     }
 }
 
@@ -67,19 +69,84 @@ impl WriterBuilder {
         self
     }
 
-    /// Opens (or creates) the index in `dir` for writing: takes its lock, checks that it
-    /// was made with `settings` (a new index is made with them at the first commit), and
+    /// A new index gets this id rather than a random one.
+    #[cfg(test)]
+    pub(crate) fn new_index_id(&mut self, id: u128) -> &mut WriterBuilder {
+        self.new_id = Some(id);
+        self
+    }
+
+    /// Opens the index in `dir` for writing, or creates one where nothing is: takes its
+    /// lock, checks that it was made with `settings` (a new index is made with them), and
     /// removes what earlier writers left uncommitted.
+    ///
+    /// *Nothing is* at `dir` when it does not exist (then it is created; its parent must
+    /// exist) or is an empty directory (or holds only what a creation interrupted before
+    /// its first manifest leaves: an empty `LOCK`, a `MANIFEST.tmp`). A new index gets a
+    /// random id and an empty manifest (generation 0) at once, so every file a writer makes
+    /// afterwards is under a manifest. A directory that holds other files and no manifest
+    /// (segments whose manifest was lost, or anything else) is never written into: a
+    /// [`Corrupt`](DiskErrorKind::Corrupt) error naming it.
     ///
     /// Errors: [`Locked`](DiskErrorKind::Locked) when another writer holds the lock,
     /// [`SettingsMismatch`](DiskErrorKind::SettingsMismatch),
-    /// [`Invalid`](DiskErrorKind::Invalid) settings, and the errors of
+    /// [`Invalid`](DiskErrorKind::Invalid) settings (for a new index), and the errors of
     /// [`DiskIndex::open`].
     pub fn open(&self, dir: impl AsRef<Path>, settings: &Settings) -> Result<Writer, DiskError> {
-        let dir = dir.as_ref();
-        settings.validate()?;
-        fs::create_dir_all(dir)
-            .map_err(|e| DiskError::io(dir, "cannot create the index directory", e))?;
+        self.open_as(dir.as_ref(), settings, Mode::OpenOrCreate)
+    }
+
+    /// Creates an index in `dir`, only where nothing is (as [`open`](WriterBuilder::open)
+    /// says), and opens it for writing.
+    ///
+    /// Errors: [`Exists`](DiskErrorKind::Exists) when `dir` holds an index, and those of
+    /// [`open`](WriterBuilder::open).
+    pub fn create(&self, dir: impl AsRef<Path>, settings: &Settings) -> Result<Writer, DiskError> {
+        self.open_as(dir.as_ref(), settings, Mode::Create)
+    }
+
+    /// Opens the index in `dir` for writing, never creating one.
+    ///
+    /// Errors: [`NotFound`](DiskErrorKind::NotFound) when nothing is at `dir`, and those
+    /// of [`open`](WriterBuilder::open).
+    pub fn open_existing(
+        &self,
+        dir: impl AsRef<Path>,
+        settings: &Settings,
+    ) -> Result<Writer, DiskError> {
+        self.open_as(dir.as_ref(), settings, Mode::Existing)
+    }
+
+    fn open_as(&self, dir: &Path, settings: &Settings, mode: Mode) -> Result<Writer, DiskError> {
+        // Before anything is written: what is there, and whether this may write into it.
+        if let Some(m) = Manifest::read(dir)? {
+            if mode == Mode::Create {
+                return Err(exists(dir));
+            }
+            // A mismatch first: the stored settings are valid, the given may not be.
+            let differing = m.settings.differences(settings);
+            if !differing.is_empty() {
+                return Err(DiskError::mismatch(&dir.join(manifest::MANIFEST), differing));
+            }
+        } else {
+            let contents = manifest::contents(dir)?;
+            if let Contents::Other(file) = &contents {
+                return Err(manifest::not_an_index(dir, file));
+            }
+            if mode == Mode::Existing {
+                return Err(super::index::no_manifest(dir)?);
+            }
+            settings.validate()?;
+            if contents == Contents::Missing {
+                match fs::create_dir(dir) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(e) => {
+                        return Err(DiskError::io(dir, "cannot create the index directory", e));
+                    }
+                }
+            }
+        }
         let lock_path = dir.join(LOCK);
         let lock = File::options()
             .create(true)
@@ -100,20 +167,44 @@ impl WriterBuilder {
                 return Err(DiskError::io(&lock_path, "cannot lock the index", e));
             }
         }
-        let committed = match Manifest::read(dir)? {
-            Some(m) => Some(DiskIndex::from_manifest(dir, m)?),
-            None => None,
-        };
-        if let Some(index) = &committed {
+        // Under the lock, again: another writer may have made the index meanwhile.
+        let (committed, id) = if let Some(m) = Manifest::read(dir)? {
+            if mode == Mode::Create {
+                return Err(exists(dir));
+            }
+            // An index of format version 1 gets an id at its first commit.
+            let id = m.index.unwrap_or_else(manifest::new_index_id);
+            let index = DiskIndex::from_manifest(dir, m)?;
             index.check_settings(settings)?;
-        }
-        remove_uncommitted(dir, committed.as_ref().map(DiskIndex::manifest))?;
+            remove_uncommitted(dir, Some(index.manifest()))?;
+            (Some(index), id)
+        } else {
+            if let Contents::Other(file) = manifest::contents(dir)? {
+                return Err(manifest::not_an_index(dir, &file));
+            }
+            if mode == Mode::Existing {
+                return Err(super::index::no_manifest(dir)?);
+            }
+            settings.validate()?;
+            remove_uncommitted(dir, None)?;
+            let id = self.new_id.unwrap_or_else(manifest::new_index_id);
+            let empty = Manifest {
+                generation: 0,
+                settings: settings.clone(),
+                index: Some(id),
+                segments: Vec::new(),
+            };
+            manifest::sync_dir(dir)?;
+            empty.write(dir)?;
+            (None, id)
+        };
         let method = Method::of(settings);
         let shape = method.shape(settings);
         Ok(Writer {
             dir: dir.to_path_buf(),
             lock,
             settings: settings.clone(),
+            id,
             generation: committed.as_ref().map_or(0, DiskIndex::generation) + 1,
             committed,
             method,
@@ -129,6 +220,22 @@ impl WriterBuilder {
             done: false,
         })
     }
+}
+
+/// How a writer may open a directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    OpenOrCreate,
+    Create,
+    Existing,
+}
+
+fn exists(dir: &Path) -> DiskError {
+    DiskError::new(
+        DiskErrorKind::Exists,
+        Some(dir),
+        "an index is already there (this creates an index only where nothing is)",
+    )
 }
 
 /// Removes the segment and temporary files no manifest lists (left by a writer that
@@ -167,6 +274,8 @@ pub struct Writer {
     dir: PathBuf,
     lock: File,
     settings: Settings,
+    /// The index's id, in the manifest and every segment this writer writes.
+    id: u128,
     generation: u64,
     committed: Option<DiskIndex>,
     method: Method,
@@ -193,9 +302,22 @@ impl Writer {
         WriterBuilder::default()
     }
 
-    /// [`WriterBuilder::open`] with the default settings.
+    /// [`WriterBuilder::open`] with the default settings: opens the index, or creates one
+    /// where nothing is.
     pub fn open(dir: impl AsRef<Path>, settings: &Settings) -> Result<Writer, DiskError> {
         WriterBuilder::default().open(dir, settings)
+    }
+
+    /// [`WriterBuilder::create`] with the default settings: creates an index only where
+    /// nothing is.
+    pub fn create(dir: impl AsRef<Path>, settings: &Settings) -> Result<Writer, DiskError> {
+        WriterBuilder::default().create(dir, settings)
+    }
+
+    /// [`WriterBuilder::open_existing`] with the default settings: opens an index, never
+    /// creating one.
+    pub fn open_existing(dir: impl AsRef<Path>, settings: &Settings) -> Result<Writer, DiskError> {
+        WriterBuilder::default().open_existing(dir, settings)
     }
 
     /// The committed index as this writer found it (none for a new index): the state that
@@ -337,7 +459,7 @@ impl Writer {
     /// Writes `sources` as this writer's next segment file.
     fn write_segment(&mut self, sources: &[&dyn Source]) -> Result<(), DiskError> {
         let name = self.next_name();
-        let written = write_and_open(&self.dir, name, self.shape, sources)?;
+        let written = write_and_open(&self.dir, name, self.shape, self.id, sources)?;
         self.new_segments.push(written);
         Ok(())
     }
@@ -360,7 +482,7 @@ impl Writer {
         let merged = {
             let runs: Vec<&dyn Source> =
                 self.new_segments.iter().map(|(s, _)| s as &dyn Source).collect();
-            write_and_open(&self.dir, name, self.shape, &runs)?
+            write_and_open(&self.dir, name, self.shape, self.id, &runs)?
         };
         for (run, _) in std::mem::replace(&mut self.new_segments, vec![merged]) {
             let path = run.path().to_path_buf();
@@ -423,7 +545,11 @@ impl Writer {
             .chain(self.new_segments.iter().map(|(s, _)| s))
             .map(|s| s.path().to_path_buf())
             .collect();
-        if old.len() <= 1 {
+        // One segment is compacted already, unless it is of format 1 (no index id): a
+        // compaction rewrites those.
+        let legacy =
+            self.committed.as_ref().is_some_and(|i| i.manifest().segments.iter().any(|s| s.legacy));
+        if old.len() <= 1 && !legacy {
             return self.commit_with(before_publish);
         }
         let name = self.next_name();
@@ -435,7 +561,7 @@ impl Writer {
                 .chain(self.new_segments.iter().map(|(s, _)| s))
                 .map(|s| s as &dyn Source)
                 .collect();
-            write_and_open(&self.dir, name, self.shape, &sources)?
+            write_and_open(&self.dir, name, self.shape, self.id, &sources)?
         };
         self.new_segments.push((segment, merged.clone()));
         let ready = before_publish()?;
@@ -457,8 +583,12 @@ impl Writer {
     /// index's and are not removed on drop.
     fn publish_keeping(&mut self, segments: Vec<SegmentEntry>) -> Result<Commit, DiskError> {
         manifest::sync_dir(&self.dir)?;
-        let manifest =
-            Manifest { generation: self.generation, settings: self.settings.clone(), segments };
+        let manifest = Manifest {
+            generation: self.generation,
+            settings: self.settings.clone(),
+            index: Some(self.id),
+            segments,
+        };
         manifest.write(&self.dir)?;
         self.done = true;
         let mut refused = std::mem::take(&mut self.refused);
@@ -478,13 +608,20 @@ fn write_and_open(
     dir: &Path,
     name: String,
     shape: Shape,
+    id: u128,
     sources: &[&dyn Source],
 ) -> Result<(Segment, SegmentEntry), DiskError> {
     let path = dir.join(&name);
-    let written = segment::write(&path, shape, sources)?;
+    let written = segment::write(&path, shape, id, sources)?;
     let docs = sources.iter().map(|s| s.docs() as u64).sum();
-    let entry = SegmentEntry { name, docs, bytes: written.bytes, checksum: written.checksum };
-    match Segment::open(&path, entry.bytes, entry.docs, shape) {
+    let entry = SegmentEntry {
+        name,
+        docs,
+        bytes: written.bytes,
+        checksum: written.checksum,
+        legacy: false,
+    };
+    match Segment::open(&path, entry.bytes, entry.docs, shape, Some(id)) {
         Ok(segment) => Ok((segment, entry)),
         Err(e) => {
             let _ = fs::remove_file(&path);

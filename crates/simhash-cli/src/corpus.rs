@@ -637,8 +637,11 @@ fn read_hash_blocks(
             want = HASH_BLOCK_BYTES;
             (Vec::new(), Some(total))
         } else {
-            // One line longer than the block, within the limit: hold it whole.
-            want = buf.len() * 2;
+            // One line longer than the block, within the limit so far: read on, twice as
+            // many bytes, but no more than the limit (and "\r\n") and a byte allow, to know
+            // whether it is over it.
+            let most = usize::try_from(max.saturating_add(3)).unwrap_or(usize::MAX);
+            want = buf.len().saturating_mul(2).min(most);
             continue;
         };
         if out.stop.load(Ordering::Relaxed) {
@@ -664,6 +667,9 @@ fn read_hash_blocks(
 
 /// Reads from `reader` until `buf` holds `want` bytes or the input ends; true at its end.
 fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
+    // Exactly as much room as asked for: `want` grows by doubling already, and a line near
+    // the limit must not take twice the limit.
+    buf.reserve_exact(want.saturating_sub(buf.len()));
     while buf.len() < want {
         let len = buf.len();
         buf.resize(want, 0);

@@ -327,9 +327,20 @@ fn parquet_one(
 ) -> anyhow::Result<(Vec<Output>, u64)> {
     let paths: Vec<&Path> = pass.sources.iter().filter_map(Source::path).collect();
     let shard_lines = pass.corpus.shard_lines();
-    // The schema of the first file that was read (a bad file has no rows).
-    let like =
-        paths.iter().zip(shard_lines).find(|(_, lines)| **lines > 0).map_or(paths[0], |(p, _)| *p);
+    // The schema of the first file that was read (a bad file has no rows, and was reported
+    // in the first pass), or of a file without rows that is Parquet.
+    let like = paths.iter().zip(shard_lines).find(|(_, lines)| **lines > 0).map(|(p, _)| *p);
+    let like = like
+        .or_else(|| paths.iter().copied().find(|p| ParquetCopy::new(std::io::sink(), p).is_ok()));
+    let Some(like) = like else {
+        // No input could be read (each was reported once as a bad file): there is no
+        // schema to write, so the output is not written (its temporary file goes).
+        drop(out);
+        pass.reporter.warning(
+            "no input could be read as Parquet: the output is not written (it has no schema)",
+        );
+        return Ok((Vec::new(), 0));
+    };
     let mut copy = ParquetCopy::with_extra(out, like, &pass.notes.columns())?;
     let mut written = 0u64;
     let mut base = 0;

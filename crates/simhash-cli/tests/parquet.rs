@@ -261,6 +261,30 @@ fn bad_shards_are_reported_and_the_run_goes_on_or_stops() {
 }
 
 /// The strings of a column, through a dictionary if it is one (`None`: null).
+/// The only input, unreadable: reported once as a bad file (exit 1, as the docs say), and
+/// `dedup` writes no Parquet output, having no schema to give it.
+#[test]
+fn a_lone_bad_shard_is_reported_once() {
+    let dir = Dir::new();
+    dir.write("bad.parquet", "not parquet at all\n");
+    let message = "simhash: bad.parquet: not a readable Parquet file";
+    for args in [
+        &["dedup", "bad.parquet", "-o", "out.parquet", "--removed", "r.jsonl"][..],
+        &["dedup", "bad.parquet", "--output-dir", "out"],
+        &["cluster", "bad.parquet", "--annotate", "-o", "out.parquet"],
+        &["fingerprint", "bad.parquet", "-o", "out.tsv"],
+    ] {
+        let run = dir.run(args);
+        run.code(1);
+        assert_eq!(run.stderr.matches(message).count(), 1, "{args:?}: {}", run.stderr);
+        assert!(!dir.path("out.parquet").exists(), "{args:?}");
+    }
+    assert_eq!(dir.read("r.jsonl"), "");
+    let strict = dir.run(&["dedup", "bad.parquet", "-o", "out.parquet", "--strict"]);
+    strict.code(2);
+    assert_eq!(strict.stderr.matches(message).count(), 1, "{}", strict.stderr);
+}
+
 fn dictionary_strings(batches: &[RecordBatch], name: &str) -> Vec<Option<String>> {
     let mut out = Vec::new();
     for b in batches {

@@ -544,6 +544,136 @@ fn bad_records_are_reported_with_file_and_line_and_skipped() {
     assert_eq!(stats["skipped"]["too_long"], 1);
 }
 
+/// A key the run reads by (the text, the id, a step of a nested path) twice in one object
+/// is a bad record: JSON readers disagree on which value counts. Other keys may repeat.
+#[test]
+fn repeated_keys_on_the_read_paths_are_bad_records() {
+    let dir = Dir::new();
+    let lines = [
+        r#"{"meta":{"id":"a"},"text":"the first fine record here","x":1,"x":2}"#,
+        r#"{"meta":{"id":"b"},"text":5,"text":"the text given twice"}"#,
+        r#"{"meta":{"id":"c","id":"d"},"text":"the id given twice"}"#,
+        r#"{"meta":{"id":"e"},"meta":{"id":"f"},"text":"the id's object twice"}"#,
+        r#"{"meta":{"id":"g","lang":"en","lang":"fr"},"text":"the second fine record"}"#,
+        r#"{"meta":{"id":"h"},"text":"the text twice","text":"escaped"}"#,
+    ];
+    dir.write("d.jsonl", lines.join("\n") + "\n");
+    let id = ["--id-column", "meta.id"];
+    let run =
+        dir.run(&["fingerprint", "d.jsonl", id[0], id[1], "-o", "o.tsv", "--stats", "s.json"]);
+    run.code(1);
+    for want in [
+        "simhash: d.jsonl:2: duplicate key \"text\"\n",
+        "simhash: d.jsonl:3: duplicate key \"meta.id\"\n",
+        "simhash: d.jsonl:4: duplicate key \"meta\"\n",
+        "simhash: d.jsonl:6: duplicate key \"text\"\n",
+    ] {
+        assert!(run.stderr.contains(want), "missing {want:?} in:\n{}", run.stderr);
+    }
+    let ids: Vec<String> = rows(&dir.read("o.tsv")).into_iter().map(|r| r[0].clone()).collect();
+    assert_eq!(ids, ["a", "g"]);
+    let stats: serde_json::Value = serde_json::from_str(&dir.read("s.json")).unwrap();
+    assert_eq!(stats["skipped"]["duplicate_key"], 4);
+    assert_eq!(stats["records_skipped"], 4);
+    // The same from a stream, and --strict stops at the first.
+    let stream = dir.run_stdin(&["fingerprint", "-", id[0], id[1]], dir.read("d.jsonl").as_bytes());
+    stream.code(1);
+    assert!(stream.stderr.contains("<stdin>:3: duplicate key \"meta.id\""), "{}", stream.stderr);
+    let strict = dir.run(&["fingerprint", "d.jsonl", id[0], id[1], "--strict"]);
+    strict.code(2);
+    assert!(strict.stderr.contains("d.jsonl:2: duplicate key \"text\""), "{}", strict.stderr);
+    // The second pass writes only the records the first accepted, annotated or not.
+    for annotate in [false, true] {
+        let mut args = vec!["dedup", "d.jsonl", id[0], id[1], "-o", "kept.jsonl"];
+        if annotate {
+            args.push("--annotate");
+        }
+        dir.run(&args).code(1);
+        let kept = dir.read("kept.jsonl");
+        let firsts: Vec<&str> = kept.lines().map(|l| &l[..18]).collect();
+        assert_eq!(firsts, [&lines[0][..18], &lines[4][..18]], "annotate {annotate}");
+    }
+}
+
+/// Standard input closed (`<&-`), as an input, is an error (exit 2), not an empty input:
+/// Rust's runtime would otherwise read `/dev/null` in its place.
+#[test]
+fn a_closed_standard_input_is_refused() {
+    let dir = Dir::new();
+    dir.write("c.jsonl", "{\"text\":\"a fine record\"}\n");
+    // `args` and the redirections of standard input, through a shell.
+    let shell = |bin: &str, args: &str, redirect: &str| {
+        let exe = dir.cmd(bin).get_program().to_owned();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec \"$0\" {args} {redirect}"))
+            .arg(exe)
+            .current_dir(dir.path(""))
+            .output()
+            .expect("run sh");
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let closed = |bin: &str, args: &str| shell(bin, args, "<&-");
+    for (bin, args) in [
+        ("simhash", "dedup - -o out.jsonl"),
+        ("simhash", "fingerprint"),
+        ("simhash", "pairs c.jsonl - -o out.tsv"),
+        ("simhash-find-all", "-o out.tsv"),
+    ] {
+        let (code, stderr) = closed(bin, args);
+        assert_eq!(code, Some(2), "{bin} {args}: {stderr}");
+        assert!(stderr.contains("standard input is closed"), "{bin} {args}: {stderr}");
+    }
+    assert_eq!(dir.files(), ["c.jsonl"], "nothing written");
+    // A run that does not read standard input does not mind.
+    let (code, stderr) = closed("simhash", "fingerprint c.jsonl -o out.tsv");
+    assert_eq!(code, Some(0), "{stderr}");
+    // An empty standard input is read as one.
+    let (code, stderr) = shell("simhash", "fingerprint -", "< /dev/null");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("<stdin>: empty input, no records"), "{stderr}");
+}
+
+/// A line longer than a MiB (a block) within the limit is read whole, the same from a
+/// file read in blocks, standard input and compressed files; over the limit, it is skipped
+/// and the next records are read.
+#[test]
+fn lines_longer_than_a_block_are_read_the_same_from_every_source() {
+    let dir = Dir::new();
+    let words = "long line words ".repeat(200_000);
+    let input = format!(
+        "{{\"id\":\"a\",\"text\":\"first\"}}\n{{\"id\":\"long\",\"text\":\"{words}\"}}\r\n\
+         {{\"id\":\"b\",\"text\":\"after\"}}\n"
+    );
+    assert!(input.len() > 3 << 20);
+    dir.write("c.jsonl", &input);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(input.as_bytes()).unwrap();
+    dir.write("c.jsonl.gz", gz.finish().unwrap());
+    dir.write("c.jsonl.zst", zstd::encode_all(input.as_bytes(), 1).unwrap());
+    let long = input.lines().nth(1).unwrap().len() + 2; // with its "\r\n"
+    // Fits, fits exactly (the "\r\n" aside), one byte over, far over.
+    let limits = [long + 1000, long - 2, long - 3, 1000].map(|n| n.to_string());
+    for (limit, code) in limits.iter().map(String::as_str).zip([0, 0, 1, 1]) {
+        let plain = dir.run(&["fingerprint", "c.jsonl", "--max-record-bytes", limit]);
+        plain.code(code);
+        let ids: Vec<String> = rows(&plain.stdout).into_iter().map(|r| r[0].clone()).collect();
+        let want: &[&str] = if code == 0 { &["a", "long", "b"] } else { &["a", "b"] };
+        assert_eq!(ids, want, "limit {limit}");
+        if code == 1 {
+            let message = format!("c.jsonl:2: record of {long} bytes is longer");
+            assert!(plain.stderr.contains(&message), "{}", plain.stderr);
+        }
+        let stdin =
+            dir.run_stdin(&["fingerprint", "-", "--max-record-bytes", limit], input.as_bytes());
+        assert_eq!((stdin.code, &stdin.stdout), (code, &plain.stdout), "stdin, limit {limit}");
+        for name in ["c.jsonl.gz", "c.jsonl.zst"] {
+            let run = dir.run(&["fingerprint", name, "--max-record-bytes", limit]);
+            assert_eq!((run.code, &run.stdout), (code, &plain.stdout), "{name}, limit {limit}");
+        }
+    }
+}
+
 #[test]
 fn strict_stops_at_the_first_bad_record_and_writes_nothing() {
     let dir = Dir::new();

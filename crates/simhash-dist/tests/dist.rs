@@ -482,6 +482,8 @@ fn bad_records_are_reported_by_file_and_line() {
     for i in 0..400 {
         match i {
             57 => data.push_str("{\"id\":\"x57\"}\n"),
+            // A repeated key on the text path: read as by simhash.
+            120 => data.push_str("{\"id\":\"doc-120\",\"text\":\"a\",\"text\":\"b\"}\n"),
             250 => data.push_str("{\"id\":\"doc-3\",\"text\":\"dup\"}\n"),
             333 => data.push_str("not json\n"),
             _ => {
@@ -502,6 +504,7 @@ fn bad_records_are_reported_by_file_and_line() {
         reported,
         [
             format!("simhash-dist: {name}:58: missing text field \"text\""),
+            format!("simhash-dist: {name}:121: duplicate key \"text\""),
             format!("simhash-dist: {name}:251: duplicate id \"doc-3\" (an earlier record has it)"),
             format!("simhash-dist: {name}:334: invalid JSON at column 2: expected ident"),
         ]

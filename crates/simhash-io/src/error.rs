@@ -44,6 +44,9 @@ pub enum ErrorKind {
     /// A Parquet input cannot be read: not Parquet (or truncated), no text column, a column
     /// of the wrong type, a bad page.
     BadParquet,
+    /// Standard input is an input, but it was closed when the process started
+    /// ([`crate::stdin_was_closed`]).
+    StdinClosed,
 }
 
 impl Error {

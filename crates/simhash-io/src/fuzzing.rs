@@ -134,9 +134,10 @@ fn next_line(
 #[derive(Debug)]
 enum Want {
     Skip(Reason),
-    /// The text and id, for a line serde_json reads as an object without repeated keys.
+    /// The text and id, for a line serde_json reads as an object without repeated keys on
+    /// the paths.
     Record(String, Option<WantId>),
-    /// Nothing to compare (serde_json refuses what our reader may skip over, or keys repeat).
+    /// Nothing to compare (serde_json refuses what our reader may skip over).
     Unknown,
 }
 
@@ -209,7 +210,9 @@ enum View {
     Skip(Reason),
     /// An object without repeated keys.
     Object(Value),
-    /// Nothing to compare (serde_json refuses what our reader may skip over, or keys repeat).
+    /// An object with a repeated key somewhere, and its keys as written.
+    Repeated(Value, Keys),
+    /// Nothing to compare (serde_json refuses what our reader may skip over).
     Unknown,
 }
 
@@ -228,16 +231,95 @@ fn serde_view(line: &[u8]) -> View {
         return View::Skip(Reason::InvalidJson);
     }
     if serde_json::from_str::<NoRepeatedKeys>(s).is_err() {
-        return View::Unknown;
+        return match serde_json::from_str::<Keys>(s) {
+            Ok(keys) => View::Repeated(value, keys),
+            Err(_) => View::Unknown,
+        };
     }
     View::Object(value)
+}
+
+/// Whether a key of `path` is repeated in its object: the reader refuses the record then.
+fn repeats(keys: &Keys, path: &str) -> bool {
+    let (step, rest) = path.split_once('.').map_or((path, None), |(s, r)| (s, Some(r)));
+    let mut hits = keys.0.iter().filter(|(key, _)| key == step);
+    match (hits.next(), hits.next(), rest) {
+        (Some(_), Some(_), _) => true,
+        (Some((_, Some(inner))), None, Some(rest)) => repeats(inner, rest),
+        _ => false,
+    }
+}
+
+/// An object's keys as written, in order and repeats included, each with the keys of its
+/// value when that is an object.
+#[derive(Debug)]
+struct Keys(Vec<(String, Option<Keys>)>);
+
+impl<'de> Deserialize<'de> for Keys {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        de.deserialize_any(KeysVisitor)?.ok_or_else(|| de::Error::custom("not an object"))
+    }
+}
+
+/// Any JSON value: `Some` keys for an object.
+struct KeysVisitor;
+
+impl<'de> Deserialize<'de> for MaybeKeys {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        de.deserialize_any(KeysVisitor).map(MaybeKeys)
+    }
+}
+
+struct MaybeKeys(Option<Keys>);
+
+impl<'de> Visitor<'de> for KeysVisitor {
+    type Value = Option<Keys>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<Keys>, E> {
+        Ok(None)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<Keys>, E> {
+        Ok(None)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<Keys>, E> {
+        Ok(None)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<Keys>, E> {
+        Ok(None)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Option<Keys>, E> {
+        Ok(None)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Option<Keys>, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<Keys>, A::Error> {
+        while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Option<Keys>, M::Error> {
+        let mut keys = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let MaybeKeys(inner) = map.next_value()?;
+            keys.push((key, inner));
+        }
+        Ok(Some(Keys(keys)))
+    }
 }
 
 fn expected_json(view: &View, text_path: &str, id_path: &str) -> Want {
     let value = match view {
         View::Skip(reason) => return Want::Skip(*reason),
         View::Unknown => return Want::Unknown,
-        View::Object(value) => value,
+        View::Repeated(_, keys) if repeats(keys, text_path) || repeats(keys, id_path) => {
+            return Want::Skip(Reason::DuplicateKey);
+        }
+        // With a repeated key, the keys on the paths are each there once: serde_json's
+        // value (which keeps the last of a repeated key) has the reader's values there.
+        View::Object(value) | View::Repeated(value, _) => value,
     };
     let text = match lookup(value, text_path) {
         None => return Want::Skip(Reason::MissingText),

@@ -40,6 +40,8 @@ pub struct SkippedFile {
 ///   contains it (a loop), which is skipped.
 /// * A file argument is read whatever its name; `-` is standard input.
 /// * No arguments means standard input.
+/// * Standard input that was closed when the process started ([`crate::stdin_was_closed`],
+///   `simhash dedup - <&-`) is an error, not an empty input.
 /// * The same file twice (by device and inode, whichever paths name it), or `-` twice, is
 ///   an error: every record would be a duplicate of itself.
 /// * A directory with no record file under it is an error.
@@ -108,6 +110,9 @@ impl Inputs {
             }
         }
         inputs.check_distinct()?;
+        if inputs.has_stdin() && crate::source::stdin_was_closed() {
+            return Err(crate::source::closed_stdin_error());
+        }
         Ok(inputs)
     }
 

@@ -131,5 +131,5 @@ pub use crate::record::{
     line_hash, parse_cpp_hash, parse_hash, parse_json,
 };
 pub use crate::source::{
-    Compression, Source, compression, refuse_compressed, refuse_compressed_file,
+    Compression, Source, compression, refuse_compressed, refuse_compressed_file, stdin_was_closed,
 };

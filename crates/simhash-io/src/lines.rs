@@ -16,7 +16,10 @@ pub enum LineStatus {
 /// Reads lines with a length limit, without ever holding more than the limit in memory.
 ///
 /// A line ends at `\n` or `\r\n` (removed); the last line needs no end. A line longer than
-/// the limit (terminator excluded) is measured, not kept: [`LineStatus::TooLong`].
+/// the limit (terminator excluded) is measured, not kept: [`LineStatus::TooLong`]. Until it
+/// passes the limit its bytes are kept (it may yet fit), so a buffer grows by at most the
+/// limit and two bytes for a line (not by twice that, as a doubling `Vec` would), and is
+/// given back its capacity from before the line once the line is over the limit.
 ///
 /// ```
 /// use simhash_io::{LineReader, LineStatus};
@@ -39,12 +42,22 @@ pub struct LineReader<R> {
     pub line: u64,
     /// Bytes consumed so far.
     pub bytes: u64,
+    /// The largest capacity a line's buffer reached (a test's view of the memory held).
+    #[cfg(test)]
+    most_held: usize,
 }
 
 impl<R: Read> LineReader<R> {
     /// Lines of `inner`, each at most `max` bytes (terminator excluded).
     pub fn new(inner: R, max: u64) -> LineReader<R> {
-        LineReader { inner: BufReader::with_capacity(1 << 18, inner), max, line: 0, bytes: 0 }
+        LineReader {
+            inner: BufReader::with_capacity(1 << 18, inner),
+            max,
+            line: 0,
+            bytes: 0,
+            #[cfg(test)]
+            most_held: 0,
+        }
     }
 
     /// Appends the next line (terminator removed) to `buf`. `None` at the end of input.
@@ -95,24 +108,41 @@ impl<R: Read> LineReader<R> {
     ) -> io::Result<Option<LineStatus>> {
         let start = buf.len();
         let raw_start = raw.as_deref().map_or(0, Vec::len);
+        let (capacity, raw_capacity) = (buf.capacity(), raw.as_deref().map_or(0, Vec::capacity));
         let max = self.max;
+        // The most a line keeps: the limit and a "\r\n".
+        let keep = to_index(max.saturating_add(2));
         let mut too_long = false;
+        #[cfg(test)]
+        let mut most_held = 0;
         let total = self.walk_line(|piece, total| {
             if !too_long && total > max.saturating_add(2) {
-                // Over the limit even allowing for "\r\n": stop keeping bytes.
+                // Over the limit even allowing for "\r\n": stop keeping bytes, and give
+                // back the memory the line grew the buffers by.
                 too_long = true;
                 buf.truncate(start);
+                buf.shrink_to(capacity);
                 if let Some(raw) = raw.as_deref_mut() {
                     raw.truncate(raw_start);
+                    raw.shrink_to(raw_capacity);
                 }
             }
             if !too_long {
-                buf.extend_from_slice(piece);
+                extend_within(buf, piece, start.saturating_add(keep));
                 if let Some(raw) = raw.as_deref_mut() {
-                    raw.extend_from_slice(piece);
+                    extend_within(raw, piece, raw_start.saturating_add(keep));
                 }
             }
+            #[cfg(test)]
+            {
+                let raw = raw.as_deref().map_or(0, Vec::capacity);
+                most_held = most_held.max(buf.capacity()).max(raw);
+            }
         })?;
+        #[cfg(test)]
+        {
+            self.most_held = self.most_held.max(most_held);
+        }
         Ok(total.map(|total| if too_long { LineStatus::TooLong(total) } else { LineStatus::Ok }))
     }
 
@@ -158,6 +188,18 @@ impl<R: Read> LineReader<R> {
         self.bytes += total;
         Ok(Some(total))
     }
+}
+
+/// Appends `piece` to `buf`, growing it as `Vec` does (doubling) but never past `most`
+/// bytes (unless `piece` needs more): a line over the limit grows its buffer to about the
+/// limit, not to twice it.
+fn extend_within(buf: &mut Vec<u8>, piece: &[u8], most: usize) {
+    let need = buf.len() + piece.len();
+    if need > buf.capacity() {
+        let grown = buf.capacity().saturating_mul(2).min(most).max(need);
+        buf.reserve_exact(grown - buf.len());
+    }
+    buf.extend_from_slice(piece);
 }
 
 /// A line read at a known offset by [`LinesAt::line`].
@@ -393,7 +435,10 @@ pub struct BlockLines {
 ///
 /// A line starts at offset 0 and after each `\n`. The block's last line is read to its end,
 /// past `end` if need be; a line longer than the limit is measured, not held, whichever
-/// block it starts in. On a read error, the lines read before it are in `out`.
+/// block it starts in: once a MiB of a line is held, the rest of it is measured first
+/// (read without being kept), and then read only if the line fits the limit. So the bytes
+/// held never pass the block and a MiB, or the block and the limit, whichever is less,
+/// besides a line that fits. On a read error, the lines read before it are in `out`.
 ///
 /// ```
 /// use simhash_io::{BlockLines, LineStatus, read_block};
@@ -412,6 +457,17 @@ pub fn read_block<F: ReadAt + ?Sized>(
     end: u64,
     max: u64,
     out: &mut BlockLines,
+) -> io::Result<()> {
+    read_block_measuring(file, (start, end), max, out, MEASURE_FROM)
+}
+
+/// [`read_block`], measuring a line first once `measure_from` bytes of it are held.
+fn read_block_measuring<F: ReadAt + ?Sized>(
+    file: &F,
+    (start, end): (u64, u64),
+    max: u64,
+    out: &mut BlockLines,
+    measure_from: usize,
 ) -> io::Result<()> {
     out.data.clear();
     out.lines.clear();
@@ -437,13 +493,31 @@ pub fn read_block<F: ReadAt + ?Sized>(
             if !eof {
                 // The line goes on past the bytes read.
                 let held = out.data.len() - at;
-                if held as u64 > max.saturating_add(2) {
-                    let rest = measure_line(file, from + out.data.len() as u64)?;
+                let mut rest = None;
+                if held as u64 > max.saturating_add(2) || held >= measure_from {
+                    // A long line: its length first, read without keeping the bytes.
+                    rest = Some(measure_line(file, from + out.data.len() as u64)?);
+                }
+                let total = held as u64 + rest.unwrap_or(0);
+                if total > max.saturating_add(2) {
+                    // Over the limit even allowing for "\r\n": measured, not held.
                     out.data.truncate(at);
-                    out.lines.push((at, at, LineStatus::TooLong(held as u64 + rest)));
+                    out.lines.push((at, at, LineStatus::TooLong(total)));
                     return Ok(());
                 }
-                let want = out.data.len() + held.max(1 << 16);
+                let want = match rest {
+                    // The file ends here (it shrank since the block was read).
+                    Some(0) => {
+                        eof = true;
+                        continue;
+                    }
+                    // The line fits: read it whole, as measured.
+                    Some(_) => at + to_index(total),
+                    // Twice as many bytes, but no more than the limit (and "\r\n") and a
+                    // byte allows, to know whether the line is over it.
+                    None => (out.data.len() + held.max(1 << 16))
+                        .min(at.saturating_add(to_index(max.saturating_add(3)))),
+                };
                 eof = fill_at(file, &mut out.data, from, want)?;
                 continue;
             }
@@ -457,6 +531,11 @@ pub fn read_block<F: ReadAt + ?Sized>(
     }
     Ok(())
 }
+
+/// A line that goes on past this many bytes held is measured before it is read further
+/// ([`read_block`]): one over the limit is then never held, and one within it is read once
+/// more, whole (rare: lines of a MiB).
+const MEASURE_FROM: usize = 1 << 20;
 
 /// Records the line `data[start..end]` (terminator included).
 fn push_line(out: &mut BlockLines, start: usize, end: usize, max: u64) {
@@ -483,6 +562,9 @@ fn fill_at<F: ReadAt + ?Sized>(
     from: u64,
     want: usize,
 ) -> io::Result<bool> {
+    // Exactly as much room as asked for: the callers grow `want` by doubling already, and
+    // a line near the limit must not take twice the limit.
+    buf.reserve_exact(want.saturating_sub(buf.len()));
     while buf.len() < want {
         let len = buf.len();
         buf.resize(want, 0);
@@ -673,13 +755,68 @@ mod tests {
         }
     }
 
+    /// A line over the limit is measured as it streams by: the buffers it is read into
+    /// grow to about the limit, never to the line (here 64 times the limit), nor to twice
+    /// the limit as doubling a `Vec` would; after it they are as large as before.
+    #[test]
+    fn a_long_line_grows_the_buffers_to_the_limit_at_most() {
+        const MAX: usize = 1 << 20;
+        let mut input = b"short\n".to_vec();
+        input.resize(input.len() + 64 * MAX, b'x');
+        input.extend_from_slice(b"\nafter\n");
+        let long = Some(LineStatus::TooLong(64 * MAX as u64 + 1));
+        let mut r = LineReader::new(&input[..], MAX as u64);
+        let (mut buf, mut raw) = (Vec::new(), Vec::new());
+        assert_eq!(r.next_line(&mut buf, Some(&mut raw)).unwrap(), Some(LineStatus::Ok));
+        let before = (buf.capacity(), raw.capacity());
+        // The long line, appended after the short one (as a batch holds lines).
+        assert_eq!(r.next_line(&mut buf, Some(&mut raw)).unwrap(), long);
+        assert_eq!((&buf[..], r.line), (&b"short"[..], 2));
+        assert_eq!((buf.capacity(), raw.capacity()), before);
+        assert!(r.most_held <= 5 + MAX + 2, "buffers of {} for a limit of {MAX}", r.most_held);
+        assert_eq!(r.next_line(&mut buf, Some(&mut raw)).unwrap(), Some(LineStatus::Ok));
+        assert_eq!(&buf[..], b"shortafter");
+        // Raw lines alone.
+        let mut r = LineReader::new(&input[..], MAX as u64);
+        raw.clear();
+        assert_eq!(r.next_raw_line(&mut raw).unwrap(), Some(LineStatus::Ok));
+        assert_eq!(r.next_raw_line(&mut raw).unwrap(), long);
+        assert!(r.most_held <= 6 + MAX + 2, "buffer of {} for a limit of {MAX}", r.most_held);
+        assert_eq!(r.next_raw_line(&mut raw).unwrap(), Some(LineStatus::Ok));
+        assert_eq!(&raw[..], b"short\nafter\n");
+    }
+
+    /// A line that goes on past the block is measured once a MiB of it is held: one over
+    /// the limit is not held further (here the limit is 16 MiB and the line 64 MiB), one
+    /// within it is read whole.
+    #[test]
+    fn a_block_holds_a_long_line_only_when_it_fits() {
+        const MIB: usize = 1 << 20;
+        let mut input = b"short\n".to_vec();
+        input.resize(input.len() + 64 * MIB, b'x');
+        input.extend_from_slice(b"\r\nafter\n");
+        let mut out = BlockLines::default();
+        read_block(&input[..], 0, 4096, 16 * MIB as u64, &mut out).unwrap();
+        let long = LineStatus::TooLong(64 * MIB as u64 + 2);
+        assert_eq!(out.lines, [(0, 5, LineStatus::Ok), (6, 6, long)]);
+        assert!(out.data.capacity() <= 2 * MIB + 4096, "capacity {}", out.data.capacity());
+        // Within the limit: the line whole, exactly.
+        read_block(&input[..], 0, 4096, 64 * MIB as u64, &mut out).unwrap();
+        assert_eq!(out.lines, [(0, 5, LineStatus::Ok), (6, 6 + 64 * MIB, LineStatus::Ok)]);
+        assert!(out.data.capacity() <= 64 * MIB + 4096, "capacity {}", out.data.capacity());
+        // Over the limit by less than a MiB: held up to the limit and a byte or so.
+        read_block(&input[..], 0, 4096, 63 * MIB as u64, &mut out).unwrap();
+        assert_eq!(out.lines[1], (6, 6, long));
+    }
+
     /// Every line of `input` as the blocks of `block` bytes read them: (number, bytes or
-    /// length), with a reader that returns at most `piece` bytes a call.
+    /// length), with a reader that returns at most `piece` bytes a call, measuring a line
+    /// once `measure_from` bytes of it are held.
     fn block_lines(
         input: &[u8],
         max: u64,
         block: u64,
-        piece: usize,
+        (piece, measure_from): (usize, usize),
     ) -> Vec<(u64, Result<String, u64>)> {
         let file = Pieces(input, piece);
         let mut out = Vec::new();
@@ -687,7 +824,7 @@ mod tests {
         let mut start = 0;
         while start < input.len() as u64 {
             let end = (start + block).min(input.len() as u64);
-            read_block(&file, start, end, max, &mut lines).unwrap();
+            read_block_measuring(&file, (start, end), max, &mut lines, measure_from).unwrap();
             for &(s, e, status) in &lines.lines {
                 out.push((
                     out.len() as u64 + 1,
@@ -738,12 +875,13 @@ mod tests {
             for max in [0, 1, 2, 5, 8, 30, 1000] {
                 let want = lines(input, max, 1 << 16);
                 for block in [1, 2, 3, 7, 1000] {
-                    for piece in [1, 1 << 16] {
+                    // Lines measured before they are held from 2 bytes on, too.
+                    for piece in [(1, MEASURE_FROM), (1 << 16, MEASURE_FROM), (1 << 16, 2)] {
                         let got = block_lines(input, max, block, piece);
                         assert_eq!(
                             got,
                             want,
-                            "input {:?} max {max} block {block} piece {piece}",
+                            "input {:?} max {max} block {block} piece {piece:?}",
                             String::from_utf8_lossy(input)
                         );
                     }

@@ -33,6 +33,9 @@ pub enum Reason {
     /// A whole input file that cannot be read as records (a Parquet file that is truncated,
     /// or without the text column, or with a column of the wrong type): all its records.
     BadFile,
+    /// A key on the text or id path appears twice in its object (JSON readers disagree on
+    /// which value counts).
+    DuplicateKey,
 }
 
 impl Reason {
@@ -51,6 +54,7 @@ impl Reason {
             Reason::DuplicateId => "duplicate_id",
             Reason::MixedIds => "mixed_ids",
             Reason::BadFile => "bad_file",
+            Reason::DuplicateKey => "duplicate_key",
         }
     }
 }

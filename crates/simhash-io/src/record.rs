@@ -47,6 +47,10 @@ impl Columns {
 
 /// Reads the id and text of a JSONL line.
 ///
+/// A key on the text or id path that appears twice in its object makes the record bad
+/// ([`Reason::DuplicateKey`]): JSON readers disagree on which value counts, so none is
+/// taken. Other keys, which the record is not read by, may repeat.
+///
 /// ```
 /// use simhash_io::{Columns, Reason, parse_json};
 ///
@@ -56,6 +60,8 @@ impl Columns {
 /// let problem = parse_json(br#"{"id":7}"#, &columns).unwrap_err();
 /// assert_eq!(problem.reason, Reason::MissingText);
 /// assert_eq!(problem.message, r#"missing text field "meta.body""#);
+/// let twice = parse_json(br#"{"id":7,"meta":{"body":"a","body":"b"}}"#, &columns).unwrap_err();
+/// assert_eq!((twice.reason, twice.message.as_str()), (Reason::DuplicateKey, r#"duplicate key "meta.body""#));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn parse_json<'a>(
@@ -72,6 +78,9 @@ pub fn parse_json<'a>(
         .deserialize(&mut de)
         .and_then(|()| de.end())
         .map_err(|e| Problem::new(Reason::InvalidJson, invalid_json(&e)))?;
+    if let Some(repeat) = found.duplicate {
+        return Err(repeat.problem(columns));
+    }
 
     let text = match found.text {
         None => {
@@ -263,6 +272,24 @@ fn string_value(raw: &RawValue) -> Result<Cow<'_, str>, String> {
 struct Found<'a> {
     text: Option<Text<'a>>,
     id: Option<&'a RawValue>,
+    /// The first key on a path seen twice in its object.
+    duplicate: Option<Repeat>,
+}
+
+/// A key on the text path (or else the id path) seen twice in its object: the key is the
+/// path's step with `rest` steps after it.
+#[derive(Clone, Copy)]
+struct Repeat {
+    text: bool,
+    rest: usize,
+}
+
+impl Repeat {
+    fn problem(self, columns: &Columns) -> Problem {
+        let path = if self.text { &columns.text } else { &columns.id };
+        let key = path[..path.len() - self.rest].join(".");
+        Problem::new(Reason::DuplicateKey, format!("duplicate key {key:?}"))
+    }
 }
 
 /// The value at the text path: a string (borrowed when it has no escapes), or what it was
@@ -356,8 +383,24 @@ impl<'de: 'a, 'a> Visitor<'de> for Walk<'_, '_, 'a> {
     }
 
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        // Whether the key of each path's next step was seen in this object.
+        let (mut text_seen, mut id_seen) = (false, false);
         while let Some(key) = map.next_key_seed(KeySeed)? {
             let (text_rest, id_rest) = (step(self.text, &key), step(self.id, &key));
+            let repeat = match (text_rest, id_rest) {
+                (Some(rest), _) if text_seen => Some(Repeat { text: true, rest: rest.len() }),
+                (_, Some(rest)) if id_seen => Some(Repeat { text: false, rest: rest.len() }),
+                _ => None,
+            };
+            if let Some(repeat) = repeat {
+                // The first repeat is the one reported (unless the line is not JSON: the
+                // walk goes on to its end, to say so).
+                self.found.duplicate.get_or_insert(repeat);
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            text_seen |= text_rest.is_some();
+            id_seen |= id_rest.is_some();
             match (text_rest, id_rest) {
                 (None, None) => {
                     map.next_value::<IgnoredAny>()?;
@@ -627,6 +670,48 @@ mod tests {
         let invalid = parse_json(b"{\"text\":\"\xff\"}", &Columns::new("text", "id")).unwrap_err();
         assert_eq!(invalid.reason, Reason::InvalidUtf8);
         assert_eq!(invalid.message, "invalid UTF-8 at byte 10");
+    }
+
+    /// A key the record is read by, twice in its object: JSON readers disagree on which
+    /// value counts (serde_json's `Value` takes the last, others the first), so the record
+    /// is bad, whatever the values. Keys off the paths may repeat.
+    #[test]
+    fn repeated_keys_on_the_paths_are_bad_records() {
+        let cases = [
+            (r#"{"text":5,"text":"x"}"#, "text", "id", "text"),
+            (r#"{"text":"x","text":"y"}"#, "text", "id", "text"),
+            (r#"{"text":"x","te\u0078t":"y"}"#, "text", "id", "text"),
+            (r#"{"id":1,"text":"x","id":2}"#, "text", "id", "id"),
+            (r#"{"id":[1],"id":2,"text":"x"}"#, "text", "id", "id"),
+            (r#"{"meta":{"id":1,"id":2},"text":"x"}"#, "text", "meta.id", "meta.id"),
+            (r#"{"meta":{"id":1},"meta":{"id":2},"text":"x"}"#, "text", "meta.id", "meta"),
+            (r#"{"meta":5,"meta":{"id":2},"text":"x"}"#, "text", "meta.id", "meta"),
+            (r#"{"b":{"t":"x","t":"y"}}"#, "b.t", "id", "b.t"),
+            // The text's object is read for the id below it too.
+            (r#"{"doc":{"id":1,"id":2}}"#, "doc", "doc.id", "doc.id"),
+            (r#"{"doc":{"text":"x","id":1,"id":2}}"#, "doc.text", "doc.id", "doc.id"),
+            // A repeat comes before what is wrong with the values.
+            (r#"{"text":"x","text":"y","id":[]}"#, "text", "id", "text"),
+            (r#"{"text":"x","id":1,"id":{},"text":7}"#, "text", "id", "id"),
+        ];
+        for (line, text, id, key) in cases {
+            let problem = parse_json(line.as_bytes(), &Columns::new(text, id)).unwrap_err();
+            assert_eq!(problem.reason, Reason::DuplicateKey, "{line}: {}", problem.message);
+            assert_eq!(problem.message, format!("duplicate key {key:?}"), "{line}");
+        }
+        let fine = [
+            (r#"{"x":1,"x":2,"text":"t"}"#, "text", "id"),
+            (r#"{"meta":{"lang":"en","lang":"fr"},"text":"t","id":1}"#, "text", "id"),
+            (r#"{"meta":{"id":1,"x":0,"x":1},"text":"t"}"#, "text", "meta.id"),
+            (r#"{"other":{"text":1,"text":2},"text":"t"}"#, "text", "id"),
+            (r#"{"meta":{"text":1,"text":2},"text":"t"}"#, "text", "meta.id"),
+        ];
+        for (line, text, id) in fine {
+            assert!(json_with(line, text, id).is_ok(), "{line}: {:?}", json_with(line, text, id));
+        }
+        // A line that is not JSON says so, repeats or not.
+        let broken = json(r#"{"text":"x","text":"y","id":}"#).unwrap_err();
+        assert!(broken.starts_with("invalid_json"), "{broken}");
     }
 
     #[test]

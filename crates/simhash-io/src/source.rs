@@ -4,8 +4,56 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{Error, ErrorKind};
+
+/// Standard input was closed when the process started (`simhash dedup - <&-`), as noted
+/// before `main` by [`note_closed_stdin`].
+static STDIN_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Runs before `main` (an ELF `.init_array` or Mach-O `__mod_init_func` entry), before
+/// Rust's runtime puts `/dev/null` on a closed descriptor 0, 1 or 2: after that, a closed
+/// standard input reads as an empty one and cannot be told from `< /dev/null`.
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd", target_os = "macos"))]
+#[used]
+#[cfg_attr(not(target_os = "macos"), unsafe(link_section = ".init_array"))]
+#[cfg_attr(target_os = "macos", unsafe(link_section = "__DATA,__mod_init_func"))]
+static NOTE_CLOSED_STDIN: extern "C" fn() = note_closed_stdin;
+
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd", target_os = "macos"))]
+extern "C" fn note_closed_stdin() {
+    // SAFETY: F_GETFD only asks about the descriptor; it touches no memory of ours.
+    if unsafe { libc::fcntl(0, libc::F_GETFD) } == -1 {
+        STDIN_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Whether standard input was closed when the process started (only known on Linux,
+/// Android, FreeBSD and macOS; elsewhere `false`). Rust's runtime then opened `/dev/null`
+/// in its place, so reading it would give an empty input: [`Inputs::expand`] refuses `-`
+/// instead.
+///
+/// [`Inputs::expand`]: crate::Inputs::expand
+pub fn stdin_was_closed() -> bool {
+    // Naming the constructor here keeps it linked wherever this function is.
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "macos"
+    ))]
+    std::hint::black_box(&NOTE_CLOSED_STDIN);
+    STDIN_CLOSED.load(Ordering::Relaxed)
+}
+
+/// The error for a closed standard input given as an input (`-`, or no input at all).
+pub(crate) fn closed_stdin_error() -> Error {
+    Error::msg(
+        ErrorKind::StdinClosed,
+        "standard input is closed: give an input file, or `< /dev/null` for an empty input",
+    )
+}
 
 /// An input to read from: its name for messages, and how to open it (again).
 #[derive(Debug)]
@@ -62,6 +110,7 @@ impl Source {
     pub fn open(&mut self, spool: bool) -> Result<Box<dyn Read + Send>, Error> {
         crate::paths::register_inputs(&[self.path.as_deref().unwrap_or(Path::new("-"))])?;
         let reader: Box<dyn Read + Send> = match &self.path {
+            None if stdin_was_closed() => return Err(closed_stdin_error()),
             None => sniffed(&self.name, Box::new(io::stdin()))?,
             Some(path) => open_path(path)?,
         };

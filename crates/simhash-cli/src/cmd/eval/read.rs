@@ -2,6 +2,7 @@
 //! told apart line by line, every bad line a [`BadLine`] reported as `FILE:LINE: what`.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::io::Read;
 
 use anyhow::Context;
@@ -14,6 +15,57 @@ pub(super) const GROUP_KEYS: [&str; 4] = ["cluster", "cluster_id", "group", "gro
 /// Label fields naming another record's id: the two are one cluster.
 pub(super) const POINTER_KEYS: [&str; 4] =
     ["duplicate_of", "dup_of", "canonical", "representative"];
+
+/// The fields of a JSONL record that eval reads: none may be given twice in a record (JSON
+/// readers disagree on which value counts), as in the records of every command.
+const READ_KEYS: [&str; 11] = [
+    "id",
+    "ids",
+    "members",
+    GROUP_KEYS[0],
+    GROUP_KEYS[1],
+    GROUP_KEYS[2],
+    GROUP_KEYS[3],
+    POINTER_KEYS[0],
+    POINTER_KEYS[1],
+    POINTER_KEYS[2],
+    POINTER_KEYS[3],
+];
+
+/// A JSON object's fields: the first value of each key, and the keys given again.
+struct Fields<'a> {
+    first: HashMap<String, &'a RawValue>,
+    repeated: Vec<String>,
+}
+
+impl<'de> serde::Deserialize<'de> for Fields<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct Object;
+        impl<'de> serde::de::Visitor<'de> for Object {
+            type Value = Fields<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Fields<'de>, M::Error> {
+                let mut fields = Fields { first: HashMap::new(), repeated: Vec::new() };
+                while let Some(key) = map.next_key::<String>()? {
+                    let value: &RawValue = map.next_value()?;
+                    match fields.first.entry(key) {
+                        Entry::Occupied(seen) => fields.repeated.push(seen.key().clone()),
+                        Entry::Vacant(new) => {
+                            new.insert(value);
+                        }
+                    }
+                }
+                Ok(fields)
+            }
+        }
+        de.deserialize_map(Object)
+    }
+}
 
 /// Ids interned to dense numbers, shared by the truth and the prediction.
 #[derive(Default)]
@@ -145,9 +197,13 @@ pub(super) fn read_side(
         }
         match first_byte {
             b'{' => {
-                let record: HashMap<String, &RawValue> = serde_json::from_str(text)
+                let record: Fields<'_> = serde_json::from_str(text)
                     .map_err(|e| at(&format_args!("invalid JSON object: {e}")))?;
-                reader.json_record(&record).map_err(|e| at(&e))?;
+                if let Some(key) = record.repeated.iter().find(|k| READ_KEYS.contains(&k.as_str()))
+                {
+                    return Err(at(&format_args!("duplicate key {key:?}")));
+                }
+                reader.json_record(&record.first).map_err(|e| at(&e))?;
             }
             b'[' => {
                 let list: Vec<&RawValue> = serde_json::from_str(text)

@@ -116,12 +116,22 @@ fn bad_lines_name_file_and_line() {
         ("bad3.jsonl", "\n\n{not json\n", ":3: invalid JSON object"),
         ("bad4.tsv", "id_a\tid_b\tlabel\na\tb\tmaybe\n", ":2: label must be 1 or 0"),
         ("bad5.jsonl", "{\"text\":\"x\"}\n", ":1: expected {\"id\""),
+        (
+            "bad6.jsonl",
+            "{\"id\":\"a\",\"cluster\":1,\"cluster\":2}\n",
+            ":1: duplicate key \"cluster\"",
+        ),
+        ("bad7.jsonl", "{\"id\":\"a\",\"id\":\"b\",\"group\":1}\n", ":1: duplicate key \"id\""),
+        ("bad8.jsonl", "{\"ids\":[\"a\"],\"ids\":[\"a\",\"b\"]}\n", ":1: duplicate key \"ids\""),
     ];
     for (name, text, want) in cases {
         let pred = write(&dir, name, text);
         let err = format!("{:#}", evaluate(&pred, &truth, None).unwrap_err());
         assert!(err.contains(name) && err.contains(want), "{name}: {err}");
     }
+    // Keys eval does not read may repeat.
+    let fine = write(&dir, "fine.jsonl", "{\"id\":\"a\",\"cluster\":1,\"x\":1,\"x\":2}\n");
+    assert!(evaluate(&fine, &truth, None).is_ok());
     let missing = dir.path().join("missing.tsv");
     assert!(evaluate(&missing, &truth, None).is_err());
     let no_tiers = write(&dir, "plain.tsv", "a\tb\n");

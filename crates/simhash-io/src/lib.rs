@@ -120,7 +120,7 @@ pub use crate::output::{Output, commit_all, install_signal_handler, remove_pendi
 pub use crate::parquet::{
     ExtraColumn, ExtraKind, ExtraRows, ExtraValue, ParquetCopy, ParquetRows, RowBatch, is_parquet,
 };
-pub use crate::paths::{begin_run, check_paths, register_inputs};
+pub use crate::paths::{WritePlan, begin_run, check_paths, register_inputs, resolve};
 pub use crate::problem::{Located, Problem, Reason};
 pub use crate::process::peak_memory;
 pub use crate::record::{

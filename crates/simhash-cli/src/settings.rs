@@ -252,6 +252,8 @@ fn matching(
 pub struct Input {
     /// The input files, directories expanded.
     pub inputs: Inputs,
+    /// The input arguments as given (files and directories).
+    pub named: Vec<PathBuf>,
     pub strict: bool,
     pub max_record_bytes: u64,
     /// `--sample N` and `--seed`.
@@ -300,13 +302,27 @@ impl Input {
                 sketcher,
             },
         };
+        let named = if args.paths.is_empty() { &args.input } else { &args.paths };
         Input {
             inputs,
+            named: named.clone(),
             strict: args.strict,
             max_record_bytes: args.max_record_bytes,
             sample: args.sample.map(|n| (n, args.seed)),
             reading,
         }
+    }
+
+    /// The plan of what the run writes ([`simhash_io::WritePlan`]), with the inputs (the
+    /// files and the arguments that named them) and `run`'s `--stats`: the command adds
+    /// its outputs, and checks it before anything is read.
+    pub fn write_plan(&self, run: &Run) -> simhash_io::WritePlan {
+        let mut plan = simhash_io::WritePlan::new();
+        plan.inputs(self.inputs.paths()).inputs(&self.named);
+        if let Some(stats) = &run.stats {
+            plan.output("--stats", stats);
+        }
+        plan
     }
 
     /// Notes the fingerprinter and the LSH bands in the summary.
@@ -600,11 +616,11 @@ fn check_output_dir(dir: &Path, args: &InputArgs, inputs: &Inputs) -> Result<(),
             ));
         }
     }
-    let out = resolved(dir);
+    let out = simhash_io::resolve(dir);
     let paths = if args.paths.is_empty() { &args.input } else { &args.paths };
     let named = paths.iter().map(PathBuf::as_path);
     for input in named.chain(inputs.files().iter().map(|f| f.path.as_path())) {
-        let input = resolved(input);
+        let input = simhash_io::resolve(input);
         let is_dir = input.is_dir();
         if out == input || input.starts_with(&out) || (is_dir && out.starts_with(&input)) {
             return refuse(format!(
@@ -622,25 +638,6 @@ fn check_output_dir(dir: &Path, args: &InputArgs, inputs: &Inputs) -> Result<(),
         }
     }
     Ok(())
-}
-
-/// `path` made absolute, with its longest existing part resolved (links followed).
-fn resolved(path: &Path) -> PathBuf {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut rest = Vec::new();
-    let mut at = absolute.as_path();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(at) {
-            return rest.iter().rev().fold(real, |p, part| p.join(part));
-        }
-        match (at.parent(), at.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                at = parent;
-            }
-            _ => return absolute,
-        }
-    }
 }
 
 /// simhash-cpp's `find-all` and `find-clusters`.

@@ -10,6 +10,7 @@ mod safety;
 mod shards;
 mod trust;
 mod util;
+mod writes;
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;

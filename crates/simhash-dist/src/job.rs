@@ -142,7 +142,12 @@ fn write_stats(worker: &mut Worker, job: &Job, path: &std::path::Path, end: End)
     if worker.index() != 0 {
         return end;
     }
-    match std::fs::write(path, stats_json(&all)) {
+    let written = Output::create_for("--stats", path).and_then(|mut out| {
+        std::io::Write::write_all(&mut out, stats_json(&all).as_bytes())
+            .map_err(simhash_io::Error::from)?;
+        out.commit()
+    });
+    match written {
         Ok(()) => end,
         Err(e) => End::Failed(vec![format!("cannot write --stats {}: {e}", path.display())]),
     }

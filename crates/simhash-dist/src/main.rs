@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser as _;
-use simhash_io::{Columns, check_paths, install_signal_handler, remove_pending};
+use simhash_io::{Columns, WritePlan, install_signal_handler, remove_pending};
 
 use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
 use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
@@ -99,14 +99,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if matches!(mode, Mode::Dedup { .. }) {
         check_parquet_dedup(&inputs, args.output_dir.is_some())?;
     }
-    let mut outputs = Vec::new();
-    if args.output_dir.is_none() {
-        outputs.push(("--output", args.output.clone()));
+    let mut plan = WritePlan::new();
+    plan.inputs(&inputs);
+    match &args.output_dir {
+        None => {
+            plan.output("--output", &args.output);
+        }
+        // The directory holds the parts and nothing else (they are concatenated).
+        Some(dir) => {
+            plan.forbid_dir("the --output-dir", dir);
+        }
     }
-    outputs.extend(removed.iter().map(|r| ("--removed", r.clone())));
-    let outputs: Vec<(&str, &std::path::Path)> =
-        outputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
-    check_paths(&inputs, &outputs)?;
+    if let Some(removed) = &removed {
+        plan.output("--removed", removed);
+    }
+    if let Some(stats) = &args.stats {
+        plan.output("--stats", stats);
+    }
+    plan.check()?;
     // Every output created from here on is checked against the inputs (the parts).
     simhash_io::register_inputs(&inputs)?;
     if let Some(dir) = &args.output_dir {

@@ -739,6 +739,59 @@ fn the_output_is_never_an_input_and_compressed_data_needs_its_name() {
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
+/// The shared rule of `simhash_io::WritePlan`: `--stats` may not be an input (through a
+/// symlink either), and nothing else may be written into `--output-dir` (its parts are
+/// concatenated); each refused before anything is read, naming both paths.
+#[test]
+fn stats_and_removed_are_never_an_input_nor_in_the_output_dir() {
+    let dir = Dir::new();
+    let data = jsonl_corpus(100, 12);
+    let input = dir.write("c.jsonl", &data);
+    let out = dir.path("out.tsv");
+    let refuse = |args: &[String], names: &[String]| {
+        let run = dist(args);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {}", stderr(&run));
+        for name in names {
+            assert!(stderr(&run).contains(name.as_str()), "{args:?}: {name}: {}", stderr(&run));
+        }
+        assert!(read(&input) == data, "{args:?}: the input changed");
+        assert!(!out.exists(), "{args:?}: an output was written");
+    };
+    let stats = format!("--stats {}", s(&input));
+    refuse(
+        &strings(&["dedup", &s(&input), "-q", "-w", "2", "-o", &s(&out), "--stats", &s(&input)]),
+        &[stats, format!("the input {}", s(&input))],
+    );
+    #[cfg(unix)]
+    {
+        let link = dir.path("link.json");
+        std::os::unix::fs::symlink(&input, &link).expect("symlink");
+        refuse(
+            &strings(&["pairs", &s(&input), "-q", "-o", &s(&out), "--stats", &s(&link)]),
+            &[format!("--stats {}", s(&link)), s(&input)],
+        );
+    }
+    let od = dir.path("od");
+    let part = od.join("part-00000.jsonl");
+    for flag in ["--removed", "--stats"] {
+        refuse(
+            &strings(&[
+                "dedup",
+                &s(&input),
+                "-q",
+                "-w",
+                "2",
+                "--output-dir",
+                &s(&od),
+                flag,
+                &s(&part),
+            ]),
+            &[format!("{flag} {}", s(&part)), format!("the --output-dir {}", s(&od))],
+        );
+        assert!(!od.exists() || std::fs::read_dir(&od).expect("od").next().is_none());
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn signals_remove_the_temporary_output_and_exit_128_plus_the_signal() {

@@ -123,7 +123,7 @@ pub use crate::output::{
 pub use crate::parquet::{
     ExtraColumn, ExtraKind, ExtraRows, ExtraValue, ParquetCopy, ParquetRows, RowBatch, is_parquet,
 };
-pub use crate::paths::{begin_run, check_paths, register_inputs};
+pub use crate::paths::{WritePlan, begin_run, check_paths, register_inputs, resolve};
 pub use crate::problem::{Located, Problem, Reason};
 pub use crate::process::peak_memory;
 pub use crate::record::{

@@ -10,8 +10,9 @@
 //! * Anything else that is not a regular file (`/dev/null`, a FIFO, a device) is written
 //!   directly: renaming over it would replace a device or pipe with a file.
 //!
-//! No output may be an input or another output of the same run: [`crate::check_paths`]
-//! decides, and [`Output::create`] applies the same rule to every input given to
+//! No output may be an input or another output of the same run, nor be in an index:
+//! [`crate::WritePlan`] (or [`crate::check_paths`]) decides for every output at once before
+//! anything is read, and [`Output::create`] applies the same rule to every input given to
 //! [`crate::register_inputs`]
 //! (and every input [`crate::Source`] opens) and every output created before.
 

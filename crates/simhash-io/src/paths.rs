@@ -1,6 +1,9 @@
 //! Which file a path names, and the rule that no output of a run may be one of its
-//! inputs or another of its outputs.
+//! inputs, another of its outputs, or in a directory it must not write (an index):
+//! [`WritePlan`] checks every output of a run at once, before anything is read; the
+//! registry below applies the same rule again as each output is created.
 
+use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
 use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
@@ -8,9 +11,11 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, ErrorKind};
 
 thread_local! {
-    /// The inputs and outputs of this run, for [`crate::Output::create`]'s check. Per thread: a
-    /// command runs on one thread (its workers neither open inputs nor create outputs), and
-    /// tests run many commands at once in one process. [`begin_run`] empties it.
+    /// The inputs and outputs of this run, for [`crate::Output::create`]'s check. Per thread:
+    /// a command registers its inputs and creates its main outputs on one thread, and tests
+    /// run many commands at once in one process. Outputs created on worker threads
+    /// (`--output-dir` entries) do not see it: [`WritePlan`] has checked them, with every
+    /// other output, before anything was read. [`begin_run`] empties it.
     static REGISTRY: std::cell::RefCell<Registry> =
         const { std::cell::RefCell::new(Registry { inputs: Vec::new(), outputs: Vec::new() }) };
 }
@@ -33,7 +38,7 @@ pub fn begin_run() {
 }
 
 /// What a path names, to tell whether two paths are the same file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Identity {
     /// An existing file: device and inode.
     File { dev: u64, ino: u64 },
@@ -300,17 +305,12 @@ pub(crate) fn register_output<T>(
 /// assert_eq!(err.kind(), simhash_io::ErrorKind::SameFile);
 /// ```
 pub fn check_paths(inputs: &[&Path], outputs: &[(&str, &Path)]) -> Result<(), Error> {
-    let inputs: Vec<Named> = inputs.iter().filter_map(|p| named_input(p)).collect();
-    let mut seen: Vec<Named> = Vec::new();
+    let mut plan = WritePlan::new();
+    plan.inputs(inputs);
     for &(flag, path) in outputs {
-        let location = locate(path)
-            .map_err(|e| Error::io(format!("{}: cannot resolve", path.display()), e))?;
-        if let Some(out) = named_output(flag, &location, path)? {
-            check_output(&out, &inputs, &seen)?;
-            seen.push(out);
-        }
+        plan.output(flag, path);
     }
-    Ok(())
+    plan.check()
 }
 
 /// Records the run's inputs, so that no output of this process may replace one: fails if
@@ -328,4 +328,298 @@ pub fn register_inputs(paths: &[&Path]) -> Result<(), Error> {
         }
         Ok(())
     })
+}
+
+/// `path` made absolute, with its longest existing part resolved (symlinks followed): the
+/// place a file not created yet will be, below directories that may not exist yet either.
+pub fn resolve(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut rest = Vec::new();
+    let mut at = absolute.as_path();
+    loop {
+        if let Ok(real) = fs::canonicalize(at) {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return absolute,
+        }
+    }
+}
+
+/// An output of a [`WritePlan`].
+#[derive(Debug)]
+struct Planned {
+    label: String,
+    path: PathBuf,
+    /// An `--output-dir` entry: it may not land inside an input directory either.
+    entry: bool,
+}
+
+/// A directory no output may be in, nor be (an index).
+#[derive(Debug)]
+struct Forbidden {
+    /// `the index`.
+    what: String,
+    dir: PathBuf,
+}
+
+/// Every file a run will write, checked at once against everything it may not be, before
+/// anything is read: the one rule of the command line, `simhash-dist` and the Python
+/// package.
+///
+/// [`WritePlan::check`] refuses (with [`ErrorKind::SameFile`], a message that names both
+/// paths) an output that
+///
+/// * is an input: the same device and inode, however the path is spelled (`..`, a
+///   symlink to it, a hard link, a symlinked directory on the way);
+/// * is another output of the run: the same file, or the same path (symlinks resolved)
+///   for a file not created yet;
+/// * is, or is inside, a forbidden directory (an index: [`WritePlan::forbid_dir`]), or is
+///   one of its files under another name (a hard link);
+/// * for an `--output-dir` entry ([`WritePlan::output_dir_entry`]): lands inside an input
+///   directory (through a symlinked entry or subdirectory of the output directory).
+///
+/// `/dev/null` and terminals may be named any number of times; `-` is standard output as
+/// redirected.
+///
+/// ```
+/// use std::path::Path;
+///
+/// let dir = tempfile::tempdir()?;
+/// let input = dir.path().join("in.jsonl");
+/// std::fs::write(&input, "{}\n")?;
+/// let index = dir.path().join("idx");
+/// let mut plan = simhash_io::WritePlan::new();
+/// plan.input(&input).forbid_dir("the index", &index);
+/// plan.output("--output", &dir.path().join("out.jsonl"));
+/// plan.check()?;
+/// plan.output("--removed", &index.join("MANIFEST"));
+/// let err = plan.check().unwrap_err();
+/// assert!(err.to_string().contains("is inside the index"), "{err}");
+/// assert_eq!(err.kind(), simhash_io::ErrorKind::SameFile);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct WritePlan {
+    inputs: Vec<PathBuf>,
+    outputs: Vec<Planned>,
+    forbidden: Vec<Forbidden>,
+}
+
+impl WritePlan {
+    /// An empty plan.
+    pub fn new() -> WritePlan {
+        WritePlan::default()
+    }
+
+    /// An input: a file (`-` is standard input) or a directory argument, whose files are
+    /// given too. An input that does not exist is passed over (opening it reports that).
+    pub fn input(&mut self, path: &Path) -> &mut WritePlan {
+        self.inputs.push(path.to_path_buf());
+        self
+    }
+
+    /// [`WritePlan::input`] of each path.
+    pub fn inputs<P: AsRef<Path>>(&mut self, paths: impl IntoIterator<Item = P>) -> &mut WritePlan {
+        for path in paths {
+            self.input(path.as_ref());
+        }
+        self
+    }
+
+    /// An output the run writes; `flag` names it in messages (`--removed out.tsv`; an
+    /// empty flag: `output out.tsv`).
+    pub fn output(&mut self, flag: &str, path: &Path) -> &mut WritePlan {
+        let label = output_label(flag, path);
+        self.outputs.push(Planned { label, path: path.to_path_buf(), entry: false });
+        self
+    }
+
+    /// The `--output-dir` entry `path` that the input `input` is written to.
+    pub fn output_dir_entry(&mut self, path: &Path, input: &Path) -> &mut WritePlan {
+        let label = format!("the --output-dir entry {} (for {})", path.display(), input.display());
+        self.outputs.push(Planned { label, path: path.to_path_buf(), entry: true });
+        self
+    }
+
+    /// A directory that no output may be or be inside, nor be one of its files by another
+    /// name: `what` names it in messages (`the index`). It need not exist yet.
+    pub fn forbid_dir(&mut self, what: &str, dir: &Path) -> &mut WritePlan {
+        self.forbidden.push(Forbidden { what: what.to_owned(), dir: dir.to_path_buf() });
+        self
+    }
+
+    /// Applies the rule (see [`WritePlan`]) to every output in turn: the first that breaks
+    /// it is the error. Reads only metadata (and the forbidden directories' listings).
+    pub fn check(&self) -> Result<(), Error> {
+        // By identity (the first of each), so that thousands of entries check in linear time.
+        let mut inputs: HashMap<Identity, Named> = HashMap::new();
+        for input in self.inputs.iter().filter_map(|p| named_input(p)) {
+            inputs.entry(input.identity.clone()).or_insert(input);
+        }
+        let input_dirs: Vec<(&Path, PathBuf)> = self
+            .inputs
+            .iter()
+            .filter(|p| p.as_path() != Path::new("-") && fs::metadata(p).is_ok_and(|m| m.is_dir()))
+            .map(|p| (p.as_path(), resolve(p)))
+            .collect();
+        let forbidden: Vec<(&Forbidden, PathBuf, Vec<Named>)> =
+            self.forbidden.iter().map(|f| (f, resolve(&f.dir), files_of(&f.dir))).collect();
+        let mut seen: HashMap<Identity, Named> = HashMap::new();
+        for planned in &self.outputs {
+            let path = &planned.path;
+            let location = locate(path)
+                .map_err(|e| Error::io(format!("{}: cannot resolve", path.display()), e))?;
+            let (identity, shareable) = match &location {
+                Location::Path { path: target, meta: None } => {
+                    (Identity::New(resolve(target)), false)
+                }
+                _ => match identify(&location, 1).map_err(|e| {
+                    Error::io(format!("{}: cannot create output file", path.display()), e)
+                })? {
+                    Some(found) => found,
+                    None => continue,
+                },
+            };
+            let out = Named { label: planned.label.clone(), identity, shareable };
+            if out.shareable {
+                continue;
+            }
+            let resolved = match &location {
+                Location::Path { path: target, .. } => Some(resolve(target)),
+                Location::Dash | Location::Fd(_) => None,
+            };
+            if let Some(input) = inputs.get(&out.identity) {
+                return Err(overwrites_input(&out, input));
+            }
+            if let Some(other) = seen.get(&out.identity) {
+                return Err(refuse(format!(
+                    "{} is also {}: refusing to write both to one file",
+                    out.label, other.label
+                )));
+            }
+            for (f, dir, files) in &forbidden {
+                let shown = f.dir.display();
+                if let Some(file) = files.iter().find(|n| n.identity == out.identity) {
+                    return Err(refuse(format!(
+                        "{} is {}'s file {}: refusing to overwrite it",
+                        out.label, f.what, file.label
+                    )));
+                }
+                match &resolved {
+                    Some(r) if r == dir => {
+                        return Err(refuse(format!(
+                            "{} is {} {shown}: refusing to write there",
+                            out.label, f.what
+                        )));
+                    }
+                    Some(r) if r.starts_with(dir) => {
+                        return Err(refuse(format!(
+                            "{} is inside {} {shown}: refusing to write there",
+                            out.label, f.what
+                        )));
+                    }
+                    _ => {}
+                }
+            }
+            if planned.entry
+                && let Some(r) = &resolved
+                && let Some((dir, _)) = input_dirs.iter().find(|(_, d)| r.starts_with(d))
+            {
+                return Err(refuse(format!(
+                    "{} is inside the input directory {}: refusing to write there",
+                    out.label,
+                    dir.display()
+                )));
+            }
+            seen.insert(out.identity.clone(), out);
+        }
+        Ok(())
+    }
+}
+
+fn refuse(message: String) -> Error {
+    Error::msg(ErrorKind::SameFile, message)
+}
+
+/// The files in `dir` (symlinks followed), named by their paths; none if it cannot be read.
+fn files_of(dir: &Path) -> Vec<Named> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let mut files = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if let Ok(meta) = fs::metadata(&path) {
+            let identity = meta_identity(&path, &meta);
+            files.push(Named { label: path.display().to_string(), identity, shareable: false });
+        }
+    }
+    files
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn plan_error(plan: &WritePlan) -> String {
+        let err = plan.check().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::SameFile);
+        err.to_string()
+    }
+
+    #[test]
+    fn write_plan_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        fs::create_dir_all(at("in/sub")).unwrap();
+        fs::create_dir_all(at("od")).unwrap();
+        fs::write(at("in/a.jsonl"), "a\n").unwrap();
+        fs::write(at("in/sub/b.jsonl"), "b\n").unwrap();
+        let inputs = [at("in"), at("in/a.jsonl"), at("in/sub/b.jsonl")];
+        let base = || {
+            let mut plan = WritePlan::new();
+            plan.inputs(&inputs).forbid_dir("the index", &at("idx"));
+            plan
+        };
+        // Entries in directories not created yet, /dev/null twice: fine.
+        let mut plan = base();
+        plan.output_dir_entry(&at("od/sub/b.jsonl"), &at("in/sub/b.jsonl"))
+            .output("--stats", Path::new("/dev/null"))
+            .output("--removed", Path::new("/dev/null"));
+        plan.check().unwrap();
+        // A symlinked directory on the way to an entry: the entry is the input.
+        symlink(at("in/sub"), at("od/sub")).unwrap();
+        let message = plan_error(&plan);
+        assert!(message.contains("is the input"), "{message}");
+        fs::remove_file(at("od/sub")).unwrap();
+        // An entry that would be a new file inside an input directory.
+        symlink(at("in"), at("od/sub")).unwrap();
+        let message = plan_error(&plan);
+        assert!(message.contains("inside the input directory"), "{message}");
+        fs::remove_file(at("od/sub")).unwrap();
+        // Two outputs, one spelled through a symlink to a directory not created yet.
+        symlink(at("od"), at("link")).unwrap();
+        let mut plan = base();
+        plan.output_dir_entry(&at("od/new/x.jsonl"), &at("in/x.jsonl"))
+            .output("--removed", &at("link/new/x.jsonl"));
+        let message = plan_error(&plan);
+        assert!(message.contains("is also the --output-dir entry"), "{message}");
+        // The index, before and after it exists, and its files under other names.
+        let mut plan = base();
+        plan.output("-o", &at("idx/MANIFEST"));
+        assert!(plan_error(&plan).contains("is inside the index"));
+        fs::create_dir(at("idx")).unwrap();
+        fs::write(at("idx/MANIFEST"), "m").unwrap();
+        fs::hard_link(at("idx/MANIFEST"), at("hard")).unwrap();
+        let mut plan = base();
+        plan.output("-o", &at("hard"));
+        assert!(plan_error(&plan).contains("is the index's file"));
+        let mut plan = base();
+        plan.output("-o", &at("link/../idx"));
+        assert!(plan_error(&plan).contains("is the index"));
+    }
 }

@@ -15,6 +15,7 @@ use crate::settings::ClusterSettings;
 
 pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
+    input.write_plan(&settings.run).output("--output", &settings.output).check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("cluster", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);

@@ -18,6 +18,12 @@ use crate::settings::{CppSettings, Grouping, Matching};
 
 /// simhash-cpp's `find-all` and `find-clusters`.
 pub fn run(settings: &CppSettings, clusters_out: bool) -> anyhow::Result<ExitCode> {
+    let mut plan = simhash_io::WritePlan::new();
+    plan.inputs(settings.inputs.paths()).output("--output", &settings.output);
+    if let Some(stats) = &settings.run.stats {
+        plan.output("--stats", stats);
+    }
+    plan.check()?;
     simhash_io::register_inputs(&settings.inputs.paths())?;
     let command = if clusters_out { "find-clusters" } else { "find-all" };
     let mut session = Session::new(command, &settings.run, settings.strict)?;

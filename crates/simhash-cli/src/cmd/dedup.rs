@@ -23,6 +23,7 @@ use crate::settings::DedupSettings;
 
 pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
+    write_plan(settings).check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("dedup", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
@@ -127,6 +128,30 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     };
     created.keep();
     Ok(code)
+}
+
+/// Every file the run writes: `--output` or the `--output-dir` entries, `--removed`,
+/// `--stats`; none may be in the index (`--against`).
+fn write_plan(settings: &DedupSettings) -> simhash_io::WritePlan {
+    let input = &settings.input;
+    let mut plan = input.write_plan(&settings.run);
+    match &settings.output_dir {
+        None => {
+            plan.output("--output", &settings.output);
+        }
+        Some(root) => {
+            for file in input.inputs.files() {
+                plan.output_dir_entry(&root.join(&file.relative), &file.path);
+            }
+        }
+    }
+    if let Some(removed) = &settings.removed {
+        plan.output("--removed", removed);
+    }
+    if let Some((index, _)) = &settings.against {
+        plan.forbid_dir("the index", index);
+    }
+    plan
 }
 
 /// The output file, or (`--output-dir`) none, once the directories of the mirrored files

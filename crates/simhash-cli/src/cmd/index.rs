@@ -49,6 +49,7 @@ fn add(args: &IndexAddArgs) -> anyhow::Result<ExitCode> {
     let IndexInput { stored, matching, input } =
         settings.input(existing.as_ref().map(DiskIndex::settings))?;
     drop(existing);
+    input.write_plan(&settings.run).forbid_dir("the index", &settings.index).check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("index add", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
@@ -84,6 +85,8 @@ fn query(args: &IndexQueryArgs) -> anyhow::Result<ExitCode> {
     let index = DiskIndex::open(&settings.index)?;
     let IndexInput { stored, matching, input } = settings.input(index.settings())?;
     index.check_settings(&stored)?;
+    let mut plan = input.write_plan(&settings.run);
+    plan.output("--output", &settings.output).forbid_dir("the index", &settings.index).check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("index query", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
@@ -235,6 +238,8 @@ impl EarlierCopies {
 fn stats(args: &IndexStatsArgs) -> anyhow::Result<ExitCode> {
     let index = DiskIndex::open(&args.index)?;
     let stats = index.stats();
+    let mut plan = simhash_io::WritePlan::new();
+    plan.output("--output", &args.output.output).forbid_dir("the index", &args.index).check()?;
     let mut out = Output::create_for("--output", &args.output.output)?;
     let settings = settings_fields(&stats.settings);
     if args.json {

@@ -10,6 +10,7 @@ use crate::settings::{Matching, PairsSettings};
 
 pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
+    input.write_plan(&settings.run).output("--output", &settings.output).check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("pairs", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);

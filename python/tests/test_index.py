@@ -252,6 +252,14 @@ def test_open_creates_only_when_asked_and_only_where_nothing_is(tmp_path):
     # create=True makes one where nothing is: no path, an empty directory.
     assert len(simhash_rs.Index.open(tmp_path / "new" / "ix", create=True)) == 0
     assert len(simhash_rs.Index.open(tmp_path / "empty", create=True)) == 0
+    # What a first commit that never finished leaves (the lock, a manifest not renamed yet)
+    # holds no documents: still no index, and a new one may be made there.
+    (tmp_path / "crashed").mkdir()
+    (tmp_path / "crashed" / "LOCK").write_bytes(b"")
+    (tmp_path / "crashed" / "MANIFEST.tmp").write_bytes(b"simhash-index manifest")
+    with pytest.raises(FileNotFoundError):
+        simhash_rs.Index.open(tmp_path / "crashed")
+    assert len(simhash_rs.Index.open(tmp_path / "crashed", create=True)) == 0
     # An index whose manifest was lost: its segments are never removed or built over.
     path = tmp_path / "ix"
     ix = simhash_rs.Index.open(path, create=True)
@@ -335,14 +343,15 @@ def test_writes_from_threads_take_turns(tmp_path):
     ix.verify()
 
 
-# A child process that adds N texts to the index at PATH and is interrupted (SIGINT) or
-# killed (SIGKILL): at a delay after the add starts ("timer"), or as soon as the commit
-# writes its first file ("commit"). It prints what the add said, as JSON.
+# A child process that adds N texts to the index at PATH (WHAT: with `add`, or `dedup` with
+# update=True) and is interrupted (SIGINT) or killed (SIGKILL): at a delay after the add
+# starts ("timer"), or as soon as the commit writes its first file ("commit"). It prints
+# what the add said, as JSON.
 CHILD = r"""
 import json, os, signal, sys, threading, time
 import simhash_rs
 
-path, how, sig, delay, n, tag = sys.argv[1:7]
+path, what, how, sig, delay, n, tag = sys.argv[1:8]
 delay, n, sig = float(delay), int(n), getattr(signal, sig)
 ix = simhash_rs.Index.open(path)
 texts = [f"{tag} text {i} words {i * 7 % 1013} and {i % 97} more" for i in range(n)]
@@ -362,7 +371,10 @@ try:
     try:
         started = time.monotonic()
         trigger.start()
-        result = ix.add(texts, ids)
+        if what == "add":
+            result = ix.add(texts, ids)
+        else:
+            result = ix.dedup(texts, ids, update=True).added
         out = {"raised": False, "added": result.added, "seconds": time.monotonic() - started}
     except KeyboardInterrupt as e:
         out = {"raised": True, "committed": getattr(e, "committed", False), "len": len(ix)}
@@ -377,13 +389,13 @@ print(json.dumps(out), flush=True)
 """
 
 
-def run_child(path, how, sig, n, tag, delay=0.0):
+def run_child(path, how, sig, n, tag, delay=0.0, what="add"):
     import json
     import subprocess
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(path), how, sig, str(delay), str(n), tag],
+        [sys.executable, "-c", CHILD, str(path), what, how, sig, str(delay), str(n), tag],
         capture_output=True, text=True, timeout=120,
     )
     lines = done.stdout.splitlines()
@@ -400,10 +412,11 @@ def check_whole_or_nothing(path, before, n):
 N_CHILD = 60000
 
 
-def test_an_interrupt_during_the_commit_says_it_was_committed(tmp_path):
+@pytest.mark.parametrize("what", ["add", "dedup"])
+def test_an_interrupt_during_the_commit_says_it_was_committed(tmp_path, what):
     path = tmp_path / "ix"
     simhash_rs.Index.open(path, create=True).add(["a b c d"], ["first"])
-    code, out, err = run_child(path, "commit", "SIGINT", N_CHILD, "c")
+    code, out, err = run_child(path, "commit", "SIGINT", N_CHILD, "c", what=what)
     assert code == 0, err
     # The interrupt came once the commit had started: the add is whole on disk, and the
     # exception says so (and the Index already sees it).

@@ -839,7 +839,11 @@ def _add_result(done: Any, docs: Optional[List[int]] = None) -> AddResult:
 def _mark(e: BaseException, writer: Any, result_of: Any) -> None:
     """Tells on an exception out of a write whether the write was committed: ``committed``
     and, when it was, ``result`` (what the write would have returned, or None when the
-    commit's own error came after the manifest named the change) and a note."""
+    commit's own error came after the manifest named the change) and a note. An uncommitted
+    writer is rolled back (already, but for an interrupt between its making and the ``try``
+    that rolls it back), so that the exception's traceback does not keep the index's lock."""
+    if writer is not None:
+        writer.rollback()  # nothing once committed, or rolled back
     committed = bool(writer is not None and writer.committed)
     try:
         e.committed = committed  # type: ignore[attr-defined]

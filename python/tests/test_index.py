@@ -103,12 +103,16 @@ def test_refused_ids_and_rollback(tmp_path):
     # An add that fails half way commits nothing and leaves no file behind.
     files = sorted(os.listdir(tmp_path / "ix"))
     texts = [f"text number {i} with some words" for i in range(20000)]
-    with pytest.raises(ValueError, match="fewer ids"):
+    with pytest.raises(ValueError, match="fewer ids") as raised:
         ix.add(texts, [str(i) for i in range(10000)])
-    with pytest.raises(TypeError):
+    assert raised.value.committed is False
+    with pytest.raises(TypeError) as raised:
         ix.add(["fine", 3], ["x", "y"])
-    assert len(simhash_rs.Index.open(tmp_path / "ix")) == 3
+    assert raised.value.committed is False
+    assert len(simhash_rs.Index.open(tmp_path / "ix")) == len(ix) == 3
     assert sorted(os.listdir(tmp_path / "ix")) == files
+    assert ix.add(["after the errors"], ["z"]).added == 1  # no lock left held
+    assert len(ix) == 4
 
 
 def test_settings_are_checked_by_name(tmp_path):

@@ -34,7 +34,9 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import dataclasses
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any, Hashable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -580,16 +582,35 @@ class Index:
     manifest: one writer at a time (``IndexLockedError`` otherwise), any number of
     readers, and a crash at any moment leaves the last commit. The index stores its
     settings (method, preset, thresholds) and refuses others by name (``ValueError``).
+
+    **Threads**: every method may be called from any thread. Queries (``query``,
+    ``dedup`` without ``update``, ``stats``, ``len``, ``verify``) run concurrently with each
+    other and with a write, and see the state of the last commit made or read through this
+    object: a write's commit replaces it at once (for calls that start afterwards). Writes
+    through one ``Index`` (``add``, ``dedup(update=True)``, ``compact``) take turns;
+    another ``Index`` object or process writing the same directory meanwhile gets
+    ``IndexLockedError``.
+
+    **Commits**: a write commits all of its change or nothing, and an exception out of
+    ``add``, ``dedup(update=True)`` or ``compact`` says which: nothing was committed unless
+    ``getattr(e, "committed", False)`` is ``True``. Ctrl-C is seen until the commit
+    starts (the last check is just before it); a commit once started is finished, and a
+    ``KeyboardInterrupt`` that came meanwhile is raised after it with ``committed = True``,
+    ``result`` (what the call would have returned) and a note: the change is on disk, and
+    this object already sees it. (An interrupt that comes after the call has returned is
+    raised in the caller's code, as anywhere else.)
     """
 
     def __init__(self, native: Any) -> None:
         self._native = native
+        # Writes through this object take turns (the index's lock would refuse the second).
+        self._writing = threading.Lock()
 
     @classmethod
     def open(
         cls,
         path: Union[str, "os.PathLike[str]"],
-        create: bool = True,
+        create: bool = False,
         *,
         method: Optional[str] = None,
         preset: Optional[str] = None,
@@ -600,12 +621,16 @@ class Index:
         k: Optional[int] = None,
         blocks: Optional[int] = None,
     ) -> "Index":
-        """Opens the index at ``path``, or creates it (when ``create``) with these settings
-        and the ``simhash`` command's defaults for the rest (method ``"minhash"``).
+        """Opens the index at ``path``; with ``create=True``, where there is none (no such
+        path, or an empty directory), creates it with these settings and the ``simhash``
+        command's defaults for the rest (method ``"minhash"``).
 
         On an existing index, each setting given must equal the stored one: a
-        ``ValueError`` names each that differs. A missing index without ``create`` is a
-        ``FileNotFoundError``; a damaged one a :class:`CorruptIndexError`.
+        ``ValueError`` names each that differs. No index without ``create`` is a
+        ``FileNotFoundError`` (so a mistyped path creates nothing); a damaged index is a
+        :class:`CorruptIndexError`, and so is a directory that holds files but no
+        ``MANIFEST`` (something else, or an index whose manifest was lost): nothing is
+        created over it and nothing in it is changed.
         """
         if method is not None and method not in ("minhash", "simhash", "auto"):
             raise ValueError(f"method must be 'minhash', 'simhash' or 'auto', not {method!r}")
@@ -650,26 +675,32 @@ class Index:
 
     def add(self, texts: Iterable[str], ids: Sequence[Hashable]) -> AddResult:
         """Adds ``texts`` under ``ids`` (stored as text: ``str(id)``) and commits: all of
-        them or, on any error or interrupt, none. A text whose id the index already holds
-        (or an earlier text of this add holds) is refused, not added, and listed in the
-        result."""
-        writer = self._native.writer()
+        them or, on any error or interrupt before the commit starts, none (the exception's
+        ``committed`` says which; see :class:`Index`). A text whose id the index already
+        holds (or an earlier text of this add holds) is refused, not added, and listed in
+        the result."""
+        writer = None
         try:
-            position = 0
-            id_chunks = _id_chunks(ids)
-            for start, chunk in _chunks(texts):
-                n = chunk[3] if isinstance(chunk, tuple) else len(chunk)
-                chunk_ids = _take(id_chunks, n, position)
-                writer.add(chunk, chunk_ids, start)
-                position += n
-            if next(id_chunks, None) is not None:
-                raise ValueError(f"more ids than texts ({position} texts)")
-            added, documents, _generation, refused = writer.commit()
-        except BaseException:
-            writer.rollback()
+            with self._writing:
+                writer = self._native.writer()
+                try:
+                    position = 0
+                    id_chunks = _id_chunks(ids)
+                    for start, chunk in _chunks(texts):
+                        n = chunk[3] if isinstance(chunk, tuple) else len(chunk)
+                        chunk_ids = _take(id_chunks, n, position)
+                        writer.add(chunk, chunk_ids, start)
+                        position += n
+                    if next(id_chunks, None) is not None:
+                        raise ValueError(f"more ids than texts ({position} texts)")
+                    writer.commit()
+                except BaseException:
+                    writer.rollback()  # nothing once committed
+                    raise
+            return _add_result(writer.result)
+        except BaseException as e:
+            _mark(e, writer, _add_result)
             raise
-        self._native.reload()
-        return AddResult(added=added, documents=documents, refused=[(p, i) for p, i, _ in refused])
 
     def query(
         self, texts: Iterable[str], ids: Optional[Sequence[Hashable]] = None, *, first: bool = False
@@ -712,47 +743,76 @@ class Index:
         With ``update=True`` (``ids`` required), the kept texts are added under their ids
         and committed, so that deduplicating batch after batch this way decides what one
         :func:`dedup` of them all decides (with ``keep="first"``). The writer's lock is
-        taken first; an error or interrupt commits nothing.
+        taken first; an error or interrupt before the commit starts commits nothing (the
+        exception's ``committed`` says which; see :class:`Index`).
         """
         if keep not in ("first", "longest", "lowest-id"):
             raise ValueError(f"keep must be 'first', 'longest' or 'lowest-id', not {keep!r}")
         if update and ids is None:
             raise ValueError("update=True stores the kept texts under their ids: give ids")
-        writer = self._native.writer() if update else None
+        if not update:
+            return self._dedup(texts, ids, keep, None)
+        writer = None
+        to_result: Any = _add_result
         try:
-            if writer is not None:
-                self._native.reload()  # what other writers committed before the lock
-            d = self._native.deduper()
-            for start, chunk in _chunks(texts):
-                d.add(chunk, start)
-            n = len(d)
-            labels = _positions_or(ids, n)
-            rank = _lowest_id_ranks(labels) if keep == "lowest-id" else None
-            of, similarity, indexed = d.finish("first" if keep == "lowest-id" else keep, rank)
-            kept = (of < 0) & np.array([i is None for i in indexed], dtype=bool)
-            added = None
-            if writer is not None:
-                docs = np.flatnonzero(kept).tolist()
-                d.add_to(writer, docs, [i if isinstance(i, str) else str(i) for i in (labels[x] for x in docs)])
-                count, documents, _generation, refused = writer.commit()
-                refused = [(docs[p], i) for p, i, _ in refused]
-                added = AddResult(added=count, documents=documents, refused=refused)
-        except BaseException:
-            if writer is not None:
-                writer.rollback()
+            with self._writing:
+                writer = self._native.writer()
+                try:
+                    self._native.reload()  # what other writers committed before the lock
+                    result, docs = self._dedup(texts, ids, keep, writer)
+                    to_result = lambda done: _add_result(done, docs)  # noqa: E731
+                    writer.commit()
+                except BaseException:
+                    writer.rollback()  # nothing once committed
+                    raise
+            return dataclasses.replace(result, added=to_result(writer.result))
+        except BaseException as e:
+            _mark(e, writer, to_result)
             raise
-        if writer is not None:
-            self._native.reload()
+
+    def _dedup(self, texts: Iterable[str], ids: Any, keep: str, writer: Any) -> Any:
+        """The dedup against the index's current state; with a ``writer``, the kept texts
+        are added to it (not committed) and the result comes with their positions."""
+        d = self._native.deduper()
+        for start, chunk in _chunks(texts):
+            d.add(chunk, start)
+        n = len(d)
+        labels = _positions_or(ids, n)
+        rank = _lowest_id_ranks(labels) if keep == "lowest-id" else None
+        of, similarity, indexed = d.finish("first" if keep == "lowest-id" else keep, rank)
+        kept = (of < 0) & np.array([i is None for i in indexed], dtype=bool)
         method = self.settings()["method"]
-        return DedupResult(keep=kept, duplicate_of=of, similarity=similarity, method=method, indexed=indexed, added=added)
+        result = DedupResult(keep=kept, duplicate_of=of, similarity=similarity, method=method, indexed=indexed)
+        if writer is None:
+            return result
+        docs = np.flatnonzero(kept).tolist()
+        d.add_to(writer, docs, [i if isinstance(i, str) else str(i) for i in (labels[x] for x in docs)])
+        return result, docs
 
     def verify(self) -> None:
         """Reads and checks every byte (:class:`CorruptIndexError` names a damaged file)."""
         self._native.verify()
 
     def compact(self) -> dict:
-        """Merges every segment into one (queries get faster); takes the writer's lock."""
-        return self._native.compact()
+        """Merges every segment into one (queries get faster); takes the writer's lock. An
+        exception says whether the compaction was committed (see :class:`Index`)."""
+        writer = None
+        try:
+            with self._writing:
+                writer = self._native.writer()
+                try:
+                    writer.compact()
+                except BaseException:
+                    writer.rollback()
+                    raise
+            return self._compacted(writer.result)
+        except BaseException as e:
+            _mark(e, writer, self._compacted)
+            raise
+
+    def _compacted(self, done: Any) -> dict:
+        _added, documents, generation, _refused = done
+        return {"documents": documents, "generation": generation, "segments": self._native.stats()["segments"]}
 
     def reload(self) -> None:
         """Reads the index again, to see what other writers committed since it was opened."""
@@ -766,6 +826,35 @@ class Index:
 
     def __repr__(self) -> str:
         return f"Index({self.path!r}, documents={len(self)}, method={self.settings()['method']!r})"
+
+
+def _add_result(done: Any, docs: Optional[List[int]] = None) -> AddResult:
+    """A writer's commit, ``(added, documents, generation, refused)``, as an AddResult
+    (refused positions mapped through ``docs``, the texts added, when given)."""
+    added, documents, _generation, refused = done
+    where = (lambda p: docs[p]) if docs is not None else (lambda p: p)
+    return AddResult(added=added, documents=documents, refused=[(where(p), i) for p, i, _ in refused])
+
+
+def _mark(e: BaseException, writer: Any, result_of: Any) -> None:
+    """Tells on an exception out of a write whether the write was committed: ``committed``
+    and, when it was, ``result`` (what the write would have returned, or None when the
+    commit's own error came after the manifest named the change) and a note. An uncommitted
+    writer is rolled back (already, but for an interrupt between its making and the ``try``
+    that rolls it back), so that the exception's traceback does not keep the index's lock."""
+    if writer is not None:
+        writer.rollback()  # nothing once committed, or rolled back
+    committed = bool(writer is not None and writer.committed)
+    try:
+        e.committed = committed  # type: ignore[attr-defined]
+        if committed:
+            done = writer.result
+            e.result = result_of(done) if done is not None else None  # type: ignore[attr-defined]
+            note = "simhash_rs: the change WAS committed (it is on disk, and the Index sees it)"
+            if hasattr(e, "add_note"):
+                e.add_note(note)
+    except Exception:  # an exception that takes no attributes: leave it as it is
+        pass
 
 
 def _id_chunks(ids: Iterable[Hashable]) -> Iterator[str]:

@@ -2,21 +2,21 @@
 //! `simhash dedup --against` use: [`NativeIndex`] reads and queries, [`NativeWriter`] adds
 //! and commits.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 use simhash_core::Fingerprinter;
 use simhash_index::Blocks;
 use simhash_index::disk::{
-    DiskErrorKind, DiskIndex, MinHashSettings, Settings, SimhashSettings, Writer,
+    DiskError, DiskErrorKind, DiskIndex, MinHashSettings, Settings, SimhashSettings, Writer,
 };
 use simhash_index::lsh::{DocSketch, Sketcher};
 
-use crate::errors::disk;
+use crate::errors::{CorruptIndexError, disk};
 use crate::interrupt::{detached, run};
 use crate::texts::Texts;
 
@@ -173,19 +173,71 @@ impl Making {
     }
 }
 
-/// A committed state of an index on disk: queries, stats, verify; writers and compaction.
-#[pyclass(module = "simhash_rs._native")]
+/// An index on disk: its committed state as of the last open, reload or commit through it
+/// (a snapshot each call takes at its start, so queries run concurrently with each other and
+/// with a writer: they see the previous commit until the writer's commit swaps the snapshot);
+/// writers and compaction.
+///
+/// Frozen: no method takes a borrow that another thread's call could find taken (the
+/// snapshot is behind a mutex held only to copy or swap it, never while the GIL is released).
+#[pyclass(module = "simhash_rs._native", frozen)]
 pub(crate) struct NativeIndex {
     path: PathBuf,
-    index: Arc<DiskIndex>,
+    current: Mutex<Arc<DiskIndex>>,
     making: Making,
+}
+
+impl NativeIndex {
+    /// The committed state calls see now.
+    fn current(&self) -> Arc<DiskIndex> {
+        Arc::clone(&self.current.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Makes `index` the state calls see, unless the one they see is newer (two reloads
+    /// that finish out of order never go back to an older commit).
+    fn replace(&self, index: DiskIndex) {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        if index.generation() >= current.generation() {
+            *current = Arc::new(index);
+        }
+    }
+}
+
+/// The files a writer makes before an index's first commit, which hold no documents: a
+/// directory with only these (or nothing) is where a new index may be made.
+const BEFORE_FIRST_COMMIT: [&str; 2] = ["LOCK", "MANIFEST.tmp"];
+
+/// What is at `path`, where no manifest is: nothing (missing, or an empty directory, or
+/// one with only what a first commit that never finished leaves), or the names of other
+/// files (a directory that holds something else, or an index whose manifest was lost).
+fn without_manifest(path: &Path) -> PyResult<Vec<String>> {
+    let cannot = |e: std::io::Error| {
+        PyOSError::new_err(format!("{}: cannot list the index directory: {e}", path.display()))
+    };
+    let entries = match std::fs::read_dir(path) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(cannot(e)),
+    };
+    let mut others = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(cannot)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !BEFORE_FIRST_COMMIT.contains(&name.as_str()) {
+            others.push(name);
+        }
+    }
+    others.sort();
+    Ok(others)
 }
 
 #[pymethods]
 impl NativeIndex {
     /// Opens the index at `path` with the asked settings laid over its own (a `ValueError`
-    /// names each that differs); a missing index is created with the asked settings when
-    /// `create`, else `FileNotFoundError`.
+    /// names each that differs). Where there is no index (no directory, an empty one):
+    /// created with the asked settings when `create`, else `FileNotFoundError`. A directory
+    /// that holds other files but no manifest is a `CorruptIndexError` either way, and is
+    /// left as it is.
     #[staticmethod]
     #[allow(clippy::needless_pass_by_value)] // extracted from Python
     fn open(py: Python<'_>, path: PathBuf, create: bool, asked: Asked) -> PyResult<NativeIndex> {
@@ -196,9 +248,27 @@ impl NativeIndex {
                 index.check_settings(&wanted).map_err(disk)?;
                 index
             }
-            Err(e) if e.kind() == DiskErrorKind::NotFound && create => {
+            Err(e) if e.kind() == DiskErrorKind::NotFound => {
+                let others = detached(py, || without_manifest(&path))??;
+                if !others.is_empty() {
+                    let shown: Vec<&str> = others.iter().take(3).map(String::as_str).collect();
+                    return Err(CorruptIndexError::new_err(format!(
+                        "{}: no MANIFEST, but the directory holds {} file(s) ({}{}): not an \
+                         index, or an index whose manifest was lost; nothing was changed",
+                        path.display(),
+                        others.len(),
+                        shown.join(", "),
+                        if others.len() > shown.len() { ", ..." } else { "" },
+                    )));
+                }
+                if !create {
+                    return Err(PyFileNotFoundError::new_err(format!(
+                        "{}: no index here (create=True makes a new one)",
+                        path.display()
+                    )));
+                }
                 let settings = asked.new_settings()?;
-                detached(py, || -> Result<DiskIndex, simhash_index::disk::DiskError> {
+                detached(py, || -> Result<DiskIndex, DiskError> {
                     Writer::open(&path, &settings)?.commit()?;
                     DiskIndex::open_with(&path, &settings)
                 })?
@@ -207,11 +277,11 @@ impl NativeIndex {
             Err(e) => return Err(disk(e)),
         };
         let making = Making::of(index.settings())?;
-        Ok(NativeIndex { path, index: Arc::new(index), making })
+        Ok(NativeIndex { path, current: Mutex::new(Arc::new(index)), making })
     }
 
     fn __len__(&self) -> usize {
-        self.index.len() as usize
+        self.current().len() as usize
     }
 
     #[getter]
@@ -221,12 +291,12 @@ impl NativeIndex {
 
     /// The settings the index was made with, as a dict.
     fn settings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        settings_dict(py, self.index.settings())
+        settings_dict(py, self.current().settings())
     }
 
     /// Documents, segments, bytes on disk, generation, and the settings.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let stats = self.index.stats();
+        let stats = self.current().stats();
         let dict = PyDict::new(py);
         dict.set_item("documents", stats.documents)?;
         dict.set_item("segments", stats.segments)?;
@@ -237,23 +307,34 @@ impl NativeIndex {
     }
 
     /// Reads the index again: what writers committed since it was opened.
-    fn reload(&mut self, py: Python<'_>) -> PyResult<()> {
-        let settings = self.index.settings().clone();
+    fn reload(&self, py: Python<'_>) -> PyResult<()> {
+        let settings = self.current().settings().clone();
         let index = detached(py, || DiskIndex::open_with(&self.path, &settings))?.map_err(disk)?;
-        self.index = Arc::new(index);
+        self.replace(index);
         Ok(())
     }
 
-    /// The one writer (the index's lock; `IndexLockedError` if another holds it).
+    /// The one writer (the index's lock; `IndexLockedError` if another holds it). Its
+    /// commit makes this index see the new state.
     #[pyo3(signature = (flush_bytes=None))]
-    fn writer(&self, py: Python<'_>, flush_bytes: Option<usize>) -> PyResult<NativeWriter> {
-        let settings = self.index.settings().clone();
+    fn writer(
+        slf: &Bound<'_, NativeIndex>,
+        py: Python<'_>,
+        flush_bytes: Option<usize>,
+    ) -> PyResult<NativeWriter> {
+        let this = slf.get();
+        let settings = this.current().settings().clone();
         let mut builder = Writer::builder();
         if let Some(bytes) = flush_bytes {
             builder.flush_bytes(bytes);
         }
-        let writer = detached(py, || builder.open(&self.path, &settings))?.map_err(disk)?;
-        Ok(NativeWriter { writer: Some(writer), making: self.making.clone(), added: 0 })
+        let writer = detached(py, || builder.open(&this.path, &settings))?.map_err(disk)?;
+        Ok(NativeWriter {
+            writer: Some(writer),
+            making: this.making.clone(),
+            index: slf.clone().unbind(),
+            outcome: Outcome::Open,
+        })
     }
 
     /// The matches of a chunk of texts: `(position, indexed_id, score)` for each text and
@@ -268,65 +349,42 @@ impl NativeIndex {
         first: bool,
     ) -> PyResult<Vec<(usize, String, f64)>> {
         let texts = Texts::from_py(chunk, start)?;
-        let (index, making) = (Arc::clone(&self.index), self.making.clone());
-        let found = run(
-            py,
-            move || -> Result<Vec<(usize, String, f64)>, simhash_index::disk::DiskError> {
-                let docs = making.docs(&texts);
-                let hits: Vec<Vec<(u64, f64)>> = docs
-                    .par_iter()
-                    .map(|doc| hits_of(&index, doc, first))
-                    .collect::<Result<_, _>>()?;
-                let mut found = Vec::new();
-                for (i, hits) in hits.into_iter().enumerate() {
-                    for (doc, score) in hits {
-                        found.push((start + i, index.id(doc)?.to_owned(), score));
-                    }
+        let (index, making) = (self.current(), self.making.clone());
+        let found = run(py, move || -> Result<Vec<(usize, String, f64)>, DiskError> {
+            let docs = making.docs(&texts);
+            let hits: Vec<Vec<(u64, f64)>> =
+                docs.par_iter().map(|doc| hits_of(&index, doc, first)).collect::<Result<_, _>>()?;
+            let mut found = Vec::new();
+            for (i, hits) in hits.into_iter().enumerate() {
+                for (doc, score) in hits {
+                    found.push((start + i, index.id(doc)?.to_owned(), score));
                 }
-                Ok(found)
-            },
-        )?;
+            }
+            Ok(found)
+        })?;
         found.map_err(disk)
     }
 
     /// Reads and checks every byte of every file (`CorruptIndexError` names a damaged one).
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
-        let index = Arc::clone(&self.index);
+        let index = self.current();
         run(py, move || index.verify())?.map_err(disk)
     }
 
     /// A dedup against this index's committed state.
     fn deduper(&self) -> NativeDedup {
         NativeDedup {
-            index: Arc::clone(&self.index),
+            index: self.current(),
             making: self.making.clone(),
             docs: Vec::new(),
             matched: Vec::new(),
             lens: Vec::new(),
         }
     }
-
-    /// Merges every segment into one (takes the lock), then reads the index again.
-    fn compact<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let settings = self.index.settings().clone();
-        let path = self.path.clone();
-        let commit = detached(py, || Writer::open(&path, &settings).and_then(Writer::compact))?
-            .map_err(disk)?;
-        self.reload(py)?;
-        let dict = PyDict::new(py);
-        dict.set_item("documents", commit.documents)?;
-        dict.set_item("generation", commit.generation)?;
-        dict.set_item("segments", self.index.stats().segments)?;
-        Ok(dict)
-    }
 }
 
 /// A document's matches in the index.
-fn hits_of(
-    index: &DiskIndex,
-    doc: &Doc,
-    first: bool,
-) -> Result<Vec<(u64, f64)>, simhash_index::disk::DiskError> {
+fn hits_of(index: &DiskIndex, doc: &Doc, first: bool) -> Result<Vec<(u64, f64)>, DiskError> {
     Ok(match doc {
         Doc::Sketch(None) | Doc::Fingerprint(None) => Vec::new(),
         Doc::Sketch(Some(s)) if first => {
@@ -373,12 +431,36 @@ fn settings_dict<'py>(py: Python<'py>, settings: &Settings) -> PyResult<Bound<'p
     Ok(dict)
 }
 
-/// The index's one writer: adds in order, then commits (or rolls back).
+/// What a writer's commit did: `(added, documents, generation, refused)`, each refused add
+/// as `(position among this writer's adds, id, the document that holds the id)`.
+type Committed = (u64, u64, u64, Vec<(u64, String, u64)>);
+
+/// The index's one writer: adds in order, then commits (or rolls back), or compacts.
+///
+/// The commit point is the manifest's rename inside the library's commit. A pending
+/// interrupt is raised just before a commit starts (nothing committed); once it starts it is
+/// finished, with the GIL released, and an interrupt that comes meanwhile is raised after
+/// it returns: `committed` (set before the call returns, so the Python side can tell which
+/// exceptions came after the commit point) says whether the change is on disk.
 #[pyclass(module = "simhash_rs._native")]
 pub(crate) struct NativeWriter {
     writer: Option<Writer>,
     making: Making,
-    added: u64,
+    /// The index whose state the commit replaces.
+    index: Py<NativeIndex>,
+    /// Whether the manifest names this writer's change.
+    outcome: Outcome,
+}
+
+/// Whether a writer's change is on disk.
+enum Outcome {
+    /// Not committed (yet).
+    Open,
+    /// Committed: what the commit did.
+    Committed(Committed),
+    /// Committed, but the commit then failed (syncing the directory after the manifest's
+    /// rename), so what it did is not known here.
+    CommittedWithError,
 }
 
 impl NativeWriter {
@@ -386,6 +468,49 @@ impl NativeWriter {
         self.writer
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("this writer has committed or rolled back"))
+    }
+
+    /// Commits (`compact`: and merges every segment), then makes the index see the new
+    /// state. Errors after the manifest named the change leave `committed` set.
+    fn finish(&mut self, py: Python<'_>, compact: bool) -> PyResult<Committed> {
+        // The last moment an interrupt stops the change: from here it is finished.
+        py.check_signals()?;
+        let writer = self
+            .writer
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("this writer has committed or rolled back"))?;
+        let before = writer.index().map_or(0, DiskIndex::generation);
+        let settings = writer.settings().clone();
+        let path = self.index.get().path.clone();
+        let (done, reopened) = detached(py, move || {
+            let done = if compact { writer.compact() } else { writer.commit() };
+            // After a commit, or an error that may have come after the manifest's rename
+            // (syncing the directory): the index as it is now.
+            let reopened = DiskIndex::open_with(&path, &settings);
+            (done, reopened)
+        })?;
+        let done = match done {
+            Ok(commit) => {
+                let refused =
+                    commit.refused.into_iter().map(|r| (r.position, r.id, r.doc)).collect();
+                let done = (commit.added, commit.documents, commit.generation, refused);
+                self.outcome = Outcome::Committed(done.clone());
+                done
+            }
+            Err(e) => {
+                if reopened.as_ref().is_ok_and(|i| i.generation() > before) {
+                    // The manifest names a newer generation than the writer found, and the
+                    // writer held the lock: it is this writer's.
+                    self.outcome = Outcome::CommittedWithError;
+                    if let Ok(index) = reopened {
+                        self.index.get().replace(index);
+                    }
+                }
+                return Err(disk(e));
+            }
+        };
+        self.index.get().replace(reopened.map_err(disk)?);
+        Ok(done)
     }
 }
 
@@ -411,34 +536,47 @@ impl NativeWriter {
         let making = self.making.clone();
         let docs = detached(py, || making.docs(&texts))?;
         let writer = self.writer()?;
-        let added = detached(py, || -> Result<u64, simhash_index::disk::DiskError> {
+        detached(py, || -> Result<(), DiskError> {
             for (id, doc) in ids.iter().zip(&docs) {
                 match doc {
                     Doc::Sketch(s) => writer.add_sketch(id, s.as_ref())?,
                     Doc::Fingerprint(fp) => writer.add_fingerprint(id, *fp)?,
                 }
             }
-            Ok(ids.len() as u64)
+            Ok(())
         })?
-        .map_err(disk)?;
-        self.added += added;
-        Ok(())
+        .map_err(disk)
     }
 
-    /// Commits what was added: `(added, documents, generation, refused)`, each refused add
-    /// as `(position among this writer's adds, id, the document that holds the id)`.
-    #[allow(clippy::type_complexity)]
-    fn commit(&mut self, py: Python<'_>) -> PyResult<(u64, u64, u64, Vec<(u64, String, u64)>)> {
-        let writer = self
-            .writer
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("this writer has committed or rolled back"))?;
-        let commit = detached(py, || writer.commit())?.map_err(disk)?;
-        let refused = commit.refused.into_iter().map(|r| (r.position, r.id, r.doc)).collect();
-        Ok((commit.added, commit.documents, commit.generation, refused))
+    /// Commits what was added (a pending interrupt is raised first, committing nothing),
+    /// and makes the index see the new state: `(added, documents, generation, refused)`.
+    fn commit(&mut self, py: Python<'_>) -> PyResult<Committed> {
+        self.finish(py, false)
     }
 
-    /// Drops what was added and releases the lock.
+    /// Commits what was added and merges every segment into one, as `commit` does:
+    /// `(added, documents, generation, refused)`.
+    fn compact(&mut self, py: Python<'_>) -> PyResult<Committed> {
+        self.finish(py, true)
+    }
+
+    /// Whether the manifest names this writer's change (also after an exception).
+    #[getter]
+    fn committed(&self) -> bool {
+        !matches!(self.outcome, Outcome::Open)
+    }
+
+    /// What the commit did, once committed (`None` before, or when the commit's error came
+    /// after the manifest named the change).
+    #[getter]
+    fn result(&self) -> Option<Committed> {
+        match &self.outcome {
+            Outcome::Committed(done) => Some(done.clone()),
+            Outcome::Open | Outcome::CommittedWithError => None,
+        }
+    }
+
+    /// Drops what was added and releases the lock (nothing after a commit).
     fn rollback(&mut self, py: Python<'_>) -> PyResult<()> {
         if let Some(writer) = self.writer.take() {
             detached(py, move || drop(writer))?;
@@ -477,7 +615,7 @@ impl NativeDedup {
         let (index, making) = (Arc::clone(&self.index), self.making.clone());
         let (docs, matched) = run(py, move || {
             let docs = making.docs(&texts);
-            let matched: Result<Vec<Option<(String, f64)>>, simhash_index::disk::DiskError> = docs
+            let matched: Result<Vec<Option<(String, f64)>>, DiskError> = docs
                 .par_iter()
                 .map(|doc| match hits_of(&index, doc, true)?.first() {
                     Some(&(indexed, score)) => Ok(Some((index.id(indexed)?.to_owned(), score))),

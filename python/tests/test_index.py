@@ -38,7 +38,7 @@ def test_query_equals_the_cli(cli, tmp_path, method, made_by):
     old_path = write_jsonl(tmp_path / "old.jsonl", old_ids, old)
     new_path = write_jsonl(tmp_path / "new.jsonl", new_ids, new)
     if made_by == "python":
-        ix = simhash_rs.Index.open(index, method=method)
+        ix = simhash_rs.Index.open(index, create=True, method=method)
         result = ix.add(old, old_ids)
         assert (result.added, result.documents, result.refused) == (len(old), len(old), [])
     else:
@@ -59,7 +59,7 @@ def test_query_equals_the_cli(cli, tmp_path, method, made_by):
 def test_simhash_query_equals_brute_force(tmp_path):
     old_ids, old, new_ids, new = split(2)
     k = 8
-    ix = simhash_rs.Index.open(tmp_path / "ix", method="simhash", k=k)
+    ix = simhash_rs.Index.open(tmp_path / "ix", create=True, method="simhash", k=k)
     ix.add(old, old_ids)
     a, has_a = simhash_rs.fingerprints(old, with_mask=True)
     b, has_b = simhash_rs.fingerprints(new, with_mask=True)
@@ -75,7 +75,7 @@ def test_simhash_query_equals_brute_force(tmp_path):
 def test_adds_reopen_and_compact(tmp_path):
     old_ids, old, new_ids, new = split(3)
     path = tmp_path / "ix"
-    ix = simhash_rs.Index.open(path)
+    ix = simhash_rs.Index.open(path, create=True)
     half = len(old) // 2
     ix.add(old[:half], old_ids[:half])
     ix.add(iter(old[half:]), iter(old_ids[half:]))
@@ -94,7 +94,7 @@ def test_adds_reopen_and_compact(tmp_path):
 
 
 def test_refused_ids_and_rollback(tmp_path):
-    ix = simhash_rs.Index.open(tmp_path / "ix")
+    ix = simhash_rs.Index.open(tmp_path / "ix", create=True)
     ix.add(["one two three four", "five six seven eight"], ["a", 7])
     result = ix.add(["x y z w", "p q r s", "m n o p"], ["a", "b", "b"])
     assert result.added == 1 and result.documents == 3
@@ -103,17 +103,21 @@ def test_refused_ids_and_rollback(tmp_path):
     # An add that fails half way commits nothing and leaves no file behind.
     files = sorted(os.listdir(tmp_path / "ix"))
     texts = [f"text number {i} with some words" for i in range(20000)]
-    with pytest.raises(ValueError, match="fewer ids"):
+    with pytest.raises(ValueError, match="fewer ids") as raised:
         ix.add(texts, [str(i) for i in range(10000)])
-    with pytest.raises(TypeError):
+    assert raised.value.committed is False
+    with pytest.raises(TypeError) as raised:
         ix.add(["fine", 3], ["x", "y"])
-    assert len(simhash_rs.Index.open(tmp_path / "ix")) == 3
+    assert raised.value.committed is False
+    assert len(simhash_rs.Index.open(tmp_path / "ix")) == len(ix) == 3
     assert sorted(os.listdir(tmp_path / "ix")) == files
+    assert ix.add(["after the errors"], ["z"]).added == 1  # no lock left held
+    assert len(ix) == 4
 
 
 def test_settings_are_checked_by_name(tmp_path):
     path = tmp_path / "ix"
-    simhash_rs.Index.open(path, jaccard=0.5, num_perm=64)
+    simhash_rs.Index.open(path, create=True, jaccard=0.5, num_perm=64)
     assert simhash_rs.Index.open(path, jaccard=0.5).settings()["num_perm"] == 64
     with pytest.raises(ValueError, match="jaccard"):
         simhash_rs.Index.open(path, jaccard=0.6)
@@ -128,12 +132,12 @@ def test_settings_are_checked_by_name(tmp_path):
     with pytest.raises(FileNotFoundError):
         simhash_rs.Index.open(tmp_path / "missing", create=False)
     with pytest.raises(ValueError, match="jaccard"):
-        simhash_rs.Index.open(tmp_path / "bad", jaccard=1.5)
+        simhash_rs.Index.open(tmp_path / "bad", create=True, jaccard=1.5)
     assert not (tmp_path / "bad").exists()
 
 
 def test_one_writer_at_a_time(tmp_path):
-    ix = simhash_rs.Index.open(tmp_path / "ix")
+    ix = simhash_rs.Index.open(tmp_path / "ix", create=True)
     writer = ix._native.writer()
     try:
         with pytest.raises(simhash_rs.IndexLockedError):
@@ -147,7 +151,7 @@ def test_one_writer_at_a_time(tmp_path):
 
 def test_damage_is_an_error_never_an_answer(tmp_path):
     path = tmp_path / "ix"
-    ix = simhash_rs.Index.open(path)
+    ix = simhash_rs.Index.open(path, create=True)
     texts = [f"document {i} about subject {i % 17} with words {i * 3} and {i * 5}" for i in range(3000)]
     ix.add(texts, [str(i) for i in range(len(texts))])
     before = ix.query(texts[:50])
@@ -210,7 +214,7 @@ def test_dedup_batch_after_batch_equals_one_dedup(devset, tmp_path, method):
     _, ids, texts = devset
     whole = simhash_rs.dedup(texts, ids, method=method)
     expected = [ids[d] for d in whole.kept.tolist()]
-    ix = simhash_rs.Index.open(tmp_path / "ix", method=method)
+    ix = simhash_rs.Index.open(tmp_path / "ix", create=True, method=method)
     kept = []
     cuts = [0, 1000, 4000, 4001, len(texts)]
     for a, b in zip(cuts, cuts[1:]):
@@ -225,7 +229,7 @@ def test_dedup_batch_after_batch_equals_one_dedup(devset, tmp_path, method):
 
 
 def test_dedup_update_needs_ids_and_the_lock(tmp_path):
-    ix = simhash_rs.Index.open(tmp_path / "ix")
+    ix = simhash_rs.Index.open(tmp_path / "ix", create=True)
     with pytest.raises(ValueError, match="ids"):
         ix.dedup(["a b c"], update=True)
     writer = ix._native.writer()
@@ -238,3 +242,222 @@ def test_dedup_update_needs_ids_and_the_lock(tmp_path):
     result = ix.dedup(["a b c d", "a b c d", "e f g h"], ["x", "y", "x"], update=True)
     assert result.keep.tolist() == [True, False, True]
     assert result.added.added == 1 and result.added.refused == [(2, "x")]
+
+
+def test_open_creates_only_when_asked_and_only_where_nothing_is(tmp_path):
+    # A missing path is an error by default, and nothing is made there.
+    with pytest.raises(FileNotFoundError, match="create=True"):
+        simhash_rs.Index.open(tmp_path / "typo.idx")
+    assert not (tmp_path / "typo.idx").exists()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError):
+        simhash_rs.Index.open(tmp_path / "empty")
+    assert os.listdir(tmp_path / "empty") == []
+    # create=True makes one where nothing is: no path, an empty directory.
+    assert len(simhash_rs.Index.open(tmp_path / "new" / "ix", create=True)) == 0
+    assert len(simhash_rs.Index.open(tmp_path / "empty", create=True)) == 0
+    # What a first commit that never finished leaves (the lock, a manifest not renamed yet)
+    # holds no documents: still no index, and a new one may be made there.
+    (tmp_path / "crashed").mkdir()
+    (tmp_path / "crashed" / "LOCK").write_bytes(b"")
+    (tmp_path / "crashed" / "MANIFEST.tmp").write_bytes(b"simhash-index manifest")
+    with pytest.raises(FileNotFoundError):
+        simhash_rs.Index.open(tmp_path / "crashed")
+    assert len(simhash_rs.Index.open(tmp_path / "crashed", create=True)) == 0
+    # An index whose manifest was lost: its segments are never removed or built over.
+    path = tmp_path / "ix"
+    ix = simhash_rs.Index.open(path, create=True)
+    ix.add([f"text {i} of some words {i * 3}" for i in range(100)], [str(i) for i in range(100)])
+    os.remove(path / "MANIFEST")
+    files = {name: (path / name).read_bytes() for name in os.listdir(path)}
+    assert any(name.endswith(".seg") for name in files)
+    for create in (False, True):
+        with pytest.raises(simhash_rs.CorruptIndexError, match="MANIFEST"):
+            simhash_rs.Index.open(path, create=create)
+    assert {name: (path / name).read_bytes() for name in os.listdir(path)} == files
+    # Nor is a directory of something else.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(simhash_rs.CorruptIndexError, match="notes.txt"):
+        simhash_rs.Index.open(other, create=True)
+    assert os.listdir(other) == ["notes.txt"]
+
+
+def test_queries_run_while_adds_commit(tmp_path):
+    """Three threads query one Index while the main thread adds to it: every add commits
+    and returns, every query answers from a committed state, and the Index sees each add
+    (its stats equal the index on disk)."""
+    import threading
+
+    ix = simhash_rs.Index.open(tmp_path / "ix", create=True)
+    base = [f"base text {i} with words {i * 7} and {i % 13}" for i in range(2000)]
+    ix.add(base, [f"b{i}" for i in range(2000)])
+    stop = threading.Event()
+    failures, answers = [], []
+
+    def query():
+        try:
+            while not stop.is_set():
+                found = ix.query(base[:200], first=True)
+                answers.append(len(found))
+                assert sorted(p for p, _, _ in found) == list(range(200))
+                assert len(ix) >= 2000 and ix.stats()["documents"] >= 2000
+        except BaseException as e:  # noqa: BLE001 - reported below
+            failures.append(e)
+
+    threads = [threading.Thread(target=query) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for k in range(10):
+            texts = [f"new text {k} {i} more words {i * 3}" for i in range(500)]
+            result = ix.add(texts, [f"n{k}-{i}" for i in range(500)])
+            assert (result.added, result.documents) == (500, 2000 + 500 * (k + 1))
+            assert len(ix) == ix.stats()["documents"] == result.documents
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert failures == [] and answers
+    assert len(simhash_rs.Index.open(tmp_path / "ix")) == len(ix) == 7000
+    assert ix.compact()["documents"] == 7000 and ix.stats()["segments"] == 1
+
+
+def test_writes_from_threads_take_turns(tmp_path):
+    import threading
+
+    ix = simhash_rs.Index.open(tmp_path / "ix", create=True)
+    errors = []
+
+    def add(k):
+        try:
+            ix.add([f"thread {k} text {i} words {i * 5}" for i in range(300)], [f"{k}-{i}" for i in range(300)])
+            ix.dedup([f"thread {k} other {i}" for i in range(50)], [f"{k}-d{i}" for i in range(50)], update=True)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=add, args=(k,)) for k in range(4)] + [threading.Thread(target=ix.compact)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(ix) == len(simhash_rs.Index.open(tmp_path / "ix")) == 4 * 350
+    ix.verify()
+
+
+# A child process that adds N texts to the index at PATH (WHAT: with `add`, or `dedup` with
+# update=True) and is interrupted (SIGINT) or killed (SIGKILL): at a delay after the add
+# starts ("timer"), or as soon as the commit writes its first file ("commit"). It prints
+# what the add said, as JSON.
+CHILD = r"""
+import json, os, signal, sys, threading, time
+import simhash_rs
+
+path, what, how, sig, delay, n, tag = sys.argv[1:8]
+delay, n, sig = float(delay), int(n), getattr(signal, sig)
+ix = simhash_rs.Index.open(path)
+texts = [f"{tag} text {i} words {i * 7 % 1013} and {i % 97} more" for i in range(n)]
+ids = [f"{tag}-{i}" for i in range(n)]
+
+
+def at_commit():
+    names = set(os.listdir(path))
+    while not set(os.listdir(path)) - names:
+        time.sleep(0.0002)
+    os.kill(os.getpid(), sig)
+
+
+trigger = threading.Thread(target=at_commit, daemon=True) if how == "commit" else threading.Timer(delay, os.kill, (os.getpid(), sig))
+out = {}
+try:
+    try:
+        started = time.monotonic()
+        trigger.start()
+        if what == "add":
+            result = ix.add(texts, ids)
+        else:
+            result = ix.dedup(texts, ids, update=True).added
+        out = {"raised": False, "added": result.added, "seconds": time.monotonic() - started}
+    except KeyboardInterrupt as e:
+        out = {"raised": True, "committed": getattr(e, "committed", False), "len": len(ix)}
+        result = getattr(e, "result", None)
+        out["result_added"] = None if result is None else result.added
+    if how == "timer":
+        trigger.cancel()
+    time.sleep(0.2)  # an interrupt that comes after the add is raised here
+except KeyboardInterrupt:
+    pass
+print(json.dumps(out), flush=True)
+"""
+
+
+def run_child(path, how, sig, n, tag, delay=0.0, what="add"):
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path), what, how, sig, str(delay), str(n), tag],
+        capture_output=True, text=True, timeout=120,
+    )
+    lines = done.stdout.splitlines()
+    return done.returncode, (json.loads(lines[-1]) if lines else None), done.stderr
+
+
+def check_whole_or_nothing(path, before, n):
+    ix = simhash_rs.Index.open(path)
+    ix.verify()
+    assert len(ix) in (before, before + n)
+    return len(ix)
+
+
+N_CHILD = 60000
+
+
+@pytest.mark.parametrize("what", ["add", "dedup"])
+def test_an_interrupt_during_the_commit_says_it_was_committed(tmp_path, what):
+    path = tmp_path / "ix"
+    simhash_rs.Index.open(path, create=True).add(["a b c d"], ["first"])
+    code, out, err = run_child(path, "commit", "SIGINT", N_CHILD, "c", what=what)
+    assert code == 0, err
+    # The interrupt came once the commit had started: the add is whole on disk, and the
+    # exception says so (and the Index already sees it).
+    assert out["raised"], out
+    assert out["committed"] is True and out["len"] == 1 + N_CHILD and out["result_added"] == N_CHILD
+    assert check_whole_or_nothing(path, 1, N_CHILD) == 1 + N_CHILD
+
+
+def test_interrupts_and_kills_at_random_moments(tmp_path):
+    """SIGINT and SIGKILL at random moments of an add (and, for a kill, as the commit
+    starts): after each, the index verifies and holds the add whole or not at all, and a
+    KeyboardInterrupt's `committed` says which."""
+    path = tmp_path / "ix"
+    simhash_rs.Index.open(path, create=True).add(["a b c d"], ["first"])
+    code, out, err = run_child(path, "timer", "SIGINT", N_CHILD, "t0", delay=60.0)  # not interrupted
+    assert code == 0 and out["raised"] is False and out["added"] == N_CHILD, (out, err)
+    seconds = out["seconds"]
+    count = 1 + N_CHILD
+    rng = random.Random(27)
+    runs = [("timer", "SIGINT")] * 5 + [("timer", "SIGKILL")] * 3 + [("commit", "SIGKILL")]
+    for r, (how, sig) in enumerate(runs):
+        delay = rng.uniform(0.0, 1.1 * seconds)
+        code, out, err = run_child(path, how, sig, N_CHILD, f"r{r}", delay=delay)
+        now = check_whole_or_nothing(path, count, N_CHILD)
+        if sig == "SIGKILL":
+            # Killed, or the add was over before the kill was due.
+            finished = code == 0 and out["raised"] is False and now == count + N_CHILD
+            assert code == -9 or finished, (how, delay, code, err)
+        else:
+            assert code == 0, err
+            if out["raised"]:
+                assert out["committed"] is (now == count + N_CHILD), (delay, out, now)
+                assert out["len"] == now
+            else:
+                assert now == count + N_CHILD and out["added"] == N_CHILD
+        count = now
+    # The index takes adds after all of it.
+    ix = simhash_rs.Index.open(path)
+    assert ix.add(["last text here"], ["last"]).documents == count + 1
+    ix.verify()

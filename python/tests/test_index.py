@@ -254,7 +254,11 @@ def test_open_creates_only_when_asked_and_only_where_nothing_is(tmp_path):
         simhash_rs.Index.open(tmp_path / "empty")
     assert os.listdir(tmp_path / "empty") == []
     # create=True makes one where nothing is: no path, an empty directory.
-    assert len(simhash_rs.Index.open(tmp_path / "new" / "ix", create=True)) == 0
+    assert len(simhash_rs.Index.open(tmp_path / "ix", create=True)) == 0
+    # The index directory is made, not its parents (a mistyped path makes nothing), as the CLI.
+    with pytest.raises(FileNotFoundError):
+        simhash_rs.Index.open(tmp_path / "new" / "ix", create=True)
+    assert not (tmp_path / "new").exists()
     assert len(simhash_rs.Index.open(tmp_path / "empty", create=True)) == 0
     # What a first commit that never finished leaves (the lock, a manifest not renamed yet)
     # holds no documents: still no index, and a new one may be made there.

@@ -46,6 +46,10 @@ pub struct Added {
 /// Such a record is not a duplicate of itself: a rerun of a committed run finds its kept
 /// records there.
 pub fn held_copy(index: &DiskIndex, corpus: &Corpus, doc: usize) -> anyhow::Result<Option<u64>> {
+    // Most records' ids are not indexed: no payload is made for them.
+    if index.find_id(&corpus.id(doc))?.is_none() {
+        return Ok(None);
+    }
     let payload = match &corpus.sketches {
         Some(store) => doc_sketch(store, doc)?.map(|s| s.set().to_vec()).unwrap_or_default(),
         None => corpus.fingerprint(doc).map(|fp| vec![fp.get()]).unwrap_or_default(),

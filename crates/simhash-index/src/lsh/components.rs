@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use rayon::prelude::*;
 
 use super::scan::{Collapsed, candidate_components, collapse_identical, component_rows, find};
+use super::small::{Lookup, PROBE_MAX, SmallSets, floods};
 use super::store::trim;
 use super::{EngineError, MatchStats, SketchStore};
 
@@ -16,7 +17,9 @@ type Edge = (u32, u32);
 /// components), and the search's counts. Pairs already joined are neither verified nor
 /// held: a document is compared with one member at a time of each other component it
 /// shares a band with, until one verifies, so a flood of near-duplicates costs about `N`
-/// verifications. Documents with identical shingle sets are joined to the first of them
+/// verifications; in a large component, small sets meet their candidates through a
+/// prefix index instead of the band buckets (see the [module](super)'s "Cost"), so short
+/// documents sharing a phrase stay near-linear. Documents with identical shingle sets are joined to the first of them
 /// without a comparison (those edges come first, as `(first, doc)`). The edges do not
 /// depend on the thread count.
 ///
@@ -45,30 +48,51 @@ struct Group {
     members: Vec<u32>,
 }
 
-/// The band buckets of a candidate component that hold two or more of its documents (only
+/// The buckets of a candidate component that hold two or more of its documents (only
 /// those can pair anything), numbered densely: `of_doc` lists `(document, bucket)` sorted.
-/// One band at a time, so memory is 8 bytes a document while it runs, then only the shared
-/// buckets' entries.
+/// The band buckets come first (`band_buckets` of them), then, in a component with a
+/// [`SmallSets`], one bucket per shingle in the prefixes of two or more of its sets that
+/// the prefix index looks up: their members share a shingle, not always a band. One band at
+/// a time, so memory is 8 bytes a document while it runs, then only the shared buckets'
+/// entries.
 struct SharedBuckets {
     buckets: usize,
+    band_buckets: usize,
     of_doc: Vec<(u32, u32)>,
 }
 
-fn shared_buckets(rows: &[u32], bands: usize, n: usize) -> SharedBuckets {
+/// The [`SharedBuckets`] of a component: `rows` its band hashes, `lookup` where each
+/// document's candidates are found, `prefixes` the `(shingle, document)` of the prefixes
+/// of those looked up in a [`SmallSets`].
+fn shared_buckets(
+    rows: &[u32],
+    bands: usize,
+    lookup: &[Lookup],
+    mut prefixes: Vec<(u64, u32)>,
+) -> SharedBuckets {
+    let n = lookup.len();
     let mut column: Vec<(u32, u32)> = Vec::with_capacity(n);
     let mut of_doc = Vec::new();
     let mut buckets = 0u32;
     for band in 0..bands {
         column.clear();
-        column.extend((0..n).map(|i| (rows[i * bands + band], i as u32)));
+        column.extend(
+            (0..n).filter(|&i| lookup[i].bands()).map(|i| (rows[i * bands + band], i as u32)),
+        );
         column.sort_unstable();
         for group in column.chunk_by(|x, y| x.0 == y.0).filter(|g| g.len() > 1) {
             of_doc.extend(group.iter().map(|&(_, doc)| (doc, buckets)));
             buckets += 1;
         }
     }
+    let band_buckets = buckets as usize;
+    prefixes.sort_unstable();
+    for group in prefixes.chunk_by(|x, y| x.0 == y.0).filter(|g| g.len() > 1) {
+        of_doc.extend(group.iter().map(|&(_, doc)| (doc, buckets)));
+        buckets += 1;
+    }
     of_doc.sort_unstable();
-    SharedBuckets { buckets: buckets as usize, of_doc }
+    SharedBuckets { buckets: buckets as usize, band_buckets, of_doc }
 }
 
 /// Brings a bucket's groups up to date after merges: one group per root.
@@ -96,7 +120,39 @@ fn components_component<S: SketchStore + ?Sized>(
     threshold: f64,
 ) -> Result<(Vec<Edge>, MatchStats), EngineError> {
     let bands = sketches.bands();
-    let shared = shared_buckets(&component_rows(sketches, docs)?, bands, docs.len());
+    let rows = component_rows(sketches, docs)?;
+    // Small sets meet their candidates through a prefix index when they flood the band
+    // buckets.
+    let mut lens = Vec::with_capacity(docs.len());
+    for &doc in docs {
+        lens.push(sketches.set_len(doc as usize)?);
+    }
+    let smalls: Vec<usize> =
+        (0..docs.len()).filter(|&i| (1..=PROBE_MAX).contains(&lens[i])).collect();
+    let flood = floods(smalls.len(), bands, |band| {
+        Ok(smalls.iter().map(|&i| rows[i * bands + band]).collect())
+    })?;
+    drop(smalls);
+    let small = if flood { SmallSets::new(sketches, docs, threshold)? } else { None };
+    let mut lookup = vec![Lookup::Bands; docs.len()];
+    let mut prefixes = Vec::new();
+    if let Some(small) = &small {
+        let (mut set, mut prefix) = (Vec::new(), Vec::new());
+        for (i, &doc) in docs.iter().enumerate() {
+            lookup[i] = small.lookup(lens[i]);
+            if lookup[i].prefix() {
+                sketches.read_set(doc as usize, &mut set)?;
+                small.prefix(&set, &mut prefix);
+                prefixes.extend(prefix.iter().map(|&(_, shingle)| (shingle, i as u32)));
+            }
+        }
+    }
+    drop(small);
+    let shared = shared_buckets(&rows, bands, &lookup, prefixes);
+    let share_band = |i: u32, m: u32| {
+        let (i, m) = (i as usize * bands, m as usize * bands);
+        rows[i..i + bands].iter().zip(&rows[m..m + bands]).any(|(a, b)| a == b)
+    };
     let mut stats = MatchStats { largest_component: docs.len() as u64, ..MatchStats::default() };
     let mut parent: Vec<u32> = (0..docs.len() as u32).collect();
     let mut buckets: Vec<Vec<Group>> = Vec::new();
@@ -118,18 +174,31 @@ fn components_component<S: SketchStore + ?Sized>(
                 if find(&mut parent, g.root) == find(&mut parent, i) {
                     continue;
                 }
+                // A prefix bucket's members share a shingle: candidates only when they
+                // also share a band.
+                let by_prefix = bucket as usize >= shared.band_buckets;
                 for &m in &g.members {
                     if failed.contains(&m) {
+                        continue;
+                    }
+                    if by_prefix && !share_band(i, m) {
+                        failed.insert(m);
                         continue;
                     }
                     if !loaded {
                         sketches.read_set(docs[i as usize] as usize, &mut set)?;
                         loaded = true;
                     }
-                    sketches.read_set(docs[m as usize] as usize, &mut other)?;
                     stats.candidates += 1;
                     stats.verified += 1;
-                    if simhash_core::jaccard(&set, &other) >= threshold {
+                    // Sets of sizes that cannot reach the threshold are not read.
+                    if simhash_core::jaccard_min_common(set.len(), lens[m as usize], threshold)
+                        .is_some()
+                        && {
+                            sketches.read_set(docs[m as usize] as usize, &mut other)?;
+                            simhash_core::jaccard_at_least(&set, &other, threshold).is_some()
+                        }
+                    {
                         stats.pairs += 1;
                         let (ri, rm) = (find(&mut parent, i), find(&mut parent, m));
                         parent[ri.max(rm) as usize] = ri.min(rm);

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
+use super::small::{Lookup, PROBE_MAX, SmallSets, floods};
 use super::store::trim;
 use super::{EngineError, EngineErrorKind, MatchSink, MatchStats, SketchStore};
 
@@ -107,10 +108,17 @@ pub fn find_matches<S: SketchStore + ?Sized>(
     sink: &mut dyn MatchSink,
 ) -> Result<MatchStats, EngineError> {
     let mut stats = MatchStats::default();
-    let Collapsed { reps: rep_docs, duplicates } = collapse_identical(sketches, None)?;
+    let Collapsed { reps: mut rep_docs, duplicates } = collapse_identical(sketches, None)?;
     stats.duplicates = duplicates.len() as u64;
     for (doc, rep) in duplicates {
         sink.duplicate(doc, rep);
+    }
+    // Small sets pair through a prefix index, not the band buckets, when they flood them
+    // (see `small`).
+    if let Some(mut small) = flood_index(sketches, &rep_docs, threshold)? {
+        let (prefix_docs, band_docs) = split_by_lookup(sketches, &small, &rep_docs)?;
+        prefix_pairs(sketches, &mut small, threshold, &prefix_docs, &mut stats, sink)?;
+        rep_docs = band_docs;
     }
     // Candidates among the representatives, one band at a time from the store;
     // `rep_docs[i]` is the document of LSH position `i`.
@@ -170,6 +178,89 @@ pub fn find_matches<S: SketchStore + ?Sized>(
         Some(e) => Err(e),
         None => scan.map(|()| stats),
     }
+}
+
+/// A [`SmallSets`] over `docs` when their small sets flood the band buckets.
+fn flood_index<S: SketchStore + ?Sized>(
+    sketches: &S,
+    docs: &[u32],
+    threshold: f64,
+) -> Result<Option<SmallSets>, EngineError> {
+    let mut smalls = Vec::new();
+    for &doc in docs {
+        if (1..=PROBE_MAX).contains(&sketches.set_len(doc as usize)?) {
+            smalls.push(doc);
+        }
+    }
+    if !floods(smalls.len(), sketches.bands(), |band| sketches.column(band, &smalls))? {
+        return Ok(None);
+    }
+    drop(smalls);
+    SmallSets::new(sketches, docs, threshold)
+}
+
+/// Where each of `docs` finds its candidates (`(document, lookup)` for those looked up in
+/// the prefix index, ascending), and the documents that the band buckets hold.
+#[allow(clippy::type_complexity)]
+fn split_by_lookup<S: SketchStore + ?Sized>(
+    sketches: &S,
+    small: &SmallSets,
+    docs: &[u32],
+) -> Result<(Vec<(u32, Lookup)>, Vec<u32>), EngineError> {
+    let (mut prefix, mut bands) = (Vec::new(), Vec::with_capacity(docs.len()));
+    for &doc in docs {
+        let lookup = small.lookup(sketches.set_len(doc as usize)?);
+        if lookup.prefix() {
+            prefix.push((doc, lookup));
+        }
+        if lookup.bands() {
+            bands.push(doc);
+        }
+    }
+    Ok((prefix, bands))
+}
+
+/// The verified pairs with a small set (one the band buckets do not hold), to `sink`:
+/// `docs` (those looked up in the prefix index, ascending) in order, each against the
+/// earlier ones its prefix meets that share a band with it, as the band candidates
+/// would have paired them. Pairs of two larger sets are left to the band buckets.
+fn prefix_pairs<S: SketchStore + ?Sized>(
+    sketches: &S,
+    index: &mut SmallSets,
+    threshold: f64,
+    docs: &[(u32, Lookup)],
+    stats: &mut MatchStats,
+    sink: &mut dyn MatchSink,
+) -> Result<(), EngineError> {
+    let bands = sketches.bands();
+    let ids: Vec<u32> = docs.iter().map(|&(doc, _)| doc).collect();
+    let mut rows = Vec::with_capacity(ids.len() * bands);
+    sketches.rows(&ids, bands, &mut rows)?;
+    let row = |p: usize| &rows[p * bands..(p + 1) * bands];
+    let (mut set, mut other, mut scratch, mut found) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (p, &(doc, lookup)) in docs.iter().enumerate() {
+        sketches.read_set(doc as usize, &mut set)?;
+        index.candidates(&set, 0, &mut scratch, &mut found);
+        for &q in &found {
+            let (earlier, earlier_lookup) = docs[q as usize];
+            let smalls = lookup == Lookup::Prefix || earlier_lookup == Lookup::Prefix;
+            if !smalls || !row(p).iter().zip(row(q as usize)).any(|(a, b)| a == b) {
+                continue;
+            }
+            stats.candidates += 1;
+            stats.verified += 1;
+            sketches.read_set(earlier as usize, &mut other)?;
+            if let Some(j) = simhash_core::jaccard_at_least(&other, &set, threshold) {
+                stats.pairs += 1;
+                sink.pair(earlier, doc, j);
+            }
+        }
+        index.insert(&set, p as u32, &mut scratch)?;
+    }
+    trim(&mut set);
+    trim(&mut other);
+    Ok(())
 }
 
 /// The exact Jaccard similarity of two documents' shingle sets (0 when either has none).

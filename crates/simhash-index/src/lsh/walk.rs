@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use super::scan::{
     Collapsed, FirstByKey, SETS, candidate_components, collapse_identical, component_rows,
 };
+use super::small::{Lookup, PROBE_MAX, SmallSets, is_flood};
 use super::store::trim;
 use super::{EngineError, EngineErrorKind, MatchStats, SketchStore};
 
@@ -73,6 +74,9 @@ const NO_LINK: u32 = u32::MAX;
 /// depend on the thread count), with an index of its kept documents' band hashes: a
 /// document is compared with the kept documents it shares a band with, in priority order,
 /// until one verifies. A flood of `N` near-duplicates with `K` kept costs about `N × K`.
+/// In a large component, small sets find the kept documents they share a band with and
+/// can verify against through a prefix index instead (see the [module](super)'s "Cost"),
+/// so short documents sharing a phrase stay near-linear; the decisions are the same.
 ///
 /// The store must be [finished](SketchStore::finish). Errors: `rank` not one per document
 /// ([`EngineErrorKind::Mismatch`]), or the store's.
@@ -131,7 +135,15 @@ const HELD_SET_WORDS: usize = if cfg!(test) { 6 } else { 1024 };
 /// What the parallel pass of a chunk finds for a record: its match among the records kept
 /// before the chunk, the counts, and its set and bitmap when it is undecided and small
 /// enough.
-type Early = (Option<Match>, MatchStats, Option<(Vec<u64>, Bits)>);
+struct Early {
+    found: Option<Match>,
+    stats: MatchStats,
+    held: Option<(Vec<u64>, Bits)>,
+    /// The size of the record's set.
+    len: usize,
+    /// Its band candidates, when it is small and was looked up in the band buckets.
+    band_candidates: usize,
+}
 
 /// A record's bitmap ([`simhash_core::set_bits`]), made when first needed.
 #[derive(Default)]
@@ -167,6 +179,39 @@ struct Component<'a, S: ?Sized> {
 impl<S: SketchStore + ?Sized> Component<'_, S> {
     fn row(&self, i: usize) -> &[u32] {
         &self.rows[i * self.bands..(i + 1) * self.bands]
+    }
+
+    /// Whether records `i` and `j` of the component share a band hash (in the same band).
+    fn share_band(&self, i: usize, j: usize) -> bool {
+        self.row(i).iter().zip(self.row(j)).any(|(a, b)| a == b)
+    }
+}
+
+/// The candidates of record `i` of the component (whose set is `set`) among the kept
+/// ordinals from `from` on, ascending and distinct, into `out`: those sharing a band hash
+/// with it (`bands` lists them from the band buckets) that can verify. A small set's are
+/// found through the component's [`SmallSets`], when it has one, which holds every kept
+/// set that can reach the threshold with a small one; every kept set is in the band
+/// buckets, for the others. True when found through the [`SmallSets`].
+#[allow(clippy::too_many_arguments)]
+fn candidates_of<S: SketchStore + ?Sized>(
+    c: &Component<'_, S>,
+    small: Option<&SmallSets>,
+    kept: &Kept,
+    i: usize,
+    set: &[u64],
+    from: u32,
+    bands: impl FnOnce(&mut Vec<u32>),
+    out: &mut Vec<u32>,
+) -> bool {
+    if let Some(small) = small.filter(|small| small.lookup(set.len()) == Lookup::Prefix) {
+        let mut scratch = Vec::new();
+        small.candidates(set, from, &mut scratch, out);
+        out.retain(|&k| c.share_band(i, kept.docs[k as usize]));
+        true
+    } else {
+        bands(out);
+        false
     }
 }
 
@@ -498,6 +543,11 @@ fn walk_component<S: SketchStore + ?Sized>(
     let mut order: Vec<usize> = (0..docs.len()).collect();
     order.sort_unstable_by_key(|&i| (rank[docs[i] as usize], i));
     let mut stats = MatchStats { largest_component: docs.len() as u64, ..MatchStats::default() };
+    // Small sets find their candidates through a prefix index once their band candidates
+    // show a flood (see `Flood`).
+    let mut small: Option<SmallSets> = None;
+    let mut flood = Flood::default();
+    let mut scratch = Vec::new();
     let mut kept = Kept::default();
     let mut removed = Vec::new();
     let no_recent = Recent::default();
@@ -510,13 +560,18 @@ fn walk_component<S: SketchStore + ?Sized>(
             .map(|&i| {
                 let mut set = Vec::new();
                 c.sketches.read_set(c.docs[i] as usize, &mut set)?;
+                let (len, mut band_candidates) = (set.len(), 0);
                 let mut s = MatchStats::default();
                 let mut bits = Bits::default();
                 let found = if kept.docs.is_empty() {
                     None
                 } else {
                     let mut candidates = Vec::new();
-                    kept.candidates(&c, i, &mut candidates);
+                    let bands = |out: &mut Vec<u32>| kept.candidates(&c, i, out);
+                    let small = small.as_ref();
+                    if !candidates_of(&c, small, &kept, i, &set, 0, bands, &mut candidates) {
+                        band_candidates = candidates.len();
+                    }
                     kept.first_match(&c, &set, &mut bits, &candidates, &no_recent, &mut s)?
                 };
                 let held = found.is_none() && set.len() <= HELD_SET_WORDS;
@@ -524,20 +579,28 @@ fn walk_component<S: SketchStore + ?Sized>(
                     // Made here, in parallel, for the ordered pass and the Kept.
                     bits.of(&set);
                 }
-                Ok((found, s, held.then_some((set, bits))))
+                Ok(Early {
+                    found,
+                    stats: s,
+                    held: held.then_some((set, bits)),
+                    len,
+                    band_candidates,
+                })
             })
             .collect();
         let before: Vec<Early> = before.into_iter().collect::<Result<_, _>>()?;
         let undecided: Vec<usize> =
-            chunk.iter().zip(&before).filter(|(_, e)| e.0.is_none()).map(|(&i, _)| i).collect();
+            chunk.iter().zip(&before).filter(|(_, e)| e.found.is_none()).map(|(&i, _)| i).collect();
         // Then in order, against the records kept within the chunk: every one of those
         // comes after every record kept before it.
         let mut index = ChunkIndex::new(&c, &undecided);
         let mut recent = Recent { from: kept.docs.len(), ..Recent::default() };
         let (mut read, mut candidates) = (Vec::new(), Vec::new());
         let mut r = 0;
-        for (&i, (mut found, s, held)) in chunk.iter().zip(before) {
+        for (&i, early) in chunk.iter().zip(before) {
+            let Early { mut found, stats: s, held, len, band_candidates } = early;
             stats.add(&s);
+            flood.record(len, band_candidates, true);
             if found.is_none() {
                 let (set, mut bits) = if let Some(held) = held {
                     held
@@ -545,10 +608,19 @@ fn walk_component<S: SketchStore + ?Sized>(
                     c.sketches.read_set(c.docs[i] as usize, &mut read)?;
                     (std::mem::take(&mut read), Bits::default())
                 };
-                index.candidates(r, &mut candidates);
+                let (from, bands) =
+                    (recent.from as u32, |out: &mut Vec<u32>| index.candidates(r, out));
+                if !candidates_of(&c, small.as_ref(), &kept, i, &set, from, bands, &mut candidates)
+                {
+                    flood.record(set.len(), candidates.len(), false);
+                }
                 found = kept.first_match(&c, &set, &mut bits, &candidates, &recent, &mut stats)?;
                 if found.is_none() {
-                    index.keep(r, kept.docs.len() as u32);
+                    let ordinal = kept.docs.len() as u32;
+                    index.keep(r, ordinal);
+                    if let Some(small) = &mut small {
+                        small.insert(&set, ordinal, &mut scratch)?;
+                    }
                     let held_by_kept = kept.push(i, &set, &mut bits);
                     recent.push(set, held_by_kept);
                 }
@@ -560,6 +632,53 @@ fn walk_component<S: SketchStore + ?Sized>(
             }
         }
         kept.index_new(&c)?;
+        if small.is_none() && flood.starts() {
+            small = SmallSets::new(sketches, docs, threshold)?;
+            if let Some(small) = &mut small {
+                // Every record kept so far, as though it had been there all along.
+                let mut read = Vec::new();
+                for k in 0..kept.docs.len() {
+                    if !small.indexes(kept.lens[k]) {
+                        continue;
+                    }
+                    let set = if let Some(set) = kept.set(k) {
+                        set
+                    } else {
+                        c.sketches.read_set(c.docs[kept.docs[k]] as usize, &mut read)?;
+                        &read[..]
+                    };
+                    small.insert(set, k as u32, &mut scratch)?;
+                }
+            }
+        }
     }
     Ok((removed, stats))
+}
+
+/// The band candidates of a component's small sets so far: when they make a flood
+/// ([`is_flood`]), the walk goes on with a [`SmallSets`] (asked once: it declines with too
+/// few small sets).
+#[derive(Default)]
+struct Flood {
+    small_sets: usize,
+    candidates: usize,
+    asked: bool,
+}
+
+impl Flood {
+    /// A record of `len` shingles walked, looked up in the band buckets (`candidates`
+    /// found there) or not; `walked` once per record.
+    fn record(&mut self, len: usize, candidates: usize, walked: bool) {
+        if (1..=PROBE_MAX).contains(&len) {
+            self.small_sets += usize::from(walked);
+            self.candidates += candidates;
+        }
+    }
+
+    /// Whether to ask for a [`SmallSets`] now.
+    fn starts(&mut self) -> bool {
+        let start = !self.asked && is_flood(self.candidates, self.small_sets);
+        self.asked |= start;
+        start
+    }
 }

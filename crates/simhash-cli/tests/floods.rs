@@ -1,6 +1,8 @@
 //! Short documents that share a phrase (titles, product names, short posts): the MinHash
 //! searches stay near-linear, with the same decisions.
 
+use std::fmt::Write as _;
+
 use crate::util::Dir;
 
 /// `n` documents of four word 3-gram shingles: two their own, one shared with the
@@ -15,7 +17,7 @@ fn flood(n: usize) -> String {
         } else {
             format!("doc {i} alpha beta gamma {}", i % 500)
         };
-        out.push_str(&format!("{{\"id\":\"d{i}\",\"text\":\"{text}\"}}\n"));
+        writeln!(out, "{{\"id\":\"d{i}\",\"text\":\"{text}\"}}").unwrap();
     }
     out
 }

@@ -380,8 +380,8 @@ class DedupResult:
     method: str
     #: :meth:`Index.dedup` only: per text, the id of the indexed text it duplicates (None
     #: when it matched nothing in the index, or when that indexed text is the own copy of
-    #: a text kept in this call, which ``duplicate_of`` names); such texts have
-    #: ``duplicate_of`` -1.
+    #: a text kept in this call: then ``duplicate_of`` names that text); texts with an
+    #: indexed id have ``duplicate_of`` -1.
     indexed: Optional[List[Optional[str]]] = None
     #: :meth:`Index.dedup` with ``update=True``: what was added to the index.
     added: Optional["AddResult"] = None
@@ -788,7 +788,8 @@ class Index:
 
     def _dedup(self, texts: Iterable[str], ids: Any, keep: str, writer: Any) -> Any:
         """The dedup against the index's current state; with a ``writer``, the kept texts
-        are added to it (not committed) and the result comes with their positions."""
+        are added to it (not committed) and the result comes with the positions added, in
+        the order added, and how many the index already held."""
         d = self._native.deduper()
         labels = None if ids is None else list(ids)
         for start, chunk in _chunks(texts):

@@ -379,7 +379,9 @@ class DedupResult:
     similarity: "np.ndarray"
     method: str
     #: :meth:`Index.dedup` only: per text, the id of the indexed text it duplicates (None
-    #: when it matched nothing in the index); such texts have ``duplicate_of`` -1.
+    #: when it matched nothing in the index, or when that indexed text is the own copy of
+    #: a text kept in this call: then ``duplicate_of`` names that text); texts with an
+    #: indexed id have ``duplicate_of`` -1.
     indexed: Optional[List[Optional[str]]] = None
     #: :meth:`Index.dedup` with ``update=True``: what was added to the index.
     added: Optional["AddResult"] = None
@@ -567,11 +569,15 @@ class AddResult:
     """What :meth:`Index.add` (or :meth:`Index.dedup` with ``update=True``) committed:
     ``added`` texts, ``documents`` in the index now, and each ``refused`` text as
     ``(position, id)``: its id was already in the index (or earlier in the same add), so
-    it was not added."""
+    it was not added (from :meth:`Index.dedup`: with other content; a text it holds with
+    the same id and content counts as ``already``)."""
 
     added: int
     documents: int
     refused: List[Tuple[int, str]]
+    #: :meth:`Index.dedup` with ``update=True``: kept texts that the index already held
+    #: (the same id and the same content: a rerun's), not added again.
+    already: int = 0
 
 
 class Index:
@@ -741,10 +747,20 @@ class Index:
         how near); the others are deduplicated among themselves in the ``keep`` order.
 
         With ``update=True`` (``ids`` required), the kept texts are added under their ids
-        and committed, so that deduplicating batch after batch this way decides what one
-        :func:`dedup` of them all decides (with ``keep="first"``). The writer's lock is
-        taken first; an error or interrupt before the commit starts commits nothing (the
-        exception's ``committed`` says which; see :class:`Index`).
+        (in the ``keep`` order) and committed, so that deduplicating batch after batch this
+        way decides what one :func:`dedup` of them all decides (with ``keep="first"``). The
+        writer's lock is taken first; an error or interrupt before the commit starts
+        commits nothing (the exception's ``committed`` says which; see :class:`Index`).
+
+        Reruns: a text whose id the index holds with the same content (the same shingle set,
+        or fingerprint) is that text, not a duplicate of itself, as ``simhash dedup
+        --against`` tells them: it is left out of its own matches, and with ``update=True``
+        it is not added again (``added.already`` counts it). A text whose first match in
+        the index is such a copy of a text kept here names that text in ``duplicate_of``.
+        So rerunning a committed ``dedup(..., update=True)`` decides what it decided and
+        adds nothing. A kept text whose id the index holds with other content is kept and
+        not added (``added.refused`` lists it). Texts without ``ids`` are never their own
+        indexed copy.
         """
         if keep not in ("first", "longest", "lowest-id"):
             raise ValueError(f"keep must be 'first', 'longest' or 'lowest-id', not {keep!r}")
@@ -759,8 +775,8 @@ class Index:
                 writer = self._native.writer()
                 try:
                     self._native.reload()  # what other writers committed before the lock
-                    result, docs = self._dedup(texts, ids, keep, writer)
-                    to_result = lambda done: _add_result(done, docs)  # noqa: E731
+                    result, (docs, already) = self._dedup(texts, ids, keep, writer)
+                    to_result = lambda done: _add_result(done, docs, already)  # noqa: E731
                     writer.commit()
                 except BaseException:
                     writer.rollback()  # nothing once committed
@@ -772,12 +788,20 @@ class Index:
 
     def _dedup(self, texts: Iterable[str], ids: Any, keep: str, writer: Any) -> Any:
         """The dedup against the index's current state; with a ``writer``, the kept texts
-        are added to it (not committed) and the result comes with their positions."""
+        are added to it (not committed) and the result comes with the positions added, in
+        the order added, and how many the index already held."""
         d = self._native.deduper()
+        labels = None if ids is None else list(ids)
         for start, chunk in _chunks(texts):
-            d.add(chunk, start)
+            if labels is None:
+                d.add(chunk, start)
+                continue
+            n = chunk[3] if isinstance(chunk, tuple) else len(chunk)
+            if start + n > len(labels):
+                raise ValueError(f"fewer ids ({len(labels)}) than texts")
+            d.add(chunk, start, [i if isinstance(i, str) else str(i) for i in labels[start : start + n]])
         n = len(d)
-        labels = _positions_or(ids, n)
+        labels = _positions_or(labels, n)
         rank = _lowest_id_ranks(labels) if keep == "lowest-id" else None
         of, similarity, indexed = d.finish("first" if keep == "lowest-id" else keep, rank)
         kept = (of < 0) & np.array([i is None for i in indexed], dtype=bool)
@@ -785,9 +809,10 @@ class Index:
         result = DedupResult(keep=kept, duplicate_of=of, similarity=similarity, method=method, indexed=indexed)
         if writer is None:
             return result
-        docs = np.flatnonzero(kept).tolist()
-        d.add_to(writer, docs, [i if isinstance(i, str) else str(i) for i in (labels[x] for x in docs)])
-        return result, docs
+        kept_docs = np.flatnonzero(kept).tolist()
+        ids_of = [i if isinstance(i, str) else str(i) for i in (labels[x] for x in kept_docs)]
+        docs, already = d.add_to(writer, kept_docs, ids_of)
+        return result, (docs, already)
 
     def verify(self) -> None:
         """Reads and checks every byte (:class:`CorruptIndexError` names a damaged file)."""
@@ -828,12 +853,15 @@ class Index:
         return f"Index({self.path!r}, documents={len(self)}, method={self.settings()['method']!r})"
 
 
-def _add_result(done: Any, docs: Optional[List[int]] = None) -> AddResult:
+def _add_result(done: Any, docs: Optional[List[int]] = None, already: int = 0) -> AddResult:
     """A writer's commit, ``(added, documents, generation, refused)``, as an AddResult
-    (refused positions mapped through ``docs``, the texts added, when given)."""
+    (refused positions mapped through ``docs``, the texts added in the order added, when
+    given; ``already``: the kept texts the index already held)."""
     added, documents, _generation, refused = done
     where = (lambda p: docs[p]) if docs is not None else (lambda p: p)
-    return AddResult(added=added, documents=documents, refused=[(where(p), i) for p, i, _ in refused])
+    return AddResult(
+        added=added, documents=documents, refused=[(where(p), i) for p, i, _ in refused], already=already
+    )
 
 
 def _mark(e: BaseException, writer: Any, result_of: Any) -> None:

@@ -378,7 +378,9 @@ impl NativeIndex {
             making: self.making.clone(),
             docs: Vec::new(),
             matched: Vec::new(),
+            own: Vec::new(),
             lens: Vec::new(),
+            rank: None,
         }
     }
 }
@@ -586,16 +588,60 @@ impl NativeWriter {
 }
 
 /// `Index.dedup`: texts added in chunks, each searched in the index as it comes (its first,
-/// earliest-added match), then the dedup walk over the texts that matched nothing, as
-/// `simhash dedup --against` runs it.
+/// earliest-added match, its own indexed copy excepted), then the dedup walk over the texts
+/// that matched nothing, as `simhash dedup --against` runs it.
 #[pyclass(module = "simhash_rs._native")]
 pub(crate) struct NativeDedup {
     index: Arc<DiskIndex>,
     making: Making,
     docs: Vec<Doc>,
-    /// Each text's first match in the index: its id and the score.
-    matched: Vec<Option<(String, f64)>>,
+    /// Each text's first match in the index, its own copy excepted.
+    matched: Vec<Option<Matched>>,
+    /// Each text's own indexed copy ([`held_copy`]): a rerun's texts are not duplicates of
+    /// themselves.
+    own: Vec<Option<u64>>,
     lens: Vec<u64>,
+    /// The keep policy's ranks, once [`finish`](NativeDedup::finish) has run: the order in
+    /// which kept texts are added.
+    rank: Option<Vec<u32>>,
+}
+
+/// A text's first match in the index: the indexed document, its id, and the score.
+struct Matched {
+    doc: u64,
+    id: String,
+    score: f64,
+}
+
+/// The indexed document that is this very text, if any: the index holds `id` with the same
+/// content (the same shingle set, or the same fingerprint; featureless both counts), as
+/// `simhash dedup --against` tells a rerun's records from their duplicates.
+fn held_copy(index: &DiskIndex, id: &str, doc: &Doc) -> Result<Option<u64>, DiskError> {
+    // Most ids are not indexed: no payload is made for them.
+    if index.find_id(id)?.is_none() {
+        return Ok(None);
+    }
+    let payload = match doc {
+        Doc::Sketch(s) => s.as_ref().map(|s| s.set().to_vec()).unwrap_or_default(),
+        Doc::Fingerprint(fp) => fp.map(|fp| vec![fp.get()]).unwrap_or_default(),
+    };
+    index.find_copy(id, &payload)
+}
+
+/// A document's earliest-added match in the index, passing over document `except` (its own
+/// copy).
+fn first_hit_except(
+    index: &DiskIndex,
+    doc: &Doc,
+    except: Option<u64>,
+) -> Result<Option<(u64, f64)>, DiskError> {
+    Ok(match doc {
+        Doc::Sketch(None) | Doc::Fingerprint(None) => None,
+        Doc::Sketch(Some(s)) => index.first_sketch_except(s, except)?.map(|h| (h.id, h.jaccard)),
+        Doc::Fingerprint(Some(fp)) => {
+            index.first_fingerprint_except(*fp, except)?.map(|h| (h.id, f64::from(h.distance)))
+        }
+    })
 }
 
 /// Per text, the kept text it duplicates (-1 when kept or removed against the index), the
@@ -603,37 +649,68 @@ pub(crate) struct NativeDedup {
 type Decided<'py> =
     (Bound<'py, numpy::PyArray1<i64>>, Bound<'py, numpy::PyArray1<f32>>, Vec<Option<String>>);
 
+/// What a chunk's search found: each text's first match and its own copy.
+type Searched = (Vec<Option<Matched>>, Vec<Option<u64>>);
+
 #[pymethods]
 impl NativeDedup {
     fn __len__(&self) -> usize {
         self.docs.len()
     }
 
-    /// Adds a chunk of texts: sketched and searched in the index in parallel.
-    fn add(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>, start: usize) -> PyResult<()> {
+    /// Adds a chunk of texts, under `ids` (one per text; `None`: texts without ids, none of
+    /// which is its own indexed copy): sketched and searched in the index in parallel.
+    #[pyo3(signature = (chunk, start, ids=None))]
+    fn add(
+        &mut self,
+        py: Python<'_>,
+        chunk: &Bound<'_, PyAny>,
+        start: usize,
+        ids: Option<Vec<String>>,
+    ) -> PyResult<()> {
         let texts = Texts::from_py(chunk, start)?;
+        if let Some(ids) = ids.as_ref().filter(|ids| ids.len() != texts.len()) {
+            return Err(PyValueError::new_err(format!(
+                "{} ids for {} texts",
+                ids.len(),
+                texts.len()
+            )));
+        }
         let (index, making) = (Arc::clone(&self.index), self.making.clone());
-        let (docs, matched) = run(py, move || {
+        let (docs, searched, lens) = run(py, move || {
             let docs = making.docs(&texts);
-            let matched: Result<Vec<Option<(String, f64)>>, DiskError> = docs
+            let searched: Result<Searched, DiskError> = docs
                 .par_iter()
-                .map(|doc| match hits_of(&index, doc, true)?.first() {
-                    Some(&(indexed, score)) => Ok(Some((index.id(indexed)?.to_owned(), score))),
-                    None => Ok(None),
+                .enumerate()
+                .map(|(i, doc)| {
+                    let own = match &ids {
+                        Some(ids) => held_copy(&index, &ids[i], doc)?,
+                        None => None,
+                    };
+                    let matched = match first_hit_except(&index, doc, own)? {
+                        Some((indexed, score)) => {
+                            Some(Matched { doc: indexed, id: index.id(indexed)?.to_owned(), score })
+                        }
+                        None => None,
+                    };
+                    Ok((matched, own))
                 })
                 .collect();
             let lens: Vec<u64> = (0..texts.len()).map(|i| texts.get(i).len() as u64).collect();
-            (docs, matched.map(|m| (m, lens)))
+            (docs, searched, lens)
         })?;
-        let (matched, lens) = matched.map_err(disk)?;
+        let (matched, own) = searched.map_err(disk)?;
         self.docs.extend(docs);
         self.matched.extend(matched);
+        self.own.extend(own);
         self.lens.extend(lens);
         Ok(())
     }
 
     /// The decisions, for a keep policy's ranks (`rank[d]`: 0 first; `None`: input
-    /// order, or `longest`).
+    /// order, or `longest`). A text whose first match in the index is the own copy of a
+    /// text kept here (a rerun's) names that text, as the CLI names it with the id as the
+    /// run read it: a rerun decides what the first run decided.
     #[pyo3(signature = (keep="first", rank=None))]
     fn finish<'py>(
         &mut self,
@@ -645,18 +722,34 @@ impl NativeDedup {
         let hidden: Vec<bool> = self.matched.iter().map(Option::is_some).collect();
         let docs = std::mem::take(&mut self.docs);
         let settings = self.index.settings().clone();
+        let walk_rank = rank.clone();
         let (docs, walked) = run(py, move || {
-            let walked = walk_unmatched(&settings, &docs, &hidden, &rank);
+            let walked = walk_unmatched(&settings, &docs, &hidden, &walk_rank);
             (docs, walked)
         })?;
         self.docs = docs;
+        self.rank = Some(rank);
         let (mut of, mut similarity) = walked?;
+        // The indexed documents that are texts kept here: the first such text of each.
+        let mut kept_copies = std::collections::HashMap::new();
+        for (d, own) in self.own.iter().enumerate() {
+            if let Some(held) = own
+                && of[d] < 0
+                && self.matched[d].is_none()
+            {
+                kept_copies.entry(*held).or_insert(d);
+            }
+        }
         let mut indexed = vec![None; self.matched.len()];
         for (d, m) in self.matched.iter().enumerate() {
-            if let Some((id, score)) = m {
-                of[d] = -1;
-                similarity[d] = *score as f32;
-                indexed[d] = Some(id.clone());
+            if let Some(m) = m {
+                similarity[d] = m.score as f32;
+                if let Some(&kept) = kept_copies.get(&m.doc) {
+                    of[d] = kept as i64;
+                } else {
+                    of[d] = -1;
+                    indexed[d] = Some(m.id.clone());
+                }
             }
         }
         Ok((
@@ -666,26 +759,51 @@ impl NativeDedup {
         ))
     }
 
-    /// Adds texts `docs` (positions) under `ids` to `writer`, as they were sketched here.
+    /// Adds the kept texts `docs` (positions) under `ids` to `writer`, as they were
+    /// sketched here, in the keep policy's order (as the walk kept them, so that a later
+    /// text matching several names the first kept). A text that the writer's index already
+    /// holds ([`held_copy`]: the same id and content) is not added again. Returns the
+    /// texts added, in the order added (a refused add's position is among these), and how
+    /// many were already held.
     #[allow(clippy::needless_pass_by_value)] // extracted from Python
     fn add_to(
         &self,
+        py: Python<'_>,
         mut writer: PyRefMut<'_, NativeWriter>,
         docs: Vec<usize>,
         ids: Vec<String>,
-    ) -> PyResult<()> {
+    ) -> PyResult<(Vec<usize>, u64)> {
         if docs.len() != ids.len() || docs.iter().any(|&d| d >= self.docs.len()) {
             return Err(PyValueError::new_err("internal error: documents and ids differ"));
         }
+        let rank = self
+            .rank
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("internal error: add_to before finish"))?;
+        let mut order: Vec<(usize, String)> = docs.into_iter().zip(ids).collect();
+        order.sort_by_key(|&(d, _)| rank[d]);
         let writer = writer.writer()?;
-        for (&d, id) in docs.iter().zip(&ids) {
-            match &self.docs[d] {
-                Doc::Sketch(s) => writer.add_sketch(id, s.as_ref()),
-                Doc::Fingerprint(fp) => writer.add_fingerprint(id, *fp),
+        let added = detached(py, || -> Result<(Vec<usize>, u64), DiskError> {
+            let (mut added, mut already) = (Vec::with_capacity(order.len()), 0u64);
+            for (d, id) in &order {
+                let doc = &self.docs[*d];
+                if let Some(index) = writer.index()
+                    && held_copy(index, id, doc)?.is_some()
+                {
+                    already += 1;
+                    continue;
+                }
+                // An id the index holds with other content is refused by the commit (and
+                // listed): the text stays kept, as the CLI keeps it in its output.
+                match doc {
+                    Doc::Sketch(s) => writer.add_sketch(id, s.as_ref())?,
+                    Doc::Fingerprint(fp) => writer.add_fingerprint(id, *fp)?,
+                }
+                added.push(*d);
             }
-            .map_err(disk)?;
-        }
-        Ok(())
+            Ok((added, already))
+        })?;
+        added.map_err(disk)
     }
 }
 

@@ -4,11 +4,12 @@ the index, either reads it), brute force for simhash, errors, and damage."""
 import os
 import random
 
+import numpy as np
 import pytest
 
 import simhash_rs
 from conftest import write_jsonl
-from test_engines import corpus, popcount
+from test_engines import corpus, edited, popcount, random_text
 
 
 def split(seed):
@@ -223,9 +224,145 @@ def test_dedup_batch_after_batch_equals_one_dedup(devset, tmp_path, method):
         kept += [ids[a + d] for d in result.kept.tolist()]
     assert kept == expected
     assert len(ix) == len(expected)
-    # Nothing new the second time: every text matches the index.
-    again = ix.dedup(texts[:500], ids[:500])
+    # Without ids nothing new: every text matches the index (none is its own copy).
+    again = ix.dedup(texts[:500])
     assert not again.keep.any() and all(i is not None for i in again.indexed)
+    # With their ids, the kept texts are their own indexed copies: the same decisions.
+    again = ix.dedup(texts[:500], ids[:500])
+    assert again.keep.tolist() == whole.keep[:500].tolist()
+    assert again.duplicate_of.tolist() == whole.duplicate_of[:500].tolist()
+
+
+def same_decisions(a, b):
+    """Two DedupResults decide the same: keep, duplicate_of, similarity (NaN alike) and
+    indexed."""
+    assert a.keep.tolist() == b.keep.tolist()
+    assert a.duplicate_of.tolist() == b.duplicate_of.tolist()
+    assert np.array_equal(a.similarity, b.similarity, equal_nan=True)
+    assert a.indexed == b.indexed
+
+
+@pytest.mark.parametrize("method", ["minhash", "simhash"])
+@pytest.mark.parametrize("keep", ["first", "longest", "lowest-id"])
+def test_dedup_update_rerun_decides_the_same_and_adds_nothing(tmp_path, method, keep):
+    """The same dedup(update=True) twice: the second decides what the first did (its kept
+    texts are their own indexed copies, not duplicates of themselves) and adds nothing."""
+    texts = corpus(11)  # near copies, exact copies, a flood, featureless texts
+    ids = [f"d{i}" if i % 3 else i for i in range(len(texts))]  # str and int ids
+    cut = len(texts) // 3
+    ix = simhash_rs.Index.open(tmp_path / "ix", create=True, method=method)
+    ix.dedup(texts[:cut], ids[:cut], keep=keep, update=True)
+    first = ix.dedup(texts[cut:], ids[cut:], keep=keep, update=True)
+    documents = len(ix)
+    assert first.added.added == int(first.keep.sum()) > 20
+    assert (~first.keep).sum() > 20 and any(i is not None for i in first.indexed)
+    for _ in range(2):
+        again = ix.dedup(texts[cut:], ids[cut:], keep=keep, update=True)
+        same_decisions(again, first)
+        assert first.added.already == 0
+        assert (again.added.added, again.added.already, again.added.refused) == (0, first.added.added, [])
+        assert again.added.documents == documents == len(ix)
+    # Reading only (no update): the same decisions again; and the first batch's too.
+    same_decisions(ix.dedup(texts[cut:], ids[cut:], keep=keep), first)
+    assert len(simhash_rs.Index.open(tmp_path / "ix")) == documents
+    ix.verify()
+
+
+def mixed_batch(rng):
+    """Indexed texts (ids b0..b9) and a batch that mixes them with new near-duplicates of
+    them, a new text, an indexed id with a near copy of its text, and one with other text."""
+    base = [random_text(rng, 40) for _ in range(10)]
+    near = [edited(rng, t, 2) for t in base]
+    batch = [
+        (base[0], "b0"),  # 0: indexed itself: kept, already held
+        (near[0], "n0"),  # 1: removed as the duplicate of text 0
+        (random_text(rng, 40), "u0"),  # 2: new: kept and added
+        (base[1], "b1"),  # 3: indexed itself
+        (near[1], "n1"),  # 4: removed as the duplicate of text 3
+        (near[2], "n2"),  # 5: removed as the duplicate of indexed b2 (not in the batch)
+        (near[3], "b3"),  # 6: b3's id with other (near) content: removed against b3
+        (random_text(rng, 40), "b4"),  # 7: b4's id with other content: kept, refused
+    ]
+    return base, [t for t, _ in batch], [i for _, i in batch]
+
+
+@pytest.mark.parametrize("method", ["minhash", "simhash"])
+def test_dedup_update_of_indexed_texts_and_their_near_duplicates(cli, tmp_path, method):
+    import json
+    import shutil
+
+    rng = random.Random(17)
+    base, texts, ids = mixed_batch(rng)
+    path = tmp_path / "ix"
+    ix = simhash_rs.Index.open(path, create=True, method=method, **({"k": 12} if method == "simhash" else {}))
+    assert ix.dedup(base, [f"b{i}" for i in range(10)], update=True).added.added == 10
+    shutil.copytree(path, tmp_path / "cli-ix")
+    for run in range(2):
+        r = ix.dedup(texts, ids, update=True)
+        assert r.keep.tolist() == [True, False, True, True, False, False, False, True], run
+        assert r.duplicate_of.tolist() == [-1, 0, -1, -1, 3, -1, -1, -1], run
+        assert r.indexed == [None, None, None, None, None, "b2", "b3", None], run
+        removed = r.similarity[~r.keep]
+        assert not np.isnan(removed).any() and np.isnan(r.similarity[r.keep]).all()
+        # The second time, the new text u0 is held too.
+        counts = (1, 2) if run == 0 else (0, 3)
+        assert (r.added.added, r.added.already, r.added.refused) == (*counts, [(7, "b4")]), run
+        assert len(ix) == r.added.documents == 11
+    # The CLI decides the same on the same texts (and reports b4, exit 1).
+    batch = write_jsonl(tmp_path / "batch.jsonl", ids, texts)
+    out, rm, stats = tmp_path / "kept.jsonl", tmp_path / "removed.jsonl", tmp_path / "stats.json"
+    for run in range(2):
+        done = cli(
+            "dedup", batch, "-q", "--against", tmp_path / "cli-ix", "--update", "-o", out, "--removed", rm,
+            "--stats", stats, check=False,
+        )
+        assert done.returncode == 1 and "b4" in done.stderr, done.stderr
+        with open(out, encoding="utf-8") as f:
+            assert [json.loads(line)["id"] for line in f] == [ids[d] for d in r.kept.tolist()]
+        got = {ids[d]: r.indexed[d] or ids[int(r.duplicate_of[d])] for d in r.removed.tolist()}
+        assert {k: v for k, (v, _) in removed_lines(rm).items()} == got
+        summary = json.loads(stats.read_text())
+        assert (summary["index_added"], summary["index_already"]) == ((1, 2) if run == 0 else (0, 3))
+
+
+@pytest.mark.parametrize("method", ["minhash", "simhash"])
+@pytest.mark.parametrize("keep", ["first", "longest"])
+def test_dedup_update_rerun_equals_the_cli(cli, devset, tmp_path, method, keep):
+    """A committed batch run again, by Python and by `simhash dedup --against --update`:
+    the same kept and removed texts, and the same counts added and already held."""
+    import json
+
+    _, ids, texts = devset
+    cut = len(texts) // 2
+    old_path = write_jsonl(tmp_path / "old.jsonl", ids[:cut], texts[:cut])
+    new_path = write_jsonl(tmp_path / "new.jsonl", ids[cut:], texts[cut:])
+    common = ["-q", "--against", tmp_path / "cli-ix", "--update", "--method", method, "--keep", keep]
+    cli("dedup", old_path, *common, "-o", tmp_path / "k0.jsonl")
+    ix = simhash_rs.Index.open(tmp_path / "ix", create=True, method=method)
+    ix.dedup(texts[:cut], ids[:cut], keep=keep, update=True)
+    new_ids = ids[cut:]
+    results = []
+    for run in range(2):
+        kept, removed, stats = (tmp_path / f"{name}{run}" for name in ("kept", "removed", "stats"))
+        cli("dedup", new_path, *common, "-o", kept, "--removed", removed, "--stats", stats)
+        r = ix.dedup(texts[cut:], new_ids, keep=keep, update=True)
+        results.append(r)
+        with open(kept, encoding="utf-8") as f:
+            assert [str(json.loads(line)["id"]) for line in f] == [new_ids[d] for d in r.kept.tolist()]
+        expected = removed_lines(removed)
+        got = {}
+        for d in r.removed.tolist():
+            of = r.indexed[d] if r.indexed[d] is not None else new_ids[int(r.duplicate_of[d])]
+            got[new_ids[d]] = (of, float(r.similarity[d]))
+        assert sorted(got) == sorted(expected)
+        for d, (of, score) in got.items():
+            assert of == expected[d][0], d
+            assert abs(score - expected[d][1]) <= 0.5e-4 + 1e-6, d
+        summary = json.loads(stats.read_text())
+        assert (summary["index_added"], summary["index_already"]) == (r.added.added, r.added.already)
+        assert summary["index_documents"] == len(ix) - r.added.added
+    same_decisions(results[1], results[0])
+    assert results[1].added.added == 0 and results[1].added.already == results[0].added.added > 100
 
 
 def test_dedup_update_needs_ids_and_the_lock(tmp_path):

@@ -177,3 +177,26 @@ fn no_output_may_be_in_the_index() {
     dir.run(&["index", "verify", "IDX", "-q"]).code(0);
     dir.run(&["dedup", "in", "--against", "IDX", "-q", "-o", "out.jsonl"]).code(0);
 }
+
+/// A run that writes an index reads nothing from inside it (a segment or the manifest, by
+/// its name or another): compaction would remove what it reads.
+#[test]
+fn no_input_may_be_in_an_index_the_run_writes() {
+    let dir = Dir::new();
+    shards(&dir);
+    dir.write("other.jsonl", corpus(10, 3));
+    dir.run(&["index", "add", "IDX", "other.jsonl", "-q"]).code(0);
+    dir.write("IDX/stray.jsonl", corpus(5, 4));
+    std::fs::hard_link(dir.path("IDX/MANIFEST"), dir.path("manifest-link")).unwrap();
+    let update = ["dedup", "--against", "IDX", "--update", "-q", "-o", "out.jsonl"];
+    let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (vec!["index", "add", "IDX", "IDX/stray.jsonl", "-q"], vec!["IDX/stray.jsonl", "index"]),
+        (vec!["index", "add", "IDX", "manifest-link", "-q"], vec!["manifest-link", "index"]),
+        ([&update[..], &["IDX/stray.jsonl"]].concat(), vec!["IDX/stray.jsonl", "index"]),
+    ];
+    for (args, names) in &cases {
+        refused(&dir, args, names);
+    }
+    // Without --update the index is only read: an input beside its files may be read.
+    dir.run(&["dedup", "IDX/stray.jsonl", "--against", "IDX", "-q", "-o", "out.jsonl"]).code(0);
+}

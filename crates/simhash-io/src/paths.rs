@@ -365,6 +365,8 @@ struct Forbidden {
     /// `the index`.
     what: String,
     dir: PathBuf,
+    /// Whether the run writes the directory: no input may be inside it either.
+    written: bool,
 }
 
 /// Every file a run will write, checked at once against everything it may not be, before
@@ -449,7 +451,16 @@ impl WritePlan {
     /// A directory that no output may be or be inside, nor be one of its files by another
     /// name: `what` names it in messages (`the index`). It need not exist yet.
     pub fn forbid_dir(&mut self, what: &str, dir: &Path) -> &mut WritePlan {
-        self.forbidden.push(Forbidden { what: what.to_owned(), dir: dir.to_path_buf() });
+        let dir = dir.to_path_buf();
+        self.forbidden.push(Forbidden { what: what.to_owned(), dir, written: false });
+        self
+    }
+
+    /// [`WritePlan::forbid_dir`] of a directory that the run writes (an index it adds
+    /// to): no input may be inside it either, or be one of its files by another name.
+    pub fn forbid_written_dir(&mut self, what: &str, dir: &Path) -> &mut WritePlan {
+        let dir = dir.to_path_buf();
+        self.forbidden.push(Forbidden { what: what.to_owned(), dir, written: true });
         self
     }
 
@@ -469,6 +480,23 @@ impl WritePlan {
             .collect();
         let forbidden: Vec<(&Forbidden, PathBuf, Vec<Named>)> =
             self.forbidden.iter().map(|f| (f, resolve(&f.dir), files_of(&f.dir))).collect();
+        for (f, dir, files) in forbidden.iter().filter(|(f, ..)| f.written) {
+            for input in self.inputs.iter().filter(|p| p.as_path() != Path::new("-")) {
+                let named = named_input(input);
+                let by_name = named
+                    .as_ref()
+                    .and_then(|n| files.iter().find(|file| file.identity == n.identity));
+                let resolved = resolve(input);
+                if by_name.is_some() || resolved.starts_with(dir) {
+                    return Err(refuse(format!(
+                        "{} is inside {} {}, which this run writes: refusing to read it",
+                        input_label(input),
+                        f.what,
+                        f.dir.display()
+                    )));
+                }
+            }
+        }
         let mut seen: HashMap<Identity, Named> = HashMap::new();
         for planned in &self.outputs {
             let path = &planned.path;

@@ -149,7 +149,11 @@ fn write_plan(settings: &DedupSettings) -> simhash_io::WritePlan {
         plan.output("--removed", removed);
     }
     if let Some((index, _)) = &settings.against {
-        plan.forbid_dir("the index", index);
+        if settings.update {
+            plan.forbid_written_dir("the index", index);
+        } else {
+            plan.forbid_dir("the index", index);
+        }
     }
     plan
 }

@@ -49,7 +49,7 @@ fn add(args: &IndexAddArgs) -> anyhow::Result<ExitCode> {
     let IndexInput { stored, matching, input } =
         settings.input(existing.as_ref().map(DiskIndex::settings))?;
     drop(existing);
-    input.write_plan(&settings.run).forbid_dir("the index", &settings.index).check()?;
+    input.write_plan(&settings.run).forbid_written_dir("the index", &settings.index).check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("index add", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);

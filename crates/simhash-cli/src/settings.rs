@@ -56,7 +56,7 @@ pub enum SettingsError {
     /// The inputs cannot be listed (a directory cannot be read, a file is given twice).
     Inputs(simhash_io::Error),
     /// Inputs whose names imply different formats, without --format.
-    MixedFormats { json: PathBuf, hash: PathBuf },
+    MixedFormats(simhash_io::MixedFormats),
     /// `--annotate` on hash TSV input.
     AnnotateHashes,
     /// `--output-dir` refused: why.
@@ -106,13 +106,7 @@ impl fmt::Display for SettingsError {
                 "--annotate adds JSON fields or Parquet columns: --format hash input has neither",
             ),
             SettingsError::OutputDir(why) => write!(f, "--output-dir: {why}"),
-            SettingsError::MixedFormats { json, hash } => write!(
-                f,
-                "the inputs mix formats: {} is read as json and {} as hash (by their names): \
-                 give --format",
-                json.display(),
-                hash.display()
-            ),
+            SettingsError::MixedFormats(e) => e.fmt(f),
         }
     }
 }
@@ -349,27 +343,13 @@ fn inputs_and_format(args: &InputArgs) -> Result<(Inputs, Format), SettingsError
     Ok((inputs, format))
 }
 
-/// The format the input files' names imply: they must agree.
+/// The format the input files' names imply: they must agree
+/// ([`simhash_io::Format::of_files`]).
 fn inferred_format(inputs: &Inputs) -> Result<Format, SettingsError> {
-    let files = inputs.files();
-    let first = files.first().map_or(Format::Json, |f| inferred(&f.path));
-    match files.iter().find(|f| inferred(&f.path) != first) {
-        None => Ok(first),
-        Some(other) => {
-            let (json, hash) = match first {
-                Format::Json => (&files[0].path, &other.path),
-                Format::Hash => (&other.path, &files[0].path),
-            };
-            Err(SettingsError::MixedFormats { json: json.clone(), hash: hash.clone() })
-        }
-    }
-}
-
-/// The format `path`'s name implies ([`simhash_io::Format::infer`]).
-fn inferred(path: &Path) -> Format {
-    match simhash_io::Format::infer(path) {
-        simhash_io::Format::Hash => Format::Hash,
-        _ => Format::Json,
+    let paths: Vec<&Path> = inputs.files().iter().map(|f| f.path.as_path()).collect();
+    match simhash_io::Format::of_files(&paths).map_err(SettingsError::MixedFormats)? {
+        simhash_io::Format::Hash => Ok(Format::Hash),
+        _ => Ok(Format::Json),
     }
 }
 

@@ -334,6 +334,13 @@ impl JobArgs {
         };
         let inputs = simhash_io::Inputs::expand(&given)?;
         self.files = inputs.files().iter().map(|f| f.path.clone()).collect();
+        if self.format.is_none() {
+            // Names that imply different formats are refused, as `simhash` refuses them.
+            self.format = Some(match simhash_io::Format::of_files(&self.paths())? {
+                simhash_io::Format::Hash => Format::Hash,
+                _ => Format::Json,
+            });
+        }
         Ok(inputs.skipped().to_vec())
     }
 
@@ -342,8 +349,8 @@ impl JobArgs {
         if self.files.is_empty() { vec![PathBuf::from("-")] } else { self.files.clone() }
     }
 
-    /// The format, inferred from the first file's name when not given
-    /// ([`simhash_io::Format::infer`]).
+    /// The format: given, or inferred from the files' names by [`JobArgs::expand`]
+    /// ([`simhash_io::Format::of_files`]; from the first file's name before it).
     pub(crate) fn format(&self) -> Format {
         self.format.unwrap_or_else(|| {
             let first = self.paths().into_iter().next().unwrap_or_default();

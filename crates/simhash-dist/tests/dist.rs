@@ -627,6 +627,21 @@ fn method_auto_resolves_as_simhash_does() {
     let out = dist(&strings(&["pairs", &s(&tsv), "--method", "minhash", "-o", &s(&got)]));
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--method minhash needs the text"), "{}", stderr(&out));
+    // Inputs whose names imply different formats: refused as `simhash` refuses them (the
+    // TSV was once read as JSON, its records skipped).
+    let want = format!(
+        "the inputs mix formats: {} is read as json and {} as hash",
+        input.display(),
+        tsv.display()
+    );
+    for (one, two) in [(&input, &tsv), (&tsv, &input)] {
+        let out = dist(&strings(&["pairs", &s(one), &s(two), "-o", &s(&got)]));
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(&want), "{}", stderr(&out));
+        let args = ["pairs", &s(one), &s(two), "--format", "json", "-o", &s(&got), "-q"];
+        let out = dist(&strings(&args));
+        assert_eq!(out.status.code(), Some(1), "--format json reads both, skipping the TSV's");
+    }
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::fmt;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::record::IdValue;
 
@@ -41,6 +41,59 @@ impl Format {
         }
     }
 }
+
+impl Format {
+    /// The format the names of `files` imply ([`Format::infer`]; json for none): every
+    /// front end reads a set of inputs in one format, so names that imply different ones
+    /// are refused, naming one file of each.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use simhash_io::Format;
+    ///
+    /// assert_eq!(Format::of_files(&["a.jsonl", "b.jsonl.zst"]), Ok(Format::Json));
+    /// assert_eq!(Format::of_files(&["a.tsv", "b.TSV.gz"]), Ok(Format::Hash));
+    /// let err = Format::of_files(&["a.jsonl", "b.tsv"]).unwrap_err();
+    /// assert!(err.to_string().starts_with("the inputs mix formats: a.jsonl is read as json"));
+    /// ```
+    pub fn of_files<P: AsRef<Path>>(files: &[P]) -> Result<Format, MixedFormats> {
+        let first = files.first().map_or(Format::Json, |f| Format::infer(f.as_ref()));
+        match files.iter().find(|f| Format::infer(f.as_ref()) != first) {
+            None => Ok(first),
+            Some(other) => {
+                let (json, hash) = match first {
+                    Format::Json => (files[0].as_ref(), other.as_ref()),
+                    Format::Hash => (other.as_ref(), files[0].as_ref()),
+                };
+                Err(MixedFormats { json: json.to_path_buf(), hash: hash.to_path_buf() })
+            }
+        }
+    }
+}
+
+/// Input files whose names imply different formats ([`Format::of_files`]): one read as
+/// json, one as hash. Its message asks for `--format`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MixedFormats {
+    /// A file whose name implies json.
+    pub json: PathBuf,
+    /// A file whose name implies hash.
+    pub hash: PathBuf,
+}
+
+impl fmt::Display for MixedFormats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the inputs mix formats: {} is read as json and {} as hash (by their names): \
+             give --format",
+            self.json.display(),
+            self.hash.display()
+        )
+    }
+}
+
+impl std::error::Error for MixedFormats {}
 
 /// How strongly a pair matched: bits apart (simhash) or Jaccard similarity (minhash).
 #[derive(Clone, Copy, Debug, PartialEq)]

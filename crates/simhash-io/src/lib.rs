@@ -107,8 +107,8 @@ pub use crate::digits::parse_u64_fast;
 pub use crate::encode::Encoded;
 pub use crate::error::{Error, ErrorKind, is_broken_pipe};
 pub use crate::format::{
-    ClustersTsv, Format, HashTsv, Measure, PairsTsv, Score, write_hash_list, write_hash_pair,
-    write_json_id, write_removed,
+    ClustersTsv, Format, HashTsv, Measure, MixedFormats, PairsTsv, Score, write_hash_list,
+    write_hash_pair, write_json_id, write_removed,
 };
 pub use crate::hashlines::{HashFormat, HashLines, parse_hash_lines};
 pub use crate::ids::{IdKey, IdKeys, IdSet, IdTable};

@@ -17,7 +17,7 @@ use crate::settings::{Grouping, Matching};
 
 /// The tables for `n` fingerprints: the planner's choice for `--blocks auto`.
 fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> anyhow::Result<Tables> {
-    let tables = Matching::tables(k, blocks, n)?;
+    let tables = crate::settings::tables(k, blocks, n)?;
     summary.blocks = Some(tables.blocks());
     summary.distance = Some(k);
     summary.tables = Some(tables.len());

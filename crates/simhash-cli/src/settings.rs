@@ -9,11 +9,9 @@ use std::path::{Path, PathBuf};
 use simhash_io::Inputs;
 use std::sync::Arc;
 
-use simhash_core::{Fingerprinter, MinHasher, Preset};
-use simhash_index::lsh::{
-    BandKeyWidth, DEFAULT_JACCARD, DEFAULT_LSH_THRESHOLD, DEFAULT_NUM_PERM, DEFAULT_SEED, Sketcher,
-};
-use simhash_index::{Banding, Blocks, DEFAULT_MAX_DISTANCE};
+use simhash_core::{Fingerprinter, Preset};
+use simhash_index::Blocks;
+use simhash_index::lsh::{BandKeyWidth, Sketcher};
 
 use crate::corpus::Reading;
 use crate::flags::{
@@ -27,32 +25,15 @@ use crate::report::Summary;
 /// sees (after `simhash: `); the index's reason, when there is one, is the source.
 #[derive(Debug)]
 pub enum SettingsError {
-    /// MinHash flags given with the simhash method.
-    MinhashFlagsWithSimhash,
-    /// `--method minhash` on fingerprints.
-    MinhashOnHashes,
-    /// Simhash flags given with the minhash method.
-    SimhashFlagsWithMinhash,
-    /// A similarity outside (0, 1].
-    NotUnit { flag: &'static str, value: f64 },
-    /// `--lsh-threshold` of 1 or more.
-    LshThresholdNotBelowOne(f64),
-    /// `--num-perm` out of range.
-    NumPerm(usize),
-    /// `--blocks` and `-k/--distance` refused by the index.
-    Blocks { flag: &'static str, source: simhash_index::ConfigError },
-    /// `--lsh-threshold` refused by the banding.
-    LshThreshold(Box<dyn std::error::Error + Send + Sync>),
-    /// `--method` other than the index's.
-    IndexMethod { index: &'static str, asked: &'static str },
+    /// The matching settings, refused by the one contract every front end maps onto
+    /// ([`simhash_index::settings`]).
+    Matching(simhash_index::settings::SettingsError),
     /// The index names a preset this version does not know.
     IndexPreset(String),
     /// The index's stored settings cannot make a sketcher.
     IndexSettings(Box<dyn std::error::Error + Send + Sync>),
     /// `--against` with `--mode components`.
     AgainstComponents,
-    /// `--memory` with the minhash method.
-    MemoryWithMinhash,
     /// The inputs cannot be listed (a directory cannot be read, a file is given twice).
     Inputs(simhash_io::Error),
     /// Inputs whose names imply different formats, without --format.
@@ -66,38 +47,12 @@ pub enum SettingsError {
 impl fmt::Display for SettingsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SettingsError::MinhashFlagsWithSimhash => f.write_str(
-                "--jaccard, --lsh-threshold and --num-perm apply to --method minhash, not simhash",
-            ),
-            SettingsError::MinhashOnHashes => f.write_str(
-                "--method minhash needs the text: --format hash input holds only fingerprints \
-                 (use --method simhash)",
-            ),
-            SettingsError::SimhashFlagsWithMinhash => f.write_str(
-                "-k/--distance and --blocks apply to --method simhash, not minhash (use --jaccard)",
-            ),
-            SettingsError::NotUnit { flag, value } => {
-                write!(f, "{flag} must be more than 0 and at most 1, not {value}")
-            }
-            SettingsError::LshThresholdNotBelowOne(v) => {
-                write!(f, "--lsh-threshold must be below 1, not {v}")
-            }
-            SettingsError::NumPerm(n) => {
-                write!(f, "--num-perm must be between 1 and {}, not {n}", simhash_core::MAX_PERM)
-            }
-            SettingsError::Blocks { flag, .. } => write!(f, "invalid {flag}"),
-            SettingsError::LshThreshold(_) => f.write_str("invalid --lsh-threshold"),
-            SettingsError::IndexMethod { index, asked } => {
-                write!(f, "--method {asked}: the index holds {index} sketches")
-            }
+            SettingsError::Matching(e) => e.fmt(f),
             SettingsError::IndexPreset(name) => write!(
                 f,
                 "the index was made with preset {name:?}, which this version does not know"
             ),
             SettingsError::IndexSettings(_) => f.write_str("the index's settings are unusable"),
-            SettingsError::MemoryWithMinhash => {
-                f.write_str("--memory applies to --method simhash (all pairs within --distance)")
-            }
             SettingsError::AgainstComponents => f.write_str(
                 "--against removes records in --keep order (--mode star), not by components",
             ),
@@ -114,131 +69,90 @@ impl fmt::Display for SettingsError {
 impl std::error::Error for SettingsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            SettingsError::Blocks { source, .. } => Some(source),
-            SettingsError::LshThreshold(source) | SettingsError::IndexSettings(source) => {
-                Some(source.as_ref())
-            }
+            // The contract's error is this one: its source is the reason.
+            SettingsError::Matching(e) => std::error::Error::source(e),
+            SettingsError::IndexSettings(source) => Some(source.as_ref()),
             SettingsError::Inputs(e) => std::error::Error::source(e),
             _ => None,
         }
     }
 }
 
-/// Matching settings after defaults and checks.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Matching {
-    Simhash { distance: u32, blocks: Blocks },
-    Minhash { jaccard: f64, lsh_threshold: f64, num_perm: usize, band_keys: BandKeyWidth },
-}
+pub use simhash_index::settings::Matching;
 
-impl Matching {
-    /// The tables for `n` fingerprints (the planner's choice for `--blocks auto`).
-    pub fn tables(
-        distance: u32,
-        blocks: Blocks,
-        n: usize,
-    ) -> Result<simhash_index::Tables, SettingsError> {
-        blocks.tables(n as u64, distance).map_err(|source| blocks_error(blocks, source))
-    }
-
-    /// Notes the method (and the Jaccard threshold) in the summary.
-    pub fn note(&self, summary: &mut Summary) {
-        match *self {
-            Matching::Simhash { .. } => summary.method = Some("simhash"),
-            Matching::Minhash { jaccard, .. } => {
-                summary.method = Some("minhash");
-                summary.jaccard = Some(jaccard);
-            }
-        }
+impl From<simhash_index::settings::SettingsError> for SettingsError {
+    fn from(e: simhash_index::settings::SettingsError) -> SettingsError {
+        SettingsError::Matching(e)
     }
 }
 
-/// The flags to blame when `--blocks` and `-k/--distance` are refused: `--blocks auto` can
-/// only fail on the distance.
-fn blocks_error(blocks: Blocks, source: simhash_index::ConfigError) -> SettingsError {
-    let flag = match blocks {
-        Blocks::Fixed(_) => "--blocks/--distance",
-        Blocks::Auto => "--distance",
-    };
-    SettingsError::Blocks { flag, source }
+/// The tables for `n` fingerprints (the planner's choice for `--blocks auto`).
+pub fn tables(
+    distance: u32,
+    blocks: Blocks,
+    n: usize,
+) -> Result<simhash_index::Tables, SettingsError> {
+    Ok(simhash_index::settings::tables(distance, blocks, n)?)
 }
 
-fn lsh_threshold_error(e: impl std::error::Error + Send + Sync + 'static) -> SettingsError {
-    SettingsError::LshThreshold(Box::new(e))
+/// Notes the method (and the Jaccard threshold) in the summary.
+pub fn note_matching(matching: &Matching, summary: &mut Summary) {
+    summary.method = Some(matching.method());
+    if let Matching::Minhash { jaccard, .. } = *matching {
+        summary.jaccard = Some(jaccard);
+    }
 }
 
-/// The simhash settings, checked against what the index accepts.
+/// What the flags ask of the one settings contract ([`simhash_index::settings::Asked`]).
+/// `fork_style` is the top-level command, which always runs simhash; `format` and
+/// `preset` are the input's.
+fn asked(
+    opts: &MatchOpts,
+    format: Format,
+    preset: Option<Preset>,
+    fork_style: bool,
+) -> simhash_index::settings::Asked {
+    use simhash_index::settings::{Asked, Method as Asked_};
+    Asked {
+        method: match opts.method {
+            Method::Auto => Asked_::Auto,
+            Method::Minhash => Asked_::Minhash,
+            Method::Simhash => Asked_::Simhash,
+        },
+        preset,
+        hashes: format == Format::Hash,
+        simhash_only: fork_style,
+        memory: opts.memory.is_some(),
+        distance: opts.distance,
+        blocks: opts.blocks,
+        jaccard: opts.jaccard,
+        lsh_threshold: opts.lsh_threshold,
+        num_perm: opts.num_perm,
+        band_keys: opts.band_key_bits,
+    }
+}
+
+/// The simhash settings of a command that has no method to choose (the fork's, an
+/// index's), checked by the contract.
 fn simhash(distance: u32, blocks: Blocks) -> Result<Matching, SettingsError> {
-    blocks.validate(distance).map_err(|source| blocks_error(blocks, source))?;
-    Ok(Matching::Simhash { distance, blocks })
+    use simhash_index::settings::{Asked, Method as Asked_};
+    let asked = Asked {
+        method: Asked_::Simhash,
+        distance: Some(distance),
+        blocks: Some(blocks),
+        ..Asked::default()
+    };
+    Ok(asked.resolve()?)
 }
 
-fn unit(flag: &'static str, value: f64) -> Result<f64, SettingsError> {
-    if value > 0.0 && value <= 1.0 {
-        Ok(value)
-    } else {
-        Err(SettingsError::NotUnit { flag, value })
-    }
-}
-
-/// The method and its settings. `fork_style` is the top-level command, which always runs
-/// simhash; `format` and `preset` are the input's.
+/// The method and its settings ([`simhash_index::settings::Asked::resolve`]).
 fn matching(
     opts: &MatchOpts,
     format: Format,
     preset: Option<Preset>,
     fork_style: bool,
 ) -> Result<Matching, SettingsError> {
-    let simhash_flags = opts.distance.is_some() || opts.blocks.is_some();
-    let minhash_flags = opts.jaccard.is_some()
-        || opts.lsh_threshold.is_some()
-        || opts.num_perm.is_some()
-        || opts.band_key_bits.is_some();
-    let method = match opts.method {
-        Method::Auto
-            if fork_style
-                || format == Format::Hash
-                || simhash_flags
-                || matches!(preset, Some(Preset::Moz | Preset::Fork)) =>
-        {
-            Method::Simhash
-        }
-        // Chosen by measurement on the dev set (docs/accuracy.md).
-        Method::Auto => Method::Minhash,
-        explicit => explicit,
-    };
-    if method != Method::Minhash {
-        if minhash_flags {
-            return Err(SettingsError::MinhashFlagsWithSimhash);
-        }
-        return simhash(
-            opts.distance.unwrap_or(DEFAULT_MAX_DISTANCE),
-            opts.blocks.unwrap_or(Blocks::Auto),
-        );
-    }
-    if format == Format::Hash {
-        return Err(SettingsError::MinhashOnHashes);
-    }
-    if simhash_flags {
-        return Err(SettingsError::SimhashFlagsWithMinhash);
-    }
-    if opts.memory.is_some() {
-        return Err(SettingsError::MemoryWithMinhash);
-    }
-    let jaccard = unit("--jaccard", opts.jaccard.unwrap_or(DEFAULT_JACCARD))?;
-    let lsh_threshold = opts.lsh_threshold.unwrap_or(DEFAULT_LSH_THRESHOLD);
-    let lsh_threshold = if lsh_threshold < 1.0 {
-        unit("--lsh-threshold", lsh_threshold)?
-    } else {
-        return Err(SettingsError::LshThresholdNotBelowOne(lsh_threshold));
-    };
-    let num_perm = opts.num_perm.unwrap_or(DEFAULT_NUM_PERM);
-    if num_perm == 0 || num_perm > simhash_core::MAX_PERM {
-        return Err(SettingsError::NumPerm(num_perm));
-    }
-    Banding::for_threshold(lsh_threshold, num_perm).map_err(lsh_threshold_error)?;
-    let band_keys = opts.band_key_bits.unwrap_or_default();
-    Ok(Matching::Minhash { jaccard, lsh_threshold, num_perm, band_keys })
+    Ok(asked(opts, format, preset, fork_style).resolve()?)
 }
 
 /// Where records come from and how they are read.
@@ -358,13 +272,10 @@ fn sketcher(
     matching: Option<&Matching>,
     fingerprints: bool,
 ) -> Result<Option<Arc<Sketcher>>, SettingsError> {
-    let Some(&Matching::Minhash { lsh_threshold, num_perm, band_keys, .. }) = matching else {
+    let Some(matching) = matching else {
         return Ok(None);
     };
-    let minhasher = MinHasher::new(num_perm, DEFAULT_SEED);
-    let banding = Banding::for_threshold(lsh_threshold, num_perm).map_err(lsh_threshold_error)?;
-    let sketcher = Sketcher::new(minhasher, banding).map_err(lsh_threshold_error)?;
-    Ok(Some(Arc::new(sketcher.with_fingerprints(fingerprints).with_band_keys(band_keys))))
+    Ok(matching.sketcher(fingerprints)?.map(Arc::new))
 }
 
 /// Threads, progress and the summary.
@@ -726,7 +637,7 @@ fn new_index_settings(
         ),
         Matching::Simhash { distance, blocks } => {
             // The flags were checked; this names --blocks or -k as the others do.
-            Matching::tables(distance, blocks, INDEX_PLAN_DOCUMENTS as usize)?;
+            tables(distance, blocks, INDEX_PLAN_DOCUMENTS as usize)?;
             StoredSettings::Simhash(
                 SimhashSettings::new(&fingerprinter, distance, blocks).map_err(index_error)?,
             )
@@ -742,64 +653,11 @@ fn laid_over(
     opts: &MatchOpts,
     format: Format,
 ) -> Result<StoredSettings, SettingsError> {
-    let simhash_flags = opts.distance.is_some() || opts.blocks.is_some();
-    let minhash_flags = opts.jaccard.is_some()
-        || opts.lsh_threshold.is_some()
-        || opts.num_perm.is_some()
-        || opts.band_key_bits.is_some();
-    let asked = match opts.method {
-        Method::Auto => None,
-        Method::Minhash => Some("minhash"),
-        Method::Simhash => Some("simhash"),
-    };
-    if let Some(asked) = asked.filter(|&a| a != index.method()) {
-        return Err(SettingsError::IndexMethod { index: index.method(), asked });
-    }
-    let mut stored = index.clone();
+    // The matching settings by the contract; the preset and window here.
+    let mut stored = asked(opts, format, None, false).lay_over(index)?;
     let (preset, window) = match &mut stored {
-        StoredSettings::MinHash(s) => {
-            if simhash_flags {
-                return Err(SettingsError::SimhashFlagsWithMinhash);
-            }
-            if format == Format::Hash {
-                return Err(SettingsError::MinhashOnHashes);
-            }
-            if let Some(j) = opts.jaccard {
-                s.jaccard = unit("--jaccard", j)?;
-            }
-            if let Some(n) = opts.num_perm {
-                if n == 0 || n > simhash_core::MAX_PERM {
-                    return Err(SettingsError::NumPerm(n));
-                }
-                s.num_perm = n;
-            }
-            if let Some(t) = opts.lsh_threshold {
-                if t >= 1.0 {
-                    return Err(SettingsError::LshThresholdNotBelowOne(t));
-                }
-                s.lsh_threshold = unit("--lsh-threshold", t)?;
-            }
-            if opts.num_perm.is_some() || opts.lsh_threshold.is_some() {
-                let banding = Banding::for_threshold(s.lsh_threshold, s.num_perm)
-                    .map_err(lsh_threshold_error)?;
-                (s.bands, s.rows) = (banding.bands, banding.rows);
-            }
-            (&mut s.preset, &mut s.window)
-        }
-        StoredSettings::Simhash(s) => {
-            if minhash_flags {
-                return Err(SettingsError::MinhashFlagsWithSimhash);
-            }
-            if let Some(k) = opts.distance {
-                s.max_distance = k;
-            }
-            if let Some(Blocks::Fixed(n)) = opts.blocks {
-                s.blocks = n;
-            }
-            // Not checked here: values other than the index's (valid or not) are a
-            // settings mismatch, which opening the index reports naming each.
-            (&mut s.preset, &mut s.window)
-        }
+        StoredSettings::MinHash(s) => (&mut s.preset, &mut s.window),
+        StoredSettings::Simhash(s) => (&mut s.preset, &mut s.window),
     };
     if fingerprint.preset.is_some() || fingerprint.window.is_some() {
         let base = fingerprint.preset.map_or_else(|| preset_named(preset), Ok)?;

@@ -53,6 +53,23 @@ impl Preset {
         }
     }
 
+    /// Whether the preset implies the simhash method: it reproduces another program's
+    /// fingerprints (`moz`: simhash-cpp, `fork`: the OpenMP fork), which are compared by
+    /// their Hamming distance, so a front end's `--method auto` runs simhash with it.
+    ///
+    /// ```
+    /// use simhash_core::Preset;
+    ///
+    /// assert!(!Preset::DefaultV1.implies_simhash());
+    /// assert!(Preset::Moz.implies_simhash() && Preset::Fork.implies_simhash());
+    /// ```
+    pub const fn implies_simhash(self) -> bool {
+        match self {
+            Preset::DefaultV1 => false,
+            Preset::Moz | Preset::Fork => true,
+        }
+    }
+
     /// The window the preset uses unless told otherwise: 3 tokens, or 5 bytes for `fork`.
     pub const fn default_window(self) -> usize {
         match self {

@@ -7,11 +7,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use simhash_core::{Fingerprinter, MinHasher, Preset};
-use simhash_index::lsh::{
-    BandKeyWidth, DEFAULT_JACCARD, DEFAULT_LSH_THRESHOLD, DEFAULT_NUM_PERM, DEFAULT_SEED, Sketcher,
-};
-use simhash_index::{Banding, DEFAULT_MAX_DISTANCE};
+use simhash_core::{Fingerprinter, Preset};
+use simhash_index::lsh::{BandKeyWidth, Sketcher};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -295,7 +292,7 @@ pub(crate) enum Matching {
     Minhash {
         jaccard: f64,
         /// The sketcher `simhash` builds for the same flags (its MinHash seed is
-        /// [`DEFAULT_SEED`]; `simhash` has no flag for it).
+        /// [`DEFAULT_SEED`](simhash_index::lsh::DEFAULT_SEED); `simhash` has no flag for it).
         sketcher: std::sync::Arc<Sketcher>,
     },
 }
@@ -375,70 +372,34 @@ impl JobArgs {
     /// `fingerprints`: the sketcher also computes the simhash fingerprint (the output shows
     /// it). The messages are `simhash`'s.
     pub(crate) fn matching(&self, fingerprints: bool) -> anyhow::Result<Matching> {
-        let simhash_flags = self.distance.is_some() || self.blocks.is_some();
-        let minhash_flags = self.jaccard.is_some()
-            || self.lsh_threshold.is_some()
-            || self.num_perm.is_some()
-            || self.band_key_bits.is_some();
-        let hashes = self.format() == Format::Hash;
-        let method = match self.method {
-            Method::Auto
-                if hashes
-                    || simhash_flags
-                    || matches!(self.preset, Some(Preset::Moz | Preset::Fork)) =>
-            {
-                Method::Simhash
-            }
-            Method::Auto => Method::Minhash,
-            explicit => explicit,
+        use simhash_index::settings::{Asked, Method as Asked_};
+        let asked = Asked {
+            method: match self.method {
+                Method::Auto => Asked_::Auto,
+                Method::Minhash => Asked_::Minhash,
+                Method::Simhash => Asked_::Simhash,
+            },
+            preset: self.preset,
+            hashes: self.format() == Format::Hash,
+            distance: self.distance,
+            blocks: self.blocks,
+            jaccard: self.jaccard,
+            lsh_threshold: self.lsh_threshold,
+            num_perm: self.num_perm,
+            band_keys: self.band_key_bits,
+            ..Asked::default()
         };
-        if method == Method::Simhash {
-            anyhow::ensure!(
-                !minhash_flags,
-                "--jaccard, --lsh-threshold and --num-perm apply to --method minhash, not simhash"
-            );
-            let distance = self.distance.unwrap_or(DEFAULT_MAX_DISTANCE);
-            let blocks = self.blocks.unwrap_or(Blocks::Auto);
-            let flags = match blocks {
-                Blocks::Fixed(_) => "invalid --blocks/--distance",
-                Blocks::Auto => "invalid --distance",
-            };
-            blocks.validate(distance).context(flags)?;
-            return Ok(Matching::Simhash { distance, blocks });
-        }
-        anyhow::ensure!(
-            !hashes,
-            "--method minhash needs the text: --format hash input holds only fingerprints \
-             (use --method simhash)"
-        );
-        anyhow::ensure!(
-            !simhash_flags,
-            "-k/--distance and --blocks apply to --method simhash, not minhash (use --jaccard)"
-        );
-        let jaccard = unit("--jaccard", self.jaccard.unwrap_or(DEFAULT_JACCARD))?;
-        let lsh_threshold = self.lsh_threshold.unwrap_or(DEFAULT_LSH_THRESHOLD);
-        anyhow::ensure!(
-            lsh_threshold < 1.0,
-            "--lsh-threshold must be below 1, not {lsh_threshold}"
-        );
-        let lsh_threshold = unit("--lsh-threshold", lsh_threshold)?;
-        let num_perm = self.num_perm.unwrap_or(DEFAULT_NUM_PERM);
-        anyhow::ensure!(
-            (1..=simhash_core::MAX_PERM).contains(&num_perm),
-            "--num-perm must be between 1 and {}, not {num_perm}",
-            simhash_core::MAX_PERM
-        );
-        let banding =
-            Banding::for_threshold(lsh_threshold, num_perm).context("invalid --lsh-threshold")?;
-        let sketcher = Sketcher::new(MinHasher::new(num_perm, DEFAULT_SEED), banding)
-            .context("invalid --lsh-threshold")?;
-        Ok(Matching::Minhash {
-            jaccard,
-            sketcher: std::sync::Arc::new(
-                sketcher
-                    .with_fingerprints(fingerprints)
-                    .with_band_keys(self.band_key_bits.unwrap_or_default()),
-            ),
+        let resolved = asked.resolve()?;
+        Ok(match resolved {
+            simhash_index::settings::Matching::Simhash { distance, blocks } => {
+                Matching::Simhash { distance, blocks }
+            }
+            simhash_index::settings::Matching::Minhash { jaccard, .. } => Matching::Minhash {
+                jaccard,
+                sketcher: std::sync::Arc::new(
+                    resolved.sketcher(fingerprints)?.context("a minhash sketcher")?,
+                ),
+            },
         })
     }
 
@@ -484,14 +445,6 @@ impl JobArgs {
 }
 
 /// `value` when it is more than 0 and at most 1.
-fn unit(flag: &str, value: f64) -> anyhow::Result<f64> {
-    anyhow::ensure!(
-        value > 0.0 && value <= 1.0,
-        "{flag} must be more than 0 and at most 1, not {value}"
-    );
-    Ok(value)
-}
-
 /// `auto`, `32` or `64`, as `simhash --band-key-bits` reads it.
 fn parse_band_key_bits(text: &str) -> Result<BandKeyWidth, String> {
     match text {

@@ -146,6 +146,7 @@
 pub mod disk;
 mod hamming;
 pub mod lsh;
+pub mod settings;
 
 pub use crate::hamming::batch::{
     CrossPair, Pair, all_pairs, all_pairs_optional, all_pairs_optional_with,

@@ -29,7 +29,7 @@ pub fn run(settings: &CppSettings, clusters_out: bool) -> anyhow::Result<ExitCod
     let mut session = Session::new(command, &settings.run, settings.strict)?;
     session.note_skipped(&settings.inputs);
     let matching = settings.matching;
-    matching.note(&mut session.summary);
+    crate::settings::note_matching(&matching, &mut session.summary);
     let mut out = Output::create_for("--output", &settings.output)?;
     let mut sources = settings.inputs.sources();
     if clusters_out {

@@ -27,7 +27,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("dedup", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
-    settings.matching.note(&mut session.summary);
+    crate::settings::note_matching(&settings.matching, &mut session.summary);
     input.note(&mut session.summary);
     let parquet = rewrite::parquet_inputs(
         &input.inputs,

@@ -53,7 +53,7 @@ fn add(args: &IndexAddArgs) -> anyhow::Result<ExitCode> {
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("index add", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
-    matching.note(&mut session.summary);
+    crate::settings::note_matching(&matching, &mut session.summary);
     input.note(&mut session.summary);
     // The lock first: a second writer fails before reading anything.
     let mut writer = Writer::open(&settings.index, &stored)?;
@@ -90,7 +90,7 @@ fn query(args: &IndexQueryArgs) -> anyhow::Result<ExitCode> {
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("index query", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
-    matching.note(&mut session.summary);
+    crate::settings::note_matching(&matching, &mut session.summary);
     input.note(&mut session.summary);
     session.summary.index_documents = Some(index.len());
     let mut out = Output::create_for("--output", &settings.output)?;

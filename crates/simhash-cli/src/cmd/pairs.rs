@@ -14,7 +14,7 @@ pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("pairs", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
-    settings.matching.note(&mut session.summary);
+    crate::settings::note_matching(&settings.matching, &mut session.summary);
     input.note(&mut session.summary);
     let out = Output::create_for("--output", &settings.output)?;
     let mut sources = input.inputs.sources();

@@ -1,0 +1,584 @@
+//! The one settings contract of the front ends: what a run was asked ([`Asked`]: flags on a
+//! command line, keyword arguments in Python), resolved to a matching method with its
+//! checked settings ([`Matching`]), with the same refusals and messages everywhere.
+//!
+//! `simhash`, `simhash-dist` and the Python module map their flags or arguments onto an
+//! [`Asked`] and call [`Asked::resolve`]; none of them decides `--method auto` or checks a
+//! value on its own.
+//!
+//! ```
+//! use simhash_index::settings::{Asked, Matching, Method};
+//!
+//! // Text, nothing asked: MinHash with the defaults.
+//! let m = Asked::default().resolve()?;
+//! assert!(matches!(m, Matching::Minhash { num_perm: 128, .. }));
+//! // A simhash-only flag makes `auto` simhash; a MinHash flag beside it is refused.
+//! let asked = Asked { distance: Some(4), ..Asked::default() };
+//! assert!(matches!(asked.resolve()?, Matching::Simhash { distance: 4, .. }));
+//! let both = Asked { jaccard: Some(0.5), ..asked };
+//! assert_eq!(
+//!     both.resolve().unwrap_err().to_string(),
+//!     "--jaccard, --lsh-threshold and --num-perm apply to --method minhash, not simhash"
+//! );
+//! # Ok::<(), simhash_index::settings::SettingsError>(())
+//! ```
+
+use std::fmt;
+
+use simhash_core::{MAX_PERM, MinHasher, Preset};
+
+use crate::LshError;
+use crate::hamming::blocks::Blocks;
+use crate::hamming::online::DEFAULT_MAX_DISTANCE;
+use crate::hamming::tables::ConfigError;
+use crate::lsh::{
+    BandKeyWidth, DEFAULT_JACCARD, DEFAULT_LSH_THRESHOLD, DEFAULT_NUM_PERM, DEFAULT_SEED,
+    EngineError, Sketcher,
+};
+use crate::{Banding, Tables, disk};
+
+/// How near-duplicates are found, as asked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// MinHash for text, unless a simhash-only setting is given (a distance, blocks, a
+    /// preset that implies simhash) or the input holds only fingerprints.
+    #[default]
+    Auto,
+    /// Candidates from MinHash LSH, kept when the exact Jaccard similarity reaches the
+    /// threshold.
+    Minhash,
+    /// 64-bit simhash fingerprints within a Hamming distance.
+    Simhash,
+}
+
+/// What a run was asked, before defaults and checks: each setting `None` when not given.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Asked {
+    /// `--method`.
+    pub method: Method,
+    /// `--preset`: [`Preset::implies_simhash`] makes `auto` simhash.
+    pub preset: Option<Preset>,
+    /// The input holds only fingerprints (`--format hash`): simhash only.
+    pub hashes: bool,
+    /// The front end runs simhash whatever is asked (the fork's command line).
+    pub simhash_only: bool,
+    /// An all-pairs memory budget was given (`--memory`: simhash's).
+    pub memory: bool,
+    /// `-k/--distance`.
+    pub distance: Option<u32>,
+    /// `--blocks`.
+    pub blocks: Option<Blocks>,
+    /// `--jaccard`.
+    pub jaccard: Option<f64>,
+    /// `--lsh-threshold`.
+    pub lsh_threshold: Option<f64>,
+    /// `--num-perm`.
+    pub num_perm: Option<usize>,
+    /// `--band-key-bits`.
+    pub band_keys: Option<BandKeyWidth>,
+}
+
+/// The matching method and its settings, defaults filled in and checked.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Matching {
+    /// Simhash fingerprints within a Hamming distance.
+    Simhash {
+        /// Bits apart at most.
+        distance: u32,
+        /// The block-permutation tables' blocks.
+        blocks: Blocks,
+    },
+    /// MinHash LSH candidates, verified by their exact Jaccard similarity.
+    Minhash {
+        /// Pairs are kept at this exact Jaccard similarity or more.
+        jaccard: f64,
+        /// The similarity the LSH bands are tuned for.
+        lsh_threshold: f64,
+        /// Permutations in a signature.
+        num_perm: usize,
+        /// The band keys' width.
+        band_keys: BandKeyWidth,
+    },
+}
+
+impl Asked {
+    /// Whether a simhash-only setting (`-k`, `--blocks`) is given.
+    pub fn simhash_flags(&self) -> bool {
+        self.distance.is_some() || self.blocks.is_some()
+    }
+
+    /// Whether a MinHash-only setting (`--jaccard`, `--lsh-threshold`, `--num-perm`,
+    /// `--band-key-bits`) is given.
+    pub fn minhash_flags(&self) -> bool {
+        self.jaccard.is_some()
+            || self.lsh_threshold.is_some()
+            || self.num_perm.is_some()
+            || self.band_keys.is_some()
+    }
+
+    /// The method `auto` stands for: simhash for the fork's command line, fingerprint
+    /// input, a simhash-only setting or a preset that implies it; MinHash otherwise
+    /// (chosen by measurement on the dev set: docs/accuracy.md).
+    pub fn method(&self) -> Method {
+        match self.method {
+            Method::Auto
+                if self.simhash_only
+                    || self.hashes
+                    || self.simhash_flags()
+                    || self.preset.is_some_and(Preset::implies_simhash) =>
+            {
+                Method::Simhash
+            }
+            Method::Auto => Method::Minhash,
+            explicit => explicit,
+        }
+    }
+
+    /// The method and its settings: defaults filled in, every combination and value
+    /// checked.
+    pub fn resolve(&self) -> Result<Matching, SettingsError> {
+        if self.method() != Method::Minhash {
+            if self.minhash_flags() {
+                return Err(SettingsError(Repr::MinhashFlagsWithSimhash));
+            }
+            let distance = self.distance.unwrap_or(DEFAULT_MAX_DISTANCE);
+            let blocks = self.blocks.unwrap_or(Blocks::Auto);
+            blocks.validate(distance).map_err(|source| SettingsError::blocks(blocks, source))?;
+            return Ok(Matching::Simhash { distance, blocks });
+        }
+        if self.hashes {
+            return Err(SettingsError(Repr::MinhashOnHashes));
+        }
+        if self.simhash_flags() {
+            return Err(SettingsError(Repr::SimhashFlagsWithMinhash));
+        }
+        if self.memory {
+            return Err(SettingsError(Repr::MemoryWithMinhash));
+        }
+        let jaccard = jaccard(self.jaccard.unwrap_or(DEFAULT_JACCARD))?;
+        let lsh_threshold = lsh_threshold(self.lsh_threshold.unwrap_or(DEFAULT_LSH_THRESHOLD))?;
+        let num_perm = num_perm(self.num_perm.unwrap_or(DEFAULT_NUM_PERM))?;
+        banding(lsh_threshold, num_perm)?;
+        let band_keys = self.band_keys.unwrap_or_default();
+        Ok(Matching::Minhash { jaccard, lsh_threshold, num_perm, band_keys })
+    }
+}
+
+impl Asked {
+    /// The settings of a stored index with the asked ones laid over them: the method must be
+    /// the index's (or `auto`), settings of the other method are refused, and given values
+    /// are checked and replace the stored ones (the banding follows a new threshold or
+    /// signature length). Opening the index with the result then reports each setting that
+    /// differs from the stored one. The preset and window are the front end's to lay over.
+    pub fn lay_over(&self, stored: &disk::Settings) -> Result<disk::Settings, SettingsError> {
+        let asked = match self.method {
+            Method::Auto => None,
+            Method::Minhash => Some("minhash"),
+            Method::Simhash => Some("simhash"),
+        };
+        if let Some(asked) = asked.filter(|&a| a != stored.method()) {
+            return Err(SettingsError(Repr::IndexMethod { index: stored.method(), asked }));
+        }
+        let mut laid = stored.clone();
+        match &mut laid {
+            disk::Settings::MinHash(s) => {
+                if self.simhash_flags() {
+                    return Err(SettingsError(Repr::SimhashFlagsWithMinhash));
+                }
+                if self.hashes {
+                    return Err(SettingsError(Repr::MinhashOnHashes));
+                }
+                if let Some(j) = self.jaccard {
+                    s.jaccard = jaccard(j)?;
+                }
+                if let Some(n) = self.num_perm {
+                    s.num_perm = num_perm(n)?;
+                }
+                if let Some(t) = self.lsh_threshold {
+                    s.lsh_threshold = lsh_threshold(t)?;
+                }
+                if self.num_perm.is_some() || self.lsh_threshold.is_some() {
+                    let banding = banding(s.lsh_threshold, s.num_perm)?;
+                    (s.bands, s.rows) = (banding.bands, banding.rows);
+                }
+            }
+            disk::Settings::Simhash(s) => {
+                if self.minhash_flags() {
+                    return Err(SettingsError(Repr::MinhashFlagsWithSimhash));
+                }
+                if let Some(k) = self.distance {
+                    s.max_distance = k;
+                }
+                if let Some(Blocks::Fixed(n)) = self.blocks {
+                    s.blocks = n;
+                }
+                // Not checked here: values other than the index's (valid or not) are a
+                // settings mismatch, which opening the index reports naming each.
+            }
+        }
+        Ok(laid)
+    }
+}
+
+/// The block-permutation tables for `n` fingerprints within `distance` bits (the planner's
+/// choice for [`Blocks::Auto`]), refused as [`Asked::resolve`] refuses them.
+pub fn tables(distance: u32, blocks: Blocks, n: usize) -> Result<Tables, SettingsError> {
+    blocks.tables(n as u64, distance).map_err(|source| SettingsError::blocks(blocks, source))
+}
+
+impl Matching {
+    /// The method's name: `minhash` or `simhash`.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Matching::Minhash { .. } => "minhash",
+            Matching::Simhash { .. } => "simhash",
+        }
+    }
+
+    /// The MinHash sketcher of these settings (none for simhash), with the fingerprints
+    /// too when `fingerprints`.
+    pub fn sketcher(&self, fingerprints: bool) -> Result<Option<Sketcher>, SettingsError> {
+        let &Matching::Minhash { lsh_threshold, num_perm, band_keys, .. } = self else {
+            return Ok(None);
+        };
+        let sketcher = Sketcher::new(
+            MinHasher::new(num_perm, DEFAULT_SEED),
+            banding(lsh_threshold, num_perm)?,
+        )
+        .map_err(|e| SettingsError(Repr::Sketcher(e)))?;
+        Ok(Some(sketcher.with_fingerprints(fingerprints).with_band_keys(band_keys)))
+    }
+}
+
+/// `--jaccard`, checked: more than 0 and at most 1.
+pub fn jaccard(value: f64) -> Result<f64, SettingsError> {
+    unit("--jaccard", value)
+}
+
+/// `--lsh-threshold`, checked: more than 0 and below 1.
+pub fn lsh_threshold(value: f64) -> Result<f64, SettingsError> {
+    if value >= 1.0 {
+        return Err(SettingsError(Repr::LshThresholdNotBelowOne(value)));
+    }
+    unit("--lsh-threshold", value)
+}
+
+/// `--num-perm`, checked: 1 to [`MAX_PERM`].
+pub fn num_perm(value: usize) -> Result<usize, SettingsError> {
+    if value == 0 || value > MAX_PERM {
+        return Err(SettingsError(Repr::NumPerm(value)));
+    }
+    Ok(value)
+}
+
+/// The banding of a checked LSH threshold and signature length.
+pub fn banding(lsh_threshold: f64, num_perm: usize) -> Result<Banding, SettingsError> {
+    Banding::for_threshold(lsh_threshold, num_perm).map_err(SettingsError::lsh_threshold)
+}
+
+fn unit(flag: &'static str, value: f64) -> Result<f64, SettingsError> {
+    if value > 0.0 && value <= 1.0 {
+        Ok(value)
+    } else {
+        Err(SettingsError(Repr::NotUnit { flag, value }))
+    }
+}
+
+/// Settings that cannot go together, or a value out of range. Its message names the flag
+/// (`--jaccard must be more than 0 and at most 1, not 1.5`); [`kind`](SettingsError::kind)
+/// says it as a value to match on.
+#[derive(Debug)]
+pub struct SettingsError(Repr);
+
+/// What is wrong with asked settings; see [`SettingsError::kind`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SettingsErrorKind {
+    /// MinHash settings with the simhash method.
+    MinhashFlagsWithSimhash,
+    /// The MinHash method on input that holds only fingerprints.
+    MinhashOnHashes,
+    /// Simhash settings with the MinHash method.
+    SimhashFlagsWithMinhash,
+    /// A memory budget with the MinHash method.
+    MemoryWithMinhash,
+    /// A value out of its range.
+    Range,
+    /// Blocks and distance that make no tables.
+    Blocks,
+    /// A method other than a stored index's ([`Asked::lay_over`]).
+    IndexMethod,
+}
+
+#[derive(Debug)]
+enum Repr {
+    MinhashFlagsWithSimhash,
+    MinhashOnHashes,
+    SimhashFlagsWithMinhash,
+    MemoryWithMinhash,
+    NotUnit { flag: &'static str, value: f64 },
+    LshThresholdNotBelowOne(f64),
+    NumPerm(usize),
+    Blocks { flag: &'static str, source: ConfigError },
+    LshThreshold(LshError),
+    Sketcher(EngineError),
+    IndexMethod { index: &'static str, asked: &'static str },
+}
+
+impl SettingsError {
+    fn blocks(blocks: Blocks, source: ConfigError) -> SettingsError {
+        let flag = match blocks {
+            Blocks::Fixed(_) => "--blocks/--distance",
+            Blocks::Auto => "--distance",
+        };
+        SettingsError(Repr::Blocks { flag, source })
+    }
+
+    fn lsh_threshold(source: LshError) -> SettingsError {
+        SettingsError(Repr::LshThreshold(source))
+    }
+
+    /// What is wrong.
+    pub fn kind(&self) -> SettingsErrorKind {
+        match self.0 {
+            Repr::MinhashFlagsWithSimhash => SettingsErrorKind::MinhashFlagsWithSimhash,
+            Repr::MinhashOnHashes => SettingsErrorKind::MinhashOnHashes,
+            Repr::SimhashFlagsWithMinhash => SettingsErrorKind::SimhashFlagsWithMinhash,
+            Repr::MemoryWithMinhash => SettingsErrorKind::MemoryWithMinhash,
+            Repr::NotUnit { .. }
+            | Repr::LshThresholdNotBelowOne(_)
+            | Repr::NumPerm(_)
+            | Repr::LshThreshold(_)
+            | Repr::Sketcher(_) => SettingsErrorKind::Range,
+            Repr::Blocks { .. } => SettingsErrorKind::Blocks,
+            Repr::IndexMethod { .. } => SettingsErrorKind::IndexMethod,
+        }
+    }
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Repr::MinhashFlagsWithSimhash => f.write_str(
+                "--jaccard, --lsh-threshold and --num-perm apply to --method minhash, not simhash",
+            ),
+            Repr::MinhashOnHashes => f.write_str(
+                "--method minhash needs the text: --format hash input holds only fingerprints \
+                 (use --method simhash)",
+            ),
+            Repr::SimhashFlagsWithMinhash => f.write_str(
+                "-k/--distance and --blocks apply to --method simhash, not minhash (use --jaccard)",
+            ),
+            Repr::MemoryWithMinhash => {
+                f.write_str("--memory applies to --method simhash (all pairs within --distance)")
+            }
+            Repr::NotUnit { flag, value } => {
+                write!(f, "{flag} must be more than 0 and at most 1, not {value}")
+            }
+            Repr::LshThresholdNotBelowOne(v) => {
+                write!(f, "--lsh-threshold must be below 1, not {v}")
+            }
+            Repr::NumPerm(n) => write!(f, "--num-perm must be between 1 and {MAX_PERM}, not {n}"),
+            Repr::Blocks { flag, .. } => write!(f, "invalid {flag}"),
+            Repr::LshThreshold(_) | Repr::Sketcher(_) => f.write_str("invalid --lsh-threshold"),
+            Repr::IndexMethod { index, asked } => {
+                write!(f, "--method {asked}: the index holds {index} sketches")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SettingsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.0 {
+            Repr::Blocks { source, .. } => Some(source),
+            Repr::LshThreshold(source) => Some(source),
+            Repr::Sketcher(source) => Some(source),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_resolves_to_simhash_only_for_simhash_inputs_flags_and_presets() {
+        let minhash = |a: Asked| matches!(a.resolve().unwrap(), Matching::Minhash { .. });
+        assert!(minhash(Asked::default()));
+        assert!(minhash(Asked { preset: Some(Preset::DefaultV1), ..Asked::default() }));
+        assert!(minhash(Asked { jaccard: Some(0.6), ..Asked::default() }));
+        for asked in [
+            Asked { hashes: true, ..Asked::default() },
+            Asked { simhash_only: true, ..Asked::default() },
+            Asked { distance: Some(2), ..Asked::default() },
+            Asked { blocks: Some(Blocks::Fixed(5)), ..Asked::default() },
+            Asked { preset: Some(Preset::Moz), ..Asked::default() },
+            Asked { preset: Some(Preset::Fork), ..Asked::default() },
+            Asked { method: Method::Simhash, ..Asked::default() },
+        ] {
+            assert!(!minhash(asked), "{asked:?}");
+        }
+        // An explicit method wins over the preset.
+        let asked =
+            Asked { method: Method::Minhash, preset: Some(Preset::Moz), ..Asked::default() };
+        assert!(minhash(asked));
+    }
+
+    #[test]
+    fn every_refusal_has_its_kind_and_message() {
+        use SettingsErrorKind as K;
+        let cases = [
+            (
+                Asked { method: Method::Simhash, num_perm: Some(64), ..Asked::default() },
+                K::MinhashFlagsWithSimhash,
+                "apply to --method minhash",
+            ),
+            (
+                Asked { method: Method::Minhash, hashes: true, ..Asked::default() },
+                K::MinhashOnHashes,
+                "needs the text",
+            ),
+            (
+                Asked { method: Method::Minhash, distance: Some(3), ..Asked::default() },
+                K::SimhashFlagsWithMinhash,
+                "apply to --method simhash",
+            ),
+            (Asked { memory: true, ..Asked::default() }, K::MemoryWithMinhash, "--memory applies"),
+            (
+                Asked { jaccard: Some(0.0), ..Asked::default() },
+                K::Range,
+                "--jaccard must be more than 0 and at most 1, not 0",
+            ),
+            (Asked { jaccard: Some(f64::NAN), ..Asked::default() }, K::Range, "--jaccard must be"),
+            (
+                Asked { lsh_threshold: Some(1.0), ..Asked::default() },
+                K::Range,
+                "--lsh-threshold must be below 1, not 1",
+            ),
+            (
+                Asked { lsh_threshold: Some(-0.5), ..Asked::default() },
+                K::Range,
+                "--lsh-threshold must be more than 0",
+            ),
+            (
+                Asked { num_perm: Some(0), ..Asked::default() },
+                K::Range,
+                "--num-perm must be between 1 and",
+            ),
+            (
+                Asked { num_perm: Some(MAX_PERM + 1), ..Asked::default() },
+                K::Range,
+                "--num-perm must be between 1 and",
+            ),
+            (
+                Asked { distance: Some(3), blocks: Some(Blocks::Fixed(3)), ..Asked::default() },
+                K::Blocks,
+                "invalid --blocks/--distance",
+            ),
+            (Asked { distance: Some(65), ..Asked::default() }, K::Blocks, "invalid --distance"),
+        ];
+        for (asked, kind, message) in cases {
+            let err = asked.resolve().unwrap_err();
+            assert_eq!(err.kind(), kind, "{asked:?}");
+            assert!(err.to_string().contains(message), "{asked:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn asked_settings_lay_over_a_stored_index() {
+        use SettingsErrorKind as K;
+        use simhash_core::Fingerprinter;
+        let fp = Fingerprinter::default();
+        let minhash =
+            disk::Settings::MinHash(disk::MinHashSettings::new(&fp, 0.4, 0.3, 128).unwrap());
+        let simhash =
+            disk::Settings::Simhash(disk::SimhashSettings::new(&fp, 3, Blocks::Fixed(4)).unwrap());
+        // Nothing asked: the stored settings.
+        assert_eq!(Asked::default().lay_over(&minhash).unwrap(), minhash);
+        assert_eq!(Asked::default().lay_over(&simhash).unwrap(), simhash);
+        // Values given replace the stored ones, the banding following.
+        let asked = Asked { jaccard: Some(0.6), num_perm: Some(64), ..Asked::default() };
+        let disk::Settings::MinHash(laid) = asked.lay_over(&minhash).unwrap() else {
+            panic!("not minhash")
+        };
+        let want = banding(0.3, 64).unwrap();
+        assert_eq!(
+            (laid.jaccard, laid.num_perm, laid.bands, laid.rows),
+            (0.6, 64, want.bands, want.rows)
+        );
+        let asked = Asked { distance: Some(5), blocks: Some(Blocks::Fixed(7)), ..Asked::default() };
+        let disk::Settings::Simhash(laid) = asked.lay_over(&simhash).unwrap() else {
+            panic!("not simhash")
+        };
+        assert_eq!((laid.max_distance, laid.blocks), (5, 7));
+        // Refusals.
+        for (asked, stored, kind, message) in [
+            (
+                Asked { method: Method::Simhash, ..Asked::default() },
+                &minhash,
+                K::IndexMethod,
+                "--method simhash: the index holds minhash sketches",
+            ),
+            (
+                Asked { method: Method::Minhash, ..Asked::default() },
+                &simhash,
+                K::IndexMethod,
+                "--method minhash: the index holds simhash sketches",
+            ),
+            (
+                Asked { distance: Some(3), ..Asked::default() },
+                &minhash,
+                K::SimhashFlagsWithMinhash,
+                "apply to --method simhash",
+            ),
+            (
+                Asked { hashes: true, ..Asked::default() },
+                &minhash,
+                K::MinhashOnHashes,
+                "needs the text",
+            ),
+            (
+                Asked { jaccard: Some(2.0), ..Asked::default() },
+                &minhash,
+                K::Range,
+                "--jaccard must be",
+            ),
+            (
+                Asked { lsh_threshold: Some(1.0), ..Asked::default() },
+                &minhash,
+                K::Range,
+                "--lsh-threshold must be below 1",
+            ),
+            (
+                Asked { num_perm: Some(0), ..Asked::default() },
+                &minhash,
+                K::Range,
+                "--num-perm must be",
+            ),
+            (
+                Asked { jaccard: Some(0.5), ..Asked::default() },
+                &simhash,
+                K::MinhashFlagsWithSimhash,
+                "apply to --method minhash",
+            ),
+        ] {
+            let err = asked.lay_over(stored).unwrap_err();
+            assert_eq!(err.kind(), kind, "{asked:?}");
+            assert!(err.to_string().contains(message), "{asked:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_sketcher_is_the_settings() {
+        let m = Asked { lsh_threshold: Some(0.5), num_perm: Some(64), ..Asked::default() };
+        let m = m.resolve().unwrap();
+        let sketcher = m.sketcher(true).unwrap().unwrap();
+        assert_eq!(sketcher.banding(), banding(0.5, 64).unwrap());
+        assert_eq!(m.method(), "minhash");
+        let s = Asked { distance: Some(2), ..Asked::default() }.resolve().unwrap();
+        assert!(s.sketcher(true).unwrap().is_none());
+        assert_eq!(s.method(), "simhash");
+    }
+}

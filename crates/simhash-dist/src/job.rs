@@ -100,8 +100,85 @@ pub(crate) enum End {
     Failed(Vec<String>),
 }
 
-/// Runs the job's rounds on this worker.
+impl Job {
+    /// What every process must have alike, setting by setting (a name, and the value as
+    /// text): everything that changes the work or what is written. Not this process's
+    /// index, `--quiet` (what it prints of itself) or the fault-injection hooks of tests.
+    fn agreement(&self) -> Vec<(String, String)> {
+        let Reading { parser, fingerprinter, spool, .. } = &self.reading;
+        let fingerprinter = fingerprinter.as_ref().map(|f| (f.preset().name(), f.window()));
+        // The sketcher follows from the matching (and the command).
+        let matching = match &self.matching {
+            Matching::Simhash { distance, blocks } => format!("simhash -k {distance} {blocks:?}"),
+            Matching::Minhash { jaccard, sketcher } => {
+                let banding = sketcher.banding();
+                format!(
+                    "minhash --jaccard {jaccard}, {} permutations in {} bands of {} rows, {:?} \
+                     band keys",
+                    sketcher.minhasher().num_perm(),
+                    banding.bands,
+                    banding.rows,
+                    sketcher.band_keys(),
+                )
+            }
+        };
+        let settings: [(&str, String); 12] = [
+            ("the command and its mode (--keep, --singletons)", format!("{:?}", self.mode)),
+            ("the inputs", format!("{:?}", self.paths)),
+            ("the input format and columns (--format, --text, --id)", format!("{parser:?}")),
+            ("the fingerprinter (--preset, --window)", format!("{fingerprinter:?}")),
+            (
+                "the matching (--method, -k, --blocks, --jaccard, --lsh-threshold, --num-perm, \
+                 --band-key-bits)",
+                matching,
+            ),
+            ("the second pass over standard input", spool.to_string()),
+            ("--max-record-bytes", self.max_record_bytes.to_string()),
+            ("--strict", self.strict.to_string()),
+            ("--output", self.output.display().to_string()),
+            ("--output-dir", format!("{:?}", self.output_dir)),
+            ("--removed", format!("{:?}", self.removed)),
+            ("--stats", format!("{:?}", self.stats)),
+        ];
+        let mut all: Vec<(String, String)> =
+            settings.into_iter().map(|(name, value)| (name.to_owned(), value)).collect();
+        all.push(("the output window".to_owned(), self.output_window.to_string()));
+        all
+    }
+}
+
+/// Every process's settings ([`Job::agreement`]), exchanged before anything is read: a
+/// setting that differs is named, with each process's value, on every worker alike (so
+/// every process exits 2 with the same message, and none waits for a round another does
+/// not run).
+fn agree(worker: &mut Worker, job: &Job) -> Result<(), Vec<String>> {
+    crate::rounds::label("agreement");
+    let mine = (job.process, job.agreement());
+    let all = all_gather(worker, &mine);
+    let Some((first, settings)) = all.first() else {
+        return Ok(());
+    };
+    let mut messages = Vec::new();
+    for (process, other) in &all[1..] {
+        for ((name, value), (_, theirs)) in settings.iter().zip(other) {
+            let message = format!(
+                "the processes were started with different settings: {name} is {value} on \
+                 process {first} and {theirs} on process {process}; give every process the \
+                 same flags"
+            );
+            if value != theirs && !messages.contains(&message) {
+                messages.push(message);
+            }
+        }
+    }
+    if messages.is_empty() { Ok(()) } else { Err(messages) }
+}
+
+/// Runs the job's rounds on this worker, once every process agrees on the settings.
 pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
+    if let Err(messages) = agree(worker, job) {
+        return End::Failed(messages);
+    }
     let end = match rounds(worker, job) {
         Ok(written) => outcome::run(worker, &written),
         Err(messages) => End::Failed(messages),

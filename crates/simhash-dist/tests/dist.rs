@@ -205,9 +205,18 @@ fn hostfile(dir: &Dir, n: usize) -> PathBuf {
 
 /// Runs `args` as `n` processes of `w` workers on loopback ports chosen now.
 fn dist_processes(dir: &Dir, n: usize, w: usize, args: &[&str]) -> Vec<Output> {
+    dist_each(dir, w, &vec![args.to_vec(); n])
+}
+
+/// Runs one process of `w` workers per entry of `args` (process `p` with `args[p]`), on
+/// loopback ports chosen now.
+fn dist_each(dir: &Dir, w: usize, args: &[Vec<&str>]) -> Vec<Output> {
+    let n = args.len();
     let hostfile = hostfile(dir, n);
-    let children: Vec<Running> = (0..n)
-        .map(|p| {
+    let children: Vec<Running> = args
+        .iter()
+        .enumerate()
+        .map(|(p, args)| {
             let mut a = strings(args);
             a.extend(strings(&["-n", &n.to_string(), "-p", &p.to_string(), "-w", &w.to_string()]));
             a.extend(["--hostfile".to_string(), s(&hostfile)]);
@@ -215,6 +224,44 @@ fn dist_processes(dir: &Dir, n: usize, w: usize, args: &[&str]) -> Vec<Output> {
         })
         .collect();
     children.into_iter().map(|c| wait(c, Duration::from_secs(60))).collect()
+}
+
+/// Processes started with different settings: every process exits 2 before reading
+/// anything, naming the setting and both values; none runs to an output with mixed
+/// settings, panics, or waits for a round another does not run (each once did).
+#[test]
+fn processes_started_with_different_settings_are_refused_alike() {
+    let dir = Dir::new();
+    let input = dir.write("in.jsonl", &jsonl_corpus(300, 10));
+    let (input, got, stats) = (s(&input), dir.path("got.tsv"), s(&dir.path("stats.json")));
+    let got = s(&got);
+    let pairs = ["pairs", &input, "-q", "-o", &got];
+    let with = |extra: &[&'static str]| -> Vec<&str> { [&pairs[..], extra].concat() };
+    let cases: Vec<(Vec<&str>, Vec<&str>, &str)> = vec![
+        (pairs.to_vec(), with(&["--jaccard", "0.5"]), "the matching"),
+        (pairs.to_vec(), with(&["--method", "simhash"]), "the matching"),
+        ([&pairs[..], &["--stats", &stats]].concat(), pairs.to_vec(), "--stats"),
+        (pairs.to_vec(), vec!["dedup", &input, "-q", "-o", &got], "the command"),
+        (pairs.to_vec(), with(&["--preset", "moz", "--method", "minhash"]), "the fingerprinter"),
+        (pairs.to_vec(), with(&["--strict"]), "--strict"),
+    ];
+    for (zero, one, name) in &cases {
+        let outs = dist_each(&dir, 1, &[zero.clone(), one.clone()]);
+        for (p, out) in outs.iter().enumerate() {
+            let err = stderr(out);
+            assert_eq!(out.status.code(), Some(2), "{one:?}, process {p}: {err}");
+            assert!(err.contains("started with different settings"), "{one:?}: {err}");
+            assert!(err.contains(name), "{one:?}: {name:?} not named in {err}");
+            assert!(!err.contains("panicked"), "{one:?}: {err}");
+        }
+        assert!(!dir.path("got.tsv").exists() && !dir.path("stats.json").exists(), "{one:?}");
+    }
+    // The same flags in another order agree.
+    let a = with(&["--jaccard", "0.5", "--num-perm", "64"]);
+    let b = with(&["--num-perm", "64", "--jaccard", "0.5"]);
+    for out in dist_each(&dir, 1, &[a, b]) {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
 }
 
 fn read(p: &Path) -> String {

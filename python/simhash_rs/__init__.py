@@ -268,25 +268,9 @@ def _method(
     k: Optional[int],
     blocks: Optional[int],
 ) -> str:
-    """The method and its settings checked as the ``simhash`` command checks its flags."""
-    simhash_flags = k is not None or blocks is not None
-    minhash_flags = jaccard is not None or lsh_threshold is not None or num_perm is not None
-    if method == "auto":
-        resolved = _native.preset_window(preset)[0]
-        method = "simhash" if simhash_flags or resolved in ("moz", "fork") else "minhash"
-    if method == "simhash":
-        if minhash_flags:
-            raise ValueError("jaccard, lsh_threshold and num_perm apply to method='minhash', not simhash")
-    elif method == "minhash":
-        if simhash_flags:
-            raise ValueError("k and blocks apply to method='simhash', not minhash (use jaccard)")
-        if jaccard is not None and not (0 < jaccard <= 1):
-            raise ValueError(f"jaccard must be more than 0 and at most 1, not {jaccard}")
-        if lsh_threshold is not None and not (0 < lsh_threshold < 1):
-            raise ValueError(f"lsh_threshold must be more than 0 and below 1, not {lsh_threshold}")
-    else:
-        raise ValueError(f"method must be 'minhash', 'simhash' or 'auto', not {method!r}")
-    return method
+    """The method (``auto`` resolved) with its settings checked by the one settings contract
+    the ``simhash`` command maps its flags onto (``simhash_index::settings``)."""
+    return _native.resolve_method(method, preset, jaccard, lsh_threshold, num_perm, k, blocks)
 
 
 def _matcher(

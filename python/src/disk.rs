@@ -72,56 +72,20 @@ impl Asked {
     /// The index's settings with the asked ones laid over them (opening then names each
     /// that differs).
     fn laid_over(&self, stored: &Settings) -> PyResult<Settings> {
-        if let Some(method) = self.method.as_deref().filter(|&m| m != stored.method()) {
-            return Err(PyValueError::new_err(format!(
-                "method={method:?}: the index holds {} sketches",
-                stored.method()
-            )));
-        }
-        let simhash_asked = self.k.is_some() || self.blocks.is_some();
-        let minhash_asked =
-            self.jaccard.is_some() || self.lsh_threshold.is_some() || self.num_perm.is_some();
-        match stored {
-            Settings::MinHash(_) if simhash_asked => {
-                return Err(PyValueError::new_err(
-                    "k and blocks apply to method='simhash': the index holds minhash sketches",
-                ));
-            }
-            Settings::Simhash(_) if minhash_asked => {
-                return Err(PyValueError::new_err(
-                    "jaccard, lsh_threshold and num_perm apply to method='minhash': the index \
-                     holds simhash sketches",
-                ));
-            }
-            _ => {}
-        }
-        let mut settings = stored.clone();
+        // The matching settings by the one contract; the preset and window here.
+        let asked = crate::settings::asked(
+            self.method.as_deref().unwrap_or("auto"),
+            None,
+            self.jaccard,
+            self.lsh_threshold,
+            self.num_perm,
+            self.k,
+            self.blocks,
+        )?;
+        let mut settings = asked.lay_over(stored).map_err(|e| crate::settings::error(&e))?;
         let (preset, window) = match &mut settings {
-            Settings::MinHash(s) => {
-                if let Some(j) = self.jaccard {
-                    s.jaccard = j;
-                }
-                if self.num_perm.is_some() || self.lsh_threshold.is_some() {
-                    let banding = simhash_index::Banding::for_threshold(
-                        self.lsh_threshold.unwrap_or(s.lsh_threshold),
-                        crate::sketch::num_perm(self.num_perm.unwrap_or(s.num_perm))?,
-                    )
-                    .map_err(crate::errors::value)?;
-                    s.num_perm = self.num_perm.unwrap_or(s.num_perm);
-                    s.lsh_threshold = self.lsh_threshold.unwrap_or(s.lsh_threshold);
-                    (s.bands, s.rows) = (banding.bands, banding.rows);
-                }
-                (&mut s.preset, &mut s.window)
-            }
-            Settings::Simhash(s) => {
-                if let Some(k) = self.k {
-                    s.max_distance = k;
-                }
-                if let Some(b) = self.blocks {
-                    s.blocks = b;
-                }
-                (&mut s.preset, &mut s.window)
-            }
+            Settings::MinHash(s) => (&mut s.preset, &mut s.window),
+            Settings::Simhash(s) => (&mut s.preset, &mut s.window),
         };
         if self.preset.is_some() || self.window.is_some() {
             // A new preset without a window takes the preset's own window.

@@ -14,6 +14,7 @@ mod disk;
 mod errors;
 mod interrupt;
 mod matcher;
+mod settings;
 mod sketch;
 mod table;
 mod texts;
@@ -28,6 +29,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("IndexLockedError", m.py().get_type::<errors::IndexLockedError>())?;
     m.add_function(wrap_pyfunction!(sketch::hamming, m)?)?;
     m.add_function(wrap_pyfunction!(sketch::preset_window, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::resolve_method, m)?)?;
     m.add_class::<sketch::Fingerprinter>()?;
     m.add_class::<sketch::MinHasher>()?;
     m.add_class::<matcher::Matcher>()?;

@@ -131,6 +131,29 @@ def test_errors(call, error, message):
         call()
 
 
+def test_settings_refusals_are_the_commands_in_argument_names():
+    # One contract decides and words them (simhash_index::settings); flags become names.
+    for call, message in [
+        (lambda: simhash_rs.pairs(["a"], method="simhash", jaccard=0.5),
+         "jaccard, lsh_threshold and num_perm apply to method='minhash', not simhash"),
+        (lambda: simhash_rs.pairs(["a"], method="minhash", k=3),
+         "k and blocks apply to method='simhash', not minhash (use jaccard)"),
+        (lambda: simhash_rs.pairs(["a"], jaccard=1.5), "jaccard must be more than 0 and at most 1, not 1.5"),
+        (lambda: simhash_rs.pairs(["a"], lsh_threshold=1.0), "lsh_threshold must be below 1, not 1"),
+        (lambda: simhash_rs.pairs(["a"], num_perm=0), "num_perm must be between 1 and 1024, not 0"),
+        (lambda: simhash_rs.pairs(["a"], method="simhash", k=3, blocks=2),
+         "invalid blocks/k: blocks (2) must be greater than the maximum distance (3)"),
+        (lambda: simhash_rs.dedup(["a"], method="auto", preset="moz", jaccard=0.5),
+         "jaccard, lsh_threshold and num_perm apply to method='minhash', not simhash"),
+    ]:
+        with pytest.raises(ValueError) as raised:
+            call()
+        assert str(raised.value) == message
+    # auto: simhash for k, blocks or a preset that implies it, as the command.
+    assert simhash_rs.dedup(TEXTS, method="auto", preset="moz").method == "simhash"
+    assert simhash_rs.dedup(TEXTS, method="auto", k=2).method == "simhash"
+
+
 def test_auto_method_follows_the_cli():
     assert simhash_rs.dedup(TEXTS, method="auto").method == "minhash"
     assert simhash_rs.dedup(TEXTS, method="auto", preset="moz").method == "simhash"

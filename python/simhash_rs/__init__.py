@@ -667,8 +667,10 @@ class Index:
         """Adds ``texts`` under ``ids`` (stored as text: ``str(id)``) and commits: all of
         them or, on any error or interrupt before the commit starts, none (the exception's
         ``committed`` says which; see :class:`Index`). A text whose id the index already
-        holds (or an earlier text of this add holds) is refused, not added, and listed in
-        the result."""
+        holds with other content (or an earlier text of this add holds) is refused, not
+        added, and listed in the result; one it holds with the same id and content (a
+        rerun's) is counted as ``already``, not added again, as ``simhash index add``
+        counts it."""
         writer = None
         try:
             with self._writing:
@@ -687,9 +689,9 @@ class Index:
                 except BaseException:
                     writer.rollback()  # nothing once committed
                     raise
-            return _add_result(writer.result)
+            return _add_result(writer.result, writer.positions, writer.already)
         except BaseException as e:
-            _mark(e, writer, _add_result)
+            _mark(e, writer, lambda done: _add_result(done, writer.positions, writer.already))
             raise
 
     def query(

@@ -298,6 +298,8 @@ impl NativeIndex {
             making: this.making.clone(),
             index: slf.clone().unbind(),
             outcome: Outcome::Open,
+            positions: Vec::new(),
+            already: 0,
         })
     }
 
@@ -416,6 +418,12 @@ pub(crate) struct NativeWriter {
     index: Py<NativeIndex>,
     /// Whether the manifest names this writer's change.
     outcome: Outcome,
+    /// The positions of the texts [`add`](NativeWriter::add) added, in the order added (a
+    /// refused add's position, among the commit's adds, is an index into these).
+    positions: Vec<usize>,
+    /// Texts [`add`](NativeWriter::add) did not add: the index already holds them (the
+    /// same id and content, as [`held_copy`] tells: a rerun's).
+    already: u64,
 }
 
 /// Whether a writer's change is on disk.
@@ -502,16 +510,42 @@ impl NativeWriter {
         let making = self.making.clone();
         let docs = detached(py, || making.docs(&texts))?;
         let writer = self.writer()?;
-        detached(py, || -> Result<(), DiskError> {
-            for (id, doc) in ids.iter().zip(&docs) {
+        let (positions, already) = detached(py, || -> Result<(Vec<usize>, u64), DiskError> {
+            let (mut positions, mut already) = (Vec::with_capacity(docs.len()), 0);
+            for (i, (id, doc)) in ids.iter().zip(&docs).enumerate() {
+                // A text the index holds with the same id and content is not added again,
+                // as `simhash index add` counts it; other content under the id is refused
+                // by the commit.
+                if let Some(index) = writer.index()
+                    && held_copy(index, id, doc)?.is_some()
+                {
+                    already += 1;
+                    continue;
+                }
                 match doc {
                     Doc::Sketch(s) => writer.add_sketch(id, s.as_ref())?,
                     Doc::Fingerprint(fp) => writer.add_fingerprint(id, *fp)?,
                 }
+                positions.push(start + i);
             }
-            Ok(())
+            Ok((positions, already))
         })?
-        .map_err(disk)
+        .map_err(disk)?;
+        self.positions.extend(positions);
+        self.already += already;
+        Ok(())
+    }
+
+    /// The positions of the texts `add` added, in the order added.
+    #[getter]
+    fn positions(&self) -> Vec<usize> {
+        self.positions.clone()
+    }
+
+    /// Texts `add` did not add: the index already held them (the same id and content).
+    #[getter]
+    fn already(&self) -> u64 {
+        self.already
     }
 
     /// Commits what was added (a pending interrupt is raised first, committing nothing),

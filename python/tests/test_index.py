@@ -94,6 +94,26 @@ def test_adds_reopen_and_compact(tmp_path):
     assert ix.stats()["segments"] == 1
 
 
+def test_adding_the_same_texts_again_adds_nothing_and_refuses_nothing(tmp_path):
+    # A rerun of a committed add (the same ids and texts) counts them as already held, as
+    # `simhash index add` does; other content under a held id is still refused, and the
+    # refused positions stay the texts' positions when held ones are passed over.
+    for method in ["minhash", "simhash"]:
+        ix = simhash_rs.Index.open(tmp_path / method, create=True, method=method)
+        texts = [f"the text number {i} says something of its own here" for i in range(50)]
+        ids = [f"t{i}" for i in range(50)]
+        first = ix.add(texts, ids)
+        assert (first.added, first.already, first.refused) == (50, 0, [])
+        again = ix.add(texts, ids)
+        assert (again.added, again.already, again.refused, again.documents) == (0, 50, [], 50)
+        mixed = ix.add(
+            [texts[0], "a new text with new words in it", "other content for t2", texts[3]],
+            ["t0", "new", "t2", "t3"],
+        )
+        assert (mixed.added, mixed.already, mixed.refused) == (1, 2, [(2, "t2")])
+        assert len(ix) == 51
+
+
 def test_refused_ids_and_rollback(tmp_path):
     ix = simhash_rs.Index.open(tmp_path / "ix", create=True)
     ix.add(["one two three four", "five six seven eight"], ["a", 7])

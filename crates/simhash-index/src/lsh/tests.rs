@@ -1,5 +1,6 @@
 //! Tests of LSH banding and candidate pairs.
 
+use super::candidates::{Unit, units};
 use super::*;
 
 #[test]

@@ -237,29 +237,44 @@ fn prefix_pairs<S: SketchStore + ?Sized>(
     let mut rows = Vec::with_capacity(ids.len() * bands);
     sketches.rows(&ids, bands, &mut rows)?;
     let row = |p: usize| &rows[p * bands..(p + 1) * bands];
-    let (mut set, mut other, mut scratch, mut found) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut set, mut scratch, mut found) = (Vec::new(), Vec::new(), Vec::new());
+    // Candidates `(earlier, doc)`, verified VERIFY_CHUNK at a time in parallel (in order).
+    let mut batch: Vec<(u32, u32)> = Vec::with_capacity(VERIFY_CHUNK);
+    let mut verify = |batch: &mut Vec<(u32, u32)>| -> Result<(), EngineError> {
+        let verified: Vec<Option<f64>> = batch
+            .par_iter()
+            .map(|&(a, b)| similarity(sketches, a, b).map(|j| (j >= threshold).then_some(j)))
+            .collect::<Result<_, _>>()?;
+        stats.candidates += batch.len() as u64;
+        stats.verified += batch.len() as u64;
+        for (&(a, b), j) in batch.iter().zip(verified) {
+            if let Some(j) = j {
+                stats.pairs += 1;
+                sink.pair(a, b, j);
+            }
+        }
+        batch.clear();
+        Ok(())
+    };
     for (p, &(doc, lookup)) in docs.iter().enumerate() {
         sketches.read_set(doc as usize, &mut set)?;
-        index.candidates(&set, 0, &mut scratch, &mut found);
+        // A small set meets every earlier set indexed; a larger one only the small ones
+        // (two larger sets pair through the band buckets).
+        let small = lookup == Lookup::Prefix;
+        index.candidates(&set, 0, small, &mut scratch, &mut found);
         for &q in &found {
-            let (earlier, earlier_lookup) = docs[q as usize];
-            let smalls = lookup == Lookup::Prefix || earlier_lookup == Lookup::Prefix;
-            if !smalls || !row(p).iter().zip(row(q as usize)).any(|(a, b)| a == b) {
-                continue;
-            }
-            stats.candidates += 1;
-            stats.verified += 1;
-            sketches.read_set(earlier as usize, &mut other)?;
-            if let Some(j) = simhash_core::jaccard_at_least(&other, &set, threshold) {
-                stats.pairs += 1;
-                sink.pair(earlier, doc, j);
+            let earlier = docs[q as usize].0;
+            if row(p).iter().zip(row(q as usize)).any(|(a, b)| a == b) {
+                batch.push((earlier, doc));
+                if batch.len() == VERIFY_CHUNK {
+                    verify(&mut batch)?;
+                }
             }
         }
         index.insert(&set, p as u32, &mut scratch)?;
     }
+    verify(&mut batch)?;
     trim(&mut set);
-    trim(&mut other);
     Ok(())
 }
 

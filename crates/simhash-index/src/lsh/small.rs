@@ -130,14 +130,17 @@ const NO_LINK: u32 = u32::MAX;
 
 /// The prefix index of a candidate component's kept small sets (see the module's
 /// documentation): each shingle's count in the component, and per shingle the kept
-/// ordinals whose prefix holds it (a chain through `links`, newest first).
+/// ordinals whose prefix holds it (a chain through `links`, newest first): one chain for the
+/// small sets, one for the larger sets indexed, so that a larger set can look up the small
+/// ones alone.
 pub(crate) struct SmallSets {
     /// Per set size up to `index_max`, the length of its prefix.
     prefix_len: Vec<usize>,
     /// Kept sets of more shingles cannot reach the threshold with a set of [`PROBE_MAX`].
     index_max: usize,
     counts: Map<u32>,
-    heads: Map<u32>,
+    /// The last link of each shingle's chain: of the small sets, of the larger ones.
+    heads: [Map<u32>; 2],
     /// A kept ordinal and the link of its shingle's previous one.
     links: Vec<(u32, u32)>,
 }
@@ -215,7 +218,7 @@ impl SmallSets {
             prefix_len,
             index_max,
             counts,
-            heads: Map::default(),
+            heads: [Map::default(), Map::default()],
             links: Vec::new(),
         }))
     }
@@ -261,12 +264,13 @@ impl SmallSets {
         if !self.indexes(set.len()) {
             return Ok(());
         }
+        let chain = usize::from(set.len() > PROBE_MAX);
         self.prefix(set, scratch);
         for &(_, shingle) in scratch.iter() {
             let link = u32::try_from(self.links.len()).ok().filter(|&l| l != NO_LINK).ok_or_else(
                 || EngineError::other(EngineErrorKind::TooManyDocuments, "too many prefix links"),
             )?;
-            let previous = self.heads.insert(shingle, link).unwrap_or(NO_LINK);
+            let previous = self.heads[chain].insert(shingle, link).unwrap_or(NO_LINK);
             self.links.push((ordinal, previous));
         }
         Ok(())
@@ -274,25 +278,30 @@ impl SmallSets {
 
     /// The kept ordinals from `from` on whose prefix shares a shingle with the prefix of
     /// `set` (whose [`lookup`](SmallSets::lookup) says so), ascending and distinct, into `out`:
-    /// every kept set indexed here that reaches the threshold with `set` is among them.
+    /// every kept set indexed here that reaches the threshold with `set` is among them (of
+    /// the small sets only, unless `larger`).
     pub(crate) fn candidates(
         &self,
         set: &[u64],
         from: u32,
+        larger: bool,
         scratch: &mut Vec<(u32, u64)>,
         out: &mut Vec<u32>,
     ) {
         out.clear();
         self.prefix(set, scratch);
-        for &(_, shingle) in scratch.iter() {
-            let mut link = self.heads.get(&shingle).copied().unwrap_or(NO_LINK);
-            while link != NO_LINK {
-                let (ordinal, previous) = self.links[link as usize];
-                if ordinal < from {
-                    break;
+        let chains = if larger { &self.heads[..] } else { &self.heads[..1] };
+        for heads in chains {
+            for &(_, shingle) in scratch.iter() {
+                let mut link = heads.get(&shingle).copied().unwrap_or(NO_LINK);
+                while link != NO_LINK {
+                    let (ordinal, previous) = self.links[link as usize];
+                    if ordinal < from {
+                        break;
+                    }
+                    out.push(ordinal);
+                    link = previous;
                 }
-                out.push(ordinal);
-                link = previous;
             }
         }
         out.sort_unstable();

@@ -206,7 +206,7 @@ fn candidates_of<S: SketchStore + ?Sized>(
 ) -> bool {
     if let Some(small) = small.filter(|small| small.lookup(set.len()) == Lookup::Prefix) {
         let mut scratch = Vec::new();
-        small.candidates(set, from, &mut scratch, out);
+        small.candidates(set, from, true, &mut scratch, out);
         out.retain(|&k| c.share_band(i, kept.docs[k as usize]));
         true
     } else {

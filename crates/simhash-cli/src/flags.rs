@@ -516,8 +516,8 @@ pub struct DedupArgs {
     /// Write one output per input file, at its path relative to its input argument under DIR.
     ///
     /// Each output has its input's format and compression (`.gz` and `.zst` are compressed
-    /// again; Parquet keeps the input's schema and codec); a file with nothing kept gets an
-    /// empty output. All are put in place together, or none. DIR may not be, contain or be
+    /// again; Parquet keeps the input's schema and codec, or --parquet-compression's); a
+    /// file with nothing kept gets an empty output. All are put in place together, or none. DIR may not be, contain or be
     /// inside an input; two inputs with the same relative path are an error.
     #[arg(long, value_name = "DIR", conflicts_with = "output")]
     pub output_dir: Option<PathBuf>,

@@ -45,10 +45,11 @@ impl ParquetCompression {
         ParquetCompression::Uncompressed,
     ];
 
-    /// The zstd level of [`ParquetCompression::Zstd`]: 1, the default of Arrow's C++ and
-    /// Rust writers (so pyarrow's and this crate's `zstd` files agree), and the fastest
-    /// level: the copy is a pass over the kept rows, and higher levels cost several times
-    /// the compression time for a few percent of size.
+    /// The zstd level of [`ParquetCompression::Zstd`]: 1, the default of the `parquet`
+    /// crate's and Arrow C++'s (pyarrow's) writers, so that `zstd` files agree with theirs,
+    /// and zstd's fastest standard level: the point of the option is a cheaper copy. On this
+    /// repository's own text in 1 MiB blocks (`zstd -b1`, `-b3`), level 3 took about 1.4
+    /// times as long for about 10% less size.
     pub const ZSTD_LEVEL: i32 = 1;
 
     /// The value's name: `mirror`, `zstd`, `snappy`, `lz4` or `none`.

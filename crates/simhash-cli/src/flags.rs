@@ -455,6 +455,20 @@ pub struct OutputOpts {
     pub output: PathBuf,
 }
 
+/// How Parquet outputs are written.
+#[derive(Debug, Args)]
+pub struct ParquetOpts {
+    /// Codec of the Parquet output: mirror (the input's), zstd, snappy, lz4 or none.
+    ///
+    /// mirror (the default) writes each output with the codec of its input (of the first
+    /// Parquet input, for one output). zstd is level 1 (Arrow's default); lz4 is Parquet's
+    /// LZ4_RAW codec; none stores the pages uncompressed (no compression cost, the largest
+    /// files). The rows are the same whatever the codec. Only for Parquet input, whose
+    /// output is Parquet (dedup, and cluster --annotate).
+    #[arg(long, value_name = "CODEC", hide_short_help = true)]
+    pub parquet_compression: Option<simhash_io::ParquetCompression>,
+}
+
 #[derive(Debug, Args)]
 pub struct FingerprintArgs {
     #[command(flatten)]
@@ -502,8 +516,8 @@ pub struct DedupArgs {
     /// Write one output per input file, at its path relative to its input argument under DIR.
     ///
     /// Each output has its input's format and compression (`.gz` and `.zst` are compressed
-    /// again; Parquet keeps the input's schema and codec); a file with nothing kept gets an
-    /// empty output. All are put in place together, or none. DIR may not be, contain or be
+    /// again; Parquet keeps the input's schema and codec, or --parquet-compression's); a
+    /// file with nothing kept gets an empty output. All are put in place together, or none. DIR may not be, contain or be
     /// inside an input; two inputs with the same relative path are an error.
     #[arg(long, value_name = "DIR", conflicts_with = "output")]
     pub output_dir: Option<PathBuf>,
@@ -529,6 +543,9 @@ pub struct DedupArgs {
     /// succeeds (after the output is in place).
     #[arg(long, requires = "against")]
     pub update: bool,
+
+    #[command(flatten)]
+    pub parquet: ParquetOpts,
 
     #[command(flatten)]
     pub run: RunOpts,
@@ -560,6 +577,9 @@ pub struct ClusterArgs {
     /// Parquet: a nullable unsigned integer column appended.
     #[arg(long)]
     pub annotate: bool,
+
+    #[command(flatten)]
+    pub parquet: ParquetOpts,
 
     #[command(flatten)]
     pub run: RunOpts,

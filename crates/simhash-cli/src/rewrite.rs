@@ -21,7 +21,7 @@ use anyhow::Context;
 use rayon::prelude::*;
 use simhash_io::{
     Encoded, ExtraColumn, ExtraKind, ExtraRows, ExtraValue, IdValue, InputFile, LineAt, LineReader,
-    LineStatus, LinesAt, Output, ParquetCopy, Parser, Score, Source,
+    LineStatus, LinesAt, Output, ParquetCompression, ParquetCopy, Parser, Score, Source,
 };
 
 use crate::corpus::Corpus;
@@ -149,6 +149,8 @@ pub struct Pass<'a> {
     pub pool: &'a rayon::ThreadPool,
     /// `true`: Parquet inputs (rows copied with their schema).
     pub parquet: bool,
+    /// `--parquet-compression`: the codec of the Parquet outputs.
+    pub compression: ParquetCompression,
 }
 
 /// Writes the `wanted` records to `target`; returns the outputs to commit and how many
@@ -243,11 +245,14 @@ fn shard_output(
         let mut wanted = shard.wanted.iter().peekable();
         // A file the first pass could not read (reported then) has no schema to copy:
         // it gets no output.
-        if lines == 0 && ParquetCopy::new(std::io::sink(), &file.path).is_err() {
+        if lines == 0
+            && ParquetCopy::new(std::io::sink(), &file.path, ParquetCompression::Mirror).is_err()
+        {
             return Ok((None, 0));
         }
         let out = Output::create_for("--output-dir", &path)?;
-        let mut copy = ParquetCopy::with_extra(out, &file.path, &pass.notes.columns())?;
+        let mut copy =
+            ParquetCopy::with_extra(out, &file.path, &pass.notes.columns(), pass.compression)?;
         let mut written = 0;
         if wanted.peek().is_some() {
             copy_rows(pass, &mut copy, &file.path, base, lines, &mut wanted, &mut written)?;
@@ -330,8 +335,12 @@ fn parquet_one(
     // The schema of the first file that was read (a bad file has no rows, and was reported
     // in the first pass), or of a file without rows that is Parquet.
     let like = paths.iter().zip(shard_lines).find(|(_, lines)| **lines > 0).map(|(p, _)| *p);
-    let like = like
-        .or_else(|| paths.iter().copied().find(|p| ParquetCopy::new(std::io::sink(), p).is_ok()));
+    let like = like.or_else(|| {
+        paths
+            .iter()
+            .copied()
+            .find(|p| ParquetCopy::new(std::io::sink(), p, ParquetCompression::Mirror).is_ok())
+    });
     let Some(like) = like else {
         // No input could be read (each was reported once as a bad file): there is no
         // schema to write, so the output is not written (its temporary file goes).
@@ -341,7 +350,7 @@ fn parquet_one(
         );
         return Ok((Vec::new(), 0));
     };
-    let mut copy = ParquetCopy::with_extra(out, like, &pass.notes.columns())?;
+    let mut copy = ParquetCopy::with_extra(out, like, &pass.notes.columns(), pass.compression)?;
     let mut written = 0u64;
     let mut base = 0;
     for (path, &rows) in paths.iter().zip(shard_lines) {

@@ -6,7 +6,7 @@ use std::fmt;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
-use simhash_io::Inputs;
+use simhash_io::{Inputs, ParquetCompression};
 use std::sync::Arc;
 
 use simhash_core::{Fingerprinter, Preset};
@@ -17,7 +17,7 @@ use crate::corpus::Reading;
 use crate::flags::{
     ClusterArgs, ClusterMode, ClusterOpts, CppArgs, DedupArgs, EvalArgs, FingerprintArgs,
     FingerprintOpts, Format, IndexAddArgs, IndexQueryArgs, InputArgs, KeepPolicy, MatchOpts,
-    Method, PairsArgs, RunOpts,
+    Method, PairsArgs, ParquetOpts, RunOpts,
 };
 use crate::report::Summary;
 
@@ -42,6 +42,8 @@ pub enum SettingsError {
     AnnotateHashes,
     /// `--output-dir` refused: why.
     OutputDir(String),
+    /// `--parquet-compression` without a Parquet output: why.
+    ParquetCompression(&'static str),
 }
 
 impl fmt::Display for SettingsError {
@@ -61,6 +63,9 @@ impl fmt::Display for SettingsError {
                 "--annotate adds JSON fields or Parquet columns: --format hash input has neither",
             ),
             SettingsError::OutputDir(why) => write!(f, "--output-dir: {why}"),
+            SettingsError::ParquetCompression(why) => {
+                write!(f, "--parquet-compression applies to Parquet output only: {why}")
+            }
             SettingsError::MixedFormats(e) => e.fmt(f),
         }
     }
@@ -399,6 +404,8 @@ pub struct DedupSettings {
     /// `--output-dir DIR`: one output per input file.
     pub output_dir: Option<PathBuf>,
     pub annotate: bool,
+    /// `--parquet-compression`: the codec of the Parquet outputs.
+    pub parquet_compression: ParquetCompression,
     pub removed: Option<PathBuf>,
     /// `--against INDEX`: the index and the settings to open it with.
     pub against: Option<(PathBuf, StoredSettings)>,
@@ -436,6 +443,7 @@ impl DedupSettings {
         if let Some(dir) = &args.output_dir {
             check_output_dir(dir, &args.input, &input.inputs)?;
         }
+        let parquet_compression = parquet_compression(&args.parquet, &input, None)?;
         Ok(DedupSettings {
             input,
             matching,
@@ -443,6 +451,7 @@ impl DedupSettings {
             output: args.output.output.clone(),
             output_dir: args.output_dir.clone(),
             annotate: args.annotate,
+            parquet_compression,
             removed: args.removed.clone(),
             against,
             update: args.update,
@@ -460,6 +469,8 @@ pub struct ClusterSettings {
     pub output: PathBuf,
     pub singletons: bool,
     pub annotate: bool,
+    /// `--parquet-compression`: the codec of the `--annotate` output.
+    pub parquet_compression: ParquetCompression,
     pub run: Run,
 }
 
@@ -471,6 +482,9 @@ impl ClusterSettings {
         if args.annotate {
             check_annotate(&input)?;
         }
+        let tsv = "cluster writes a TSV (records in the input's format only with --annotate)";
+        let parquet_compression =
+            parquet_compression(&args.parquet, &input, (!args.annotate).then_some(tsv))?;
         Ok(ClusterSettings {
             input,
             matching,
@@ -478,6 +492,7 @@ impl ClusterSettings {
             output: args.output.output.clone(),
             singletons: args.singletons,
             annotate: args.annotate,
+            parquet_compression,
             run: Run::new(&args.run).with_memory(args.matching.memory),
         })
     }
@@ -489,6 +504,29 @@ fn check_annotate(input: &Input) -> Result<(), SettingsError> {
         simhash_io::Parser::Json(_) => Ok(()),
         _ => Err(SettingsError::AnnotateHashes),
     }
+}
+
+/// `--parquet-compression` ([`ParquetCompression::Mirror`] when not given). Given, it is
+/// refused when the command writes no records (`no_records`: what it writes instead) or
+/// no input is a Parquet file (a mix of Parquet and other inputs is refused when the run
+/// starts, naming two of them).
+fn parquet_compression(
+    opts: &ParquetOpts,
+    input: &Input,
+    no_records: Option<&'static str>,
+) -> Result<ParquetCompression, SettingsError> {
+    let Some(compression) = opts.parquet_compression else {
+        return Ok(ParquetCompression::Mirror);
+    };
+    if let Some(why) = no_records {
+        return Err(SettingsError::ParquetCompression(why));
+    }
+    if !input.inputs.files().iter().any(|f| simhash_io::is_parquet(&f.path)) {
+        return Err(SettingsError::ParquetCompression(
+            "no input is Parquet, and the output has the inputs' format",
+        ));
+    }
+    Ok(compression)
 }
 
 /// `--output-dir DIR`: not standard input, no two inputs at the same relative path, and DIR

@@ -14,6 +14,7 @@ use arrow_schema::{DataType, Field};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::properties::WriterProperties;
 
 use crate::util::{Dir, corpus};
@@ -162,6 +163,97 @@ fn dedup_writes_the_kept_rows_with_the_inputs_schema_and_compression() {
     let run = dir.run(&["dedup", &names[0], "all.jsonl"]);
     run.code(2);
     assert!(run.stderr.contains("are not both Parquet"), "{}", run.stderr);
+}
+
+/// The codec of every column chunk of a Parquet file, row group by row group.
+fn codecs(dir: &Dir, name: &str) -> Vec<Compression> {
+    let file = std::fs::File::open(dir.path(name)).unwrap();
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let groups = builder.metadata().row_groups();
+    assert!(!groups.is_empty(), "{name}: no row groups");
+    groups.iter().flat_map(|g| g.columns().iter().map(ColumnChunkMetaData::compression)).collect()
+}
+
+#[test]
+fn parquet_compression_sets_the_outputs_codec_and_nothing_else() {
+    let dir = Dir::new();
+    let names = shards(&dir);
+    let run = |extra: &[&str]| {
+        let mut args = vec!["dedup", "-q"];
+        args.extend(extra);
+        args.extend(names.iter().map(String::as_str));
+        dir.run(&args).code(0);
+    };
+    run(&["-o", "kept.parquet"]);
+    let (mirrored, schema, _) = read_back(&dir, "kept.parquet");
+    // One output: the first input's codec (zstd), unless told otherwise.
+    let zstd = Compression::ZSTD(ZstdLevel::try_new(1).unwrap());
+    for (value, codec) in [
+        ("mirror", zstd),
+        ("zstd", zstd),
+        ("snappy", Compression::SNAPPY),
+        ("lz4", Compression::LZ4_RAW),
+        ("none", Compression::UNCOMPRESSED),
+    ] {
+        let out = format!("{value}.parquet");
+        run(&["--parquet-compression", value, "-o", &out]);
+        assert!(
+            codecs(&dir, &out).iter().all(|&c| c == codec),
+            "{value}: {:?}",
+            codecs(&dir, &out)
+        );
+        let (batches, out_schema, _) = read_back(&dir, &out);
+        assert_eq!(out_schema, schema, "{value}");
+        assert_eq!(batches, mirrored, "{value}");
+    }
+    // --output-dir: mirror keeps each input's codec; another is every output's.
+    run(&["--output-dir", "mirror"]);
+    run(&["--output-dir", "lz4", "--parquet-compression", "lz4"]);
+    let inputs = [zstd, Compression::SNAPPY, Compression::UNCOMPRESSED];
+    for (name, codec) in names.iter().zip(inputs) {
+        let (mirror, lz4) = (format!("mirror/{name}"), format!("lz4/{name}"));
+        assert!(codecs(&dir, &mirror).iter().all(|&c| c == codec), "{mirror}");
+        assert!(codecs(&dir, &lz4).iter().all(|&c| c == Compression::LZ4_RAW), "{lz4}");
+        assert_eq!(read_back(&dir, &lz4).0, read_back(&dir, &mirror).0, "{name}");
+    }
+    // cluster --annotate writes Parquet too, its added column included.
+    for (value, out) in [("mirror", "cluster-mirror.parquet"), ("snappy", "cluster.parquet")] {
+        let mut args = vec!["cluster", "-q", "--annotate", "--parquet-compression", value];
+        args.extend(["-o", out, names[0].as_str()]);
+        dir.run(&args).code(0);
+    }
+    let mirror = codecs(&dir, "cluster-mirror.parquet");
+    assert!(mirror.iter().all(|c| matches!(c, Compression::ZSTD(_))), "{mirror:?}");
+    assert!(codecs(&dir, "cluster.parquet").iter().all(|&c| c == Compression::SNAPPY));
+    assert_eq!(read_back(&dir, "cluster.parquet").0, read_back(&dir, "cluster-mirror.parquet").0);
+}
+
+#[test]
+fn parquet_compression_is_refused_without_a_parquet_output() {
+    let dir = Dir::new();
+    let names = shards(&dir);
+    for (args, why) in [
+        (
+            &["dedup", "all.jsonl", "--parquet-compression", "zstd", "-o", "out"][..],
+            "no input is Parquet",
+        ),
+        (&["dedup", "all.jsonl", "--parquet-compression", "mirror", "-o", "out"], "no input"),
+        (
+            &["cluster", "all.jsonl", "--annotate", "--parquet-compression", "none", "-o", "out"],
+            "no input is Parquet",
+        ),
+        (
+            &["cluster", &names[0], "--parquet-compression", "snappy", "-o", "out"],
+            "cluster writes a TSV",
+        ),
+        (&["dedup", &names[0], "--parquet-compression", "gzip", "-o", "out"], "expected one of"),
+    ] {
+        let run = dir.run(args);
+        run.code(2);
+        assert!(run.stderr.contains("--parquet-compression"), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(why), "{args:?}: {}", run.stderr);
+        assert!(!dir.path("out").exists(), "{args:?}");
+    }
 }
 
 #[test]

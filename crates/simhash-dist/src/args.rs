@@ -62,6 +62,15 @@ pub(crate) struct DedupArgs {
     /// text, lowest id (numeric if both are numbers, else bytewise).
     #[arg(long, value_enum, value_name = "POLICY", default_value = "first")]
     pub(crate) keep: Keep,
+
+    /// Codec of the Parquet parts: mirror (each input's), zstd, snappy, lz4 or none.
+    ///
+    /// As `simhash dedup --parquet-compression`, so that each part is still byte for byte
+    /// the file `simhash dedup --output-dir` writes: mirror (the default) writes each part
+    /// with its input file's codec; zstd is level 1, lz4 Parquet's LZ4_RAW codec, none no
+    /// compression. Only for Parquet input.
+    #[arg(long, value_name = "CODEC", hide_short_help = true)]
+    pub(crate) parquet_compression: Option<simhash_io::ParquetCompression>,
 }
 
 /// `dedup --keep`: the priority order of the walk, as `simhash dedup --keep`.

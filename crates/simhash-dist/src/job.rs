@@ -78,6 +78,8 @@ pub(crate) struct Job {
     pub(crate) output_dir: Option<PathBuf>,
     /// `dedup --removed`.
     pub(crate) removed: Option<PathBuf>,
+    /// `dedup --parquet-compression`: the codec of the Parquet parts.
+    pub(crate) parquet_compression: simhash_io::ParquetCompression,
     pub(crate) quiet: bool,
     /// `--stats`: process 0 writes the workers' figures there.
     pub(crate) stats: Option<PathBuf>,
@@ -122,7 +124,7 @@ impl Job {
                 )
             }
         };
-        let settings: [(&str, String); 12] = [
+        let settings: [(&str, String); 13] = [
             ("the command and its mode (--keep, --singletons)", format!("{:?}", self.mode)),
             ("the inputs", format!("{:?}", self.paths)),
             ("the input format and columns (--format, --text, --id)", format!("{parser:?}")),
@@ -138,6 +140,7 @@ impl Job {
             ("--output", self.output.display().to_string()),
             ("--output-dir", format!("{:?}", self.output_dir)),
             ("--removed", format!("{:?}", self.removed)),
+            ("--parquet-compression", self.parquet_compression.to_string()),
             ("--stats", format!("{:?}", self.stats)),
         ];
         let mut all: Vec<(String, String)> =
@@ -665,7 +668,8 @@ fn dedup(
         };
         let parts = Parts::new(dir, d.plan, extension);
         let written = if parquet {
-            parts::write_kept_rows(me, &parts, (d.plan, d.share), &decisions, parser)
+            let compression = job.parquet_compression;
+            parts::write_kept_rows(me, &parts, (d.plan, d.share), &decisions, (parser, compression))
         } else {
             parts::write_kept(&parts, &kept)
         };

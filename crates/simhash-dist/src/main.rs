@@ -67,10 +67,12 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let (mut args, mode, removed) = match cli.command {
-        Command::Pairs(args) => (args, Mode::Pairs, None),
-        Command::Cluster(c) => (c.job, Mode::Cluster { singletons: c.singletons }, None),
-        Command::Dedup(d) => (d.job, Mode::Dedup { keep: d.keep }, d.removed),
+    let (mut args, mode, removed, compression) = match cli.command {
+        Command::Pairs(args) => (args, Mode::Pairs, None, None),
+        Command::Cluster(c) => (c.job, Mode::Cluster { singletons: c.singletons }, None, None),
+        Command::Dedup(d) => {
+            (d.job, Mode::Dedup { keep: d.keep }, d.removed, d.parquet_compression)
+        }
     };
     let skipped = args.expand()?;
     if args.timely.process == 0 {
@@ -97,7 +99,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let paths = args.paths();
     let inputs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
     if matches!(mode, Mode::Dedup { .. }) {
-        check_parquet_dedup(&inputs, args.output_dir.is_some())?;
+        check_parquet_dedup(&inputs, args.output_dir.is_some(), compression.is_some())?;
     }
     let mut plan = WritePlan::new();
     plan.inputs(&inputs);
@@ -132,7 +134,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         );
     }
     let (quiet, process) = (args.quiet, args.timely.process);
-    let job = Arc::new(build_job(&args, mode, matching, removed));
+    let compression = compression.unwrap_or_default();
+    let job = Arc::new(build_job(&args, mode, matching, (removed, compression)));
     install_failure_handlers();
     let guards = start(launch, move |worker| job::run(worker, &job))?;
     let code = match join(guards) {
@@ -157,8 +160,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// `dedup` copies Parquet rows into Parquet parts, one per input file (`--output-dir`):
 /// Parquet files cannot be concatenated into one output byte for byte. The inputs are all
-/// Parquet or none, as `simhash dedup` requires.
-fn check_parquet_dedup(inputs: &[&std::path::Path], output_dir: bool) -> anyhow::Result<()> {
+/// Parquet or none, as `simhash dedup` requires; `--parquet-compression` (`compression`:
+/// given) is refused unless they are Parquet, with `simhash dedup`'s message.
+fn check_parquet_dedup(
+    inputs: &[&std::path::Path],
+    output_dir: bool,
+    compression: bool,
+) -> anyhow::Result<()> {
     let parquet = inputs.first().is_some_and(|p| simhash_io::is_parquet(p));
     if let Some(other) = inputs.iter().find(|p| simhash_io::is_parquet(p) != parquet) {
         anyhow::bail!(
@@ -168,6 +176,11 @@ fn check_parquet_dedup(inputs: &[&std::path::Path], output_dir: bool) -> anyhow:
         );
     }
     anyhow::ensure!(
+        parquet || !compression,
+        "--parquet-compression applies to Parquet output only: no input is Parquet, and the \
+         output has the inputs' format"
+    );
+    anyhow::ensure!(
         !parquet || output_dir,
         "dedup of Parquet input needs --output-dir (one Parquet part per input file, with its \
          schema): Parquet files cannot be joined into one output"
@@ -175,8 +188,12 @@ fn check_parquet_dedup(inputs: &[&std::path::Path], output_dir: bool) -> anyhow:
     Ok(())
 }
 
+/// `dedup --removed` and `--parquet-compression`.
+type DedupOutputs = (Option<PathBuf>, simhash_io::ParquetCompression);
+
 /// What every worker of this process runs, from the flags.
-fn build_job(args: &JobArgs, mode: Mode, matching: Matching, removed: Option<PathBuf>) -> Job {
+fn build_job(args: &JobArgs, mode: Mode, matching: Matching, dedup: DedupOutputs) -> Job {
+    let (removed, parquet_compression) = dedup;
     let fingerprinter = args.fingerprinter();
     let sketcher = match &matching {
         Matching::Minhash { sketcher, .. } => Some(Arc::clone(sketcher)),
@@ -201,6 +218,7 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, removed: Option<Pat
         output: args.output.clone(),
         output_dir: args.output_dir.clone(),
         removed,
+        parquet_compression,
         quiet: args.quiet,
         stats: args.stats.clone(),
         process: args.timely.process,

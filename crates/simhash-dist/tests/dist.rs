@@ -1397,6 +1397,52 @@ fn directories_and_parquet_are_read_as_simhash_reads_them() {
     assert!(stderr(&out).contains("are not both Parquet"), "{}", stderr(&out));
 }
 
+/// `dedup --parquet-compression`: each Parquet part is byte for byte the file `simhash
+/// dedup --output-dir` writes with the same codec; without Parquet input it is refused.
+#[test]
+fn parquet_compression_parts_are_simhashs_files() {
+    let dir = Dir::new();
+    let rows: Vec<(String, String)> = minhash_corpus(12)
+        .lines()
+        .map(|l| {
+            let (id, text) = l.split_once("\",\"text\":\"").expect("a record");
+            (id.trim_start_matches("{\"id\":\"").into(), text.trim_end_matches("\"}").into())
+        })
+        .collect();
+    let cut = rows.len() / 2;
+    std::fs::create_dir_all(dir.path("in")).expect("mkdir");
+    write_parquet(&dir.path("in/a.parquet"), &rows[..cut], false);
+    write_parquet(&dir.path("in/b.parquet"), &rows[cut..], true);
+    let input = s(&dir.path("in"));
+    let mut sizes = Vec::new();
+    for codec in ["mirror", "zstd", "lz4", "none"] {
+        let (kept, parts_dir) =
+            (dir.path(&format!("kept-{codec}")), dir.path(&format!("parts-{codec}")));
+        let flags = ["-q", "--parquet-compression", codec];
+        let code =
+            simhash(&[&["dedup", &input][..], &flags, &["--output-dir", &s(&kept)]].concat());
+        assert_eq!(code, ExitCode::from(1), "{codec}");
+        let a = [&["dedup", &input][..], &flags, &["-w", "2", "--output-dir", &s(&parts_dir)]];
+        let out = dist(&strings(&a.concat()));
+        assert_eq!(out.status.code(), Some(1), "{codec}: {}", stderr(&out));
+        for (part, file) in
+            [("part-00000.parquet", "a.parquet"), ("part-00001.parquet", "b.parquet")]
+        {
+            let (got, want) = (std::fs::read(parts_dir.join(part)), std::fs::read(kept.join(file)));
+            assert!(got.is_ok() && got.ok() == want.ok(), "{codec}: {part} differs from {file}");
+        }
+        sizes.push(std::fs::metadata(parts_dir.join("part-00000.parquet")).map_or(0, |m| m.len()));
+    }
+    // a.parquet is uncompressed: mirror and none write the same, zstd and lz4 less.
+    assert_eq!(sizes[0], sizes[3], "{sizes:?}");
+    assert!(sizes[1] < sizes[0] && sizes[2] < sizes[0], "{sizes:?}");
+    let jsonl = dir.write("x.jsonl", "{\"id\":\"x\",\"text\":\"a b c\"}\n");
+    let a = ["dedup", &s(&jsonl), "--parquet-compression", "zstd", "-o", &s(&dir.path("o.jsonl"))];
+    let out = dist(&strings(&a));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--parquet-compression applies to Parquet output only"));
+}
+
 /// `--band-key-bits 32` and `64`: `simhash-dist` agrees byte for byte with `simhash` at the
 /// same width, at 1 × 2 workers and 2 processes, for pairs, cluster and dedup; both widths
 /// give the same output; the summary names the width (auto: 32 at this size).

@@ -10,7 +10,8 @@
 //!   extension; compressed data without the extension is refused
 //!   ([`refuse_compressed`]); standard input can be spooled for a second pass.
 //! * [`ParquetRows`] reads the text and id columns of a Parquet file a batch of rows at
-//!   a time; [`ParquetCopy`] writes the rows a run keeps with the input's schema.
+//!   a time; [`ParquetCopy`] writes the rows a run keeps with the input's schema, in the
+//!   input's codec or another ([`ParquetCompression`]).
 //! * [`LineReader`] splits it into numbered lines with a length limit, never holding more
 //!   than the limit in memory.
 //! * [`Parser`] turns a line into a [`Record`] (JSONL at dotted paths with [`Columns`],
@@ -92,6 +93,7 @@ mod inputs;
 mod lines;
 mod output;
 mod parquet;
+mod parquet_compression;
 mod paths;
 mod problem;
 mod process;
@@ -123,6 +125,7 @@ pub use crate::output::{
 pub use crate::parquet::{
     ExtraColumn, ExtraKind, ExtraRows, ExtraValue, ParquetCopy, ParquetRows, RowBatch, is_parquet,
 };
+pub use crate::parquet_compression::{ParquetCompression, UnknownParquetCompression};
 pub use crate::paths::{WritePlan, begin_run, check_paths, register_inputs, resolve};
 pub use crate::problem::{Located, Problem, Reason};
 pub use crate::process::peak_memory;

@@ -1,5 +1,6 @@
 //! Parquet inputs: the text and id columns of each row, a batch of rows at a time, and the
-//! rows a run keeps, copied to a Parquet output with the input's schema and compression.
+//! rows a run keeps, copied to a Parquet output with the input's schema and compression (or
+//! another codec: [`ParquetCompression`]).
 
 use std::fs::File;
 use std::path::Path;
@@ -17,6 +18,7 @@ use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 
 use crate::error::{Error, ErrorKind};
+use crate::parquet_compression::ParquetCompression;
 use crate::problem::{Problem, Reason};
 use crate::record::{Columns, Id, IdValue, check_id};
 
@@ -486,8 +488,9 @@ impl ExtraRows {
 }
 
 /// Copies the rows of Parquet files that a run keeps into one Parquet output, with the
-/// schema and compression codec of the first file (every file must have the same schema),
-/// and optionally extra columns appended to each row.
+/// schema of the first file (every file must have the same schema) and its compression
+/// codec or another ([`ParquetCompression`]), and optionally extra columns appended to
+/// each row.
 pub struct ParquetCopy<W: std::io::Write + Send> {
     writer: ArrowWriter<W>,
     /// The input's schema.
@@ -504,15 +507,26 @@ impl<W: std::io::Write + Send> std::fmt::Debug for ParquetCopy<W> {
 }
 
 impl<W: std::io::Write + Send> ParquetCopy<W> {
-    /// A copy into `out` with the schema and compression of the Parquet file `like`.
-    pub fn new(out: W, like: &Path) -> Result<ParquetCopy<W>, Error> {
-        ParquetCopy::with_extra(out, like, &[])
+    /// A copy into `out` with the schema of the Parquet file `like`, compressed with
+    /// `compression` ([`ParquetCompression::Mirror`]: `like`'s codec).
+    pub fn new(
+        out: W,
+        like: &Path,
+        compression: ParquetCompression,
+    ) -> Result<ParquetCopy<W>, Error> {
+        ParquetCopy::with_extra(out, like, &[], compression)
     }
 
-    /// A copy into `out` with the schema and compression of the Parquet file `like`, and
-    /// the nullable `extra` columns after its own. An extra column named as a column of
-    /// `like` is an [`ErrorKind::BadParquet`] error naming it.
-    pub fn with_extra(out: W, like: &Path, extra: &[ExtraColumn]) -> Result<ParquetCopy<W>, Error> {
+    /// A copy into `out` with the schema of the Parquet file `like`, compressed with
+    /// `compression` ([`ParquetCompression::Mirror`]: `like`'s codec), and the nullable
+    /// `extra` columns after its own. An extra column named as a column of `like` is an
+    /// [`ErrorKind::BadParquet`] error naming it.
+    pub fn with_extra(
+        out: W,
+        like: &Path,
+        extra: &[ExtraColumn],
+        compression: ParquetCompression,
+    ) -> Result<ParquetCopy<W>, Error> {
         let (name, builder) = builder(like)?;
         let schema = builder.schema().clone();
         let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
@@ -550,7 +564,11 @@ impl<W: std::io::Write + Send> ParquetCopy<W> {
             view_fields,
             schema.metadata().clone(),
         ));
-        let mut props = mirrored(builder.metadata()).build();
+        let mut props = mirrored(builder.metadata());
+        if let Some(codec) = compression.codec() {
+            props = props.set_compression(codec);
+        }
+        let mut props = props.build();
         parquet::arrow::add_encoded_arrow_schema_to_metadata(&out_schema, &mut props);
         let options = parquet::arrow::arrow_writer::ArrowWriterOptions::new()
             .with_properties(props)
@@ -723,6 +741,58 @@ mod tests {
         assert_eq!(props.compression(&ColumnPath::from("text")), text.compression());
         assert_eq!(props.max_row_group_row_count(), Some(100));
         assert!(!props.offset_index_disabled());
+        Ok(())
+    }
+
+    /// Each codec asked for is every column chunk's, the extra columns' too, and the rows
+    /// read back are the same whatever the codec; mirror keeps the input's.
+    #[test]
+    fn the_copy_is_written_with_the_codec_asked_for() -> Result<(), Box<dyn std::error::Error>> {
+        use parquet::basic::Compression;
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("in.parquet");
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(StringArray::from(vec!["a", "b", "c"])) as ArrayRef),
+            ("text", Arc::new(StringArray::from(vec!["one", "two", "three"])) as ArrayRef),
+        ])?;
+        let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
+        let mut writer = ArrowWriter::try_new(File::create(&path)?, batch.schema(), Some(props))?;
+        writer.write(&batch)?;
+        writer.close()?;
+
+        let extra = [ExtraColumn { name: "note".into(), kind: ExtraKind::Unsigned }];
+        let columns = Columns::new("text", "id");
+        let mut rows = Vec::new();
+        for (compression, codec) in [
+            (ParquetCompression::Mirror, Compression::SNAPPY),
+            (ParquetCompression::Zstd, Compression::ZSTD(parquet::basic::ZstdLevel::default())),
+            (ParquetCompression::Snappy, Compression::SNAPPY),
+            (ParquetCompression::Lz4, Compression::LZ4_RAW),
+            (ParquetCompression::Uncompressed, Compression::UNCOMPRESSED),
+        ] {
+            let out = dir.path().join(format!("{compression}.parquet"));
+            let mut copy =
+                ParquetCopy::with_extra(File::create(&out)?, &path, &extra, compression)?;
+            copy.copy(&path, &columns, |row, _, extra| {
+                if row == 1 {
+                    return Ok(false);
+                }
+                extra.push(ExtraValue::Unsigned(row));
+                Ok(true)
+            })?;
+            copy.finish()?.sync_all()?;
+            let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&out)?)?;
+            for group in reader.metadata().row_groups() {
+                for chunk in group.columns() {
+                    assert_eq!(chunk.compression(), codec, "{compression}");
+                }
+            }
+            let batches = reader.build()?.collect::<Result<Vec<_>, _>>()?;
+            rows.push(arrow_select::concat::concat_batches(&batches[0].schema(), &batches)?);
+        }
+        assert_eq!(rows[0].num_rows(), 2);
+        assert_eq!(rows[0].num_columns(), 3);
+        assert!(rows.iter().all(|r| *r == rows[0]));
         Ok(())
     }
 }

@@ -44,6 +44,7 @@ pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
             reporter: &session.reporter,
             pool: &session.pool,
             parquet,
+            compression: settings.parquet_compression,
         };
         let wanted = rewrite::wanted(&corpus, 0..corpus.len());
         let (outputs, written) = rewrite::write(&pass, &wanted, Target::One(out))?;

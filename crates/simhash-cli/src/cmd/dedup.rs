@@ -101,6 +101,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         reporter: &session.reporter,
         pool: &session.pool,
         parquet,
+        compression: settings.parquet_compression,
     };
     let target = match (out, &settings.output_dir) {
         (Some(out), _) => Target::One(out),

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use anyhow::Context;
-use simhash_io::{ClustersTsv, Measure, Output, PairsTsv, ParquetCopy, Parser};
+use simhash_io::{ClustersTsv, Measure, Output, PairsTsv, ParquetCompression, ParquetCopy, Parser};
 use timely::worker::Worker;
 
 use super::dedup::Decision;
@@ -413,15 +413,16 @@ impl PartCursor<'_, '_> {
 }
 
 /// `dedup` of Parquet input: writes the part of each Parquet file this worker read (a
-/// piece is a whole file), its kept rows copied with the file's schema and compression
-/// ([`ParquetCopy`], as `simhash dedup --output-dir` writes them). A file that could not
-/// be read as Parquet (reported in the first pass) gets no part, as in `simhash`.
+/// piece is a whole file), its kept rows copied with the file's schema, in the file's
+/// codec or `compression` ([`ParquetCopy`], as `simhash dedup --output-dir` writes them).
+/// A file that could not be read as Parquet (reported in the first pass) gets no part, as
+/// in `simhash`.
 pub(crate) fn write_kept_rows(
     me: usize,
     parts: &Parts<'_>,
     (plan, share): (&InputPlan, &Share),
     decisions: &[Decision],
-    parser: &Parser,
+    (parser, compression): (&Parser, ParquetCompression),
 ) -> anyhow::Result<Written> {
     let Parser::Json(columns) = parser else {
         anyhow::bail!("Parquet input holds text columns: --format hash does not apply");
@@ -437,10 +438,10 @@ pub(crate) fn write_kept_rows(
         let file = parts.order.file(piece);
         let path = plan.files[file].path().context("internal error: a Parquet file has no path")?;
         let read = share.chunks.iter().any(|c| c.file == file && c.lines > 0);
-        if !read && ParquetCopy::new(std::io::sink(), path).is_err() {
+        if !read && ParquetCopy::new(std::io::sink(), path, ParquetCompression::Mirror).is_err() {
             continue;
         }
-        let mut copy = ParquetCopy::new(parts.create_file(piece)?, path)?;
+        let mut copy = ParquetCopy::new(parts.create_file(piece)?, path, compression)?;
         copy.copy(path, columns, |row, _, _| {
             let keep = kept(position(file, row));
             written.lines += u64::from(keep);

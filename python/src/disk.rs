@@ -513,20 +513,12 @@ impl NativeWriter {
         let (positions, already) = detached(py, || -> Result<(Vec<usize>, u64), DiskError> {
             let (mut positions, mut already) = (Vec::with_capacity(docs.len()), 0);
             for (i, (id, doc)) in ids.iter().zip(&docs).enumerate() {
-                // A text the index holds with the same id and content is not added again,
-                // as `simhash index add` counts it; other content under the id is refused
-                // by the commit.
-                if let Some(index) = writer.index()
-                    && held_copy(index, id, doc)?.is_some()
-                {
+                // Other content under a held id is refused by the commit.
+                if add_unless_held(writer, id, doc)? {
+                    positions.push(start + i);
+                } else {
                     already += 1;
-                    continue;
                 }
-                match doc {
-                    Doc::Sketch(s) => writer.add_sketch(id, s.as_ref())?,
-                    Doc::Fingerprint(fp) => writer.add_fingerprint(id, *fp)?,
-                }
-                positions.push(start + i);
             }
             Ok((positions, already))
         })?
@@ -624,6 +616,22 @@ fn held_copy(index: &DiskIndex, id: &str, doc: &Doc) -> Result<Option<u64>, Disk
         Doc::Fingerprint(fp) => fp.map(|fp| vec![fp.get()]).unwrap_or_default(),
     };
     index.find_copy(id, &payload)
+}
+
+/// Adds `doc` under `id` to `writer`, unless the writer's index already holds it (the same
+/// id and content, [`held_copy`]: a rerun's), as `simhash index add` passes over it; true
+/// when added.
+fn add_unless_held(writer: &mut Writer, id: &str, doc: &Doc) -> Result<bool, DiskError> {
+    if let Some(index) = writer.index()
+        && held_copy(index, id, doc)?.is_some()
+    {
+        return Ok(false);
+    }
+    match doc {
+        Doc::Sketch(s) => writer.add_sketch(id, s.as_ref())?,
+        Doc::Fingerprint(fp) => writer.add_fingerprint(id, *fp)?,
+    }
+    Ok(true)
 }
 
 /// A document's earliest-added match in the index, passing over document `except` (its own
@@ -784,20 +792,13 @@ impl NativeDedup {
         let added = detached(py, || -> Result<(Vec<usize>, u64), DiskError> {
             let (mut added, mut already) = (Vec::with_capacity(order.len()), 0u64);
             for (d, id) in &order {
-                let doc = &self.docs[*d];
-                if let Some(index) = writer.index()
-                    && held_copy(index, id, doc)?.is_some()
-                {
-                    already += 1;
-                    continue;
-                }
                 // An id the index holds with other content is refused by the commit (and
                 // listed): the text stays kept, as the CLI keeps it in its output.
-                match doc {
-                    Doc::Sketch(s) => writer.add_sketch(id, s.as_ref())?,
-                    Doc::Fingerprint(fp) => writer.add_fingerprint(id, *fp)?,
+                if add_unless_held(writer, id, &self.docs[*d])? {
+                    added.push(*d);
+                } else {
+                    already += 1;
                 }
-                added.push(*d);
             }
             Ok((added, already))
         })?;

@@ -75,8 +75,8 @@ pub(crate) fn floods(
     Ok(false)
 }
 
-/// Hashes shingles (already well mixed) with one multiplication: lookups only, so no
-/// order depends on it.
+/// Hashes keys that are already well mixed (shingles, band hashes) with one
+/// multiplication, not SipHash: for lookups only, so no order depends on it.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct MixHasher(u64);
 

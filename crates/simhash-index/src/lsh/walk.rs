@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::scan::{
     Collapsed, FirstByKey, SETS, candidate_components, collapse_identical, component_rows,
 };
-use super::small::{Lookup, PROBE_MAX, SmallSets, is_flood};
+use super::small::{Lookup, MixHasher, PROBE_MAX, SmallSets, is_flood};
 use super::store::trim;
 use super::{EngineError, EngineErrorKind, MatchStats, SketchStore};
 
@@ -26,34 +26,9 @@ pub struct Walk {
     pub jaccard: Vec<f64>,
 }
 
-/// Hashes the bucket keys of a walk (a band and its hash, already well mixed) with one
-/// multiplication, not SipHash: only lookups, so no order depends on it.
-#[derive(Clone, Copy, Default)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(u64::from(x));
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0 ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
-    }
-}
-
 /// One band's buckets: by band hash, the last link of the bucket's chain in the band's
 /// links (one allocation for all buckets, not a vector each).
-type Buckets = HashMap<u32, u32, std::hash::BuildHasherDefault<KeyHasher>>;
+type Buckets = HashMap<u32, u32, std::hash::BuildHasherDefault<MixHasher>>;
 
 /// One band of a [`Kept`]'s index: its buckets, and their members (a kept ordinal and the
 /// link of the bucket's previous member, [`NO_LINK`] for its first).

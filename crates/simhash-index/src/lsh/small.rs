@@ -7,21 +7,25 @@
 //! candidates of `N` such documents are about `N² / 20` (1.24 billion for 200,000 short
 //! documents), though none of them verifies.
 //!
-//! For a set of at most [`PROBE_MAX`] shingles, [`SmallSets`] finds instead the kept
-//! documents that can reach the threshold at all, by a prefix filter (Chaudhuri, Ganti
+//! For a set of at most [`PROBE_MAX`] shingles, [`SmallSets`] finds instead the indexed
+//! documents (the walk's kept ones; every earlier one for pairs and clusters) that can
+//! reach the threshold at all, by a prefix filter (Chaudhuri, Ganti
 //! and Kaushik, ICDE 2006; Bayardo, Ma and Srikant's All-Pairs, WWW 2007): order every
 //! shingle by its count in the component (rarest first, ties by value), and keep of each
 //! set its first `|x| - c(|x|) + 1` shingles, where `c(|x|)` is the fewest shingles any
 //! set can share with it and still reach the threshold. Two sets that reach the threshold
-//! share at least that many, so their prefixes share a shingle: every kept set that
+//! share at least that many, so their prefixes share a shingle: every indexed set that
 //! reaches the threshold is found by looking up the query's prefix shingles. Rare
 //! shingles come first, so the lookups meet few sets; the shared phrase's shingles are
 //! the most common and come last.
 //!
-//! The walk then keeps, of those, the ones that share a band with the query (as the band
-//! buckets would have found them) and verifies them in priority order, as it verifies band
-//! candidates: the decisions are exactly those of the band candidates, only found without
-//! listing the pairs that cannot verify.
+//! Each search ([`walk`](super::walk), [`find_matches`](super::find_matches),
+//! [`components`](super::components)) then keeps, of those, the ones that share a band
+//! with the query (as the band buckets would have found them) and verifies them as it
+//! verifies band candidates (the walk in priority order): the pairs and decisions are
+//! exactly those of the band candidates, only found without listing the pairs that cannot
+//! verify. A search turns to a [`SmallSets`] only when its small sets flood the band
+//! buckets ([`is_flood`]).
 
 use std::collections::HashMap;
 
@@ -42,6 +46,7 @@ const MIN_COMPONENT: usize = if cfg!(test) { 4 } else { 2048 };
 /// Band pairs of small sets below which a search goes without a [`SmallSets`], and those
 /// allowed each small set. Small in tests, so that they cover both.
 pub(crate) const FLOOD_PAIRS: usize = if cfg!(test) { 8 } else { 1 << 20 };
+/// See [`FLOOD_PAIRS`].
 pub(crate) const FLOOD_PER_SET: usize = if cfg!(test) { 1 } else { 64 };
 
 /// Whether `pairs` band pairs (or candidates) among `small_sets` small sets make a flood,

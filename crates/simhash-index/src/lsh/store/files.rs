@@ -135,7 +135,7 @@ impl Spill {
 /// The shingle sets' file of a [`SpillStore`](super::SpillStore): written at places reserved with an atomic
 /// add, a buffer at a time by the store and a batch at a time by [`SetWriter`]s on other
 /// threads, so a document's set is wherever its writer put it. The sets' offsets (one set
-/// after another in document order, as [`DocIndex`] counts them) map to places in the file
+/// after another in document order, as [`DocIndex`](super::DocIndex) counts them) map to places in the file
 /// by runs: one entry per buffer or batch, not per document.
 #[derive(Debug)]
 pub(super) struct SetFile {

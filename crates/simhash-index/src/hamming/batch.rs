@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use simhash_core::Fingerprint;
 
 use crate::hamming::kernel::{Entry, cross_run, pair_run};
-use crate::hamming::plan::pass_capacity;
+use crate::hamming::plan::{pass_capacity, scatter_bits};
 use crate::hamming::scatter::{Optional, Sides, Source, histogram, scatter_range};
 use crate::hamming::tables::{ConfigError, Table, Tables};
 
@@ -342,10 +342,6 @@ const HUGE_BUCKET: usize = if cfg!(test) { 200 } else { 1 << 22 };
 const TASK_ELEMS: usize = if cfg!(test) { 256 } else { 1 << 15 };
 /// Tasks run in waves of about this many fingerprints; each wave's pairs are then sunk.
 const WAVE_ELEMS: usize = 1 << 22;
-/// The average bucket size the first (scatter) pass aims for.
-const BUCKET_TARGET: usize = 1 << 10;
-/// The most bits the scatter pass splits on.
-const MAX_SCATTER_BITS: u32 = 10;
 
 /// The one thing that differs between all-pairs and cross-pairs: what a run of equal
 /// prefixes emits (for the rows of the run in the range).
@@ -789,11 +785,6 @@ impl<R> Task<'_, R> {
     {
         (self.run_fn)(self.table, self.max_distance, run, rows, out);
     }
-}
-
-pub(crate) fn scatter_bits(n: usize, prefix_bits: u32) -> u32 {
-    let want = (n / BUCKET_TARGET).max(1).ilog2() + 1;
-    want.min(MAX_SCATTER_BITS).min(prefix_bits)
 }
 
 /// Groups consecutive buckets into tasks of at least `TASK_ELEMS` fingerprints.

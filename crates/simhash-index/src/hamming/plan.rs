@@ -32,6 +32,20 @@ pub(crate) fn in_flight_bytes(n: u64) -> u64 {
     n.saturating_mul(4).min(IN_FLIGHT_MAX)
 }
 
+/// The average bucket size the batch's first (scatter) pass aims for.
+const BUCKET_TARGET: usize = 1 << 10;
+/// The most bits the scatter pass splits on.
+const MAX_SCATTER_BITS: u32 = 10;
+
+/// The prefix bits the batch's scatter pass splits a table's `n` entries on (of its
+/// `prefix_bits`): about [`BUCKET_TARGET`] entries a bucket. Here, with the cost model
+/// that counts the radix passes left after it, so that the batch depends on the plan and
+/// not the other way round.
+pub(crate) fn scatter_bits(n: usize, prefix_bits: u32) -> u32 {
+    let want = (n / BUCKET_TARGET).max(1).ilog2() + 1;
+    want.min(MAX_SCATTER_BITS).min(prefix_bits)
+}
+
 /// How many entries one pass over a table may hold for `n` fingerprints held in
 /// `input_bytes`, within `memory` bytes in all; an error if that is below `n / MAX_PASSES`
 /// (or the input alone is over the budget).
@@ -195,8 +209,7 @@ fn evaluate(n: u64, m: usize, k: u32, passes: u64) -> Plan {
         min_prefix = min_prefix.min(bits);
         tables += count;
         candidates += count * pairs / 2f64.powi(bits as i32);
-        let scatter_bits =
-            crate::hamming::batch::scatter_bits(usize::try_from(n).unwrap_or(usize::MAX), bits);
+        let scatter_bits = scatter_bits(usize::try_from(n).unwrap_or(usize::MAX), bits);
         radix += count * f64::from((bits - scatter_bits).div_ceil(8));
     }
     let cost_ns = tables * n_f * NS_PER_ELEMENT

@@ -1,6 +1,6 @@
 //! The parsed batches gathered in input order into the [`Corpus`](super::Corpus).
 
-use super::read::{Meta, ParsedBatch, ParsedDoc};
+use super::read::{Meta, Parsed, ParsedBatch, ParsedDoc};
 use super::sample::Sampler;
 #[allow(clippy::wildcard_imports)]
 use super::*;
@@ -64,56 +64,9 @@ pub(super) fn collect(
                 reporter.progress(corpus.bytes, corpus.records);
                 continue;
             }
-            let mut id_start = 0;
-            for (line, item) in batch.items {
-                let line = in_file(line);
-                let doc = match item {
-                    Ok(doc) => doc,
-                    Err(problem) if problem.reason == Reason::BlankLine => {
-                        corpus.blank_lines += 1;
-                        continue;
-                    }
-                    Err(problem) => {
-                        corpus.records += 1;
-                        reporter.problem(name, line, &problem)?;
-                        continue;
-                    }
-                };
-                corpus.records += 1;
-                let ParsedDoc { id_end, number, fp, len, sketch, place, line_hash, offset } = doc;
-                // The first record decides whether records have ids: a generated id (the
-                // line number) must never equal an explicit one.
-                let has_id = id_end.is_some();
-                if *ids_given.get_or_insert(has_id) != has_id {
-                    if let Some(end) = id_end {
-                        id_start = end;
-                    }
-                    reporter.problem(name, line, &Problem::mixed_ids(has_id))?;
-                    continue;
-                }
-                let (id, numeric, generated) = if let Some(end) = id_end {
-                    let id = &batch.ids[id_start..end];
-                    id_start = end;
-                    (id, number, false)
-                } else {
-                    // The id is the line number, made when asked for.
-                    ("", true, true)
-                };
-                // Generated ids are line numbers, distinct by construction (and never equal
-                // to an explicit id): only explicit ids need the set.
-                if !generated && !ids.insert(IdKey::new(id), id, &corpus.ids) {
-                    reporter.problem(name, line, &Problem::duplicate_id(id))?;
-                    continue;
-                }
-                let meta =
-                    Meta { numeric, generated, fp, line: base + line, len, line_hash, offset };
-                if let Some(s) = &mut sampler {
-                    s.offer(id, meta, sketch);
-                } else {
-                    corpus.push(id, meta, sketch.as_ref(), place)?;
-                    done.extend(sketch);
-                }
-            }
+            let state = &mut Collecting { ids: &mut ids, ids_given: &mut ids_given };
+            let records = Records { items: batch.items, ids: &batch.ids, name, base, in_file };
+            collect_records(&mut corpus, records, state, sampler.as_mut(), &mut done, reporter)?;
             if !done.is_empty() {
                 // A worker gone (after an error) frees nothing more: this thread does.
                 let _ = spent[batch.worker].send(std::mem::take(&mut done));
@@ -132,6 +85,81 @@ pub(super) fn collect(
     }
     corpus.shard_lines = shard_lines;
     Ok(corpus)
+}
+
+/// One batch's parsed lines (not hash blocks): the items with their line numbers, the
+/// batch's ids (each item's id ends at its `id_end`), its file's name, the lines of the
+/// files before it, and how an item's line number becomes its line in the file.
+struct Records<'a, F> {
+    items: Vec<(u64, Parsed)>,
+    ids: &'a str,
+    name: &'a str,
+    base: u64,
+    in_file: F,
+}
+
+/// The records of one batch, in order: each counted, reported as `FILE:LINE` when bad (a
+/// blank line only counted), and pushed under its id (offered to the `sampler` with
+/// `--sample`); the sketches pushed go to `done`, for the batch's worker to free.
+fn collect_records(
+    corpus: &mut Corpus,
+    records: Records<'_, impl Fn(u64) -> u64>,
+    state: &mut Collecting<'_>,
+    mut sampler: Option<&mut Sampler>,
+    done: &mut Vec<DocSketch>,
+    reporter: &mut Reporter,
+) -> anyhow::Result<()> {
+    let Records { items, ids: batch_ids, name, base, in_file } = records;
+    let mut id_start = 0;
+    for (line, item) in items {
+        let line = in_file(line);
+        let doc = match item {
+            Ok(doc) => doc,
+            Err(problem) if problem.reason == Reason::BlankLine => {
+                corpus.blank_lines += 1;
+                continue;
+            }
+            Err(problem) => {
+                corpus.records += 1;
+                reporter.problem(name, line, &problem)?;
+                continue;
+            }
+        };
+        corpus.records += 1;
+        let ParsedDoc { id_end, number, fp, len, sketch, place, line_hash, offset } = doc;
+        // The first record decides whether records have ids: a generated id (the line
+        // number) must never equal an explicit one.
+        let has_id = id_end.is_some();
+        if *state.ids_given.get_or_insert(has_id) != has_id {
+            if let Some(end) = id_end {
+                id_start = end;
+            }
+            reporter.problem(name, line, &Problem::mixed_ids(has_id))?;
+            continue;
+        }
+        let (id, numeric, generated) = if let Some(end) = id_end {
+            let id = &batch_ids[id_start..end];
+            id_start = end;
+            (id, number, false)
+        } else {
+            // The id is the line number, made when asked for.
+            ("", true, true)
+        };
+        // Generated ids are line numbers, distinct by construction (and never equal to an
+        // explicit id): only explicit ids need the set.
+        if !generated && !state.ids.insert(IdKey::new(id), id, &corpus.ids) {
+            reporter.problem(name, line, &Problem::duplicate_id(id))?;
+            continue;
+        }
+        let meta = Meta { numeric, generated, fp, line: base + line, len, line_hash, offset };
+        if let Some(s) = sampler.as_deref_mut() {
+            s.offer(id, meta, sketch);
+        } else {
+            corpus.push(id, meta, sketch.as_ref(), place)?;
+            done.extend(sketch);
+        }
+    }
+    Ok(())
 }
 
 /// Where a block of hash input is: its file's name, the lines of the files before it, and

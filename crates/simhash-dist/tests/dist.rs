@@ -1317,16 +1317,21 @@ fn write_parquet(path: &Path, rows: &[(String, String)], zstd: bool) {
     writer.close().expect("close");
 }
 
-#[test]
-fn directories_and_parquet_are_read_as_simhash_reads_them() {
-    let dir = Dir::new();
-    let rows: Vec<(String, String)> = minhash_corpus(12)
+/// The records of `minhash_corpus(seed)` as `(id, text)` rows, for Parquet inputs.
+fn minhash_rows(seed: u64) -> Vec<(String, String)> {
+    minhash_corpus(seed)
         .lines()
         .map(|l| {
             let (id, text) = l.split_once("\",\"text\":\"").expect("a record");
             (id.trim_start_matches("{\"id\":\"").into(), text.trim_end_matches("\"}").into())
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn directories_and_parquet_are_read_as_simhash_reads_them() {
+    let dir = Dir::new();
+    let rows = minhash_rows(12);
     let cut = rows.len() * 2 / 5;
     std::fs::create_dir_all(dir.path("in/b")).expect("mkdir");
     write_parquet(&dir.path("in/a.parquet"), &rows[..cut], false);
@@ -1402,13 +1407,7 @@ fn directories_and_parquet_are_read_as_simhash_reads_them() {
 #[test]
 fn parquet_compression_parts_are_simhashs_files() {
     let dir = Dir::new();
-    let rows: Vec<(String, String)> = minhash_corpus(12)
-        .lines()
-        .map(|l| {
-            let (id, text) = l.split_once("\",\"text\":\"").expect("a record");
-            (id.trim_start_matches("{\"id\":\"").into(), text.trim_end_matches("\"}").into())
-        })
-        .collect();
+    let rows = minhash_rows(12);
     let cut = rows.len() / 2;
     std::fs::create_dir_all(dir.path("in")).expect("mkdir");
     write_parquet(&dir.path("in/a.parquet"), &rows[..cut], false);

@@ -289,6 +289,12 @@ pub(crate) struct TimelyArgs {
     /// one round with -o (default 64 MiB), so tests can cut a small output into many rounds.
     #[arg(long, value_name = "BYTES", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) output_window: Option<u64>,
+
+    /// Test hook: the bytes of other workers' shingle sets a worker receives in one
+    /// verification round of `--method minhash` (default 256 MiB), so tests can cut a small
+    /// verification into many rounds.
+    #[arg(long, value_name = "BYTES", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) verify_round_bytes: Option<u64>,
 }
 
 /// The method and its settings, resolved and checked as `simhash` does it.

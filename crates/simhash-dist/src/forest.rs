@@ -40,6 +40,11 @@ impl Forest {
         elements.into_iter().map(|x| (x, self.find(x))).collect()
     }
 
+    /// Whether `a` and `b` are in one component.
+    pub(crate) fn joined(&mut self, a: u64, b: u64) -> bool {
+        self.find(a) == self.find(b)
+    }
+
     /// Links `a` and `b`; keeps the edge if it joined two components.
     pub(crate) fn union(&mut self, a: u64, b: u64) {
         let (ra, rb) = (self.find(a), self.find(b));

@@ -90,6 +90,9 @@ pub(crate) struct Job {
     pub(crate) inject_write_error: Option<usize>,
     /// The bytes of `dedup`'s output worker 0 receives in one round ([`stream::WINDOW`]).
     pub(crate) output_window: u64,
+    /// The bytes of shingle sets a worker receives in one verification round
+    /// ([`bands::VERIFY_ROUND_BYTES`]).
+    pub(crate) verify_round_bytes: u64,
 }
 
 /// How a worker's part of the job ended.
@@ -146,6 +149,7 @@ impl Job {
         let mut all: Vec<(String, String)> =
             settings.into_iter().map(|(name, value)| (name.to_owned(), value)).collect();
         all.push(("the output window".to_owned(), self.output_window.to_string()));
+        all.push(("the verification round".to_owned(), self.verify_round_bytes.to_string()));
         all
     }
 }
@@ -301,7 +305,7 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
             }
             let keys = (banding.bands, key_bits.unwrap_or(32));
             (
-                minhash(worker, job.mode, &plan, &share.docs, keys, *jaccard),
+                minhash(worker, job, &plan, &share.docs, keys, *jaccard),
                 format!(
                     "{} bands x {} rows, {}-bit band keys",
                     banding.bands, banding.rows, keys.1
@@ -394,7 +398,7 @@ fn band_key_bits(matching: &Matching, census: &Census) -> Option<u32> {
 /// and key bits), verified.
 fn minhash(
     worker: &mut Worker,
-    mode: Mode,
+    job: &Job,
     plan: &InputPlan,
     docs: &crate::share::Docs,
     keys: (usize, u32),
@@ -402,13 +406,14 @@ fn minhash(
 ) -> Matched {
     crate::rounds::label("sets");
     let sets = sets::run(worker, plan, docs);
-    let mut links = Links::new(mode);
+    let mut links = Links::new(job.mode);
     if let Links::Forest(forest) = &mut links {
         for &(rep, member) in &sets.copies {
             forest.union(rep, member);
         }
     }
-    let found = bands::run(worker, plan, docs, &sets, keys, jaccard, &mut links);
+    let found =
+        bands::run(worker, plan, docs, &sets, keys, (jaccard, job.verify_round_bytes), &mut links);
     let stats = MatchStats {
         record_pairs: found.pairs + sets.copies.len() as u64,
         largest_group: found.largest_group,

@@ -226,6 +226,10 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, dedup: DedupOutputs
         inject_panic: args.timely.inject_panic,
         inject_write_error: args.timely.inject_write_error,
         output_window: args.timely.output_window.unwrap_or(rounds::stream::WINDOW),
+        verify_round_bytes: args
+            .timely
+            .verify_round_bytes
+            .unwrap_or(rounds::bands::VERIFY_ROUND_BYTES),
     }
 }
 

@@ -993,6 +993,61 @@ fn minhash_matches_simhash_on_floods_tiny_texts_and_every_setting() {
     assert!(read(&got) == read(&want), "the output was touched");
 }
 
+/// The MinHash verification ships each candidate's smaller set once per worker, in as many
+/// rounds as the sets' bytes need: cut into rounds of a few sets each, at several shapes,
+/// `pairs`, `cluster` and `dedup` still write what `simhash` writes, and the bigger the
+/// rounds, the fewer bytes of sets cross (never more than with one round a set).
+#[test]
+fn minhash_verification_in_many_rounds_matches_simhash() {
+    let dir = Dir::new();
+    let input = dir.write("rounds.jsonl", &dedup_corpus(33));
+    let (want, got) = (dir.path("want.tsv"), dir.path("got.tsv"));
+    for command in ["pairs", "cluster"] {
+        let extras = ["--method", "minhash", "--jaccard", "0.5"];
+        assert_eq!(simhash_into(command, &input, &extras, &want), ExitCode::from(1));
+        for (w, round) in [("2", "64"), ("3", "2000"), ("3", "1")] {
+            let mut a = strings(&command_line(command, &input, &got));
+            a.extend(strings(&extras));
+            a.extend(strings(&["-w", w, "--verify-round-bytes", round]));
+            let out = dist(&a);
+            assert_eq!(out.status.code(), Some(1), "{command} -w {w}: {}", stderr(&out));
+            assert!(read(&got) == read(&want), "{command} -w {w} rounds of {round} differ");
+        }
+        // Two processes, rounds of 500 bytes.
+        let a = [command_line(command, &input, &got), extras.to_vec()].concat();
+        let a = [a, vec!["--verify-round-bytes", "500"]].concat();
+        for (p, out) in dist_processes(&dir, 2, 1, &a).iter().enumerate() {
+            assert_eq!(out.status.code(), Some(1), "process {p}: {}", stderr(out));
+        }
+        assert!(read(&got) == read(&want), "{command}: 2 processes in rounds differ");
+    }
+    for keep in ["first", "longest"] {
+        let extra = ["--method", "minhash", "--keep", keep];
+        assert_dedup_agrees(&dir, &input, &extra, &["-w", "3", "--verify-round-bytes", "300"]);
+    }
+    // The rounds only group the shipments: the same sets cross, whatever their size.
+    let set_bytes = |round: &str| {
+        let stats = dir.path("rounds.stats.json");
+        let mut a = strings(&command_line("pairs", &input, &got));
+        a.extend(strings(&["-w", "3", "--stats", &s(&stats), "--verify-round-bytes", round]));
+        assert_eq!(dist(&a).status.code(), Some(1));
+        let json = read(&stats);
+        let sent: u64 = json
+            .split("\"shingle_sets\": {\"sent\": ")
+            .skip(1)
+            .filter_map(|rest| {
+                rest.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u64>().ok()
+            })
+            .sum();
+        assert!(json.matches("\"shingle_sets\"").count() == 3, "{json}");
+        sent
+    };
+    let whole = set_bytes("1000000000");
+    assert!(whole > 0);
+    assert_eq!(set_bytes("1"), whole);
+    assert_eq!(set_bytes("700"), whole);
+}
+
 fn command_line<'a>(command: &'a str, input: &'a Path, out: &'a Path) -> Vec<&'a str> {
     vec![command, input.to_str().unwrap_or_default(), "-q", "-o", out.to_str().unwrap_or_default()]
 }

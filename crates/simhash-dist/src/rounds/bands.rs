@@ -1,28 +1,37 @@
-//! Round `bands` (`--method minhash`): candidates from shared band keys, each owned by the
-//! first band the two records share, and verified by the exact Jaccard similarity of their
-//! shingle sets. One band at a time, so that one band's records are in memory at once.
+//! Round `bands` (`--method minhash`): candidates from shared band keys, settled on the
+//! reader of each candidate's smaller set and verified there once, by the exact Jaccard
+//! similarity of the two shingle sets. One band at a time, so that one band's records are in
+//! memory at once; the verification once, after the last band, so that a set crosses to a
+//! worker once.
 //!
-//! Crosses the network, per band `j`:
-//! 1. for each representative ([`crate::rounds::sets`]): `(key, position, set length, keys of
-//!    bands 0..j)` to the worker a well-mixed hash of (band, key) picks ([`mix`]): all
-//!    records sharing a key in a band meet on one worker (`20 + 4 j` bytes, so about
-//!    `bands × (20 + 2 × bands)` bytes a record over all bands). That worker groups them
-//!    and keeps the pairs band `j` owns ([`band_owns`], the rule of the engine's scan: no
-//!    earlier band agrees), so each candidate pair is found once, as on one machine.
-//! 2. each candidate whose set lengths allow the threshold (Jaccard is at most
+//! Crosses the network, per band:
+//! 1. for each representative ([`crate::rounds::sets`]): `(key, position, set length)` to
+//!    the worker a well-mixed hash of (band, key) picks ([`mix`]), where all records sharing
+//!    a key in the band meet (28 bytes with its address, so about `28 × bands` bytes a
+//!    record over all bands). That worker groups them and lists their pairs;
+//! 2. each pair whose set lengths allow the threshold (Jaccard is at most
 //!    `smaller / larger`, so the others cannot verify and are dropped, uncompared), to the
-//!    reader of the record with the smaller set (16 bytes);
-//! 3. that reader sends the smaller set (8 bytes a shingle) once to each worker reading a
+//!    reader of the record with the smaller set, grouped by that record (8 bytes a pair and
+//!    24 a record). A pair met in several bands arrives once for each; the reader keeps it
+//!    once.
+//!
+//! Then, once over all bands:
+//! 3. each reader sends each smaller set (8 bytes a shingle) once to each worker reading a
 //!    record it must be compared with, with those records' positions. The receiver
 //!    computes the exact Jaccard similarity ([`simhash_core::jaccard`], as the engine's
 //!    [`similarity`](simhash_index::lsh::similarity)) and keeps the pairs at or above
-//!    `--jaccard`. Records never travel, and a set travels at most once per band and
-//!    worker.
+//!    `--jaccard`; for `cluster` and `dedup`, which need the components only, it skips a
+//!    pair its forest already joins, as the engine's components do. Records never travel,
+//!    and a set travels at most once to a worker. When the sets are many, the shipments go
+//!    in rounds of at most [`VERIFY_ROUND_BYTES`] received a worker, each set in one round.
+//!
+//! A band record carries no keys of other bands (the engine's "first common band owns the
+//! pair" test would need all earlier ones: `2 × bands²` bytes a record): the repeated
+//! candidates cost less than the keys did (docs/scale-out.md has the figures).
 
 use timely::worker::Worker;
 
 use serde::{Deserialize, Serialize};
-use simhash_index::band_owns;
 use simhash_index::lsh::DocSketch;
 use simhash_io::Score;
 
@@ -38,7 +47,8 @@ pub(crate) struct BandStats {
     pub(crate) received: u64,
     /// The largest group sharing a key in a band, in representatives.
     pub(crate) largest_group: u64,
-    /// Candidate pairs owned by the bands this worker grouped.
+    /// Distinct candidate pairs this worker settled, as the reader of their smaller set
+    /// (those whose set lengths allow the threshold).
     pub(crate) candidates: u64,
     /// Candidates whose Jaccard similarity this worker computed.
     pub(crate) verified: u64,
@@ -46,8 +56,8 @@ pub(crate) struct BandStats {
     pub(crate) pairs: u64,
 }
 
-/// A band record: key, position, set length, the keys of the earlier bands.
-type BandRecord<K> = (K, u64, u32, Vec<K>);
+/// A band record: key, position, set length.
+type BandRecord<K> = (K, u64, u32);
 
 /// A band key: 32 bits (the sketch's folded keys) or 64 (the whole band hashes), as
 /// `simhash_index::lsh::band_key_bits` chose for the job.
@@ -78,13 +88,6 @@ impl Key for u64 {
     }
 }
 
-/// A set on its way to be compared: the record's position, its set, and the positions of
-/// the records (read by the receiver) to compare it with.
-type Shipment = (u64, Vec<u64>, Vec<u64>);
-
-/// A candidate pair: `(a, a's set length, b, b's set length)`, `a < b`.
-type Candidate = (u64, u32, u64, u32);
-
 /// Runs every band over the representatives of `docs`, with band keys of `key_bits` (32 or
 /// 64), and adds each verified pair to `links` (with its score code); returns the counts.
 pub(crate) fn run(
@@ -93,13 +96,13 @@ pub(crate) fn run(
     docs: &Docs,
     sets: &Sets,
     (bands, key_bits): (usize, u32),
-    jaccard: f64,
+    verifying: (f64, u64),
     links: &mut Links,
 ) -> BandStats {
     if key_bits == 64 {
-        run_keys::<u64>(worker, plan, docs, sets, bands, jaccard, links)
+        run_keys::<u64>(worker, plan, docs, sets, bands, verifying, links)
     } else {
-        run_keys::<u32>(worker, plan, docs, sets, bands, jaccard, links)
+        run_keys::<u32>(worker, plan, docs, sets, bands, verifying, links)
     }
 }
 
@@ -109,12 +112,16 @@ fn run_keys<K: Key>(
     docs: &Docs,
     sets: &Sets,
     bands: usize,
-    jaccard: f64,
+    (jaccard, round_bytes): (f64, u64),
     links: &mut Links,
 ) -> BandStats {
     let peers = worker.peers() as u64;
     let mut stats = BandStats::default();
     let reps: Vec<usize> = sketched(docs).filter(|&d| !sets.is_copy[d]).collect();
+    // This worker's candidates `(smaller, larger)` as the reader of the larger set (the
+    // worker that verifies them), over all bands.
+    let mut pending: Vec<(u64, u64)> = Vec::new();
+    let mut settled = 0;
     for band in 0..bands {
         super::label("band_keys");
         let mut records: Vec<BandRecord<K>> = exchange(
@@ -122,74 +129,129 @@ fn run_keys<K: Key>(
             reps.iter().filter_map(|&d| {
                 let sketch = docs.sketch[d].as_ref()?;
                 let key = K::of(sketch, band);
-                let earlier = (0..band).map(|b| K::of(sketch, b)).collect();
-                let record = (key, docs.pos[d], sketch.set().len() as u32, earlier);
+                let record = (key, docs.pos[d], sketch.set().len() as u32);
                 Some(((mix(band as u64, key.route()) % peers) as usize, record))
             }),
         );
         stats.received += records.len() as u64;
         records.sort_unstable_by_key(|r| (r.0, r.1));
-        let mut candidates: Vec<Candidate> = Vec::new();
+        let mut possible: Vec<(u64, u64)> = Vec::new();
         for group in records.chunk_by(|x, y| x.0 == y.0).filter(|g| g.len() > 1) {
             stats.largest_group = stats.largest_group.max(group.len() as u64);
             for (i, a) in group.iter().enumerate() {
-                for b in &group[i + 1..] {
-                    if band_owns(&a.3, &b.3) {
-                        candidates.push((a.1, a.2, b.1, b.2));
-                    }
-                }
+                possible.extend(group[i + 1..].iter().filter_map(|b| possible_pair(jaccard, a, b)));
             }
         }
         drop(records);
-        stats.candidates += candidates.len() as u64;
-        verify(worker, plan, docs, jaccard, &candidates, &mut stats, links);
+        super::label("candidates");
+        // Grouped by (verifier, smaller set): 8 bytes a pair, 24 a group.
+        let mut addressed: Vec<(usize, u64, u64)> =
+            possible.into_iter().map(|(small, large)| (plan.owner(large), small, large)).collect();
+        addressed.sort_unstable();
+        let groups = addressed
+            .chunk_by(|x, y| (x.0, x.1) == (y.0, y.1))
+            .map(|run| (run[0].0, (run[0].1, run.iter().map(|r| r.2).collect::<Vec<u64>>())));
+        for (small, larges) in exchange(worker, groups) {
+            pending.extend(larges.into_iter().map(|large| (small, large)));
+        }
+        if pending.len() > 2 * settled + (1 << 20) {
+            // The pairs met again in this band are kept once: memory stays near the distinct
+            // candidates'.
+            pending.sort_unstable();
+            pending.dedup();
+            settled = pending.len();
+        }
     }
+    verify(worker, plan, docs, (jaccard, round_bytes), pending, &mut stats, links);
     stats
 }
 
-/// Brings each candidate's two sets together (the smaller one to the larger one's reader)
-/// and keeps the pairs whose exact Jaccard similarity reaches `jaccard`.
+/// The pair of band records `a`, `b` as `(smaller set, larger set)`, if their set lengths
+/// allow the threshold: Jaccard is at most `smaller / larger` (f64 division is monotone, so
+/// this is exact), so the others cannot verify and are dropped, uncompared.
+fn possible_pair<K>(jaccard: f64, a: &BandRecord<K>, b: &BandRecord<K>) -> Option<(u64, u64)> {
+    let ((small, ls), (large, ll)) =
+        if a.2 <= b.2 { ((a.1, a.2), (b.1, b.2)) } else { ((b.1, b.2), (a.1, a.2)) };
+    (f64::from(ls) / f64::from(ll) >= jaccard).then_some((small, large))
+}
+
+/// The bytes of shingle sets one worker receives in one verification round, at most (about;
+/// a set bigger than this is its own round's share).
+pub(crate) const VERIFY_ROUND_BYTES: u64 = 256 << 20;
+
+/// Brings each candidate's two sets together (the smaller one to the larger one's reader,
+/// once per worker over all bands) and keeps the pairs whose exact Jaccard similarity
+/// reaches `jaccard`. `pending` are this worker's candidates `(smaller, larger)`, as the
+/// reader of the larger set: it asks each smaller set's reader for it once. When the sets
+/// to ship are many, they go in several rounds, each set in one, so that no worker holds
+/// more than about `round_bytes` ([`VERIFY_ROUND_BYTES`] unless a test asks for less) of
+/// other workers' sets at once.
 fn verify(
     worker: &mut Worker,
     plan: &InputPlan,
     docs: &Docs,
-    jaccard: f64,
-    candidates: &[Candidate],
+    (jaccard, round_bytes): (f64, u64),
+    mut pending: Vec<(u64, u64)>,
     stats: &mut BandStats,
     links: &mut Links,
 ) {
-    // Jaccard is at most smaller / larger (f64 division is monotone, so this is exact).
-    let possible = |small: u32, large: u32| f64::from(small) / f64::from(large) >= jaccard;
-    super::label("candidates");
-    let mut requests: Vec<(u64, u64)> = exchange(
+    pending.sort_unstable();
+    pending.dedup();
+    stats.candidates = pending.len() as u64;
+    let me = worker.index() as u64;
+    super::label("set_requests");
+    let mut asked: Vec<(u64, u64)> = exchange(
         worker,
-        candidates.iter().filter_map(|&(a, la, b, lb)| {
-            let ((small, ls), (large, ll)) =
-                if la <= lb { ((a, la), (b, lb)) } else { ((b, lb), (a, la)) };
-            possible(ls, ll).then(|| (plan.owner(small), (small, large)))
-        }),
+        pending.chunk_by(|x, y| x.0 == y.0).map(|run| (plan.owner(run[0].0), (run[0].0, me))),
     );
-    // One shipment per (smaller record, worker of the larger ones).
-    requests.sort_unstable_by_key(|&(small, large)| (small, plan.owner(large), large));
-    let mut shipments: Vec<(usize, Shipment)> = Vec::new();
-    for run in requests.chunk_by(|x, y| x.0 == y.0 && plan.owner(x.1) == plan.owner(y.1)) {
-        let (small, target) = (run[0].0, plan.owner(run[0].1));
-        let Some(set) = docs.find(small).and_then(|d| docs.sketch[d].as_ref()) else { continue };
-        let larges = run.iter().map(|r| r.1).collect();
-        shipments.push((target, (small, set.set().to_vec(), larges)));
+    // Per requester, in position order.
+    asked.sort_unstable_by_key(|&(small, from)| (from, small));
+    let set_of = |pos: u64| docs.find(pos).and_then(|d| docs.sketch[d].as_ref()).map(|s| s.set());
+    // Per requester, its rounds: each a run of `asked` of at most a `peers`-th of
+    // `round_bytes` (a bigger set is a round of its own), so that what one worker receives
+    // in a round is at most about `round_bytes`.
+    let peers = worker.peers();
+    let share = (round_bytes / peers as u64).max(1);
+    let mut rounds: Vec<Vec<(std::ops::Range<usize>, u64)>> = vec![Vec::new(); peers];
+    for (i, &(small, from)) in asked.iter().enumerate() {
+        let bytes = set_of(small).map_or(0, |set| 8 * set.len() as u64);
+        let to = &mut rounds[from as usize];
+        match to.last_mut() {
+            Some((run, sum)) if *sum + bytes <= share => {
+                run.end = i + 1;
+                *sum += bytes;
+            }
+            _ => to.push((i..i + 1, bytes)),
+        }
     }
-    drop(requests);
-    super::label("shingle_sets");
-    for (small, set, larges) in exchange(worker, shipments) {
-        for large in larges {
-            let Some(other) = docs.find(large).and_then(|d| docs.sketch[d].as_ref()) else {
-                continue;
-            };
-            stats.verified += 1;
-            let j = simhash_core::jaccard(&set, other.set());
-            if j >= jaccard {
-                stats.pairs += 1;
-                links.add(small.min(large), small.max(large), Score::Jaccard(j).code());
+    let mine = rounds.iter().map(Vec::len).max().unwrap_or(0) as u64;
+    let count = super::all_gather(worker, &mine).into_iter().max().unwrap_or(0) as usize;
+    for round in 0..count {
+        let shipments = rounds.iter().filter_map(|per| per.get(round)).flat_map(|(run, _)| {
+            asked[run.clone()].iter().filter_map(|&(small, from)| {
+                Some((from as usize, (small, set_of(small)?.to_vec())))
+            })
+        });
+        super::label("shingle_sets");
+        let mut received: Vec<(u64, Vec<u64>)> = exchange(worker, shipments);
+        // In position order, so that what the forest skips is the same on every run.
+        received.sort_unstable_by_key(|s| s.0);
+        for (small, set) in received {
+            let from = pending.partition_point(|p| p.0 < small);
+            let to = pending.partition_point(|p| p.0 <= small);
+            for &(_, large) in &pending[from..to] {
+                let (a, b) = (small.min(large), small.max(large));
+                if links.joined(a, b) {
+                    // `cluster` and `dedup` need the components only: this pair adds nothing.
+                    continue;
+                }
+                let Some(other) = set_of(large) else { continue };
+                stats.verified += 1;
+                let j = simhash_core::jaccard(&set, other);
+                if j >= jaccard {
+                    stats.pairs += 1;
+                    links.add(a, b, Score::Jaccard(j).code());
+                }
             }
         }
     }

@@ -23,7 +23,7 @@ pub(crate) struct MatchStats {
     pub(crate) received: u64,
     /// Distinct fingerprints, or distinct shingle sets.
     pub(crate) representatives: u64,
-    /// minhash: candidate pairs (owned by their first common band).
+    /// minhash: distinct candidate pairs whose set lengths allow the threshold.
     pub(crate) candidates: u64,
     /// minhash: candidates whose exact Jaccard similarity was computed.
     pub(crate) verified: u64,

@@ -206,7 +206,8 @@ fn verify(
     );
     // Per requester, in position order.
     asked.sort_unstable_by_key(|&(small, from)| (from, small));
-    let set_of = |pos: u64| docs.find(pos).and_then(|d| docs.sketch[d].as_ref()).map(|s| s.set());
+    let set_of =
+        |pos: u64| docs.find(pos).and_then(|d| docs.sketch[d].as_ref()).map(DocSketch::set);
     // Per requester, its rounds: each a run of `asked` of at most a `peers`-th of
     // `round_bytes` (a bigger set is a round of its own), so that what one worker receives
     // in a round is at most about `round_bytes`.

@@ -5,6 +5,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
+use simhash_cluster::UnionFind;
 use simhash_core::{Fingerprint, Fingerprinter};
 use simhash_index::lsh::{Decision, MinHashDedup};
 use simhash_index::{Blocks, DedupWalk, Tables, all_pairs_with, collapse_identical};
@@ -288,17 +289,14 @@ fn clusters(engine: &mut Engine, n: usize) -> PyResult<Vec<i64>> {
     let groups: Vec<Vec<usize>> = match engine {
         Engine::MinHash(dedup) => dedup.clusters().map_err(crate::errors::engine)?,
         Engine::Simhash { fps, distance, blocks, .. } => {
-            let mut parent: Vec<usize> = (0..n).collect();
+            // Labels are each group's smallest document, whatever the roots.
+            let mut forest = UnionFind::new(n);
             for (a, b, _) in simhash_pairs(fps, *distance, *blocks)? {
-                let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-                if ra != rb {
-                    parent[ra.max(rb)] = ra.min(rb);
-                }
+                forest.join(a as u32, b as u32);
             }
             let mut by_root: Vec<Vec<usize>> = vec![Vec::new(); n];
             for d in 0..n {
-                let r = find(&mut parent, d);
-                by_root[r].push(d);
+                by_root[forest.root(d as u32) as usize].push(d);
             }
             by_root.into_iter().filter(|g| !g.is_empty()).collect()
         }
@@ -311,15 +309,6 @@ fn clusters(engine: &mut Engine, n: usize) -> PyResult<Vec<i64>> {
         }
     }
     Ok(label)
-}
-
-/// The root of `x` in a union-find forest, halving paths.
-fn find(parent: &mut [usize], mut x: usize) -> usize {
-    while parent[x] != x {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    x
 }
 
 /// Per document of a simhash walk, the kept document it duplicates (-1 when kept) and

@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
-use simhash_cluster::UnionFind;
+use simhash_cluster::{Representative, UnionFind};
 use simhash_core::{Fingerprint, Fingerprinter};
 use simhash_index::lsh::{Decision, MinHashDedup};
 use simhash_index::{Blocks, DedupWalk, Tables, all_pairs_with, collapse_identical};
@@ -65,7 +65,8 @@ impl Matcher {
 }
 
 /// Each document's priority (0 first) for a keep policy: input order, longest text first
-/// (ties in input order; `lens`: the texts' lengths), or the ranks given.
+/// (ties in input order; `lens`: the texts' lengths), or the ranks given. The policies are
+/// the `simhash` command's, from one definition ([`Representative::ranks`]).
 pub(crate) fn rank_of(lens: &[u64], keep: &str, rank: Option<Vec<u32>>) -> PyResult<Vec<u32>> {
     let n = lens.len();
     match (keep, rank) {
@@ -73,16 +74,8 @@ pub(crate) fn rank_of(lens: &[u64], keep: &str, rank: Option<Vec<u32>>) -> PyRes
             Err(PyValueError::new_err(format!("{} ranks for {n} documents", rank.len())))
         }
         (_, Some(rank)) => Ok(rank),
-        ("first", None) => Ok((0..n as u32).collect()),
-        ("longest", None) => {
-            let mut order: Vec<u32> = (0..n as u32).collect();
-            order.sort_by_key(|&d| (std::cmp::Reverse(lens[d as usize]), d));
-            let mut rank = vec![0u32; n];
-            for (r, &d) in order.iter().enumerate() {
-                rank[d as usize] = r as u32;
-            }
-            Ok(rank)
-        }
+        ("first", None) => Representative::First.ranks(n).map_err(crate::errors::value),
+        ("longest", None) => Representative::Longest(lens).ranks(n).map_err(crate::errors::value),
         (other, None) => Err(PyValueError::new_err(format!(
             "keep must be \"first\", \"longest\" or \"lowest-id\", not {other:?}"
         ))),

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use simhash_cluster::{Representative, UnionFind};
 use simhash_core::{Fingerprint, Fingerprinter};
 use simhash_index::lsh::{Decision, MinHashDedup};
-use simhash_index::{Blocks, DedupWalk, Tables, all_pairs_with, collapse_identical};
+use simhash_index::{AllPairs, Blocks, DedupWalk, Tables, collapse_identical};
 
 use crate::interrupt::{detached, run};
 use crate::texts::Texts;
@@ -245,11 +245,13 @@ fn simhash_pairs(
     let rep_fps: Vec<Fingerprint> =
         reps.iter().map(|&d| fps[d as usize].unwrap_or_default()).collect();
     let tables = tables(blocks, rep_fps.len(), distance)?;
-    all_pairs_with(&rep_fps, &tables, |batch| {
-        found.extend(batch.iter().map(|p| {
-            (reps[p.a as usize] as usize, reps[p.b as usize] as usize, f64::from(p.distance))
-        }));
-    });
+    AllPairs::new(&tables)
+        .run(&rep_fps, |batch| {
+            found.extend(batch.iter().map(|p| {
+                (reps[p.a as usize] as usize, reps[p.b as usize] as usize, f64::from(p.distance))
+            }));
+        })
+        .map_err(crate::errors::value)?;
     found.par_sort_unstable_by_key(|&(a, b, _)| (a, b));
     Ok(found)
 }

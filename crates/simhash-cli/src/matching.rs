@@ -6,7 +6,7 @@ use anyhow::Context;
 use simhash_cluster::{Clusters, Representative, UnionFind};
 use simhash_core::Fingerprint;
 use simhash_index::lsh::{self, Masked, MatchSink, SpillStore};
-use simhash_index::{Blocks, DedupWalk, Tables};
+use simhash_index::{AllPairs, Blocks, DedupWalk, Tables};
 use simhash_io::Score;
 
 use crate::corpus::Corpus;
@@ -112,18 +112,17 @@ pub(crate) fn match_fingerprints(
     session
         .pool
         .install(|| {
-            simhash_index::all_pairs_with_budget_progress(
-                fps,
-                &tables,
-                memory,
-                |batch| {
+            AllPairs::new(&tables)
+                .budget(memory)
+                .progress(|t| {
+                    reporter.message(format!("{n} fingerprints, table {} of {total}", t + 1));
+                })
+                .run(fps, |batch| {
                     count += batch.len() as u64;
                     for p in batch {
                         sink(p.a, p.b, p.distance);
                     }
-                },
-                |t| reporter.message(format!("{n} fingerprints, table {} of {total}", t + 1)),
-            )
+                })
         })
         .context("invalid --memory")?;
     Ok(count)

@@ -97,7 +97,9 @@ fn shared_buckets(
     SharedBuckets { buckets: buckets as usize, band_buckets, of_doc }
 }
 
-/// Brings a bucket's groups up to date after merges: one group per root.
+/// Brings a bucket's groups up to date after merges: one group per root, sorted by root.
+/// Every union of `forest` is a [`UnionFind::join_min`], so a component's root is its
+/// smallest member and the order of the groups depends only on the partition.
 fn merge_groups(forest: &mut UnionFind, groups: &mut Vec<Group>) {
     for g in groups.iter_mut() {
         g.root = forest.root(g.root);
@@ -156,8 +158,6 @@ fn components_component<S: SketchStore + ?Sized>(
         rows[i..i + bands].iter().zip(&rows[m..m + bands]).any(|(a, b)| a == b)
     };
     let mut stats = MatchStats { largest_component: docs.len() as u64, ..MatchStats::default() };
-    // Every union keeps the smaller root, so a component's root is its smallest member:
-    // the order of the groups below (sorted by root) depends only on the partition.
     let mut forest = UnionFind::new(docs.len());
     let mut buckets: Vec<Vec<Group>> = Vec::new();
     buckets.resize_with(shared.buckets, Vec::new);

@@ -9,7 +9,7 @@ use std::hint::black_box;
 use benches::planted;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use simhash_core::Fingerprint;
-use simhash_index::{Hit, Index, Tables, all_pairs_with, cross_pairs_with, plan};
+use simhash_index::{AllPairs, Hit, Index, Tables, cross_pairs_with, plan};
 
 const K: u32 = 3;
 
@@ -35,7 +35,9 @@ fn all_pairs(c: &mut Criterion) {
                 |b, fps| {
                     b.iter(|| {
                         let mut count = 0;
-                        all_pairs_with(black_box(fps), &tables, |p| count += p.len());
+                        AllPairs::new(&tables)
+                            .run(black_box(fps), |p| count += p.len())
+                            .expect("no budget, no error");
                         count
                     });
                 },

@@ -8,7 +8,7 @@ use benches::SplitMix;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use simhash_core::{Fingerprinter, MinHasher, band_hashes, shingle_set_into};
 use simhash_index::lsh::MinHashDedup;
-use simhash_index::{Banding, candidate_pairs_with};
+use simhash_index::lsh::{Banding, candidate_pairs_with};
 
 fn signatures(c: &mut Criterion) {
     let fp = Fingerprinter::new();

@@ -5,9 +5,10 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
+use simhash_cluster::{Representative, UnionFind};
 use simhash_core::{Fingerprint, Fingerprinter};
 use simhash_index::lsh::{Decision, MinHashDedup};
-use simhash_index::{Blocks, DedupWalk, Tables, all_pairs_with, collapse_identical};
+use simhash_index::{AllPairs, Blocks, DedupWalk, Tables, collapse_identical};
 
 use crate::interrupt::{detached, run};
 use crate::texts::Texts;
@@ -64,7 +65,8 @@ impl Matcher {
 }
 
 /// Each document's priority (0 first) for a keep policy: input order, longest text first
-/// (ties in input order; `lens`: the texts' lengths), or the ranks given.
+/// (ties in input order; `lens`: the texts' lengths), or the ranks given. The policies are
+/// the `simhash` command's, from one definition ([`Representative::ranks`]).
 pub(crate) fn rank_of(lens: &[u64], keep: &str, rank: Option<Vec<u32>>) -> PyResult<Vec<u32>> {
     let n = lens.len();
     match (keep, rank) {
@@ -72,16 +74,8 @@ pub(crate) fn rank_of(lens: &[u64], keep: &str, rank: Option<Vec<u32>>) -> PyRes
             Err(PyValueError::new_err(format!("{} ranks for {n} documents", rank.len())))
         }
         (_, Some(rank)) => Ok(rank),
-        ("first", None) => Ok((0..n as u32).collect()),
-        ("longest", None) => {
-            let mut order: Vec<u32> = (0..n as u32).collect();
-            order.sort_by_key(|&d| (std::cmp::Reverse(lens[d as usize]), d));
-            let mut rank = vec![0u32; n];
-            for (r, &d) in order.iter().enumerate() {
-                rank[d as usize] = r as u32;
-            }
-            Ok(rank)
-        }
+        ("first", None) => Representative::First.ranks(n).map_err(crate::errors::value),
+        ("longest", None) => Representative::Longest(lens).ranks(n).map_err(crate::errors::value),
         (other, None) => Err(PyValueError::new_err(format!(
             "keep must be \"first\", \"longest\" or \"lowest-id\", not {other:?}"
         ))),
@@ -251,11 +245,13 @@ fn simhash_pairs(
     let rep_fps: Vec<Fingerprint> =
         reps.iter().map(|&d| fps[d as usize].unwrap_or_default()).collect();
     let tables = tables(blocks, rep_fps.len(), distance)?;
-    all_pairs_with(&rep_fps, &tables, |batch| {
-        found.extend(batch.iter().map(|p| {
-            (reps[p.a as usize] as usize, reps[p.b as usize] as usize, f64::from(p.distance))
-        }));
-    });
+    AllPairs::new(&tables)
+        .run(&rep_fps, |batch| {
+            found.extend(batch.iter().map(|p| {
+                (reps[p.a as usize] as usize, reps[p.b as usize] as usize, f64::from(p.distance))
+            }));
+        })
+        .map_err(crate::errors::value)?;
     found.par_sort_unstable_by_key(|&(a, b, _)| (a, b));
     Ok(found)
 }
@@ -288,17 +284,14 @@ fn clusters(engine: &mut Engine, n: usize) -> PyResult<Vec<i64>> {
     let groups: Vec<Vec<usize>> = match engine {
         Engine::MinHash(dedup) => dedup.clusters().map_err(crate::errors::engine)?,
         Engine::Simhash { fps, distance, blocks, .. } => {
-            let mut parent: Vec<usize> = (0..n).collect();
+            // Labels are each group's smallest document, whatever the roots.
+            let mut forest = UnionFind::new(n);
             for (a, b, _) in simhash_pairs(fps, *distance, *blocks)? {
-                let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-                if ra != rb {
-                    parent[ra.max(rb)] = ra.min(rb);
-                }
+                forest.join(a as u32, b as u32);
             }
             let mut by_root: Vec<Vec<usize>> = vec![Vec::new(); n];
             for d in 0..n {
-                let r = find(&mut parent, d);
-                by_root[r].push(d);
+                by_root[forest.root(d as u32) as usize].push(d);
             }
             by_root.into_iter().filter(|g| !g.is_empty()).collect()
         }
@@ -311,15 +304,6 @@ fn clusters(engine: &mut Engine, n: usize) -> PyResult<Vec<i64>> {
         }
     }
     Ok(label)
-}
-
-/// The root of `x` in a union-find forest, halving paths.
-fn find(parent: &mut [usize], mut x: usize) -> usize {
-    while parent[x] != x {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    x
 }
 
 /// Per document of a simhash walk, the kept document it duplicates (-1 when kept) and

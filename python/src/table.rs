@@ -4,7 +4,7 @@
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use simhash_core::Fingerprint;
-use simhash_index::{Blocks, Index, all_pairs_with};
+use simhash_index::{AllPairs, Blocks, Index};
 
 use crate::interrupt::run;
 
@@ -78,7 +78,7 @@ impl HammingTable {
         let pairs = run(py, move || {
             let fps: Vec<Fingerprint> = stored.iter().map(|&(_, f)| f).collect();
             let mut pairs: Vec<(u64, u64, u32)> = Vec::new();
-            all_pairs_with(&fps, &tables, |batch| {
+            let all = AllPairs::new(&tables).run(&fps, |batch| {
                 pairs.extend(
                     batch
                         .iter()
@@ -86,8 +86,9 @@ impl HammingTable {
                 );
             });
             pairs.sort_unstable();
-            pairs
-        })?;
+            all.map(|()| pairs)
+        })?
+        .map_err(crate::errors::value)?;
         let a: Vec<u64> = pairs.iter().map(|p| p.0).collect();
         let b: Vec<u64> = pairs.iter().map(|p| p.1).collect();
         let d: Vec<u32> = pairs.iter().map(|p| p.2).collect();

@@ -5,7 +5,7 @@
 //! ```
 //!
 //! `--memory SIZE` (bytes, or with a `K`, `M` or `G` suffix: powers of 1024) runs
-//! `all_pairs_with_budget` within that budget instead of the in-memory path, with blocks
+//! `AllPairs` within that budget instead of the in-memory path, with blocks
 //! and passes from `plan_with_memory`; `--compare 1` then also runs the in-memory path in the
 //! same process first, checks that both give the same batches in the same order (a digest
 //! of every batch), and prints the wall- and CPU-time ratios. Peak RSS is measured per run
@@ -28,7 +28,7 @@ use std::time::Instant;
 
 use benches::{peak_rss_kib, planted};
 use simhash_core::Fingerprint;
-use simhash_index::{Pair, Tables, all_pairs_with_budget};
+use simhash_index::{AllPairs, Pair, Tables};
 
 fn main() -> ExitCode {
     match run() {
@@ -141,7 +141,7 @@ fn measure(
     let mut pairs = 0u64;
     let mut digest = 0xcbf2_9ce4_8422_2325_u64;
     let mut by_distance = vec![0u64; k as usize + 1];
-    all_pairs_with_budget(fps, tables, memory, |batch| {
+    AllPairs::new(tables).budget(memory).run(fps, |batch| {
         pairs += batch.len() as u64;
         digest = mix(digest, batch.len() as u64);
         for &Pair { a, b, distance } in batch {

@@ -16,12 +16,13 @@ use std::time::Instant;
 
 use benches::{SplitMix, peak_rss_kib};
 use rayon::prelude::*;
+use simhash_index::MinHasher;
 use simhash_index::disk::{DiskIndex, MinHashSettings, Settings, Writer};
+use simhash_index::lsh::Banding;
 use simhash_index::lsh::{
     DEFAULT_JACCARD, DEFAULT_LSH_THRESHOLD, DEFAULT_NUM_PERM, DocSketch, MemoryStore, SketchStore,
     Sketcher, walk,
 };
-use simhash_index::{Banding, MinHasher};
 
 /// Documents sketched per parallel step.
 const CHUNK: u64 = 1 << 16;

@@ -6,7 +6,7 @@ use anyhow::Context;
 use simhash_cluster::{Clusters, Representative, UnionFind};
 use simhash_core::Fingerprint;
 use simhash_index::lsh::{self, Masked, MatchSink, SpillStore};
-use simhash_index::{Blocks, DedupWalk, Tables};
+use simhash_index::{AllPairs, Blocks, DedupWalk, Tables};
 use simhash_io::Score;
 
 use crate::corpus::Corpus;
@@ -112,42 +112,37 @@ pub(crate) fn match_fingerprints(
     session
         .pool
         .install(|| {
-            simhash_index::all_pairs_with_budget_progress(
-                fps,
-                &tables,
-                memory,
-                |batch| {
+            AllPairs::new(&tables)
+                .budget(memory)
+                .progress(|t| {
+                    reporter.message(format!("{n} fingerprints, table {} of {total}", t + 1));
+                })
+                .run(fps, |batch| {
                     count += batch.len() as u64;
                     for p in batch {
                         sink(p.a, p.b, p.distance);
                     }
-                },
-                |t| reporter.message(format!("{n} fingerprints, table {} of {total}", t + 1)),
-            )
+                })
         })
         .context("invalid --memory")?;
     Ok(count)
 }
 
 /// Each document's place in the keep policy's priority order (0 first): input order,
-/// longest text first (ties in input order), or lowest id first.
-pub fn priority(corpus: &Corpus, keep: KeepPolicy) -> Vec<u32> {
-    let n = corpus.len();
-    let order: Vec<u32> = match keep {
-        KeepPolicy::First => return (0..n as u32).collect(),
-        KeepPolicy::LowestId => return id_ranks(corpus).into_iter().map(|r| r as u32).collect(),
-        KeepPolicy::Longest => {
-            let lens = corpus.lens();
-            let mut order: Vec<u32> = (0..n as u32).collect();
-            order.sort_by_key(|&d| (std::cmp::Reverse(lens[d as usize]), d));
-            order
-        }
-    };
-    let mut rank = vec![0u32; n];
-    for (r, &d) in order.iter().enumerate() {
-        rank[d as usize] = r as u32;
+/// longest text first (ties in input order), or lowest id first; the library's
+/// [`Representative::ranks`] over the texts' lengths or the ids' ranks.
+pub fn priority(corpus: &Corpus, keep: KeepPolicy) -> anyhow::Result<Vec<u32>> {
+    with_policy(corpus, keep, |policy| policy.ranks(corpus.len())).context("too many documents")
+}
+
+/// Calls `f` with the keep policy as the library's [`Representative`]: over the texts'
+/// lengths, or the ids' ranks ([`id_ranks`]).
+fn with_policy<R>(corpus: &Corpus, keep: KeepPolicy, f: impl FnOnce(Representative) -> R) -> R {
+    match keep {
+        KeepPolicy::First => f(Representative::First),
+        KeepPolicy::Longest => f(Representative::Longest(corpus.lens())),
+        KeepPolicy::LowestId => f(Representative::Lowest(&id_ranks(corpus))),
     }
-    rank
 }
 
 /// Near-duplicate clusters, and for the star walk with minhash each removed document's
@@ -216,15 +211,6 @@ fn clusters_of(
     let mut jaccard_of = None;
     let clusters = match grouping.mode {
         ClusterMode::Components => {
-            let keys;
-            let policy = match opts.keep {
-                KeepPolicy::First => Representative::First,
-                KeepPolicy::Longest => Representative::Longest(corpus.lens()),
-                KeepPolicy::LowestId => {
-                    keys = id_ranks(corpus);
-                    Representative::Lowest(&keys)
-                }
-            };
             let mut uf = UnionFind::try_new(corpus.len()).context("too many documents")?;
             match *matching {
                 Matching::Minhash { jaccard, .. } => {
@@ -249,10 +235,11 @@ fn clusters_of(
                 }
             }
             session.reporter.phase("clustering", None);
-            uf.into_clusters_with(&policy).context("clustering failed")?
+            with_policy(corpus, opts.keep, |policy| uf.into_clusters_with(&policy))
+                .context("clustering failed")?
         }
         ClusterMode::Star => {
-            let rank = priority(corpus, opts.keep);
+            let rank = priority(corpus, opts.keep)?;
             let center = match *matching {
                 Matching::Minhash { jaccard, .. } => {
                     let sketches = sketches_of(corpus)?;

@@ -1,6 +1,6 @@
 use std::cmp::Reverse;
 
-use crate::error::ClusterError;
+use crate::error::{ClusterError, check_documents};
 
 /// Which member of a cluster is its representative: the document to keep when the others
 /// are dropped as near-duplicates.
@@ -76,6 +76,41 @@ impl Representative<'_> {
         }
     }
 
+    /// Each document's place in the policy's priority order (0 first, ties in input order):
+    /// the keep policy of a dedup walk, which visits documents by rank and keeps each one
+    /// unless it matches one already kept. [`First`](Representative::First) gives input
+    /// order, [`Longest`](Representative::Longest) the longest first, and
+    /// [`Lowest`](Representative::Lowest) the smallest key first (keys that are already
+    /// distinct ranks come back as they are). The one definition of `--keep` that the
+    /// `simhash` command and the Python package share.
+    ///
+    /// # Errors
+    ///
+    /// If the policy's keys do not match the number of `documents`, or `documents` exceeds
+    /// [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS).
+    ///
+    /// ```
+    /// use simhash_cluster::Representative;
+    ///
+    /// let lengths = [120, 4000, 4000, 80];
+    /// assert_eq!(Representative::First.ranks(4)?, [0, 1, 2, 3]);
+    /// assert_eq!(Representative::Longest(&lengths).ranks(4)?, [2, 0, 1, 3]);
+    /// assert_eq!(Representative::Lowest(&[9, 3, 5, 3]).ranks(4)?, [3, 0, 2, 1]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn ranks(&self, documents: usize) -> Result<Vec<u32>, ClusterError> {
+        check_documents(documents)?;
+        self.check(documents)?;
+        let Some(order) = self.priority_order(documents) else {
+            return Ok((0..documents as u32).collect());
+        };
+        let mut rank = vec![0u32; documents];
+        for (r, &d) in order.iter().enumerate() {
+            rank[d as usize] = r as u32;
+        }
+        Ok(rank)
+    }
+
     /// All documents in priority order: most preferred first, ties in input order. `None`
     /// means input order (the [`First`](Representative::First) policy), without allocating.
     pub(crate) fn priority_order(&self, documents: usize) -> Option<Vec<u32>> {
@@ -116,6 +151,18 @@ mod tests {
         assert!(!Representative::Longest(&keys).beats_earlier(2, 0)); // tie keeps the first
         assert!(Representative::Lowest(&keys).beats_earlier(3, 0));
         assert!(!Representative::Lowest(&keys).beats_earlier(2, 0));
+    }
+
+    #[test]
+    fn ranks_invert_the_priority_order() {
+        let keys = [5, 7, 5, 3];
+        assert_eq!(Representative::First.ranks(4).unwrap(), [0, 1, 2, 3]);
+        assert_eq!(Representative::Longest(&keys).ranks(4).unwrap(), [1, 0, 2, 3]);
+        assert_eq!(Representative::Lowest(&keys).ranks(4).unwrap(), [1, 3, 2, 0]);
+        // Distinct ranks as keys come back unchanged.
+        assert_eq!(Representative::Lowest(&[2, 0, 3, 1]).ranks(4).unwrap(), [2, 0, 3, 1]);
+        assert!(Representative::Longest(&keys).ranks(3).is_err());
+        assert_eq!(Representative::First.ranks(0).unwrap(), Vec::<u32>::new());
     }
 
     #[test]

@@ -107,9 +107,27 @@ impl UnionFind {
         check_document(doc, self.nodes.len())
     }
 
-    /// The root of `doc`'s set, halving the path on the way. `doc` must be in range.
+    /// Adds a document in a set of its own and returns it: the next position, [`len`]
+    /// before the call. For elements met as they come (number them densely as they first
+    /// appear, then union their numbers). Fails, with nothing changed, at [`MAX_DOCUMENTS`].
+    ///
+    /// [`len`]: UnionFind::len
+    pub fn push(&mut self) -> Result<u32, ClusterError> {
+        check_documents(self.nodes.len() + 1)?;
+        let doc = self.nodes.len() as u32;
+        self.nodes.push(Node { parent: doc, size: 1 });
+        self.sets += 1;
+        Ok(doc)
+    }
+
+    /// [`find`](UnionFind::find) without the range check, for hot loops over documents
+    /// known to be in range: the root of `doc`'s set, halving the path on the way.
+    ///
+    /// # Panics
+    ///
+    /// If `doc` is out of range.
     #[inline]
-    fn root(&mut self, mut doc: u32) -> u32 {
+    pub fn root(&mut self, mut doc: u32) -> u32 {
         loop {
             let parent = self.nodes[doc as usize].parent;
             if parent == doc {
@@ -124,9 +142,15 @@ impl UnionFind {
         }
     }
 
-    /// Joins the sets of two in-range documents; returns whether they were apart.
+    /// [`union`](UnionFind::union) without the range check, for hot loops over documents
+    /// known to be in range: joins the sets of `a` and `b` (the larger set's root stays the
+    /// root; on a tie, `a`'s) and returns whether they were apart.
+    ///
+    /// # Panics
+    ///
+    /// If `a` or `b` is out of range.
     #[inline]
-    fn join(&mut self, a: u32, b: u32) -> bool {
+    pub fn join(&mut self, a: u32, b: u32) -> bool {
         let (ra, rb) = (self.root(a), self.root(b));
         if ra == rb {
             return false;
@@ -135,6 +159,29 @@ impl UnionFind {
         let (big, small) = if sa < sb { (rb, ra) } else { (ra, rb) };
         self.nodes[small as usize].parent = big;
         self.nodes[big as usize].size = sa + sb;
+        self.sets -= 1;
+        true
+    }
+
+    /// [`join`](UnionFind::join), except that the smaller of the two roots stays the root,
+    /// whatever the sets' sizes. When every union goes through `join_min`, each set's root
+    /// ([`root`](UnionFind::root)) is its smallest document: a name that depends only on
+    /// the partition, never on the order of the unions, for callers that sort or key by it.
+    /// Trees stay shallow enough with path halving.
+    ///
+    /// # Panics
+    ///
+    /// If `a` or `b` is out of range.
+    #[inline]
+    pub fn join_min(&mut self, a: u32, b: u32) -> bool {
+        let (ra, rb) = (self.root(a), self.root(b));
+        if ra == rb {
+            return false;
+        }
+        let (root, child) = if ra < rb { (ra, rb) } else { (rb, ra) };
+        let size = self.nodes[ra as usize].size + self.nodes[rb as usize].size;
+        self.nodes[child as usize].parent = root;
+        self.nodes[root as usize].size = size;
         self.sets -= 1;
         true
     }
@@ -310,6 +357,44 @@ mod tests {
         assert_eq!(clusters.len(), 1);
         assert_eq!(clusters.members(0).len(), n as usize);
         assert!(clusters.members(0).windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn unchecked_forms_agree_with_checked() {
+        let mut uf = UnionFind::new(6);
+        assert!(uf.join(0, 1));
+        assert!(!uf.join(1, 0));
+        assert!(uf.join(4, 5));
+        assert_eq!(uf.root(1), uf.find(0).unwrap());
+        assert_eq!(uf.sets(), 4);
+        // The larger set's root stays the root; on a tie, the first argument's.
+        assert!(uf.join(2, 1));
+        assert_eq!(uf.root(2), uf.root(0));
+        assert_eq!(uf.root(3), 3);
+    }
+
+    #[test]
+    fn join_min_names_sets_by_their_smallest_document() {
+        let mut uf = UnionFind::new(8);
+        for (a, b) in [(5, 6), (6, 7), (7, 2), (3, 4), (4, 6), (1, 1)] {
+            uf.join_min(a, b);
+        }
+        let roots: Vec<u32> = (0..8).map(|d| uf.root(d)).collect();
+        assert_eq!(roots, [0, 1, 2, 2, 2, 2, 2, 2]);
+        assert_eq!(uf.sets(), 3);
+        assert!(!uf.join_min(2, 7));
+    }
+
+    #[test]
+    fn push_grows() {
+        let mut uf = UnionFind::new(0);
+        assert_eq!(uf.push(), Ok(0));
+        assert_eq!(uf.push(), Ok(1));
+        assert_eq!(uf.sets(), 2);
+        assert!(uf.join(0, 1));
+        assert_eq!(uf.push(), Ok(2));
+        assert_eq!(uf.sets(), 2);
+        assert_eq!(uf.len(), 3);
     }
 
     #[test]

@@ -273,7 +273,7 @@ pub fn estimate_jaccard(a: &[u32], b: &[u32]) -> f64 {
 /// index mixed in, so equal rows in two bands hash differently. Two signatures share band
 /// `i`'s hash exactly when they agree on its rows (up to a 2^-64 chance).
 ///
-/// Bands and rows come from the LSH configuration (`simhash_index::Banding`). Do not band
+/// Bands and rows come from the LSH configuration (`simhash_index::lsh::Banding`). Do not band
 /// the [`EMPTY`] signature (see [`MinHasher::signature_into`]). Part of the stability
 /// contract.
 ///

@@ -1,57 +1,87 @@
-//! A union-find over sparse 64-bit positions: each worker filters the edges it finds down to
-//! a spanning forest, so that only edges that join two components go on to the components'
-//! rounds ([`crate::rounds::components`]).
+//! A spanning forest over sparse 64-bit positions: each worker filters the edges it finds
+//! down to those that join two components, so that only they go on to the components'
+//! rounds ([`crate::rounds::components`]). The union-find is `simhash_cluster`'s
+//! [`UnionFind`]; this module only numbers the positions densely as they first appear.
 
 use std::collections::HashMap;
 
-/// A union-find whose elements are any `u64`s, created on first use.
-#[derive(Debug, Default)]
+use simhash_cluster::UnionFind;
+
+/// The edges that joined two components of `u64` positions, created on first use.
+#[derive(Debug)]
 pub(crate) struct Forest {
-    parent: HashMap<u64, u64>,
+    /// Each position's dense number in `sets`.
+    numbers: HashMap<u64, u32>,
+    /// The positions, by dense number.
+    #[cfg(test)]
+    positions: Vec<u64>,
+    sets: UnionFind,
     /// The edges that joined two components, in the order found.
     pub(crate) edges: Vec<(u64, u64)>,
 }
 
+impl Default for Forest {
+    fn default() -> Forest {
+        Forest {
+            numbers: HashMap::new(),
+            #[cfg(test)]
+            positions: Vec::new(),
+            sets: UnionFind::new(0),
+            edges: Vec::new(),
+        }
+    }
+}
+
 impl Forest {
-    fn find(&mut self, mut x: u64) -> u64 {
-        loop {
-            let p = self.parent.get(&x).copied().unwrap_or(x);
-            if p == x {
-                return x;
-            }
-            let grand = self.parent.get(&p).copied().unwrap_or(p);
-            if grand != p {
-                // Path halving.
-                self.parent.insert(x, grand);
-            }
-            x = grand;
+    /// The dense number of `x`, numbering it if it is new.
+    fn number(&mut self, x: u64) -> u32 {
+        if let Some(&n) = self.numbers.get(&x) {
+            return n;
+        }
+        // A worker's positions are its documents' (u32 each), so fewer than u32::MAX.
+        let n = self.sets.push().expect("fewer than u32::MAX positions on one worker");
+        self.numbers.insert(x, n);
+        #[cfg(test)]
+        self.positions.push(x);
+        n
+    }
+
+    /// Whether `a` and `b` are in one component (a position not seen yet is alone).
+    pub(crate) fn joined(&mut self, a: u64, b: u64) -> bool {
+        if a == b {
+            return true;
+        }
+        match (self.numbers.get(&a), self.numbers.get(&b)) {
+            (Some(&x), Some(&y)) => self.sets.root(x) == self.sets.root(y),
+            _ => false,
         }
     }
 
-    /// Every element with its component's name, its smallest element (the smaller root
-    /// always stays the root), sorted: what [`crate::rounds::components`] computes across
-    /// workers, against which it is tested.
+    /// Every element with its component's name, its smallest element, sorted: what
+    /// [`crate::rounds::components`] computes across workers, against which it is tested.
     #[cfg(test)]
     pub(crate) fn components(&mut self) -> Vec<(u64, u64)> {
-        // Roots are values only (an element is a key once it has a parent).
-        let mut elements: Vec<u64> = self.parent.iter().flat_map(|(&k, &v)| [k, v]).collect();
-        elements.sort_unstable();
-        elements.dedup();
-        elements.into_iter().map(|x| (x, self.find(x))).collect()
+        let mut smallest: HashMap<u32, u64> = HashMap::new();
+        for (n, &x) in self.positions.iter().enumerate() {
+            let root = self.sets.root(n as u32);
+            let name = smallest.entry(root).or_insert(x);
+            *name = (*name).min(x);
+        }
+        let mut named: Vec<(u64, u64)> = (0..self.positions.len())
+            .map(|n| (self.positions[n], smallest[&self.sets.root(n as u32)]))
+            .collect();
+        named.sort_unstable();
+        named
     }
 
-    /// Whether `a` and `b` are in one component.
-    pub(crate) fn joined(&mut self, a: u64, b: u64) -> bool {
-        self.find(a) == self.find(b)
-    }
-
-    /// Links `a` and `b`; keeps the edge if it joined two components.
+    /// Links `a` and `b`; keeps the edge if it joined two components. A self-loop is no
+    /// edge and adds no element.
     pub(crate) fn union(&mut self, a: u64, b: u64) {
-        let (ra, rb) = (self.find(a), self.find(b));
-        if ra != rb {
-            // The smaller root stays the root: trees stay shallow enough with path halving.
-            let (root, child) = if ra < rb { (ra, rb) } else { (rb, ra) };
-            self.parent.insert(child, root);
+        if a == b {
+            return;
+        }
+        let (na, nb) = (self.number(a), self.number(b));
+        if self.sets.join(na, nb) {
             self.edges.push((a, b));
         }
     }

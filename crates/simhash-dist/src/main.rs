@@ -10,7 +10,7 @@
 //! and each group sharing a prefix is paired by [`simhash_index::pair_group`], the same
 //! kernel (and the same "first table owns the pair" rule) the single-machine index runs.
 //! With `--method minhash` (`auto`'s choice for text), band keys are exchanged by (band,
-//! key), each group keeps the pairs its band owns ([`simhash_index::band_owns`], the
+//! key), each group keeps the pairs its band owns ([`simhash_index::lsh::band_owns`], the
 //! engine's "first common band owns the pair" rule), and each candidate's two shingle sets
 //! are brought together (the smaller to the larger's reader) for the exact Jaccard test.
 //! See `docs/scale-out.md` for launching on several hosts, the failure model and a capacity

@@ -1,9 +1,21 @@
 //! Near-duplicate matching: exact Hamming matching of 64-bit simhash fingerprints
 //! ([`hamming`](#hamming-matching): block-permutation tables, batch all-pairs, an online
-//! [`Index`], the planner and the [`Blocks`] setting) and MinHash LSH (banding with
-//! [`Banding`], batch candidate pairs, and the online [`MinHashIndex`] with exact Jaccard
-//! verification). The sketches themselves come from `simhash-core`; the types a matching
-//! user needs from it ([`Fingerprint`], [`MinHasher`]) are re-exported here.
+//! [`Index`], the planner and the [`Blocks`] setting) and MinHash LSH (the [`lsh`] module:
+//! banding with [`lsh::Banding`], batch candidate pairs, the engine and the online
+//! [`lsh::MinHashIndex`] with exact Jaccard verification). The sketches themselves come
+//! from `simhash-core`; the types a matching user needs from it ([`Fingerprint`],
+//! [`MinHasher`]) are re-exported here.
+//!
+//! # Namespaces
+//!
+//! One rule for the two methods: **Hamming matching is at the crate root, MinHash LSH is
+//! under [`lsh`].** The `hamming` module is private and every public item of it is
+//! re-exported at the root (`simhash_index::Tables`, `simhash_index::AllPairs`,
+//! `simhash_index::Index`); the `lsh` module is public and its items are reached only by
+//! their path (`simhash_index::lsh::Banding`, `simhash_index::lsh::MinHashIndex`), never
+//! re-exported at the root. Items that belong to neither method have modules of their own
+//! ([`disk`], [`settings`]), and the vocabulary of `simhash-core` is re-exported at the
+//! root.
 //!
 //! # Hamming matching
 //!
@@ -24,15 +36,16 @@
 //! * [`Tables`] is a validated `(blocks, max_distance)` configuration and its tables
 //!   ([`Tables::new`] returns a [`ConfigError`] rather than panicking; [`Tables::from_plan`]
 //!   builds what [`plan`] recommends; [`Blocks`] is the `auto | N` setting).
-//! * [`all_pairs_with`] streams every pair among a slice of fingerprints to a callback, as
-//!   [`Pair`]s of positions; [`all_pairs`] collects them sorted. [`cross_pairs_with`] and
-//!   [`cross_pairs`] do the same for (query, corpus) [`CrossPair`]s. They run on rayon's
-//!   current thread pool, and their output does not depend on the number of threads.
-//!   [`all_pairs_optional`] takes `Option<Fingerprint>`s (documents with no features) and
-//!   reports positions among all of them. A [`Pair`] converts into `(a, b)`, so pairs go to
-//!   `simhash-cluster` as they are. [`all_pairs_with_budget`] gives the same batches
-//!   within a memory budget (each table in passes over ranges of prefixes; for a billion
-//!   fingerprints on a 24 GiB machine), [`plan_with_memory`] plans the passes.
+//! * [`AllPairs`] streams every pair among a slice of fingerprints to a callback, as
+//!   [`Pair`]s of positions, with its options: a memory [`budget`](AllPairs::budget) (the
+//!   same batches, each table in passes over ranges of prefixes; for a billion
+//!   fingerprints on a 24 GiB machine; [`plan_with_memory`] plans the passes) and a
+//!   [`progress`](AllPairs::progress) callback. [`all_pairs`] collects them sorted. Both
+//!   take `Fingerprint`s or `Option<Fingerprint>`s (documents with no features; positions
+//!   are then among all of them). [`cross_pairs_with`] and [`cross_pairs`] do the same for
+//!   (query, corpus) [`CrossPair`]s. They run on rayon's current thread pool, and their
+//!   output does not depend on the number of threads. A [`Pair`] converts into `(a, b)`,
+//!   so pairs go to `simhash-cluster` as they are.
 //! * [`Index`] is the online index (ids of any `Clone + Eq + Hash + Ord` type): [`insert`](Index::insert), [`remove`](Index::remove),
 //!   [`find_first`](Index::find_first), [`find_all`](Index::find_all) (a [`Hits`] iterator
 //!   of [`Hit`]s) and [`find_all_into`](Index::find_all_into), and parallel bulk versions.
@@ -43,10 +56,10 @@
 //!   verification, from texts or shingle sets to keep/remove decisions, verified pairs or
 //!   clusters (the `simhash` command's `--method minhash`); the [`lsh`] module has its
 //!   pieces (sketcher, in-memory and spilled stores, the searches).
-//! * [`Banding`] and [`candidate_pairs_with`] are LSH banding over MinHash signatures (the
+//! * [`lsh::Banding`] and [`lsh::candidate_pairs_with`] are LSH banding over MinHash signatures (the
 //!   high-recall mode): bands and rows for a Jaccard threshold, and every pair of documents
-//!   sharing a band hash, each once; [`for_each_band_group`] gives the groups themselves.
-//! * [`MinHashIndex`] is the online MinHash index: insert, remove and query feature sets;
+//!   sharing a band hash, each once; [`lsh::for_each_band_group`] gives the groups themselves.
+//! * [`lsh::MinHashIndex`] is the online MinHash index: insert, remove and query feature sets;
 //!   candidates share a band bucket, and each is verified by exact Jaccard similarity, so
 //!   a query returns exactly the bucket-sharing sets at or above the threshold.
 //! * [`plan`] recommends `m` for `n` fingerprints and reports the expected work ([`Plan`]).
@@ -76,7 +89,7 @@
 //! # Example: all pairs
 //!
 //! ```
-//! use simhash_index::{Fingerprint, Pair, Tables, all_pairs_with, plan};
+//! use simhash_index::{AllPairs, Fingerprint, Pair, Tables, plan};
 //!
 //! let fps: Vec<Fingerprint> =
 //!     [0x0000_0000_0000_00ff, 0x0000_0000_0000_00fe, 0xffff_0000_0000_0000, 0x0000_0000_0000_00ff]
@@ -86,7 +99,7 @@
 //! let plan = plan(fps.len() as u64, 3)?;
 //! let tables = Tables::from_plan(&plan)?;
 //! let mut pairs: Vec<Pair> = Vec::new();
-//! all_pairs_with(&fps, &tables, |batch| pairs.extend_from_slice(batch));
+//! AllPairs::new(&tables).run(&fps, |batch| pairs.extend_from_slice(batch))?;
 //! pairs.sort();
 //! assert_eq!(pairs, [
 //!     Pair { a: 0, b: 1, distance: 1 },
@@ -115,7 +128,7 @@
 //! # Example: an online MinHash index
 //!
 //! ```
-//! use simhash_index::MinHashIndex;
+//! use simhash_index::lsh::MinHashIndex;
 //!
 //! // Feature sets: shingle hashes (from `Fingerprinter::for_each_feature`, or your own).
 //! let mut seen: MinHashIndex<String> = MinHashIndex::new(0.7, 128)?;
@@ -129,7 +142,7 @@
 //!
 //! # Errors
 //!
-//! Every error type ([`ConfigError`], [`LshError`], [`ParseBlocksError`]) has a lowercase
+//! Every error type ([`ConfigError`], [`lsh::LshError`], [`ParseBlocksError`]) has a lowercase
 //! message with no trailing period and a `kind()`, a `#[non_exhaustive]` enum to match on.
 //!
 //! # Guarantees and costs
@@ -148,23 +161,16 @@ mod hamming;
 pub mod lsh;
 pub mod settings;
 
-pub use crate::hamming::batch::{
-    CrossPair, Pair, all_pairs, all_pairs_optional, all_pairs_optional_with,
-    all_pairs_optional_with_budget, all_pairs_with, all_pairs_with_budget,
-    all_pairs_with_budget_progress, all_pairs_with_progress, cross_pairs, cross_pairs_with,
-};
 pub use crate::hamming::blocks::{Blocks, ParseBlocksError, ParseBlocksErrorKind};
 pub use crate::hamming::distinct::Distinct;
 pub use crate::hamming::kernel::{cross_group, pair_group};
 pub use crate::hamming::online::{DEFAULT_BLOCKS, DEFAULT_MAX_DISTANCE, Hit, Hits, Index};
+pub use crate::hamming::pairs::{
+    AllPairs, CrossPair, Pair, PairInput, all_pairs, cross_pairs, cross_pairs_with,
+};
 pub use crate::hamming::plan::{Plan, plan, plan_with_memory};
 pub use crate::hamming::tables::{ConfigError, ConfigErrorKind, MAX_TABLES, Table, Tables};
 pub use crate::hamming::walk::{DedupWalk, Identical, WALK_CHUNK, WalkOutcome, collapse_identical};
-pub use crate::lsh::{
-    Banding, Candidate, JaccardHit, LshError, LshErrorKind, MINHASH_INDEX_SEED, MinHashIndex,
-    band_owns, candidate_pairs, candidate_pairs_from_columns, candidate_pairs_with,
-    first_common_band, for_each_band_group,
-};
 /// The matching vocabulary from `simhash-core`, so that a matching user needs one crate.
 pub use simhash_core::{Fingerprint, MAX_PERM, MinHasher, ParseFingerprintError};
 
@@ -185,6 +191,7 @@ struct LibraryGuideDoctests;
 #[cfg(test)]
 mod testoibits {
     use super::*;
+    use crate::lsh::{LshError, MinHashIndex};
 
     fn assert_all<T: Send + Sync + std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
 
@@ -207,6 +214,7 @@ mod testoibits {
 #[cfg(all(test, feature = "serde"))]
 mod serde_tests {
     use super::*;
+    use crate::lsh::{Banding, JaccardHit};
 
     fn round_trip<T>(value: &T, json: &str)
     where

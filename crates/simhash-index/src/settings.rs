@@ -27,15 +27,16 @@ use std::fmt;
 
 use simhash_core::{MAX_PERM, MinHasher, Preset};
 
-use crate::LshError;
 use crate::hamming::blocks::Blocks;
 use crate::hamming::online::DEFAULT_MAX_DISTANCE;
 use crate::hamming::tables::ConfigError;
+use crate::lsh::Banding;
+use crate::lsh::LshError;
 use crate::lsh::{
     BandKeyWidth, DEFAULT_JACCARD, DEFAULT_LSH_THRESHOLD, DEFAULT_NUM_PERM, DEFAULT_SEED,
     EngineError, Sketcher,
 };
-use crate::{Banding, Tables, disk};
+use crate::{Tables, disk};
 
 /// How near-duplicates are found, as asked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -116,7 +116,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
         // In the keep policy's order, as the walk kept them: a later record matching
         // several names the first kept, as the walk would (the same with `--keep first`).
-        let rank = priority(&corpus, settings.grouping.keep);
+        let rank = priority(&corpus, settings.grouping.keep)?;
         let mut kept_docs: Vec<usize> = (0..corpus.len()).filter(|&d| kept(d)).collect();
         kept_docs.sort_by_key(|&d| rank[d]);
         against.add_kept(&mut session, &corpus, &names, kept_docs)?;

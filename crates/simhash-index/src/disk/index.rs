@@ -9,7 +9,8 @@ use super::manifest::{self, Contents, MANIFEST, Manifest};
 use super::segment::{KIND_MINHASH, KIND_SIMHASH, Segment, Shape};
 use super::{DiskError, DiskErrorKind, Settings};
 use crate::lsh::DocSketch;
-use crate::{Hit, JaccardHit, Tables};
+use crate::lsh::JaccardHit;
+use crate::{Hit, Tables};
 
 /// An on-disk index as of one commit, open for reading: queries, id lookups, statistics
 /// and verification. Any number of readers may be open, in any number of processes, while

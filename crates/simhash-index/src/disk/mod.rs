@@ -57,7 +57,8 @@
 //!
 //! use simhash_index::lsh::Sketcher;
 //! use simhash_index::disk::{DiskIndex, MinHashSettings, Settings, Writer};
-//! use simhash_index::{Banding, MinHasher};
+//! use simhash_index::MinHasher;
+//! use simhash_index::lsh::Banding;
 //!
 //! let settings = Settings::MinHash(MinHashSettings {
 //!     preset: "default".into(),

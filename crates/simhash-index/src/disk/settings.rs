@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use simhash_core::{Fingerprinter, MinHasher, Preset};
 
 use super::DiskError;
+use crate::lsh::Banding;
 use crate::lsh::{BandKeyWidth, DEFAULT_SEED, Sketcher};
-use crate::{Banding, Blocks, Tables};
+use crate::{Blocks, Tables};
 
 /// The number of documents a new simhash index's tables are planned for when its blocks
 /// are `auto`: the tables are fixed when the index is made and its size is not known then
@@ -176,7 +177,7 @@ impl Settings {
     pub fn validate(&self) -> Result<(), DiskError> {
         match self {
             Settings::MinHash(s) => {
-                crate::Banding::new(s.bands, s.rows)
+                crate::lsh::Banding::new(s.bands, s.rows)
                     .map_err(|e| DiskError::invalid(e.to_string()))?;
                 if s.bands * s.rows > s.num_perm {
                     return Err(DiskError::invalid(format!(

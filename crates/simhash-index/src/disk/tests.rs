@@ -9,8 +9,9 @@ use std::path::Path;
 use simhash_core::{Fingerprint, MinHasher};
 
 use super::*;
+use crate::lsh::{Banding, JaccardHit};
 use crate::lsh::{DocSketch, MatchSink, MemoryStore, SketchStore, Sketcher, find_matches};
-use crate::{Banding, JaccardHit, Tables, all_pairs_optional};
+use crate::{AllPairs, Tables};
 
 /// splitmix64, for reproducible random inputs.
 pub(super) struct Rng(pub(super) u64);
@@ -315,7 +316,9 @@ fn simhash_queries_equal_all_pairs_and_brute_force() {
         let all: Vec<Option<Fingerprint>> = indexed.iter().chain(&queries).copied().collect();
         let m = indexed.len() as u32;
         let tables = Tables::new(blocks, k).unwrap();
-        let mut cross: Vec<(usize, u64, u32)> = all_pairs_optional(&all, &tables)
+        let mut cross: Vec<(usize, u64, u32)> = AllPairs::new(&tables)
+            .collect(&all)
+            .unwrap()
             .into_iter()
             .filter(|p| p.a < m && p.b >= m)
             .map(|p| ((p.b - m) as usize, u64::from(p.a), p.distance))

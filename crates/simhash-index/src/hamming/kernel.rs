@@ -11,7 +11,7 @@ use crate::hamming::tables::Table;
 ///
 /// This is the whole of the per-table work of the all-pairs algorithm once fingerprints are
 /// grouped by prefix. To find all pairs among a set of `(id, fingerprint)` records with any
-/// engine (this crate's [`all_pairs_with`](crate::all_pairs_with), or a distributed one
+/// engine (this crate's [`AllPairs`](crate::AllPairs), or a distributed one
 /// that shuffles records by key):
 ///
 /// 1. for every table `t` in [`Tables::iter`](crate::Tables::iter) and every record, form

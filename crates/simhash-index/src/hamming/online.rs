@@ -696,7 +696,8 @@ impl<I: Clone + Eq + Hash + Ord + Send + Sync> Index<I> {
     /// bits of their permuted value (one parallel counting-sort pass), so that they walk the
     /// table's arrays in order instead of at random. Returns `(query, hit)` pairs, table by table.
     fn probe_sorted(&self, queries: &[Fingerprint], owned_only: bool) -> Vec<(u32, Hit<I>)> {
-        use crate::hamming::batch::{sort_bucket, tasks};
+        use crate::hamming::batch::tasks;
+        use crate::hamming::group::sort_bucket;
         use crate::hamming::scatter::{chunk_inputs, scatter};
         // The scatter numbers queries with u32 positions.
         assert!(u32::try_from(queries.len()).is_ok(), "more than u32::MAX queries");

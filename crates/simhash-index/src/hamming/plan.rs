@@ -75,7 +75,7 @@ pub struct Plan {
     /// The expected number of candidate pairs (fingerprints sharing a prefix, summed over
     /// tables) for uniformly random fingerprints: about `tables * n^2 / 2^(prefix_bits + 1)`.
     pub expected_candidates: f64,
-    /// The expected peak memory of [`all_pairs_with_budget`](crate::all_pairs_with_budget)
+    /// The expected peak memory of [`AllPairs::budget`](crate::AllPairs::budget)
     /// in bytes: the input (8 bytes per fingerprint), the entries of one pass (16 bytes per
     /// fingerprint of the pass) and the memory in flight (4 bytes per fingerprint, at most
     /// 256 MiB).
@@ -117,7 +117,7 @@ pub fn plan(n: u64, max_distance: u32) -> Result<Plan, ConfigError> {
 }
 
 /// [`plan`] within a memory budget of `memory` bytes (`None`: no budget, one pass per
-/// table), for [`all_pairs_with_budget`](crate::all_pairs_with_budget) over `n`
+/// table), for [`AllPairs::budget`](crate::AllPairs::budget) over `n`
 /// fingerprints held in a slice (8 bytes each).
 ///
 /// The model of peak memory is

@@ -2,7 +2,7 @@
 //! fingerprint, position)` entries into buckets by the top bits of a table's prefix.
 //!
 //! It runs in two steps so that a table can be processed a range of buckets at a time (the
-//! partitioned path of [`all_pairs_with_budget`](crate::all_pairs_with_budget)): a
+//! partitioned path of [`AllPairs::budget`](crate::AllPairs::budget)): a
 //! [`Histogram`] of the whole input, then one [`scatter_range`] per range of buckets, which
 //! reads the whole input and writes only the entries of its buckets. Because the sort is
 //! stable and the bucket offsets come from the one histogram, scattering the buckets in

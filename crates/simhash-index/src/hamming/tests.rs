@@ -4,9 +4,7 @@
 use proptest::prelude::*;
 use simhash_core::Fingerprint;
 
-use crate::{
-    CrossPair, Pair, Tables, all_pairs, all_pairs_optional, all_pairs_with, cross_pairs, pair_group,
-};
+use crate::{AllPairs, CrossPair, Pair, Tables, all_pairs, cross_pairs, pair_group};
 
 /// The configurations the issue names, and more.
 const CONFIGS: &[(usize, u32)] = &[
@@ -169,7 +167,7 @@ proptest! {
                 }
             }
         }
-        prop_assert_eq!(all_pairs_optional(&fps, &Tables::new(m, k).unwrap()), expect);
+        prop_assert_eq!(AllPairs::new(&Tables::new(m, k).unwrap()).collect(&fps).unwrap(), expect);
     }
 
     #[test]
@@ -225,10 +223,12 @@ fn many_mid_sized_groups_stream() {
     let tables = Tables::new(5, 3).unwrap();
     let mut got = Vec::new();
     let mut largest = 0;
-    all_pairs_with(&fps, &tables, |batch| {
-        largest = largest.max(batch.len());
-        got.extend_from_slice(batch);
-    });
+    AllPairs::new(&tables)
+        .run(&fps, |batch| {
+            largest = largest.max(batch.len());
+            got.extend_from_slice(batch);
+        })
+        .unwrap();
     got.sort_unstable();
     assert_eq!(got, brute_pairs(&fps, 3));
     // In tests a task holds TASK_PAIRS = 8 pairs before deferring, deferred runs are sunk
@@ -277,7 +277,7 @@ fn same_batches_for_any_thread_count() {
     let collect = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let mut batches: Vec<Vec<Pair>> = Vec::new();
-        pool.install(|| all_pairs_with(&fps, &tables, |p| batches.push(p.to_vec())));
+        pool.install(|| AllPairs::new(&tables).run(&fps, |p| batches.push(p.to_vec())).unwrap());
         batches
     };
     let one = collect(1);
@@ -579,10 +579,7 @@ mod budget {
     use crate::hamming::batch::{
         all_pairs_optional_with_capacity, all_pairs_with_capacity, passes,
     };
-    use crate::{
-        ConfigErrorKind, Pair, Tables, all_pairs_optional_with, all_pairs_optional_with_budget,
-        all_pairs_with, all_pairs_with_budget, plan_with_memory,
-    };
+    use crate::{AllPairs, ConfigErrorKind, Pair, Tables, plan_with_memory};
 
     /// Configurations with few enough tables for many capacities in a debug build.
     const CONFIGS: &[(usize, u32)] =
@@ -590,7 +587,7 @@ mod budget {
 
     fn batches(fps: &[Fingerprint], tables: &Tables) -> Vec<Vec<Pair>> {
         let mut out = Vec::new();
-        all_pairs_with(fps, tables, |b| out.push(b.to_vec()));
+        AllPairs::new(tables).run(fps, |b| out.push(b.to_vec())).unwrap();
         out
     }
 
@@ -667,7 +664,7 @@ mod budget {
                 .enumerate()
                 .map(|(i, f)| (!missing.get(i).copied().unwrap_or(false)).then_some(f))
                 .collect();
-            // The definition: all_pairs_with over the present ones, mapped to positions.
+            // The definition: AllPairs over the present ones, mapped to positions.
             let positions: Vec<u32> =
                 fps.iter().enumerate().filter(|(_, f)| f.is_some()).map(|(i, _)| i as u32).collect();
             let present: Vec<Fingerprint> = fps.iter().flatten().copied().collect();
@@ -680,7 +677,7 @@ mod budget {
                 })
                 .collect();
             let mut got = Vec::new();
-            all_pairs_optional_with(&fps, &tables, |b| got.push(b.to_vec()));
+            AllPairs::new(&tables).run(&fps, |b| got.push(b.to_vec())).unwrap();
             prop_assert_eq!(&got, &expect);
             for cap in [1, 300, 1000] {
                 got.clear();
@@ -783,12 +780,16 @@ mod budget {
             let (got, _) = batches_in_passes(&fps, &tables, 1);
             assert_eq!(got, batches(&fps, &tables));
             let mut via_budget = Vec::new();
-            all_pairs_with_budget(&fps, &tables, Some(1 << 20), |b| via_budget.push(b.to_vec()))
+            AllPairs::new(&tables)
+                .budget(Some(1 << 20))
+                .run(&fps, |b| via_budget.push(b.to_vec()))
                 .unwrap();
             assert_eq!(via_budget, got);
         }
         let mut got = Vec::new();
-        all_pairs_optional_with_budget(&[None, None], &tables, Some(1000), |b| got.push(b.len()))
+        AllPairs::new(&tables)
+            .budget(Some(1000))
+            .run(&[None, None], |b| got.push(b.len()))
             .unwrap();
         assert!(got.is_empty());
     }
@@ -803,7 +804,7 @@ mod budget {
         // sixteenth of a table per pass.
         for memory in [None, Some(28 * n), Some(16 * n), Some(13 * n)] {
             let mut got = Vec::new();
-            all_pairs_with_budget(&fps, &tables, memory, |b| got.push(b.to_vec())).unwrap();
+            AllPairs::new(&tables).budget(memory).run(&fps, |b| got.push(b.to_vec())).unwrap();
             assert_eq!(got, expect, "memory {memory:?}");
             let plan = plan_with_memory(n, 3, memory).unwrap();
             assert!(memory.is_none_or(|m| plan.peak_bytes <= m), "{plan:?}");
@@ -812,20 +813,19 @@ mod budget {
         // Below the input, the memory in flight and 1/256 of a table: an error, no pairs.
         let too_small = 12 * n + 16 * n.div_ceil(256) - 1;
         let mut called = false;
-        let err = all_pairs_with_budget(&fps, &tables, Some(too_small), |_| called = true);
+        let err = AllPairs::new(&tables).budget(Some(too_small)).run(&fps, |_| called = true);
         assert_eq!(err.unwrap_err().kind(), ConfigErrorKind::MemoryTooSmall);
         assert!(!called);
         let err = plan_with_memory(n, 3, Some(too_small)).unwrap_err();
         assert_eq!(err.kind(), ConfigErrorKind::MemoryTooSmall);
         assert!(err.to_string().starts_with("a memory budget of "), "{err}");
-        assert!(all_pairs_with_budget(&fps, &tables, Some(too_small + 1), |_| {}).is_ok());
+        assert!(AllPairs::new(&tables).budget(Some(too_small + 1)).run(&fps, |_| {}).is_ok());
         // The optional input counts at 16 bytes per entry.
         let opt: Vec<Option<Fingerprint>> = fps.iter().map(|&f| Some(f)).collect();
-        let err = all_pairs_optional_with_budget(&opt, &tables, Some(too_small + 1), |_| {});
+        let err = AllPairs::new(&tables).budget(Some(too_small + 1)).run(&opt, |_| {});
         assert_eq!(err.unwrap_err().kind(), ConfigErrorKind::MemoryTooSmall);
         let mut got = Vec::new();
-        all_pairs_optional_with_budget(&opt, &tables, Some(21 * n), |b| got.push(b.to_vec()))
-            .unwrap();
+        AllPairs::new(&tables).budget(Some(21 * n)).run(&opt, |b| got.push(b.to_vec())).unwrap();
         assert_eq!(got, expect);
     }
 }
@@ -836,7 +836,7 @@ mod budget {
 /// distinct prefixes, and every number of bits already sorted by the scatter.
 #[test]
 fn sort_bucket_is_a_stable_sort_by_prefix() {
-    use crate::hamming::batch::sort_bucket;
+    use crate::hamming::group::sort_bucket;
     use crate::hamming::kernel::Entry;
     let mut next = splitmix(0x5151_u64);
     let mut scratch = Vec::new();
@@ -873,7 +873,7 @@ fn sort_bucket_is_a_stable_sort_by_prefix() {
 /// entries with equal prefixes differ below them).
 #[test]
 fn for_each_run_is_chunk_by_without_singletons() {
-    use crate::hamming::batch::for_each_run;
+    use crate::hamming::group::for_each_run;
     use crate::hamming::kernel::Entry;
     let mut next = splitmix(0x7a7a_u64);
     let mut checked_runs = 0;
@@ -922,7 +922,7 @@ fn for_each_run_is_chunk_by_without_singletons() {
 /// and every number of bits the scatter may have split on.
 #[test]
 fn group_bucket_hands_on_the_runs_of_a_stable_sort() {
-    use crate::hamming::batch::{Scratch, group_bucket, sort_bucket};
+    use crate::hamming::group::{Scratch, group_bucket, sort_bucket};
     use crate::hamming::kernel::Entry;
     let mut next = splitmix(0x6b6b_u64);
     let (mut scratch, mut plain) = (Scratch::default(), Vec::new());

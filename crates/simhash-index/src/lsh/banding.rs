@@ -129,7 +129,7 @@ impl Banding {
     /// most [`MAX_PERM`] (no `MinHasher` makes a longer signature).
     ///
     /// ```
-    /// use simhash_index::{Banding, LshErrorKind};
+    /// use simhash_index::lsh::{Banding, LshErrorKind};
     ///
     /// assert_eq!(Banding::new(16, 8)?.num_perm(), 128);
     /// assert_eq!(Banding::new(0, 8).unwrap_err().kind(), LshErrorKind::Empty);
@@ -152,7 +152,7 @@ impl Banding {
     /// [`for_threshold_weighted`](Banding::for_threshold_weighted).
     ///
     /// ```
-    /// use simhash_index::Banding;
+    /// use simhash_index::lsh::Banding;
     ///
     /// let b = Banding::for_threshold(0.5, 128)?;
     /// assert_eq!((b.bands, b.rows), (25, 5)); // as datasketch chooses

@@ -18,7 +18,7 @@ pub struct Candidate {
 /// is row-major, `bands` hashes per document.
 ///
 /// ```
-/// use simhash_index::first_common_band;
+/// use simhash_index::lsh::first_common_band;
 ///
 /// let m = [1, 2, 3, /* doc 1 */ 9, 2, 3];
 /// assert_eq!(first_common_band(&m, 3, 0, 1), Some(1));
@@ -46,7 +46,7 @@ pub fn first_common_band<H: Copy + Ord + Send + Sync>(
 /// If the two slices differ in length.
 ///
 /// ```
-/// use simhash_index::band_owns;
+/// use simhash_index::lsh::band_owns;
 ///
 /// // Two documents sharing band 2: band 2 owns the pair unless band 0 or 1 agrees.
 /// assert!(band_owns(&[1u32, 2], &[3, 4]));
@@ -91,7 +91,7 @@ fn sorted_band<H: Copy + Ord + Send + Sync>(
 /// `u32::MAX` documents.
 ///
 /// ```
-/// use simhash_index::for_each_band_group;
+/// use simhash_index::lsh::for_each_band_group;
 ///
 /// // Three documents, two bands: 0 and 2 share band 0, all three share band 1.
 /// let m = [7, 1, /* doc 1 */ 8, 1, /* doc 2 */ 7, 1];
@@ -324,7 +324,7 @@ fn scan_band<H: Copy + Ord + Send + Sync, E: Send>(
 /// `u32::MAX` documents.
 ///
 /// ```
-/// use simhash_index::candidate_pairs_with;
+/// use simhash_index::lsh::candidate_pairs_with;
 ///
 /// let m = [7, 1, /* doc 1 */ 8, 1, /* doc 2 */ 7, 1];
 /// let mut pairs = Vec::new();
@@ -380,7 +380,7 @@ pub fn candidate_pairs_with<H: Copy + Ord + Send + Sync>(
 /// `n` exceeds `u32::MAX`.
 ///
 /// ```
-/// use simhash_index::{candidate_pairs_from_columns, candidate_pairs_with};
+/// use simhash_index::lsh::{candidate_pairs_from_columns, candidate_pairs_with};
 ///
 /// let m: [u64; 6] = [7, 1, /* doc 1 */ 8, 1, /* doc 2 */ 7, 1];
 /// let (n, bands) = (3, 2);
@@ -429,7 +429,7 @@ pub fn candidate_pairs_from_columns<H: Copy + Ord + Send + Sync, E: Send>(
 ///
 /// ```
 /// use simhash_core::{MinHasher, band_hashes};
-/// use simhash_index::{Banding, Candidate, candidate_pairs};
+/// use simhash_index::lsh::{Banding, Candidate, candidate_pairs};
 ///
 /// let mh = MinHasher::new(128, 0);
 /// let banding = Banding::for_threshold(0.5, mh.num_perm())?;

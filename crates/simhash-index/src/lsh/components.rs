@@ -4,7 +4,9 @@ use std::collections::HashSet;
 
 use rayon::prelude::*;
 
-use super::scan::{Collapsed, candidate_components, collapse_identical, component_rows, find};
+use simhash_cluster::UnionFind;
+
+use super::scan::{Collapsed, candidate_components, collapse_identical, component_rows};
 use super::small::{Lookup, PROBE_MAX, SmallSets, floods};
 use super::store::trim;
 use super::{EngineError, MatchStats, SketchStore};
@@ -95,10 +97,12 @@ fn shared_buckets(
     SharedBuckets { buckets: buckets as usize, band_buckets, of_doc }
 }
 
-/// Brings a bucket's groups up to date after merges: one group per root.
-fn merge_groups(parent: &mut [u32], groups: &mut Vec<Group>) {
+/// Brings a bucket's groups up to date after merges: one group per root, sorted by root.
+/// Every union of `forest` is a [`UnionFind::join_min`], so a component's root is its
+/// smallest member and the order of the groups depends only on the partition.
+fn merge_groups(forest: &mut UnionFind, groups: &mut Vec<Group>) {
     for g in groups.iter_mut() {
-        g.root = find(parent, g.root);
+        g.root = forest.root(g.root);
     }
     if groups.len() > 1 {
         groups.sort_by_key(|g| g.root);
@@ -154,7 +158,7 @@ fn components_component<S: SketchStore + ?Sized>(
         rows[i..i + bands].iter().zip(&rows[m..m + bands]).any(|(a, b)| a == b)
     };
     let mut stats = MatchStats { largest_component: docs.len() as u64, ..MatchStats::default() };
-    let mut parent: Vec<u32> = (0..docs.len() as u32).collect();
+    let mut forest = UnionFind::new(docs.len());
     let mut buckets: Vec<Vec<Group>> = Vec::new();
     buckets.resize_with(shared.buckets, Vec::new);
     let mut edges = Vec::new();
@@ -169,9 +173,9 @@ fn components_component<S: SketchStore + ?Sized>(
             next.next();
             let groups = &mut buckets[bucket as usize];
             // Roots move as components merge.
-            merge_groups(&mut parent, groups);
+            merge_groups(&mut forest, groups);
             for g in groups.iter() {
-                if find(&mut parent, g.root) == find(&mut parent, i) {
+                if forest.root(g.root) == forest.root(i) {
                     continue;
                 }
                 // A prefix bucket's members share a shingle: candidates only when they
@@ -200,16 +204,15 @@ fn components_component<S: SketchStore + ?Sized>(
                         }
                     {
                         stats.pairs += 1;
-                        let (ri, rm) = (find(&mut parent, i), find(&mut parent, m));
-                        parent[ri.max(rm) as usize] = ri.min(rm);
+                        forest.join_min(i, m);
                         edges.push((docs[m as usize], docs[i as usize]));
                         break;
                     }
                     failed.insert(m);
                 }
             }
-            let ri = find(&mut parent, i);
-            match groups.iter_mut().find(|g| find(&mut parent, g.root) == ri) {
+            let ri = forest.root(i);
+            match groups.iter_mut().find(|g| forest.root(g.root) == ri) {
                 Some(g) => g.members.push(i),
                 None => groups.push(Group { root: ri, members: vec![i] }),
             }

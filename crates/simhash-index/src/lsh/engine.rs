@@ -4,9 +4,9 @@
 use std::ops::Range;
 
 use rayon::prelude::*;
+use simhash_cluster::UnionFind;
 use simhash_core::{Fingerprinter, MinHasher};
 
-use super::scan::Forest;
 use super::{
     Banding, DocSketch, EngineError, EngineErrorKind, MatchSink, MatchStats, MemoryStore,
     SketchStore, Sketcher, SpillStore,
@@ -328,14 +328,14 @@ impl MinHashDedup {
         let (edges, stats) = super::components(&*self.store, self.jaccard)?;
         self.stats = stats;
         let n = self.len();
-        let mut forest = Forest::new(n);
+        let mut forest = UnionFind::new(n);
         for (a, b) in edges {
-            forest.union(a, b);
+            forest.join(a, b);
         }
         let mut first_of_root = vec![usize::MAX; n];
         let mut clusters: Vec<Vec<usize>> = Vec::new();
         for d in 0..n {
-            let root = forest.find(d as u32) as usize;
+            let root = forest.root(d as u32) as usize;
             if first_of_root[root] == usize::MAX {
                 first_of_root[root] = clusters.len();
                 clusters.push(Vec::new());

@@ -9,7 +9,7 @@ use super::{DocSketch, EngineError, EngineErrorKind, SketchStore};
 ///
 /// ```
 /// use simhash_core::MinHasher;
-/// use simhash_index::Banding;
+/// use simhash_index::lsh::Banding;
 /// use simhash_index::lsh::{Masked, MemoryStore, SketchStore, Sketcher, walk};
 ///
 /// let sketcher = Sketcher::new(MinHasher::new(64, 0), Banding::new(16, 4)?)?;

@@ -64,7 +64,7 @@ struct Stored<I> {
 ///
 /// ```
 /// use simhash_core::Fingerprinter;
-/// use simhash_index::MinHashIndex;
+/// use simhash_index::lsh::MinHashIndex;
 ///
 /// let fingerprinter = Fingerprinter::new();
 /// let features = |text: &str| {
@@ -325,7 +325,7 @@ mod tests {
     use simhash_core::{MinHasher, band_hashes, jaccard, shingle_set};
 
     use super::*;
-    use crate::LshErrorKind;
+    use crate::lsh::LshErrorKind;
 
     /// The oracle: every stored set that shares a band hash (at the same band) with the
     /// query and has exact Jaccard `>= t`, computed from scratch for each stored set.

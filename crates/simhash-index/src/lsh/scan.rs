@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
+use simhash_cluster::UnionFind;
 
 use super::small::{Lookup, PROBE_MAX, SmallSets, floods};
 use super::store::trim;
@@ -296,44 +297,6 @@ pub fn similarity<S: SketchStore + ?Sized>(
     })
 }
 
-/// Union-find by size with path halving, for the candidate components.
-pub(crate) struct Forest {
-    parent: Vec<u32>,
-    size: Vec<u32>,
-}
-
-impl Forest {
-    pub(crate) fn new(n: usize) -> Forest {
-        Forest { parent: (0..n as u32).collect(), size: vec![1; n] }
-    }
-
-    pub(crate) fn find(&mut self, x: u32) -> u32 {
-        find(&mut self.parent, x)
-    }
-
-    pub(crate) fn union(&mut self, a: u32, b: u32) {
-        let (mut ra, mut rb) = (self.find(a), self.find(b));
-        if ra == rb {
-            return;
-        }
-        if self.size[ra as usize] < self.size[rb as usize] {
-            std::mem::swap(&mut ra, &mut rb);
-        }
-        self.parent[rb as usize] = ra;
-        self.size[ra as usize] += self.size[rb as usize];
-    }
-}
-
-/// The root of `x` in a forest of parent links, halving the path.
-pub(crate) fn find(parent: &mut [u32], mut x: u32) -> u32 {
-    while parent[x as usize] != x {
-        let up = parent[parent[x as usize] as usize];
-        parent[x as usize] = up;
-        x = up;
-    }
-    x
-}
-
 /// The first position given with each 32-bit key: an open-addressing table (linear
 /// probing, at most two thirds full), cleared between bands; 12 to 24 bytes a document.
 pub(crate) struct FirstByKey {
@@ -390,10 +353,10 @@ pub(crate) fn candidate_components<S: SketchStore + ?Sized>(
     // partition is the same whatever the order of the unions.
     let bands = sketches.bands();
     let groups = rayon::current_num_threads().clamp(1, COMPONENT_GROUPS).min(bands.max(1));
-    let forests: Vec<Result<Forest, EngineError>> = (0..groups)
+    let forests: Vec<Result<UnionFind, EngineError>> = (0..groups)
         .into_par_iter()
         .map(|g| {
-            let mut uf = Forest::new(docs.len());
+            let mut uf = UnionFind::new(docs.len());
             let mut first = FirstByKey::new(docs.len());
             for band in (g..bands).step_by(groups) {
                 let column = sketches.column(band, docs)?;
@@ -403,7 +366,7 @@ pub(crate) fn candidate_components<S: SketchStore + ?Sized>(
                 for (p, &h) in column.iter().enumerate() {
                     let f = first.first(h, p as u32);
                     if f != p as u32 {
-                        uf.union(f, p as u32);
+                        uf.join(f, p as u32);
                     }
                 }
             }
@@ -413,20 +376,20 @@ pub(crate) fn candidate_components<S: SketchStore + ?Sized>(
     let mut forests = forests.into_iter();
     let mut uf = match forests.next() {
         Some(first) => first?,
-        None => Forest::new(docs.len()),
+        None => UnionFind::new(docs.len()),
     };
     for other in forests {
         let mut other = other?;
         for p in 0..docs.len() as u32 {
-            let root = other.find(p);
+            let root = other.root(p);
             if root != p {
-                uf.union(root, p);
+                uf.join(root, p);
             }
         }
     }
     let mut by_root: Vec<(u32, u32)> = Vec::with_capacity(docs.len());
     for p in 0..docs.len() as u32 {
-        by_root.push((uf.find(p), p));
+        by_root.push((uf.root(p), p));
     }
     drop(uf);
     by_root.par_sort_unstable();

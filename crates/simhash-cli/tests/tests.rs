@@ -5,6 +5,7 @@ mod floods;
 mod index;
 mod index_safety;
 mod mirror;
+mod mixed;
 mod parquet;
 mod rerun;
 mod safety;

@@ -182,3 +182,27 @@ fn mixed_formats_need_output_dir_and_keep_the_no_data_loss_rules() {
         std::fs::read_dir(dir.path("out")).map(Iterator::count)
     );
 }
+
+/// `explain --input` finds its two records in any of the shards, Parquet included, and
+/// decides as dedup over the two alone.
+#[test]
+fn explain_reads_ids_from_a_mixed_directory() {
+    let dir = Dir::new();
+    let jsonl = corpus(20, 3);
+    let lines: Vec<&str> = jsonl.lines().collect();
+    mixed_dir(&dir, "in", &lines, 10);
+    let id = |line: &str| {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        v["id"].as_str().unwrap().to_string()
+    };
+    let (first, last) = (id(lines[0]), id(lines[lines.len() - 1]));
+    let run = dir.run(&["explain", "--json", "-i", "in", &first, &last]);
+    run.code(0);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["a"]["place"], "in/a.jsonl:1");
+    assert_eq!(report["b"]["place"], "in/d.parquet: row 10");
+    dir.write("pair.jsonl", format!("{}\n{}\n", lines[0], lines[lines.len() - 1]));
+    let dedup = dir.run(&["dedup", "-q", "pair.jsonl"]);
+    let kept = dedup.code(0).stdout.lines().count();
+    assert_eq!(report["decision"]["kept"].as_array().unwrap().len(), kept);
+}

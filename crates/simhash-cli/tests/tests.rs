@@ -1,6 +1,7 @@
 //! Integration tests of the `simhash` binaries: every command, input format and bad input.
 
 mod digests;
+mod explain;
 mod floods;
 mod index;
 mod index_safety;

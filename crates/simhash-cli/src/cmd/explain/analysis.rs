@@ -16,12 +16,22 @@ pub struct Side {
     pub shingles: Option<Vec<u64>>,
 }
 
+/// One shingle: its hash and the text it covers (as the record that has it wrote it; A's
+/// for a shared one).
+#[derive(Debug)]
+pub struct Shingle {
+    pub hash: u64,
+    pub text: String,
+}
+
 /// The shingle sets compared (MinHash).
 #[derive(Debug)]
 pub struct Sets {
-    pub shared: Vec<u64>,
-    pub only_a: Vec<u64>,
-    pub only_b: Vec<u64>,
+    /// The first shingles of each group, in the order of their first occurrence in A (in B
+    /// for `only_b`).
+    pub shared: Vec<Shingle>,
+    pub only_a: Vec<Shingle>,
+    pub only_b: Vec<Shingle>,
     /// Counts of each group (the lists above are the first `--shingles` of each).
     pub counts: [usize; 3],
     /// Exact Jaccard of the two sets (0 when either is empty).
@@ -68,27 +78,50 @@ pub fn analyse(
         (Some(x), Some(y)) => Some(x.distance(y)),
         _ => None,
     };
-    let sets = sketcher
-        .zip(pair.as_ref())
-        .map(|(sketcher, (sa, sb))| compare(sketcher, sa.as_ref(), sb.as_ref(), listed));
+    let sets = sketcher.zip(pair.as_ref()).map(|(sketcher, (sa, sb))| {
+        let mut sets = compare(sketcher, sa.as_ref(), sb.as_ref());
+        let (set_a, set_b) = (side_a.shingles.as_deref(), side_b.shingles.as_deref());
+        let in_b = |h: u64| set_b.is_some_and(|s| s.binary_search(&h).is_ok());
+        let in_a = |h: u64| set_a.is_some_and(|s| s.binary_search(&h).is_ok());
+        for (hash, text) in in_order(fingerprinter, a) {
+            let list = if in_b(hash) { &mut sets.shared } else { &mut sets.only_a };
+            if list.len() < listed {
+                list.push(Shingle { hash, text });
+            }
+        }
+        for (hash, text) in in_order(fingerprinter, b) {
+            if !in_a(hash) && sets.only_b.len() < listed {
+                sets.only_b.push(Shingle { hash, text });
+            }
+        }
+        sets
+    });
     Analysis { a: side_a, b: side_b, distance, sets }
 }
 
-/// The two sketches' sets, signatures and band keys compared.
-fn compare(
-    sketcher: &Sketcher,
-    first: Option<&DocSketch>,
-    second: Option<&DocSketch>,
-    listed: usize,
-) -> Sets {
+/// The distinct shingles of `text` in the order of their first occurrence, with their text.
+fn in_order(fingerprinter: &Fingerprinter, text: &str) -> Vec<(u64, String)> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    fingerprinter.for_each_shingle_text(text, |hash, covered| {
+        if seen.insert(hash) {
+            out.push((hash, covered.to_string()));
+        }
+    });
+    out
+}
+
+/// The two sketches' sets, signatures and band keys compared (the lists left empty).
+fn compare(sketcher: &Sketcher, first: Option<&DocSketch>, second: Option<&DocSketch>) -> Sets {
     let empty: &[u64] = &[];
     let (set_a, set_b) =
         (first.map_or(empty, DocSketch::set), second.map_or(empty, DocSketch::set));
+    let shared = simhash_core::intersection_size(set_a, set_b);
     let mut sets = Sets {
         shared: Vec::new(),
         only_a: Vec::new(),
         only_b: Vec::new(),
-        counts: [0; 3],
+        counts: [shared, set_a.len() - shared, set_b.len() - shared],
         jaccard: 0.0,
         estimate: 0.0,
         num_perm: sketcher.minhasher().num_perm(),
@@ -96,39 +129,6 @@ fn compare(
         bands: sketcher.banding().bands,
         rows: sketcher.banding().rows,
     };
-    let (mut at_a, mut at_b) = (0, 0);
-    let push = |group: usize, hash: u64, sets: &mut Sets| {
-        sets.counts[group] += 1;
-        let list = match group {
-            0 => &mut sets.shared,
-            1 => &mut sets.only_a,
-            _ => &mut sets.only_b,
-        };
-        if list.len() < listed {
-            list.push(hash);
-        }
-    };
-    while at_a < set_a.len() || at_b < set_b.len() {
-        match (set_a.get(at_a), set_b.get(at_b)) {
-            (Some(&x), Some(&y)) if x == y => {
-                push(0, x, &mut sets);
-                (at_a, at_b) = (at_a + 1, at_b + 1);
-            }
-            (Some(&x), Some(&y)) if x < y => {
-                push(1, x, &mut sets);
-                at_a += 1;
-            }
-            (Some(&x), None) => {
-                push(1, x, &mut sets);
-                at_a += 1;
-            }
-            (_, Some(&y)) => {
-                push(2, y, &mut sets);
-                at_b += 1;
-            }
-            (None, None) => break,
-        }
-    }
     if let (Some(a), Some(b)) = (first, second) {
         sets.jaccard = simhash_core::jaccard(a.set(), b.set());
         let signature = |s: &DocSketch| sketcher.minhasher().signature(s.set().iter().copied());

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::flags::{ClusterMode, ColorChoice, KeepPolicy};
 use crate::settings::{ExplainSettings, Matching};
 
-use super::analysis::{Analysis, Sets};
+use super::analysis::{Analysis, Sets, Shingle};
 use super::records::Found;
 use super::{Decision, Outcome};
 
@@ -193,7 +193,9 @@ pub fn json(report: &Report<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
         })
     };
     let minhash = analysis.sets.as_ref().map(|s| {
-        let list = |l: &[u64]| l.iter().map(|&h| hex(h)).collect::<Vec<_>>();
+        let list = |l: &[Shingle]| {
+            l.iter().map(|s| json!({"hash": hex(s.hash), "text": s.text})).collect::<Vec<_>>()
+        };
         json!({
             "jaccard": s.jaccard,
             "estimate": s.estimate,
@@ -328,15 +330,15 @@ fn sets_lines(sets: &Sets, paint: &Paint, out: &mut dyn Write) -> anyhow::Result
     let [shared, only_a, only_b] = sets.counts;
     writeln!(
         out,
-        "{} {shared} shared, {only_a} only in A, {only_b} only in B (hashes; the first of each below)",
+        "{} {shared} shared, {only_a} only in A, {only_b} only in B",
         paint.label("shingles")
     )?;
     for (label, list) in
         [("  shared", &sets.shared), ("  only A", &sets.only_a), ("  only B", &sets.only_b)]
     {
         if !list.is_empty() {
-            let hashes: Vec<String> = list.iter().map(|&h| hex(h)).collect();
-            writeln!(out, "{} {}", paint.label(label), hashes.join(" "))?;
+            let texts: Vec<String> = list.iter().map(|s| format!("{:?}", s.text)).collect();
+            writeln!(out, "{} {}", paint.label(label), texts.join(" "))?;
         }
     }
     let union = shared + only_a + only_b;

@@ -206,3 +206,46 @@ fn explain_reads_ids_from_a_mixed_directory() {
     let kept = dedup.code(0).stdout.lines().count();
     assert_eq!(report["decision"]["kept"].as_array().unwrap().len(), kept);
 }
+
+/// `--annotate` over a mixed directory: every record of each file, marked, in its format.
+#[test]
+fn annotate_marks_each_file_of_a_mixed_directory_in_its_format() {
+    let dir = Dir::new();
+    let jsonl = corpus(30, 8);
+    let lines: Vec<&str> = jsonl.lines().collect();
+    let parts = mixed_dir(&dir, "in", &lines, 12);
+    dir.run(&["dedup", "-q", "in", "--output-dir", "out", "--annotate", "--removed", "r.jsonl"])
+        .code(0);
+    let removed: HashSet<String> = dir
+        .read("r.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
+        .collect();
+    let marked = |line: &str| {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        (v["id"].to_string(), !v["duplicate_of"].is_null())
+    };
+    let out = dir.read("out/a.jsonl");
+    assert_eq!(out.lines().count(), parts[0].len());
+    let (batches, schema, _) = read_back(&dir, "out/d.parquet");
+    assert!(schema.field_with_name("duplicate_of").is_ok(), "{schema:?}");
+    let ids = column_strings(&batches, "id");
+    assert_eq!(ids.len(), parts[3].len());
+    let mut seen = 0;
+    for (id, dup) in out.lines().map(marked) {
+        assert_eq!(dup, removed.contains(&id), "{id}");
+        seen += usize::from(dup);
+    }
+    let duplicate_of = batches
+        .iter()
+        .flat_map(|b| {
+            let c = b.column_by_name("duplicate_of").unwrap();
+            (0..c.len()).map(|i| !arrow_array::Array::is_null(c, i)).collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>();
+    for (id, dup) in ids.iter().zip(duplicate_of) {
+        assert_eq!(dup, removed.contains(&format!("\"{id}\"")), "{id}");
+        seen += usize::from(dup);
+    }
+    assert!(seen > 0, "nothing marked in a.jsonl and d.parquet");
+}

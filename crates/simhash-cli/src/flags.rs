@@ -7,6 +7,9 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use simhash_index::Blocks;
 
+mod explain;
+pub use explain::{ColorChoice, ExplainArgs};
+
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success (also when the reader of the output goes away, as in `| head`)
@@ -61,6 +64,9 @@ pub enum Command {
     /// A persistent index on disk: add records once, then query or dedup new data against it.
     #[command(subcommand)]
     Index(IndexCommand),
+    /// Why two records are (or are not) near-duplicates, and what dedup would do with them.
+    #[command(after_help = explain::EXPLAIN_HELP)]
+    Explain(ExplainArgs),
 }
 
 const INDEX_EXIT_CODES: &str = "\
@@ -278,7 +284,7 @@ pub enum Format {
 }
 
 /// How text becomes fingerprints.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct FingerprintOpts {
     /// Fingerprint definition: default, default-v1, moz (simhash-cpp) or fork (the OpenMP fork).
     ///
@@ -308,7 +314,7 @@ pub enum Method {
 }
 
 /// How records are matched.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct MatchOpts {
     /// Matching method: auto, minhash or simhash [default: auto, which is minhash for text].
     ///
@@ -395,7 +401,7 @@ fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 /// How clusters are formed and which record of each is kept.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct ClusterOpts {
     /// star (dedup's default): records in --keep order, each kept unless it matches a
     /// record already kept, then it joins that one (every removal matches its kept record).

@@ -147,7 +147,8 @@ pub struct Pass<'a> {
     pub reporter: &'a Reporter,
     /// The job's threads: `--output-dir` writes its files on them.
     pub pool: &'a rayon::ThreadPool,
-    /// `true`: Parquet inputs (rows copied with their schema).
+    /// `true`: Parquet inputs (rows copied with their schema) for one output
+    /// ([`Target::One`]); [`Target::Dir`] writes each file in its own format.
     pub parquet: bool,
     /// `--parquet-compression`: the codec of the Parquet outputs.
     pub compression: ParquetCompression,
@@ -241,7 +242,8 @@ fn shard_output(
 ) -> anyhow::Result<(Option<Output>, u64)> {
     let Shard { file, source, base, lines, .. } = *shard;
     let path = root.join(&file.relative);
-    if pass.parquet {
+    // Each file in its own format: a directory may mix JSONL and Parquet shards.
+    if simhash_io::is_parquet(&file.path) {
         let mut wanted = shard.wanted.iter().peekable();
         // A file the first pass could not read (reported then) has no schema to copy:
         // it gets no output.

@@ -85,6 +85,9 @@ impl std::error::Error for SettingsError {
 
 pub use simhash_index::settings::Matching;
 
+mod explain;
+pub use explain::ExplainSettings;
+
 impl From<simhash_index::settings::SettingsError> for SettingsError {
     fn from(e: simhash_index::settings::SettingsError) -> SettingsError {
         SettingsError::Matching(e)

@@ -20,7 +20,7 @@ use parquet::file::properties::WriterProperties;
 use crate::util::{Dir, corpus};
 
 /// The `(id, text)` of JSONL records.
-fn records(jsonl: &str) -> Vec<(String, String)> {
+pub(crate) fn records(jsonl: &str) -> Vec<(String, String)> {
     jsonl
         .lines()
         .map(|l| {
@@ -30,7 +30,7 @@ fn records(jsonl: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn write_parquet(dir: &Dir, name: &str, batch: &RecordBatch, compression: Compression) {
+pub(crate) fn write_parquet(dir: &Dir, name: &str, batch: &RecordBatch, compression: Compression) {
     let props = WriterProperties::builder()
         .set_compression(compression)
         .set_max_row_group_row_count(Some(7))
@@ -42,7 +42,7 @@ fn write_parquet(dir: &Dir, name: &str, batch: &RecordBatch, compression: Compre
 }
 
 /// A batch with an extra column (kept by dedup), the id and the text.
-fn batch(rows: &[(String, String)]) -> RecordBatch {
+pub(crate) fn batch(rows: &[(String, String)]) -> RecordBatch {
     let ids: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
     let texts: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
     let lens: Vec<i64> = rows.iter().map(|r| i64::try_from(r.1.len()).unwrap()).collect();
@@ -55,7 +55,10 @@ fn batch(rows: &[(String, String)]) -> RecordBatch {
 }
 
 /// Reads a Parquet file back: its batches, schema and first column's compression.
-fn read_back(dir: &Dir, name: &str) -> (Vec<RecordBatch>, Arc<arrow_schema::Schema>, Compression) {
+pub(crate) fn read_back(
+    dir: &Dir,
+    name: &str,
+) -> (Vec<RecordBatch>, Arc<arrow_schema::Schema>, Compression) {
     let file = std::fs::File::open(dir.path(name)).unwrap();
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
     let schema = builder.schema().clone();
@@ -68,7 +71,7 @@ fn read_back(dir: &Dir, name: &str) -> (Vec<RecordBatch>, Arc<arrow_schema::Sche
     (batches, schema, compression)
 }
 
-fn column_strings(batches: &[RecordBatch], name: &str) -> Vec<String> {
+pub(crate) fn column_strings(batches: &[RecordBatch], name: &str) -> Vec<String> {
     let mut out = Vec::new();
     for b in batches {
         let a = b.column_by_name(name).unwrap().as_any().downcast_ref::<StringArray>().unwrap();

@@ -1,10 +1,12 @@
 //! Integration tests of the `simhash` binaries: every command, input format and bad input.
 
 mod digests;
+mod explain;
 mod floods;
 mod index;
 mod index_safety;
 mod mirror;
+mod mixed;
 mod parquet;
 mod rerun;
 mod safety;

@@ -12,6 +12,8 @@ use crate::tf::TfTable;
 use crate::tokenize::{AsciiLetters, Tokenizer, Words, hash_normalized};
 use crate::{Accumulator, Fingerprint};
 
+mod spans;
+
 /// A named, versioned definition of how text becomes a fingerprint.
 ///
 /// The preset (with its window) defines the value: a fingerprint computed today with a given

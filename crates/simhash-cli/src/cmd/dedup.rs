@@ -29,14 +29,16 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     session.note_skipped(&input.inputs);
     crate::settings::note_matching(&settings.matching, &mut session.summary);
     input.note(&mut session.summary);
-    let parquet = rewrite::parquet_inputs(
-        &input.inputs,
-        if settings.output_dir.is_none() {
-            "dedup writes one output of the inputs' format"
-        } else {
-            "--output-dir: the inputs mix formats"
-        },
-    )?;
+    // One output has one format; `--output-dir` writes each file in its own
+    // (`rewrite::Target::Dir`), so its inputs may mix JSONL and Parquet.
+    let parquet = match settings.output_dir {
+        None => rewrite::parquet_inputs(
+            &input.inputs,
+            "dedup writes one output of the inputs' format (--output-dir writes one per input, \
+             each in its own)",
+        )?,
+        Some(_) => false,
+    };
     // Declared first, dropped last: after the outputs (whose temporary files are in them).
     let mut created = CreatedDirs::default();
     let out = open_output(settings, &mut created)?;

@@ -4,6 +4,7 @@ pub mod cluster;
 pub mod cpp;
 pub mod dedup;
 pub mod eval;
+pub mod explain;
 pub mod fingerprint;
 pub mod fork;
 pub mod index;
@@ -37,5 +38,6 @@ pub fn run(command: &Command) -> anyhow::Result<ExitCode> {
         Command::FindClusters(args) => cpp::run(&CppSettings::new(args)?, true),
         Command::Eval(args) => eval::run(&EvalSettings::new(args)),
         Command::Index(command) => index::run(command),
+        Command::Explain(args) => explain::run(&crate::settings::ExplainSettings::new(args)?),
     }
 }

@@ -1,0 +1,61 @@
+//! `simhash explain`'s settings: resolved by `dedup`'s own conversion
+//! ([`DedupSettings::new`]), so that the method, the fingerprinter, the LSH bands and the
+//! keep policy are the ones `dedup` would use with the same flags.
+
+use clap::Parser;
+
+use crate::flags::{ColorChoice, DedupArgs, ExplainArgs};
+
+use super::DedupSettings;
+
+/// `simhash explain`.
+#[derive(Debug)]
+pub struct ExplainSettings {
+    /// What `dedup` would run with these flags (its input: `--input`, or none for texts).
+    pub dedup: DedupSettings,
+    /// `--input` given: A and B are ids.
+    pub by_id: bool,
+    pub a: String,
+    pub b: String,
+    pub json: bool,
+    pub shingles: usize,
+    pub color: ColorChoice,
+}
+
+impl ExplainSettings {
+    pub fn new(args: &ExplainArgs) -> anyhow::Result<ExplainSettings> {
+        let dedup = DedupSettings::new(&dedup_args(args)?, None)?;
+        Ok(ExplainSettings {
+            dedup,
+            by_id: !args.input.is_empty(),
+            a: args.a.clone(),
+            b: args.b.clone(),
+            json: args.json,
+            shingles: args.shingles,
+            color: args.color,
+        })
+    }
+}
+
+/// The `dedup` command line that `explain`'s flags stand for: the same input columns and
+/// matching flags, writing nowhere (nothing is written from it). Every other flag has
+/// dedup's default, as clap gives it (so a flag added to dedup is covered too).
+fn dedup_args(args: &ExplainArgs) -> anyhow::Result<DedupArgs> {
+    /// `dedup`'s flags alone, to parse their defaults.
+    #[derive(Parser)]
+    struct Dedup {
+        #[command(flatten)]
+        args: DedupArgs,
+    }
+    let mut dedup = Dedup::try_parse_from(["dedup", "--quiet", "--strict"])
+        .map_err(|e| anyhow::anyhow!("internal error: dedup's defaults: {e}"))?
+        .args;
+    dedup.input.paths.clone_from(&args.input);
+    dedup.input.text_column.clone_from(&args.text_column);
+    dedup.input.id_column.clone_from(&args.id_column);
+    dedup.input.max_record_bytes = args.max_record_bytes;
+    dedup.fingerprint = args.fingerprint.clone();
+    dedup.matching = args.matching.clone();
+    dedup.cluster = args.cluster.clone();
+    Ok(dedup)
+}

@@ -33,7 +33,6 @@ use timely::worker::Worker;
 
 use serde::{Deserialize, Serialize};
 use simhash_index::lsh::DocSketch;
-use simhash_index::lsh::band_owns;
 use simhash_io::Score;
 
 use super::sets::{Sets, sketched};

@@ -492,6 +492,9 @@ pub struct PairsArgs {
     #[command(flatten)]
     pub output: OutputOpts,
     #[command(flatten)]
+    pub report: crate::page::ReportOpts,
+
+    #[command(flatten)]
     pub run: RunOpts,
 }
 
@@ -548,6 +551,9 @@ pub struct DedupArgs {
     pub parquet: ParquetOpts,
 
     #[command(flatten)]
+    pub report: crate::page::ReportOpts,
+
+    #[command(flatten)]
     pub run: RunOpts,
 }
 
@@ -580,6 +586,9 @@ pub struct ClusterArgs {
 
     #[command(flatten)]
     pub parquet: ParquetOpts,
+
+    #[command(flatten)]
+    pub report: crate::page::ReportOpts,
 
     #[command(flatten)]
     pub run: RunOpts,

@@ -378,6 +378,8 @@ pub struct PairsSettings {
     pub input: Input,
     pub matching: Matching,
     pub output: PathBuf,
+    /// `--report`, `--report-group`.
+    pub report: crate::page::ReportOpts,
     pub run: Run,
 }
 
@@ -389,6 +391,7 @@ impl PairsSettings {
             input,
             matching,
             output: args.output.output.clone(),
+            report: args.report.clone(),
             run: Run::new(&args.run).with_memory(args.matching.memory),
         })
     }
@@ -411,6 +414,8 @@ pub struct DedupSettings {
     pub against: Option<(PathBuf, StoredSettings)>,
     /// `--update`: add the kept records to the index.
     pub update: bool,
+    /// `--report`, `--report-group`.
+    pub report: crate::page::ReportOpts,
     pub run: Run,
 }
 
@@ -455,6 +460,7 @@ impl DedupSettings {
             removed: args.removed.clone(),
             against,
             update: args.update,
+            report: args.report.clone(),
             run: Run::new(&args.run).with_memory(args.matching.memory),
         })
     }
@@ -471,6 +477,8 @@ pub struct ClusterSettings {
     pub annotate: bool,
     /// `--parquet-compression`: the codec of the `--annotate` output.
     pub parquet_compression: ParquetCompression,
+    /// `--report`, `--report-group`.
+    pub report: crate::page::ReportOpts,
     pub run: Run,
 }
 
@@ -493,6 +501,7 @@ impl ClusterSettings {
             singletons: args.singletons,
             annotate: args.annotate,
             parquet_compression,
+            report: args.report.clone(),
             run: Run::new(&args.run).with_memory(args.matching.memory),
         })
     }

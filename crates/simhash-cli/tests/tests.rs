@@ -6,6 +6,7 @@ mod index;
 mod index_safety;
 mod mirror;
 mod parquet;
+mod report;
 mod rerun;
 mod safety;
 mod shards;

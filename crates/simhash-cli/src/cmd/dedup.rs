@@ -17,6 +17,7 @@ use simhash_cluster::Clusters;
 use crate::corpus::Corpus;
 use crate::indexing::{Against, IndexMatches};
 use crate::matching::{Grouped, clusters, priority, star_clusters_without};
+use crate::page::Report;
 use crate::rewrite::{self, CreatedDirs, Notes, Pass, Target};
 use crate::session::Session;
 use crate::settings::DedupSettings;
@@ -42,6 +43,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let out = open_output(settings, &mut created)?;
     let mut removed =
         settings.removed.as_deref().map(|p| Output::create_for("--removed", p)).transpose()?;
+    let mut report = Report::open(&settings.report, "dedup", &settings.matching)?;
     // The lock first (--update): a second writer fails before anything is read.
     let mut against =
         settings.against.as_ref().map(|a| Against::open(a, settings.update)).transpose()?;
@@ -67,6 +69,10 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     // Once --removed is scored the sketches are needed no more, unless --against adds them
     // to its index.
     let sketches = if against.is_none() { corpus.sketches.take() } else { None };
+    if let Some(report) = &mut report {
+        let sketches = sketches.as_ref().or(corpus.sketches.as_ref());
+        report.dedup(&corpus, sketches, &clusters, jaccard.as_deref(), matched.as_ref())?;
+    }
     let removed_count = write_removed(
         &corpus,
         sketches.as_ref().or(corpus.sketches.as_ref()),
@@ -112,6 +118,9 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     session.summary.removed = removed_count;
     session.summary.written = written;
     session.summary.annotated = settings.annotate;
+    if let Some(report) = report {
+        report.finish(&mut session, &corpus, &sources, input);
+    }
     if let Some(against) = &mut against {
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
         // In the keep policy's order, as the walk kept them: a later record matching
@@ -149,6 +158,7 @@ fn write_plan(settings: &DedupSettings) -> simhash_io::WritePlan {
     if let Some(removed) = &settings.removed {
         plan.output("--removed", removed);
     }
+    crate::page::plan(&mut plan, &settings.report);
     if let Some((index, _)) = &settings.against {
         if settings.update {
             plan.forbid_written_dir("the index", index);

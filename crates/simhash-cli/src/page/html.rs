@@ -88,48 +88,7 @@ impl Data {
     pub fn new(parts: Parts<'_>) -> Data {
         let Parts { command, corpus, sources, pairs, sample, clusters, flagged, .. } = parts;
         let shard = collect::shard_of_docs(corpus);
-        let shard_name = |d: u32| {
-            sources.get(shard[d as usize] as usize).map_or_else(String::new, |s| s.name.clone())
-        };
-        let index = |d: u32| parts.wanted.binary_search(&d).unwrap_or(0);
-        let docs = parts
-            .wanted
-            .iter()
-            .map(|&d| {
-                let text = parts.found.texts.get(&d);
-                Doc {
-                    id: corpus.id(d as usize).into_owned(),
-                    text: text.map(|t| t.text.clone()),
-                    chars: text.map_or(0, |t| t.chars),
-                    shard: shard_name(d),
-                }
-            })
-            .collect();
-        let score = |code: u32| match pairs.measure {
-            Measure::Distance(_) => code.to_string(),
-            Measure::Jaccard => format!("{}.{:04}", code / 10_000, code % 10_000),
-        };
-        let json = Json {
-            command,
-            measure: match pairs.measure {
-                Measure::Distance(_) => "distance",
-                Measure::Jaccard => "jaccard",
-            },
-            pairs: sample.iter().map(|p| (index(p.a), index(p.b), score(p.code))).collect(),
-            clusters: clusters.map_or_else(Vec::new, |v| {
-                v.largest
-                    .iter()
-                    .map(|c| JsonCluster {
-                        size: c.size,
-                        kept: index(c.kept),
-                        members: c.members.iter().map(|&m| index(m)).collect(),
-                    })
-                    .collect()
-            }),
-            docs,
-            text_chars: texts::TEXT_CHARS,
-        };
-        let json = script_json(&serde_json::to_string(&json).unwrap_or_else(|_| "{}".into()));
+        let json = page_json(&parts, &shard);
         // Jaccard: from the first bucket with a pair (those below the threshold are empty).
         let first = match pairs.measure {
             Measure::Jaccard => pairs.counts.iter().position(|&n| n > 0).unwrap_or(0),
@@ -186,6 +145,54 @@ impl Data {
             notes,
         }
     }
+}
+
+/// The sampled records, pairs and clusters as the JSON the script reads, escaped for a
+/// `<script>` element.
+fn page_json(parts: &Parts<'_>, shard: &[u32]) -> String {
+    let Parts { command, corpus, sources, pairs, sample, clusters, .. } = *parts;
+    let shard_name = |d: u32| {
+        sources.get(shard[d as usize] as usize).map_or_else(String::new, |s| s.name.clone())
+    };
+    let index = |d: u32| parts.wanted.binary_search(&d).unwrap_or(0);
+    let docs = parts
+        .wanted
+        .iter()
+        .map(|&d| {
+            let text = parts.found.texts.get(&d);
+            Doc {
+                id: corpus.id(d as usize).into_owned(),
+                text: text.map(|t| t.text.clone()),
+                chars: text.map_or(0, |t| t.chars),
+                shard: shard_name(d),
+            }
+        })
+        .collect();
+    let score = |code: u32| match pairs.measure {
+        Measure::Distance(_) => code.to_string(),
+        Measure::Jaccard => format!("{}.{:04}", code / 10_000, code % 10_000),
+    };
+    let json = Json {
+        command,
+        measure: match pairs.measure {
+            Measure::Distance(_) => "distance",
+            Measure::Jaccard => "jaccard",
+        },
+        pairs: sample.iter().map(|p| (index(p.a), index(p.b), score(p.code))).collect(),
+        clusters: clusters.map_or_else(Vec::new, |v| {
+            v.largest
+                .iter()
+                .map(|c| JsonCluster {
+                    size: c.size,
+                    kept: index(c.kept),
+                    members: c.members.iter().map(|&m| index(m)).collect(),
+                })
+                .collect()
+        }),
+        docs,
+        text_chars: texts::TEXT_CHARS,
+    };
+    script_json(&serde_json::to_string(&json).unwrap_or_else(|_| "{}".into()))
 }
 
 /// The rows with the most records first (ties by name), the ones past [`ROWS_SHOWN`]
@@ -267,6 +274,11 @@ pub fn write(out: &mut impl Write, data: &Data, summary: &Summary) -> anyhow::Re
          <title>{}</title>\n<style>{CSS}</style></head><body>\n<h1>{}</h1>\n",
         escape(&title),
         escape(&title)
+    );
+    page.push_str(
+        "<nav><a href=\"#figures\">figures</a> · <a href=\"#charts\">charts</a> · \
+         <a href=\"#sampling\">what the page holds</a> · <a href=\"#pairs\">sampled pairs</a> · \
+         <a href=\"#clusters\">largest clusters</a></nav>\n",
     );
     headline(&mut page, data, summary);
     figures(&mut page, summary);

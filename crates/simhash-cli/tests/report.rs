@@ -1,6 +1,7 @@
 //! `--report FILE.html`: the page's data (sampled pairs, clusters) is deterministic at any
 //! thread count, every sampled removal comes with its kept record, the run's outputs are
-//! the same with and without it, hostile texts stay text, and its size is bounded.
+//! the same with and without it, hostile texts stay text, its size is bounded, and
+//! Parquet inputs give their texts and group columns.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -276,5 +277,69 @@ fn report_groups_count_removals_per_value() {
         removed.iter().filter(|id| id[1..].parse::<usize>().expect("n") % 2 == 0).count();
     let total = input.lines().count();
     let row = format!("<tr><td>even</td><td>{}</td><td>{even_removed}</td>", total.div_ceil(2));
+    assert!(page.contains(&row), "no row {row}");
+}
+
+#[test]
+fn parquet_inputs_give_texts_and_groups() {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, RecordBatch, StringArray};
+
+    let dir = Dir::new();
+    let jsonl = corpus(40, 13);
+    let rows: Vec<serde_json::Value> =
+        jsonl.lines().map(|l| serde_json::from_str(l).expect("line")).collect();
+    let column = |f: &dyn Fn(usize, &serde_json::Value) -> String| -> ArrayRef {
+        Arc::new(StringArray::from(
+            rows.iter().enumerate().map(|(i, r)| f(i, r)).collect::<Vec<_>>(),
+        ))
+    };
+    let batch = RecordBatch::try_from_iter([
+        ("id", column(&|_, r| r["id"].as_str().expect("id").to_string())),
+        ("text", column(&|_, r| r["text"].as_str().expect("text").to_string())),
+        ("source", column(&|i, _| if i % 3 == 0 { "three" } else { "other" }.to_string())),
+    ])
+    .expect("batch");
+    let file = std::fs::File::create(dir.path("in.parquet")).expect("create");
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(7))
+        .build();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.close().expect("close");
+    let args = ["-o", "out", "--removed", "rem.jsonl", "--report-group", "source", "-q"];
+    dir.run(&[&["dedup", "in.parquet", "--report", "pq.html"][..], &args].concat()).code(0);
+    let page = dir.read("pq.html");
+    let data = page_data(&page);
+    let text_of: BTreeMap<&str, &str> = rows
+        .iter()
+        .map(|r| (r["id"].as_str().expect("id"), r["text"].as_str().expect("text")))
+        .collect();
+    let docs = data["docs"].as_array().expect("docs");
+    assert!(!docs.is_empty());
+    for doc in docs {
+        let id = doc["id"].as_str().expect("id");
+        let want: String = text_of[id].chars().take(1500).collect();
+        assert_eq!(doc["text"].as_str(), Some(want.as_str()), "{id}");
+    }
+    let removed = dir.read("rem.jsonl").lines().count();
+    let three_removed = dir
+        .read("rem.jsonl")
+        .lines()
+        .filter(|l| {
+            let r: serde_json::Value = serde_json::from_str(l).expect("line");
+            r["id"].as_str().expect("id")[1..].parse::<usize>().expect("n") % 3 == 0
+        })
+        .count();
+    let row =
+        format!("<tr><td>three</td><td>{}</td><td>{three_removed}</td>", rows.len().div_ceil(3));
+    assert!(page.contains(&row), "no row {row}");
+    let row = format!(
+        "<td>{}</td><td>{}</td>",
+        rows.len() - rows.len().div_ceil(3),
+        removed - three_removed
+    );
     assert!(page.contains(&row), "no row {row}");
 }

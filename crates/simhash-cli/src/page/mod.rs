@@ -39,7 +39,8 @@ pub struct ReportOpts {
     pub report: Option<PathBuf>,
 
     /// With --report: count records and removals per value of this field of the records
-    /// (a dotted JSON path such as meta.source), the 30 most common values shown.
+    /// (a dotted JSON path such as meta.source, or a Parquet column), the 30 most common
+    /// values shown.
     #[arg(long, value_name = "FIELD", requires = "report", hide_short_help = true)]
     pub report_group: Option<String>,
 }

@@ -1,11 +1,15 @@
 //! The page's second look at the input: the texts of the sampled records (only those,
-//! truncated) and, with `--report-group FIELD`, each record's value of the field, read
-//! in one sequential pass over the inputs after the run's own passes. A record whose line
+//! truncated) and, with `--report-group FIELD`, each record's value of the field (a dotted
+//! JSON path, or a Parquet column), read in one sequential pass over the inputs after the
+//! run's own passes (two over a Parquet file with a group: the text column, then the
+//! group's). A record whose line
 //! no longer hashes as it did in the first pass is not shown (the input changed).
 
 use std::collections::{BTreeMap, HashMap};
 
-use simhash_io::{Body, Columns, LineReader, LineStatus, Parser, Source};
+use std::path::Path;
+
+use simhash_io::{Body, Columns, LineReader, LineStatus, ParquetRows, Parser, Source};
 
 use crate::corpus::Corpus;
 
@@ -57,16 +61,19 @@ pub fn read(
         found.note = Some("the inputs are hashes: no texts to show".into());
         return found;
     };
-    if sources.iter().any(|s| s.path().is_some_and(simhash_io::is_parquet)) {
-        found.note = Some("Parquet inputs: texts and groups are not read for the page".into());
-        return found;
-    }
-    let group = group.map(|g| Parser::Json(Columns::new(g, "\u{1}no id")));
+    let group_columns = group.map(|g| Columns::new(g, "\u{1}no id"));
+    let group = group_columns.clone().map(Parser::Json);
     let mut pass = Pass { corpus, parser, group: group.as_ref(), wanted, next_wanted: 0, doc: 0 };
     let mut line_base = 0u64;
     for (source, &lines) in sources.iter().zip(corpus.shard_lines()) {
-        if let Err(e) = pass.source(source, line_base, max_record_bytes, flagged, &mut found) {
-            found.note.get_or_insert(format!("{}: not read again: {e}", source.name));
+        let result = match source.path().filter(|p| simhash_io::is_parquet(p)) {
+            Some(path) => {
+                pass.parquet(path, line_base, group_columns.as_ref(), flagged, &mut found)
+            }
+            None => pass.source(source, line_base, max_record_bytes, flagged, &mut found),
+        };
+        if let Err(e) = result {
+            found.note.get_or_insert(format!("{}: not read again: {e:#}", source.name));
         }
         line_base += lines;
     }
@@ -120,6 +127,77 @@ impl Pass<'_> {
         }
     }
 
+    /// A Parquet file: the text column's rows for the wanted documents, then (with a
+    /// group) the group column's for every document. A document's line is its row's
+    /// number (1-based) after `line_base`.
+    fn parquet(
+        &mut self,
+        path: &Path,
+        line_base: u64,
+        group: Option<&Columns>,
+        flagged: &dyn Fn(u32) -> bool,
+        found: &mut Found,
+    ) -> anyhow::Result<()> {
+        let Parser::Json(columns) = self.parser else { return Ok(()) };
+        let first = self.first_doc_after(line_base);
+        let mut doc = first;
+        let mut rows = ParquetRows::open(path, columns)?;
+        while let Some(batch) = rows.next_batch()? {
+            let start = line_base + rows.rows_read() - batch.len() as u64;
+            for row in 0..batch.len() {
+                if doc >= self.corpus.len() || self.corpus.line(doc) != start + row as u64 + 1 {
+                    continue;
+                }
+                let d = doc as u32;
+                doc += 1;
+                while self.wanted.get(self.next_wanted).is_some_and(|&w| w < d) {
+                    self.next_wanted += 1;
+                }
+                if self.wanted.get(self.next_wanted) == Some(&d)
+                    && let Ok(text) = batch.text(row)
+                {
+                    found.texts.insert(d, truncate(text));
+                }
+            }
+        }
+        self.doc = doc;
+        let Some(group) = group else { return Ok(()) };
+        let mut doc = first;
+        let mut rows = match ParquetRows::open(path, group) {
+            Ok(rows) => Some(rows),
+            Err(e) => {
+                found.note.get_or_insert(format!("--report-group: {e}"));
+                None
+            }
+        };
+        while let Some(batch) = rows.as_mut().map(ParquetRows::next_batch).transpose()?.flatten() {
+            let start =
+                line_base + rows.as_ref().map_or(0, ParquetRows::rows_read) - batch.len() as u64;
+            for row in 0..batch.len() {
+                if doc >= self.corpus.len() || self.corpus.line(doc) != start + row as u64 + 1 {
+                    continue;
+                }
+                count_group(found, batch.text(row).unwrap_or(NO_VALUE), flagged(doc as u32));
+                doc += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The first document whose line is after `line`.
+    fn first_doc_after(&self, line: u64) -> usize {
+        let (mut lo, mut hi) = (0, self.corpus.len());
+        while lo < hi {
+            let mid = usize::midpoint(lo, hi);
+            if self.corpus.line(mid) <= line {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
     fn record(&mut self, doc: u32, line: &[u8], flagged: &dyn Fn(u32) -> bool, found: &mut Found) {
         if let Some(group) = self.group {
             let value = match group.parse(line) {
@@ -129,10 +207,7 @@ impl Pass<'_> {
                 },
                 Err(_) => NO_VALUE.to_string(),
             };
-            let tracked = found.groups.len() < GROUPS_TRACKED || found.groups.contains_key(&value);
-            let entry = found.groups.entry(if tracked { value } else { OTHER.into() }).or_default();
-            entry.0 += 1;
-            entry.1 += u64::from(flagged(doc));
+            count_group(found, &value, flagged(doc));
         }
         while self.wanted.get(self.next_wanted).is_some_and(|&w| w < doc) {
             self.next_wanted += 1;
@@ -153,6 +228,19 @@ impl Pass<'_> {
             found.texts.insert(doc, truncate(&text));
         }
     }
+}
+
+/// Counts a document under its group value (under [`OTHER`] past [`GROUPS_TRACKED`]
+/// values).
+fn count_group(found: &mut Found, value: &str, flagged: bool) {
+    let tracked = found.groups.len() < GROUPS_TRACKED || found.groups.contains_key(value);
+    let key = if tracked { value } else { OTHER };
+    let entry = match found.groups.get_mut(key) {
+        Some(entry) => entry,
+        None => found.groups.entry(key.to_string()).or_default(),
+    };
+    entry.0 += 1;
+    entry.1 += u64::from(flagged);
 }
 
 /// The first [`TEXT_CHARS`] characters of `text`, and how many it has.

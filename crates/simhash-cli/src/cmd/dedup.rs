@@ -266,18 +266,7 @@ fn write_removed<'a>(
         }
         removed_count += 1;
         if removed.is_some() || dups.is_some() {
-            let score = match (sketches, jaccard) {
-                (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
-                (Some(sketches), None) => {
-                    Score::Jaccard(lsh::similarity(sketches, doc as u32, rep as u32)?)
-                }
-                (None, None) => {
-                    Score::Distance(match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
-                        (Some(a), Some(b)) => a.distance(b),
-                        _ => 0,
-                    })
-                }
-            };
+            let score = removal_score(corpus, sketches, jaccard, doc, rep)?;
             if let Some(out) = removed.as_deref_mut() {
                 simhash_io::write_removed(
                     out,
@@ -292,4 +281,25 @@ fn write_removed<'a>(
         }
     }
     Ok(removed_count)
+}
+
+/// The score of removed document `doc` against its kept one `rep`, as `--removed` prints
+/// it: the walk's Jaccard, the Jaccard of the sketches, or the Hamming distance.
+pub(crate) fn removal_score(
+    corpus: &Corpus,
+    sketches: Option<&SpillStore>,
+    jaccard: Option<&[f64]>,
+    doc: usize,
+    rep: usize,
+) -> anyhow::Result<Score> {
+    Ok(match (sketches, jaccard) {
+        (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
+        (Some(sketches), None) => {
+            Score::Jaccard(lsh::similarity(sketches, doc as u32, rep as u32)?)
+        }
+        (None, None) => Score::Distance(match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
+            (Some(a), Some(b)) => a.distance(b),
+            _ => 0,
+        }),
+    })
 }

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use simhash_cluster::Clusters;
-use simhash_index::lsh::{self, SpillStore};
-use simhash_io::{Output, Score, Source};
+use simhash_index::lsh::SpillStore;
+use simhash_io::{Output, Source};
 
 use crate::corpus::Corpus;
 use crate::indexing::IndexMatches;
@@ -150,18 +150,7 @@ impl Report {
             if rep == doc {
                 continue;
             }
-            let score = match (sketches, jaccard) {
-                (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
-                (Some(sketches), None) => {
-                    Score::Jaccard(lsh::similarity(sketches, doc as u32, rep as u32)?)
-                }
-                (None, None) => {
-                    Score::Distance(match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
-                        (Some(a), Some(b)) => a.distance(b),
-                        _ => 0,
-                    })
-                }
-            };
+            let score = crate::cmd::dedup::removal_score(corpus, sketches, jaccard, doc, rep)?;
             self.pairs.add_score(corpus, doc as u32, rep as u32, score);
             self.flag(doc as u32);
         }

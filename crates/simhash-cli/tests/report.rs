@@ -232,9 +232,12 @@ fn report_is_checked_with_the_other_outputs() {
     assert!(dir.read("in.jsonl").starts_with("{\"id\""));
     // --report-group needs --report.
     dir.run(&["dedup", "in.jsonl", "-o", "out.jsonl", "--report-group", "lang"]).code(2);
-    // A run that fails writes no page.
-    dir.run(&["dedup", "missing.jsonl", "-o", "out.jsonl", "--report", "p.html"]).code(2);
-    assert!(!dir.path("p.html").exists());
+    // A run that fails after the page was begun writes no page (nor any other output).
+    dir.write("bad.jsonl", format!("{}not json\n", corpus(20, 5)));
+    dir.run(&["dedup", "bad.jsonl", "-o", "o.jsonl", "--report", "p.html", "--strict"]).code(2);
+    assert!(!dir.path("p.html").exists() && !dir.path("o.jsonl").exists());
+    dir.run(&["dedup", "bad.jsonl", "-o", "o.jsonl", "--report", "p.html", "-q"]).code(1);
+    assert!(dir.read("p.html").contains("<td>invalid_json: 1</td>"), "the skipped record is in the figures");
 }
 
 #[test]

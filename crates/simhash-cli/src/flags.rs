@@ -498,6 +498,9 @@ pub struct PairsArgs {
     #[command(flatten)]
     pub output: OutputOpts,
     #[command(flatten)]
+    pub report: crate::page::ReportOpts,
+
+    #[command(flatten)]
     pub run: RunOpts,
 }
 
@@ -554,6 +557,9 @@ pub struct DedupArgs {
     pub parquet: ParquetOpts,
 
     #[command(flatten)]
+    pub report: crate::page::ReportOpts,
+
+    #[command(flatten)]
     pub run: RunOpts,
 }
 
@@ -586,6 +592,9 @@ pub struct ClusterArgs {
 
     #[command(flatten)]
     pub parquet: ParquetOpts,
+
+    #[command(flatten)]
+    pub report: crate::page::ReportOpts,
 
     #[command(flatten)]
     pub run: RunOpts,

@@ -14,6 +14,7 @@ mod flags;
 pub mod fuzzing;
 mod indexing;
 mod matching;
+mod page;
 mod report;
 mod rewrite;
 mod session;

@@ -22,6 +22,8 @@ pub struct Session {
     pub memory: Option<u64>,
     /// The --stats file, created up front so that a bad path fails before any work.
     stats: Option<Output>,
+    /// The `--report` page, written with the summary at the end.
+    pub page: Option<crate::page::Pending>,
 }
 
 impl Session {
@@ -39,6 +41,7 @@ impl Session {
             quiet: run.quiet,
             memory: run.memory,
             stats: run.stats.as_deref().map(|p| Output::create_for("--stats", p)).transpose()?,
+            page: None,
         })
     }
 
@@ -151,6 +154,9 @@ impl Session {
             serde_json::to_writer_pretty(&mut out, &summary).context("cannot write --stats")?;
             out.write_all(b"\n")?;
             outputs.push(out);
+        }
+        if let Some(page) = self.page.take() {
+            outputs.push(page.write(&summary)?);
         }
         simhash_io::commit_all(outputs)?;
         if !self.quiet {

@@ -381,6 +381,8 @@ pub struct PairsSettings {
     pub input: Input,
     pub matching: Matching,
     pub output: PathBuf,
+    /// `--report`, `--report-group`.
+    pub report: crate::page::ReportOpts,
     pub run: Run,
 }
 
@@ -392,6 +394,7 @@ impl PairsSettings {
             input,
             matching,
             output: args.output.output.clone(),
+            report: args.report.clone(),
             run: Run::new(&args.run).with_memory(args.matching.memory),
         })
     }
@@ -414,6 +417,8 @@ pub struct DedupSettings {
     pub against: Option<(PathBuf, StoredSettings)>,
     /// `--update`: add the kept records to the index.
     pub update: bool,
+    /// `--report`, `--report-group`.
+    pub report: crate::page::ReportOpts,
     pub run: Run,
 }
 
@@ -458,6 +463,7 @@ impl DedupSettings {
             removed: args.removed.clone(),
             against,
             update: args.update,
+            report: args.report.clone(),
             run: Run::new(&args.run).with_memory(args.matching.memory),
         })
     }
@@ -474,6 +480,8 @@ pub struct ClusterSettings {
     pub annotate: bool,
     /// `--parquet-compression`: the codec of the `--annotate` output.
     pub parquet_compression: ParquetCompression,
+    /// `--report`, `--report-group`.
+    pub report: crate::page::ReportOpts,
     pub run: Run,
 }
 
@@ -496,6 +504,7 @@ impl ClusterSettings {
             singletons: args.singletons,
             annotate: args.annotate,
             parquet_compression,
+            report: args.report.clone(),
             run: Run::new(&args.run).with_memory(args.matching.memory),
         })
     }

@@ -8,6 +8,7 @@ mod index_safety;
 mod mirror;
 mod mixed;
 mod parquet;
+mod report;
 mod rerun;
 mod safety;
 mod shards;

@@ -9,19 +9,24 @@ use simhash_io::{ClustersTsv, Output};
 
 use crate::corpus::Corpus;
 use crate::matching::clusters;
+use crate::page::Report;
 use crate::rewrite::{self, Notes, Pass, Target};
 use crate::session::Session;
 use crate::settings::ClusterSettings;
 
 pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
-    input.write_plan(&settings.run).output("--output", &settings.output).check()?;
+    let mut plan = input.write_plan(&settings.run);
+    plan.output("--output", &settings.output);
+    crate::page::plan(&mut plan, &settings.report);
+    plan.check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("cluster", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
     crate::settings::note_matching(&settings.matching, &mut session.summary);
     input.note(&mut session.summary);
     let out = Output::create_for("--output", &settings.output)?;
+    let mut report = Report::open(&settings.report, "cluster", &settings.matching)?;
     let mut sources = input.inputs.sources();
     // --annotate reads the input again to copy its records.
     let annotate = settings.annotate;
@@ -29,6 +34,9 @@ pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
     let clusters =
         clusters(&mut session, &corpus, &settings.matching, &settings.grouping)?.clusters;
     rewrite::drop_in_background(corpus.sketches.take());
+    if let Some(report) = &mut report {
+        report.clusters(&corpus, &clusters);
+    }
     if annotate {
         session.reporter.phase("writing", sources.iter().map(|s| s.size).sum());
         let numbers = numbers(&clusters, corpus.len(), settings.singletons);
@@ -49,11 +57,17 @@ pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
         let wanted = rewrite::wanted(&corpus, 0..corpus.len());
         let (outputs, written) = rewrite::write(&pass, &wanted, Target::One(out))?;
         session.summary.written = written;
+        if let Some(report) = report {
+            report.finish(&mut session, &corpus, &sources, input);
+        }
         return session.finish(outputs);
     }
     session.reporter.phase("writing", None);
     let (out, written) = write_tsv(out, &corpus, &clusters, settings.singletons)?;
     session.summary.written = written;
+    if let Some(report) = report {
+        report.finish(&mut session, &corpus, &sources, input);
+    }
     session.finish(vec![out])
 }
 

@@ -17,6 +17,7 @@ use simhash_cluster::Clusters;
 use crate::corpus::Corpus;
 use crate::indexing::{Against, IndexMatches};
 use crate::matching::{Grouped, clusters, priority, star_clusters_without};
+use crate::page::Report;
 use crate::rewrite::{self, CreatedDirs, Notes, Pass, Target};
 use crate::session::Session;
 use crate::settings::DedupSettings;
@@ -44,6 +45,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let out = open_output(settings, &mut created)?;
     let mut removed =
         settings.removed.as_deref().map(|p| Output::create_for("--removed", p)).transpose()?;
+    let mut report = Report::open(&settings.report, "dedup", &settings.matching)?;
     // The lock first (--update): a second writer fails before anything is read.
     let mut against =
         settings.against.as_ref().map(|a| Against::open(a, settings.update)).transpose()?;
@@ -69,6 +71,10 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     // Once --removed is scored the sketches are needed no more, unless --against adds them
     // to its index.
     let sketches = if against.is_none() { corpus.sketches.take() } else { None };
+    if let Some(report) = &mut report {
+        let sketches = sketches.as_ref().or(corpus.sketches.as_ref());
+        report.dedup(&corpus, sketches, &clusters, jaccard.as_deref(), matched.as_ref())?;
+    }
     let removed_count = write_removed(
         &corpus,
         sketches.as_ref().or(corpus.sketches.as_ref()),
@@ -114,6 +120,9 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     session.summary.removed = removed_count;
     session.summary.written = written;
     session.summary.annotated = settings.annotate;
+    if let Some(report) = report {
+        report.finish(&mut session, &corpus, &sources, input);
+    }
     if let Some(against) = &mut against {
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
         // In the keep policy's order, as the walk kept them: a later record matching
@@ -151,6 +160,7 @@ fn write_plan(settings: &DedupSettings) -> simhash_io::WritePlan {
     if let Some(removed) = &settings.removed {
         plan.output("--removed", removed);
     }
+    crate::page::plan(&mut plan, &settings.report);
     if let Some((index, _)) = &settings.against {
         if settings.update {
             plan.forbid_written_dir("the index", index);
@@ -258,18 +268,7 @@ fn write_removed<'a>(
         }
         removed_count += 1;
         if removed.is_some() || dups.is_some() {
-            let score = match (sketches, jaccard) {
-                (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
-                (Some(sketches), None) => {
-                    Score::Jaccard(lsh::similarity(sketches, doc as u32, rep as u32)?)
-                }
-                (None, None) => {
-                    Score::Distance(match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
-                        (Some(a), Some(b)) => a.distance(b),
-                        _ => 0,
-                    })
-                }
-            };
+            let score = removal_score(corpus, sketches, jaccard, doc, rep)?;
             if let Some(out) = removed.as_deref_mut() {
                 simhash_io::write_removed(
                     out,
@@ -284,4 +283,25 @@ fn write_removed<'a>(
         }
     }
     Ok(removed_count)
+}
+
+/// The score of removed document `doc` against its kept one `rep`, as `--removed` prints
+/// it: the walk's Jaccard, the Jaccard of the sketches, or the Hamming distance.
+pub(crate) fn removal_score(
+    corpus: &Corpus,
+    sketches: Option<&SpillStore>,
+    jaccard: Option<&[f64]>,
+    doc: usize,
+    rep: usize,
+) -> anyhow::Result<Score> {
+    Ok(match (sketches, jaccard) {
+        (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
+        (Some(sketches), None) => {
+            Score::Jaccard(lsh::similarity(sketches, doc as u32, rep as u32)?)
+        }
+        (None, None) => Score::Distance(match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
+            (Some(a), Some(b)) => a.distance(b),
+            _ => 0,
+        }),
+    })
 }

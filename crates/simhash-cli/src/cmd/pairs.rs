@@ -5,18 +5,23 @@ use std::process::ExitCode;
 use simhash_io::{Measure, Output, PairsTsv};
 
 use crate::matching::match_docs;
+use crate::page::Report;
 use crate::session::Session;
 use crate::settings::{Matching, PairsSettings};
 
 pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
-    input.write_plan(&settings.run).output("--output", &settings.output).check()?;
+    let mut plan = input.write_plan(&settings.run);
+    plan.output("--output", &settings.output);
+    crate::page::plan(&mut plan, &settings.report);
+    plan.check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = Session::new("pairs", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
     crate::settings::note_matching(&settings.matching, &mut session.summary);
     input.note(&mut session.summary);
     let out = Output::create_for("--output", &settings.output)?;
+    let mut report = Report::open(&settings.report, "pairs", &settings.matching)?;
     let mut sources = input.inputs.sources();
     let corpus = session.read(&mut sources, input.reading.clone(), Some(input), false)?;
     // 12 bytes a pair: the score as its 32-bit code.
@@ -33,5 +38,11 @@ pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
         tsv.pair(&corpus.id(a as usize), &corpus.id(b as usize), code)?;
     }
     session.summary.written = pairs.len() as u64;
+    if let Some(mut report) = report.take() {
+        for &(a, b, code) in &pairs {
+            report.pair(&corpus, a, b, code);
+        }
+        report.finish(&mut session, &corpus, &sources, input);
+    }
     session.finish(vec![tsv.into_inner()])
 }

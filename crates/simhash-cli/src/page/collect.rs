@@ -1,0 +1,210 @@
+//! What the page shows, gathered during the run without holding texts: every matched pair
+//! counted in a similarity histogram and a deterministic sample of them kept per bucket,
+//! the clusters' size histogram and the largest clusters with a sample of members, and
+//! the counts per input shard. The samples are chosen by a hash of the records' ids, so
+//! the page is the same at any thread count and whatever order the pairs come in.
+
+use std::collections::BinaryHeap;
+
+use simhash_cluster::Clusters;
+use simhash_io::Score;
+
+use crate::corpus::Corpus;
+
+/// Pairs kept per similarity bucket.
+pub const PAIRS_PER_BUCKET: usize = 30;
+/// Jaccard buckets: 20 of width 0.05.
+pub const JACCARD_BUCKETS: usize = 20;
+/// The largest clusters shown.
+pub const LARGEST_CLUSTERS: usize = 20;
+/// Members shown for each of the largest clusters (besides its kept record).
+pub const MEMBERS_SHOWN: usize = 5;
+
+/// How the run scores a pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// Hamming distance in bits (simhash); the most a pair may have.
+    Distance(u32),
+    /// Jaccard similarity (minhash), as `--removed` prints it times 10 000.
+    Jaccard,
+}
+
+impl Measure {
+    /// How many buckets the histogram has.
+    pub fn buckets(self) -> usize {
+        match self {
+            Measure::Distance(k) => k as usize + 1,
+            Measure::Jaccard => JACCARD_BUCKETS,
+        }
+    }
+
+    /// The bucket of a score's code (see [`Score::code`]).
+    pub fn bucket(self, code: u32) -> usize {
+        match self {
+            Measure::Distance(k) => code.min(k) as usize,
+            Measure::Jaccard => {
+                ((code as usize * JACCARD_BUCKETS) / 10_000).min(JACCARD_BUCKETS - 1)
+            }
+        }
+    }
+}
+
+/// One sampled pair: `a` removed (or the first of a pair), `b` kept (or the second),
+/// the score's code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pair {
+    pub a: u32,
+    pub b: u32,
+    pub code: u32,
+}
+
+/// The similarity histogram of every pair seen and a sample of each bucket.
+pub struct PairSample {
+    pub measure: Measure,
+    pub counts: Vec<u64>,
+    /// Per bucket, the pairs with the smallest keys (a max-heap of at most
+    /// [`PAIRS_PER_BUCKET`]).
+    heaps: Vec<BinaryHeap<(u64, Pair)>>,
+}
+
+impl PairSample {
+    pub fn new(measure: Measure) -> PairSample {
+        let n = measure.buckets();
+        PairSample {
+            measure,
+            counts: vec![0; n],
+            heaps: (0..n).map(|_| BinaryHeap::new()).collect(),
+        }
+    }
+
+    /// Counts a pair, and keeps it if its key is among the smallest of its bucket. The key
+    /// is a hash of both ids, so which pairs are kept depends on the pairs, not their order.
+    pub fn add(&mut self, corpus: &Corpus, pair: Pair) {
+        let bucket = self.measure.bucket(pair.code);
+        self.counts[bucket] += 1;
+        let key = id_key(&corpus.id(pair.a as usize), &corpus.id(pair.b as usize));
+        let heap = &mut self.heaps[bucket];
+        if heap.len() < PAIRS_PER_BUCKET {
+            heap.push((key, pair));
+        } else if heap.peek().is_some_and(|top| (key, pair) < *top) {
+            heap.pop();
+            heap.push((key, pair));
+        }
+    }
+
+    /// Counts a pair scored as the run scores it.
+    pub fn add_score(&mut self, corpus: &Corpus, a: u32, b: u32, score: Score) {
+        self.add(corpus, Pair { a, b, code: score.code() });
+    }
+
+    /// Every pair seen.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// The sampled pairs, those nearest the threshold first (lowest Jaccard, or largest
+    /// distance), then by the pair.
+    pub fn sample(&self) -> Vec<Pair> {
+        let mut all: Vec<Pair> =
+            self.heaps.iter().flat_map(|h| h.iter().map(|&(_, p)| p)).collect();
+        match self.measure {
+            Measure::Jaccard => all.sort_unstable_by_key(|p| (p.code, p.a, p.b)),
+            Measure::Distance(_) => {
+                all.sort_unstable_by_key(|p| (std::cmp::Reverse(p.code), p.a, p.b));
+            }
+        }
+        all
+    }
+}
+
+/// A hash of two ids: the sampling key.
+fn id_key(a: &str, b: &str) -> u64 {
+    let mut bytes = Vec::with_capacity(a.len() + b.len() + 1);
+    bytes.extend_from_slice(a.as_bytes());
+    bytes.push(0);
+    bytes.extend_from_slice(b.as_bytes());
+    simhash_io::line_hash(&bytes)
+}
+
+/// One of the largest clusters: its size, kept record and a sample of the others.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BigCluster {
+    pub size: usize,
+    pub kept: u32,
+    pub members: Vec<u32>,
+}
+
+/// The clusters as the page shows them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusterView {
+    /// Clusters of each size class: `[2]`, `[3, 4]`, `[5, 8]`, … (class `i` holds sizes
+    /// `2^i + 1 ..= 2^(i+1)`, class 0 the size 2).
+    pub size_classes: Vec<u64>,
+    pub largest: Vec<BigCluster>,
+}
+
+/// The size classes and the largest clusters (ties: the cluster listed first), each
+/// with [`MEMBERS_SHOWN`] members chosen by a hash of their ids.
+pub fn cluster_view(corpus: &Corpus, clusters: &Clusters) -> ClusterView {
+    let mut view = ClusterView::default();
+    let mut sizes: Vec<(usize, u32)> = Vec::new();
+    for c in 0..clusters.len() as u32 {
+        let size = clusters.size(c);
+        if size < 2 {
+            continue;
+        }
+        let class = (usize::BITS - (size - 1).leading_zeros()) as usize - 1;
+        if view.size_classes.len() <= class {
+            view.size_classes.resize(class + 1, 0);
+        }
+        view.size_classes[class] += 1;
+        sizes.push((size, c));
+    }
+    sizes.sort_unstable_by_key(|&(size, c)| (std::cmp::Reverse(size), c));
+    sizes.truncate(LARGEST_CLUSTERS);
+    for (size, c) in sizes {
+        let kept = clusters.representative(c);
+        let mut members: Vec<(u64, u32)> = clusters
+            .members(c)
+            .iter()
+            .filter(|&&d| d != kept)
+            .map(|&d| (id_key(&corpus.id(d as usize), ""), d))
+            .collect();
+        members.sort_unstable();
+        members.truncate(MEMBERS_SHOWN);
+        let mut members: Vec<u32> = members.into_iter().map(|(_, d)| d).collect();
+        members.sort_unstable();
+        view.largest.push(BigCluster { size, kept, members });
+    }
+    view
+}
+
+/// Each document's input shard (file), from the lines of each file.
+pub fn shard_of_docs(corpus: &Corpus) -> Vec<u32> {
+    let mut ends = Vec::with_capacity(corpus.shard_lines().len());
+    let mut end = 0u64;
+    for &lines in corpus.shard_lines() {
+        end += lines;
+        ends.push(end);
+    }
+    (0..corpus.len())
+        .map(|d| {
+            let line = corpus.line(d);
+            ends.partition_point(|&e| e < line).min(ends.len().saturating_sub(1)) as u32
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets() {
+        assert_eq!(Measure::Jaccard.bucket(10_000), 19);
+        assert_eq!(Measure::Jaccard.bucket(9_499), 18);
+        assert_eq!(Measure::Jaccard.bucket(0), 0);
+        assert_eq!(Measure::Distance(3).bucket(7), 3);
+        assert_eq!(Measure::Distance(3).buckets(), 4);
+    }
+}

@@ -1,0 +1,526 @@
+//! The page itself: static HTML for the figures and the charts (inline SVG, readable
+//! without scripts), the sampled records as JSON in a `<script type="application/json">`
+//! element, and `page.js` to show them (the pairs view with its filters and word diffs,
+//! the clusters view). A Content-Security-Policy forbids every load from the network.
+//! Texts are user data: the JSON escapes `<`, `>`, `&` and U+2028/9, and the script only
+//! ever sets them as `textContent`.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use serde::Serialize;
+use serde_json::Value;
+use simhash_io::Source;
+
+use super::collect::{self, ClusterView, Measure, Pair, PairSample};
+use super::texts::{self, Found};
+use crate::corpus::Corpus;
+use crate::report::Summary;
+
+const CSS: &str = include_str!("page.css");
+const JS: &str = include_str!("page.js");
+/// Shards and group values listed one by one; the rest are summed as "(other)".
+const ROWS_SHOWN: usize = 30;
+
+/// What the page is made of, gathered by [`super::Report`].
+pub struct Parts<'a> {
+    pub command: &'static str,
+    pub corpus: &'a Corpus,
+    pub sources: &'a [Source],
+    pub pairs: &'a PairSample,
+    pub sample: &'a [Pair],
+    pub clusters: Option<&'a ClusterView>,
+    pub flagged: &'a [bool],
+    pub index_removed: u64,
+    pub group: Option<&'a str>,
+    pub found: Found,
+    /// The documents whose texts were asked for, sorted.
+    pub wanted: &'a [u32],
+}
+
+/// A row of the shard and group tables: name, records, flagged records.
+type Row = (String, u64, u64);
+
+/// A sampled record in the page's JSON.
+#[derive(Serialize)]
+struct Doc {
+    id: String,
+    /// None when it could not be read.
+    text: Option<String>,
+    chars: usize,
+    shard: String,
+}
+
+#[derive(Serialize)]
+struct Json {
+    command: &'static str,
+    measure: &'static str,
+    /// Indices into `docs`, and the score as `--removed` prints it.
+    pairs: Vec<(usize, usize, String)>,
+    clusters: Vec<JsonCluster>,
+    docs: Vec<Doc>,
+    text_chars: usize,
+}
+
+#[derive(Serialize)]
+struct JsonCluster {
+    size: usize,
+    kept: usize,
+    members: Vec<usize>,
+}
+
+/// The page, all but the summary.
+pub struct Data {
+    command: &'static str,
+    measure: Measure,
+    json: String,
+    histogram: Vec<(String, u64)>,
+    total_pairs: u64,
+    sampled_pairs: usize,
+    size_classes: Vec<(String, u64)>,
+    shards: Vec<Row>,
+    groups: Option<(String, Vec<Row>)>,
+    index_removed: u64,
+    notes: Vec<String>,
+}
+
+impl Data {
+    pub fn new(parts: Parts<'_>) -> Data {
+        let Parts { command, corpus, sources, pairs, sample, clusters, flagged, .. } = parts;
+        let shard = collect::shard_of_docs(corpus);
+        let json = page_json(&parts, &shard);
+        // Jaccard: from the first bucket with a pair (those below the threshold are empty).
+        let first = match pairs.measure {
+            Measure::Jaccard => pairs.counts.iter().position(|&n| n > 0).unwrap_or(0),
+            Measure::Distance(_) => 0,
+        };
+        let histogram = (first..pairs.measure.buckets())
+            .map(|b| (bucket_label(pairs.measure, b), pairs.counts[b]))
+            .collect();
+        let size_classes = clusters.map_or_else(Vec::new, |v| {
+            v.size_classes
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| {
+                    let (lo, hi) =
+                        if i == 0 { (2, 2) } else { ((1usize << i) + 1, 1usize << (i + 1)) };
+                    (if lo == hi { lo.to_string() } else { format!("{lo}–{hi}") }, n)
+                })
+                .collect()
+        });
+        let mut per_shard = vec![(0u64, 0u64); sources.len().max(1)];
+        for (d, &s) in shard.iter().enumerate() {
+            let s = (s as usize).min(per_shard.len() - 1);
+            per_shard[s].0 += 1;
+            per_shard[s].1 += u64::from(flagged.get(d).copied().unwrap_or(false));
+        }
+        let shards = top_rows(
+            per_shard
+                .into_iter()
+                .enumerate()
+                .map(|(i, (n, f))| {
+                    (sources.get(i).map_or_else(String::new, |s| s.name.clone()), n, f)
+                })
+                .collect(),
+        );
+        let groups = parts.group.map(|field| {
+            let rows = parts.found.groups.iter().map(|(v, &(n, f))| (v.clone(), n, f)).collect();
+            (field.to_string(), top_rows(rows))
+        });
+        let mut notes: Vec<String> = parts.found.note.into_iter().collect();
+        if sample.iter().any(|p| !parts.found.texts.contains_key(&p.a)) && notes.is_empty() {
+            notes.push("some sampled records could not be read again".into());
+        }
+        Data {
+            command,
+            measure: pairs.measure,
+            json,
+            histogram,
+            total_pairs: pairs.total(),
+            sampled_pairs: sample.len(),
+            size_classes,
+            shards,
+            groups,
+            index_removed: parts.index_removed,
+            notes,
+        }
+    }
+}
+
+/// The sampled records, pairs and clusters as the JSON the script reads, escaped for a
+/// `<script>` element.
+fn page_json(parts: &Parts<'_>, shard: &[u32]) -> String {
+    let Parts { command, corpus, sources, pairs, sample, clusters, .. } = *parts;
+    let shard_name = |d: u32| {
+        sources.get(shard[d as usize] as usize).map_or_else(String::new, |s| s.name.clone())
+    };
+    let index = |d: u32| parts.wanted.binary_search(&d).unwrap_or(0);
+    let docs = parts
+        .wanted
+        .iter()
+        .map(|&d| {
+            let text = parts.found.texts.get(&d);
+            Doc {
+                id: corpus.id(d as usize).into_owned(),
+                text: text.map(|t| t.text.clone()),
+                chars: text.map_or(0, |t| t.chars),
+                shard: shard_name(d),
+            }
+        })
+        .collect();
+    let score = |code: u32| match pairs.measure {
+        Measure::Distance(_) => code.to_string(),
+        Measure::Jaccard => format!("{}.{:04}", code / 10_000, code % 10_000),
+    };
+    let json = Json {
+        command,
+        measure: match pairs.measure {
+            Measure::Distance(_) => "distance",
+            Measure::Jaccard => "jaccard",
+        },
+        pairs: sample.iter().map(|p| (index(p.a), index(p.b), score(p.code))).collect(),
+        clusters: clusters.map_or_else(Vec::new, |v| {
+            v.largest
+                .iter()
+                .map(|c| JsonCluster {
+                    size: c.size,
+                    kept: index(c.kept),
+                    members: c.members.iter().map(|&m| index(m)).collect(),
+                })
+                .collect()
+        }),
+        docs,
+        text_chars: texts::TEXT_CHARS,
+    };
+    script_json(&serde_json::to_string(&json).unwrap_or_else(|_| "{}".into()))
+}
+
+/// The rows with the most records first (ties by name), the ones past [`ROWS_SHOWN`]
+/// summed as "(other)".
+fn top_rows(mut rows: Vec<Row>) -> Vec<Row> {
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    if rows.len() > ROWS_SHOWN {
+        let rest = rows.split_off(ROWS_SHOWN - 1);
+        let other = rest.iter().fold((0, 0), |(n, f), r| (n + r.1, f + r.2));
+        rows.push((format!("(other: {} more)", rest.len()), other.0, other.1));
+    }
+    rows
+}
+
+fn bucket_label(measure: Measure, b: usize) -> String {
+    match measure {
+        Measure::Distance(_) => format!("{b} bits"),
+        Measure::Jaccard => {
+            let w = 100 / collect::JACCARD_BUCKETS;
+            format!(
+                "{}.{:02}–{}",
+                b * w / 100,
+                b * w % 100,
+                if b + 1 == collect::JACCARD_BUCKETS {
+                    "1".to_string()
+                } else {
+                    format!("{}.{:02}", (b + 1) * w / 100, (b + 1) * w % 100)
+                }
+            )
+        }
+    }
+}
+
+/// JSON that can sit inside a `<script>` element: no `<`, `>` or `&` (so no `</script>`
+/// or `<!--`), and no U+2028/U+2029 (line ends to older JavaScript). serde_json writes
+/// these characters only inside strings, where the escapes mean the same.
+pub fn script_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len() + json.len() / 16);
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text as HTML (element content or a quoted attribute).
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Writes the page.
+pub fn write(out: &mut impl Write, data: &Data, summary: &Summary) -> anyhow::Result<()> {
+    let mut page = String::with_capacity(data.json.len() + 64 * 1024);
+    let title = format!("simhash {}: {}", data.command, summary.input);
+    let _ = write!(
+        page,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+         style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"referrer\" content=\"no-referrer\">\n\
+         <title>{}</title>\n<style>{CSS}</style></head><body>\n<h1>{}</h1>\n",
+        escape(&title),
+        escape(&title)
+    );
+    page.push_str(
+        "<nav><a href=\"#figures\">figures</a> · <a href=\"#charts\">charts</a> · \
+         <a href=\"#sampling\">what the page holds</a> · <a href=\"#pairs\">sampled pairs</a> · \
+         <a href=\"#clusters\">largest clusters</a></nav>\n",
+    );
+    headline(&mut page, data, summary);
+    figures(&mut page, summary);
+    charts(&mut page, data);
+    sampling(&mut page, data);
+    page.push_str(
+        "<section id=\"pairs\"><h2>Sampled pairs</h2><noscript><p>The pairs and clusters \
+         views need JavaScript; the figures above do not.</p></noscript>\
+         <div id=\"pairs-controls\"></div><div id=\"pairs-list\"></div></section>\n\
+         <section id=\"clusters\"><h2>Largest clusters</h2><div id=\"clusters-list\"></div></section>\n",
+    );
+    let _ = write!(
+        page,
+        "<script type=\"application/json\" id=\"data\">{}</script>\n<script>{JS}</script>\n</body></html>\n",
+        data.json
+    );
+    out.write_all(page.as_bytes())?;
+    Ok(())
+}
+
+fn headline(page: &mut String, data: &Data, s: &Summary) {
+    let pct = |n: u64| if s.documents == 0 { 0.0 } else { 100.0 * n as f64 / s.documents as f64 };
+    page.push_str("<p class=\"headline\">");
+    let _ = write!(
+        page,
+        "{} records read, {} skipped, {} documents. ",
+        s.records_read, s.records_skipped, s.documents
+    );
+    match data.command {
+        "dedup" => {
+            let kept = s.documents.saturating_sub(s.removed);
+            let _ =
+                write!(page, "<b>{} removed ({:.1}%)</b>, {kept} kept", s.removed, pct(s.removed));
+            if data.index_removed > 0 {
+                let _ = write!(page, " ({} of the removals matched the index)", data.index_removed);
+            }
+        }
+        "pairs" => {
+            let _ = write!(page, "<b>{} pairs</b>", s.pairs);
+        }
+        _ => {
+            let _ = write!(
+                page,
+                "<b>{} clusters</b> holding {} documents ({:.1}%), the largest of {}",
+                s.clusters,
+                s.documents_in_clusters,
+                pct(s.documents_in_clusters),
+                s.largest_cluster
+            );
+        }
+    }
+    page.push_str(".</p>\n");
+}
+
+/// Every figure of the summary (what `--stats` writes), as a table.
+fn figures(page: &mut String, summary: &Summary) {
+    let Ok(Value::Object(map)) = serde_json::to_value(summary) else { return };
+    page.push_str("<section id=\"figures\"><h2>Figures of the run</h2><table class=\"figures\">\n");
+    for (key, value) in &map {
+        let shown = match value {
+            Value::Object(inner) if inner.is_empty() => "none".to_string(),
+            Value::Object(inner) => inner
+                .iter()
+                .map(|(k, v)| format!("{k}: {}", plain(v)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Value::Number(n) if key == "peak_memory_bytes" => {
+                format!("{:.1} MiB", n.as_f64().unwrap_or(0.0) / (1024.0 * 1024.0))
+            }
+            v => plain(v),
+        };
+        let _ = writeln!(
+            page,
+            "<tr><th>{}</th><td>{}</td></tr>",
+            escape(&key.replace('_', " ")),
+            escape(&shown)
+        );
+    }
+    page.push_str("</table></section>\n");
+}
+
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join("; "),
+        Value::Object(inner) => {
+            inner.iter().map(|(k, v)| format!("{k} {}", plain(v))).collect::<Vec<_>>().join(" ")
+        }
+        v => v.to_string(),
+    }
+}
+
+fn charts(page: &mut String, data: &Data) {
+    page.push_str("<section id=\"charts\"><h2>Charts</h2><div class=\"charts\">\n");
+    let (what, unit) = match data.command {
+        "dedup" => ("removals", "removed"),
+        "pairs" => ("pairs", "in a pair"),
+        _ => ("members beside the kept record", "not kept"),
+    };
+    if data.command != "cluster" {
+        let measure = match data.measure {
+            Measure::Distance(_) => "Hamming distance",
+            Measure::Jaccard => "Jaccard similarity",
+        };
+        bars(
+            page,
+            &format!("{what} by {measure} ({} in all)", data.total_pairs),
+            &data.histogram,
+            false,
+        );
+    }
+    if !data.size_classes.is_empty() {
+        bars(page, "clusters by size (log scale)", &data.size_classes, true);
+    }
+    let rows = |rows: &[Row]| -> Vec<(String, u64)> {
+        rows.iter().map(|(name, _, f)| (name.clone(), *f)).collect()
+    };
+    bars(page, &format!("records {unit}, per input shard"), &rows(&data.shards), false);
+    table(page, "per input shard", &data.shards, unit);
+    if let Some((field, groups)) = &data.groups {
+        bars(page, &format!("records {unit}, per value of {field}"), &rows(groups), false);
+        table(page, &format!("per value of {field}"), groups, unit);
+    }
+    page.push_str("</div></section>\n");
+}
+
+/// A horizontal bar chart in SVG.
+fn bars(page: &mut String, title: &str, bars: &[(String, u64)], log: bool) {
+    const ROW: usize = 18;
+    const LABEL: usize = 190;
+    const WIDTH: usize = 600;
+    let max = bars.iter().map(|b| b.1).max().unwrap_or(0).max(1);
+    let scale = |n: u64| -> f64 {
+        if log { (n as f64 + 1.0).ln() / (max as f64 + 1.0).ln() } else { n as f64 / max as f64 }
+    };
+    let height = ROW * bars.len() + 8;
+    let _ = write!(
+        page,
+        "<figure class=\"chart\"><figcaption>{}</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" \
+         width=\"{WIDTH}\" height=\"{height}\" role=\"img\">",
+        escape(title)
+    );
+    for (i, (label, n)) in bars.iter().enumerate() {
+        let y = i * ROW + 4;
+        let w = (scale(*n) * (WIDTH - LABEL - 80) as f64).round();
+        let short: String = label.chars().take(30).collect();
+        let short = if short.len() < label.len() { format!("{short}…") } else { short };
+        let _ = write!(
+            page,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\
+             <rect x=\"{LABEL}\" y=\"{y}\" width=\"{w}\" height=\"{}\"><title>{}: {n}</title></rect>\
+             <text x=\"{}\" y=\"{}\">{n}</text>",
+            LABEL - 6,
+            y + 13,
+            escape(&short),
+            ROW - 4,
+            escape(label),
+            LABEL as f64 + w + 4.0,
+            y + 13
+        );
+    }
+    page.push_str("</svg></figure>\n");
+}
+
+fn table(page: &mut String, title: &str, rows: &[Row], unit: &str) {
+    let _ = write!(
+        page,
+        "<table class=\"counts\"><caption>{}</caption><tr><th></th><th>records</th><th>{}</th><th>%</th></tr>",
+        escape(title),
+        escape(unit)
+    );
+    for (name, n, f) in rows {
+        let pct = if *n == 0 { 0.0 } else { 100.0 * *f as f64 / *n as f64 };
+        let _ = write!(
+            page,
+            "<tr><td>{}</td><td>{n}</td><td>{f}</td><td>{pct:.1}</td></tr>",
+            escape(name)
+        );
+    }
+    page.push_str("</table>\n");
+}
+
+fn sampling(page: &mut String, data: &Data) {
+    page.push_str("<section id=\"sampling\"><h2>What the page holds</h2><ul>");
+    let _ = write!(
+        page,
+        "<li>{} of {} pairs are shown: up to {} per similarity bucket above, chosen by a \
+         hash of the two ids (the same page at any thread count), those nearest the \
+         threshold first.</li>",
+        data.sampled_pairs,
+        data.total_pairs,
+        collect::PAIRS_PER_BUCKET
+    );
+    let _ = write!(
+        page,
+        "<li>The {} largest clusters, each with its kept record and up to {} other members \
+         (chosen by a hash of their ids).</li><li>Texts are cut at {} characters (the page \
+         says where).</li><li>Shards and group values: the {} with the most records, the \
+         rest summed.</li>",
+        collect::LARGEST_CLUSTERS,
+        collect::MEMBERS_SHOWN,
+        texts::TEXT_CHARS,
+        ROWS_SHOWN
+    );
+    for note in &data.notes {
+        let _ = write!(page, "<li class=\"note\">{}</li>", escape(note));
+    }
+    page.push_str("</ul></section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_json_has_no_markup() {
+        let hostile = "</script><img src=x onerror=alert(1)><!-- \u{2028}\u{2029} & '\"";
+        let json = serde_json::to_string(&serde_json::json!({ "text": hostile })).unwrap();
+        let safe = script_json(&json);
+        for bad in ["<", ">", "&", "\u{2028}", "\u{2029}"] {
+            assert!(!safe.contains(bad), "{safe}");
+        }
+        let back: Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back["text"], hostile);
+    }
+
+    #[test]
+    fn escape_markup() {
+        assert_eq!(
+            escape("<a href='x'>&\"</a>"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
+        );
+    }
+
+    #[test]
+    fn top_rows_sum_the_rest() {
+        let rows: Vec<Row> = (0..40).map(|i| (format!("s{i:02}"), 100 - i, i % 3)).collect();
+        let total: (u64, u64) = rows.iter().fold((0, 0), |a, r| (a.0 + r.1, a.1 + r.2));
+        let top = top_rows(rows);
+        assert_eq!(top.len(), ROWS_SHOWN);
+        assert_eq!(top[0].0, "s00");
+        assert_eq!(top.iter().fold((0, 0), |a, r| (a.0 + r.1, a.1 + r.2)), total);
+        assert!(top[ROWS_SHOWN - 1].0.starts_with("(other: 11 more)"));
+    }
+}

@@ -1,0 +1,200 @@
+//! `--report FILE.html`: one self-contained HTML page of a run (`dedup`, `cluster`,
+//! `pairs`) for a person deciding whether to trust it. During the run a [`Report`]
+//! gathers what the page needs without holding texts (`collect.rs`); after the run's own
+//! passes one more pass reads the texts of the sampled records and the `--report-group`
+//! values (`texts.rs`); at the end the page is rendered with the run's summary
+//! (`html.rs`, with `page.css` and `page.js` inlined) and put in place with the other
+//! outputs, all or none.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use simhash_cluster::Clusters;
+use simhash_index::lsh::SpillStore;
+use simhash_io::{Output, Source};
+
+use crate::corpus::Corpus;
+use crate::indexing::IndexMatches;
+use crate::report::Summary;
+use crate::session::Session;
+use crate::settings::{Input, Matching};
+
+mod collect;
+mod html;
+mod texts;
+
+pub use collect::Measure;
+
+/// `--report` and `--report-group`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct ReportOpts {
+    /// Also write an HTML page of the run (figures, charts, sampled removals beside their
+    /// kept records, the largest clusters): one self-contained file that loads nothing.
+    ///
+    /// The page holds samples, not every removal: up to 30 pairs per similarity bucket
+    /// (chosen by a hash of the ids, so the page is the same at any thread count), the 20
+    /// largest clusters with 5 members each, texts cut at 1500 characters. Written whole
+    /// or not at all, with the other outputs.
+    #[arg(long, value_name = "FILE.html", hide_short_help = true)]
+    pub report: Option<PathBuf>,
+
+    /// With --report: count records and removals per value of this field of the records
+    /// (a dotted JSON path such as meta.source, or a Parquet column), the 30 most common
+    /// values shown.
+    #[arg(long, value_name = "FIELD", requires = "report", hide_short_help = true)]
+    pub report_group: Option<String>,
+}
+
+/// Adds `--report` to the run's outputs, so that it can be neither an input nor another
+/// output.
+pub fn plan(plan: &mut simhash_io::WritePlan, opts: &ReportOpts) {
+    if let Some(path) = &opts.report {
+        plan.output("--report", path);
+    }
+}
+
+/// The page being gathered during a run.
+pub struct Report {
+    out: Output,
+    group: Option<String>,
+    command: &'static str,
+    pairs: collect::PairSample,
+    clusters: Option<collect::ClusterView>,
+    /// Removed (dedup), not kept (cluster) or in a pair (pairs).
+    flagged: Vec<bool>,
+    /// dedup --against: records removed as matches of the index (not sampled).
+    index_removed: u64,
+}
+
+/// The rendered page waiting for the summary (see [`Session::finish`]).
+pub struct Pending {
+    out: Output,
+    data: html::Data,
+}
+
+impl Pending {
+    /// Writes the page with the run's summary; returns the output to commit.
+    pub fn write(self, summary: &Summary) -> anyhow::Result<Output> {
+        let mut out = self.out;
+        html::write(&mut out, &self.data, summary)?;
+        Ok(out)
+    }
+}
+
+impl Report {
+    /// The page's output, created now so that a bad path fails before any work; `None`
+    /// without `--report`.
+    pub fn open(
+        opts: &ReportOpts,
+        command: &'static str,
+        matching: &Matching,
+    ) -> anyhow::Result<Option<Report>> {
+        let Some(path) = &opts.report else { return Ok(None) };
+        let measure = match *matching {
+            Matching::Simhash { distance, .. } => Measure::Distance(distance),
+            Matching::Minhash { .. } => Measure::Jaccard,
+        };
+        Ok(Some(Report {
+            out: Output::create_for("--report", path)?,
+            group: opts.report_group.clone(),
+            command,
+            pairs: collect::PairSample::new(measure),
+            clusters: None,
+            flagged: Vec::new(),
+            index_removed: 0,
+        }))
+    }
+
+    fn flag(&mut self, doc: u32) {
+        let doc = doc as usize;
+        if self.flagged.len() <= doc {
+            self.flagged.resize(doc + 1, false);
+        }
+        self.flagged[doc] = true;
+    }
+
+    /// `pairs`: a pair found, both records flagged.
+    pub fn pair(&mut self, corpus: &Corpus, a: u32, b: u32, code: u32) {
+        self.pairs.add(corpus, collect::Pair { a, b, code });
+        self.flag(a);
+        self.flag(b);
+    }
+
+    /// `cluster`: the clusters, every member but the kept one flagged.
+    pub fn clusters(&mut self, corpus: &Corpus, clusters: &Clusters) {
+        for doc in 0..corpus.len() as u32 {
+            if !clusters.is_representative(doc) {
+                self.flag(doc);
+            }
+        }
+        self.clusters = Some(collect::cluster_view(corpus, clusters));
+    }
+
+    /// `dedup`: each removed record with its kept one, scored as `--removed` scores it, and
+    /// the clusters.
+    pub fn dedup(
+        &mut self,
+        corpus: &Corpus,
+        sketches: Option<&SpillStore>,
+        clusters: &Clusters,
+        jaccard: Option<&[f64]>,
+        index: Option<&IndexMatches>,
+    ) -> anyhow::Result<()> {
+        for doc in 0..corpus.len() {
+            if index.is_some_and(|m| m.first[doc].is_some()) {
+                self.index_removed += 1;
+                self.flag(doc as u32);
+                continue;
+            }
+            let rep = clusters.representative(clusters.cluster_of(doc as u32)) as usize;
+            if rep == doc {
+                continue;
+            }
+            let score = crate::cmd::dedup::removal_score(corpus, sketches, jaccard, doc, rep)?;
+            self.pairs.add_score(corpus, doc as u32, rep as u32, score);
+            self.flag(doc as u32);
+        }
+        self.clusters = Some(collect::cluster_view(corpus, clusters));
+        Ok(())
+    }
+
+    /// After the run's passes: reads the sampled texts (and groups), and leaves the page
+    /// with the session, which writes it with the summary at the end.
+    pub fn finish(self, session: &mut Session, corpus: &Corpus, sources: &[Source], input: &Input) {
+        session.reporter.phase("report", None);
+        let sample = self.pairs.sample();
+        let mut wanted: Vec<u32> = sample.iter().flat_map(|p| [p.a, p.b]).collect();
+        if let Some(view) = &self.clusters {
+            for c in &view.largest {
+                wanted.push(c.kept);
+                wanted.extend(&c.members);
+            }
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        let flagged = |d: u32| self.flagged.get(d as usize).copied().unwrap_or(false);
+        let found = texts::read(
+            sources,
+            corpus,
+            &input.reading.parser,
+            input.max_record_bytes,
+            &wanted,
+            self.group.as_deref(),
+            &flagged,
+        );
+        let data = html::Data::new(html::Parts {
+            command: self.command,
+            corpus,
+            sources,
+            pairs: &self.pairs,
+            sample: &sample,
+            clusters: self.clusters.as_ref(),
+            flagged: &self.flagged,
+            index_removed: self.index_removed,
+            group: self.group.as_deref(),
+            found,
+            wanted: &wanted,
+        });
+        session.page = Some(Pending { out: self.out, data });
+    }
+}

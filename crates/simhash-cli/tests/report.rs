@@ -1,0 +1,348 @@
+//! `--report FILE.html`: the page's data (sampled pairs, clusters) is deterministic at any
+//! thread count, every sampled removal comes with its kept record, the run's outputs are
+//! the same with and without it, hostile texts stay text, its size is bounded, and
+//! Parquet inputs give their texts and group columns.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::util::{Dir, corpus};
+
+/// The page's embedded JSON.
+fn page_data(page: &str) -> serde_json::Value {
+    let start = page.find(r#"<script type="application/json" id="data">"#).expect("data element");
+    let rest = &page[start..];
+    let open = rest.find('>').expect("open") + 1;
+    let close = rest.find("</script>").expect("close");
+    serde_json::from_str(&rest[open..close]).expect("page JSON")
+}
+
+/// The sampled pairs as (first id, second id, score).
+fn pairs(data: &serde_json::Value) -> Vec<(String, String, String)> {
+    let docs = data["docs"].as_array().expect("docs");
+    let id = |i: &serde_json::Value| {
+        docs[i.as_u64().expect("index") as usize]["id"].as_str().expect("id").to_string()
+    };
+    data["pairs"]
+        .as_array()
+        .expect("pairs")
+        .iter()
+        .map(|p| (id(&p[0]), id(&p[1]), p[2].as_str().expect("score").to_string()))
+        .collect()
+}
+
+#[test]
+fn dedup_report_same_at_any_thread_count_and_outputs_unchanged() {
+    let dir = Dir::new();
+    dir.write("in.jsonl", corpus(150, 7));
+    dir.run(&[
+        "dedup",
+        "in.jsonl",
+        "-o",
+        "plain.jsonl",
+        "--removed",
+        "plain-removed.jsonl",
+        "-j1",
+        "-q",
+    ])
+    .code(0);
+    for j in ["-j1", "-j2"] {
+        let (out, removed, page) =
+            (format!("out{j}.jsonl"), format!("rem{j}.jsonl"), format!("page{j}.html"));
+        dir.run(&[
+            "dedup",
+            "in.jsonl",
+            "-o",
+            &out,
+            "--removed",
+            &removed,
+            "--report",
+            &page,
+            j,
+            "-q",
+        ])
+        .code(0);
+        assert_eq!(dir.read(&out), dir.read("plain.jsonl"), "{j}: output changed by --report");
+        assert_eq!(dir.read(&removed), dir.read("plain-removed.jsonl"), "{j}: --removed changed");
+    }
+    let one = page_data(&dir.read("page-j1.html"));
+    let two = page_data(&dir.read("page-j2.html"));
+    assert_eq!(one, two, "the page's data differs between -j1 and -j2");
+
+    // The removals on the page are removals of the run, with their kept records and the
+    // score --removed prints.
+    let mut want: BTreeSet<(String, String, String)> = BTreeSet::new();
+    for line in dir.read("plain-removed.jsonl").lines() {
+        let r: serde_json::Value = serde_json::from_str(line).expect("removed line");
+        want.insert((
+            r["id"].as_str().expect("id").into(),
+            r["duplicate_of"].as_str().expect("kept").into(),
+            format!("{:.4}", r["jaccard"].as_f64().expect("jaccard")),
+        ));
+    }
+    assert!(want.len() > 20, "the corpus should have removals");
+    let got: BTreeSet<_> = pairs(&one).into_iter().collect();
+    assert!(got.is_subset(&want), "a sampled pair that is not a removal with its kept record");
+    // Per similarity bucket: every removal, or the cap's worth of them.
+    let bucket = |score: &str| {
+        let code = (score.parse::<f64>().expect("score") * 10_000.0).round() as u64;
+        (code * 20 / 10_000).min(19)
+    };
+    let per_bucket = |set: &BTreeSet<(String, String, String)>| {
+        let mut counts: BTreeMap<u64, usize> = BTreeMap::new();
+        for (_, _, score) in set {
+            *counts.entry(bucket(score)).or_default() += 1;
+        }
+        counts
+    };
+    let capped: BTreeMap<u64, usize> =
+        per_bucket(&want).into_iter().map(|(b, n)| (b, n.min(30))).collect();
+    assert_eq!(per_bucket(&got), capped);
+    assert!(got.len() < want.len(), "the cap should apply in one bucket here");
+    // Their texts were read back.
+    for doc in one["docs"].as_array().expect("docs") {
+        assert!(doc["text"].as_str().is_some_and(|t| !t.is_empty()), "{doc}");
+    }
+    assert!(!one["clusters"].as_array().expect("clusters").is_empty());
+}
+
+#[test]
+fn sample_is_capped_per_bucket_nearest_threshold_first() {
+    let dir = Dir::new();
+    dir.write("in.jsonl", corpus(3000, 11));
+    dir.run(&[
+        "dedup",
+        "in.jsonl",
+        "-o",
+        "out.jsonl",
+        "--removed",
+        "rem.jsonl",
+        "--report",
+        "p.html",
+        "-q",
+    ])
+    .code(0);
+    let removed = dir.read("rem.jsonl").lines().count();
+    let data = page_data(&dir.read("p.html"));
+    let pairs = pairs(&data);
+    let mut per_bucket: BTreeMap<u64, usize> = BTreeMap::new();
+    for (_, _, score) in &pairs {
+        let code = (score.parse::<f64>().expect("score") * 10_000.0).round() as u64;
+        *per_bucket.entry((code * 20 / 10_000).min(19)).or_default() += 1;
+    }
+    assert!(removed > pairs.len(), "{removed} removals, {} sampled", pairs.len());
+    assert!(per_bucket.values().all(|&n| n <= 30), "{per_bucket:?}");
+    let scores: Vec<f64> = pairs.iter().map(|p| p.2.parse().expect("score")).collect();
+    assert!(scores.windows(2).all(|w| w[0] <= w[1]), "nearest the threshold first");
+    // Every sampled pair is a removal of the run, with its kept record.
+    let all: BTreeSet<(String, String)> = dir
+        .read("rem.jsonl")
+        .lines()
+        .map(|l| {
+            let r: serde_json::Value = serde_json::from_str(l).expect("line");
+            (r["id"].as_str().expect("id").into(), r["duplicate_of"].as_str().expect("kept").into())
+        })
+        .collect();
+    for (a, b, _) in &pairs {
+        assert!(all.contains(&(a.clone(), b.clone())), "{a} {b}");
+    }
+}
+
+#[test]
+fn hostile_texts_stay_text_and_long_texts_are_cut() {
+    let dir = Dir::new();
+    let hostile = "</script><img src=x onerror=alert(1)><!-- <script>alert(2)</script> \u{2028}\u{2029} &amp;";
+    let long = "word ".repeat(5000);
+    let mut input = String::new();
+    for (i, text) in [hostile, hostile, &long, &long].iter().enumerate() {
+        input += &serde_json::json!({"id": format!("h{i}"), "text": format!("{text} shared tail words here")}).to_string();
+        input.push('\n');
+    }
+    dir.write("in.jsonl", &input);
+    dir.run(&["dedup", "in.jsonl", "-o", "out.jsonl", "--report", "p.html", "-q"]).code(0);
+    let page = dir.read("p.html");
+    // The two script elements' own closings, and no other.
+    assert_eq!(page.matches("</script>").count(), 2, "{page}");
+    assert!(!page.contains("<img"));
+    assert!(!page.contains("<!--"));
+    assert!(!page.contains('\u{2028}') && !page.contains('\u{2029}'));
+    assert!(page.contains("default-src 'none'"));
+    let data = page_data(&page);
+    let docs = data["docs"].as_array().expect("docs");
+    assert!(docs.iter().any(|d| d["text"].as_str().is_some_and(|t| t.starts_with(hostile))));
+    let cut = docs.iter().find(|d| d["id"] == "h2" || d["id"] == "h3").expect("long doc");
+    assert_eq!(cut["text"].as_str().expect("text").chars().count(), 1500);
+    assert_eq!(cut["chars"], 25_000 + " shared tail words here".len());
+}
+
+#[test]
+fn size_is_bounded() {
+    // 400 families of near-copies of 8 000-character texts: the sample caps the page.
+    let dir = Dir::new();
+    let mut input = String::new();
+    let mut rng = crate::util::Rng(99);
+    for f in 0..400 {
+        let words: Vec<String> = (0..1400).map(|_| format!("w{}", rng.below(5000))).collect();
+        for c in 0..3 {
+            let mut copy = words.clone();
+            copy[(c * 7) % 1400] = format!("edit{c}");
+            input +=
+                &serde_json::json!({"id": format!("f{f}c{c}"), "text": copy.join(" ")}).to_string();
+            input.push('\n');
+        }
+    }
+    dir.write("in.jsonl", &input);
+    dir.run(&["dedup", "in.jsonl", "-o", "out.jsonl", "--report", "p.html", "-q"]).code(0);
+    let size = std::fs::metadata(dir.path("p.html")).expect("page").len();
+    assert!(input.len() > 20 << 20 || size < 3 << 20, "page of {size} bytes");
+    assert!(size < input.len() as u64 / 4, "page of {size} bytes for {} of input", input.len());
+}
+
+#[test]
+fn pairs_and_cluster_reports() {
+    let dir = Dir::new();
+    dir.write("in.jsonl", corpus(100, 3));
+    dir.run(&["pairs", "in.jsonl", "-o", "pairs.tsv", "--report", "pairs.html", "-q"]).code(0);
+    dir.run(&["pairs", "in.jsonl", "-o", "plain.tsv", "-q"]).code(0);
+    assert_eq!(dir.read("pairs.tsv"), dir.read("plain.tsv"));
+    let data = page_data(&dir.read("pairs.html"));
+    assert_eq!(data["command"], "pairs");
+    let lines = dir.read("pairs.tsv").lines().count();
+    assert_eq!(pairs(&data).len(), lines.min(pairs(&data).len()));
+    assert!(!pairs(&data).is_empty());
+
+    dir.run(&[
+        "cluster", "in.jsonl", "--method", "simhash", "-o", "c.tsv", "--report", "c.html", "-q",
+    ])
+    .code(0);
+    let data = page_data(&dir.read("c.html"));
+    assert_eq!(data["command"], "cluster");
+    assert_eq!(data["measure"], "distance");
+    assert!(!data["clusters"].as_array().expect("clusters").is_empty());
+}
+
+#[test]
+fn report_is_checked_with_the_other_outputs() {
+    let dir = Dir::new();
+    dir.write("in.jsonl", corpus(20, 5));
+    let r = dir.run(&["dedup", "in.jsonl", "-o", "out.jsonl", "--report", "in.jsonl"]);
+    r.code(2);
+    assert!(r.stderr.contains("--report"), "{}", r.stderr);
+    let r = dir.run(&["dedup", "in.jsonl", "-o", "same.html", "--report", "same.html"]);
+    r.code(2);
+    assert!(dir.read("in.jsonl").starts_with("{\"id\""));
+    // --report-group needs --report.
+    dir.run(&["dedup", "in.jsonl", "-o", "out.jsonl", "--report-group", "lang"]).code(2);
+    // A run that fails after the page was begun writes no page (nor any other output).
+    dir.write("bad.jsonl", format!("{}not json\n", corpus(20, 5)));
+    dir.run(&["dedup", "bad.jsonl", "-o", "o.jsonl", "--report", "p.html", "--strict"]).code(2);
+    assert!(!dir.path("p.html").exists() && !dir.path("o.jsonl").exists());
+    dir.run(&["dedup", "bad.jsonl", "-o", "o.jsonl", "--report", "p.html", "-q"]).code(1);
+    assert!(dir.read("p.html").contains("<td>invalid_json: 1</td>"), "the skipped record is in the figures");
+}
+
+#[test]
+fn report_groups_count_removals_per_value() {
+    let dir = Dir::new();
+    let mut input = String::new();
+    for (i, line) in corpus(60, 9).lines().enumerate() {
+        let mut r: serde_json::Value = serde_json::from_str(line).expect("line");
+        r["meta"] = serde_json::json!({"source": if i % 2 == 0 { "even" } else { "odd" }});
+        input += &r.to_string();
+        input.push('\n');
+    }
+    dir.write("in.jsonl", &input);
+    dir.run(&[
+        "dedup",
+        "in.jsonl",
+        "-o",
+        "out.jsonl",
+        "--removed",
+        "rem.jsonl",
+        "--report",
+        "p.html",
+        "--report-group",
+        "meta.source",
+        "-q",
+    ])
+    .code(0);
+    let page = dir.read("p.html");
+    let removed: BTreeSet<String> = dir
+        .read("rem.jsonl")
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("line")["id"]
+                .as_str()
+                .expect("id")
+                .to_string()
+        })
+        .collect();
+    let even_removed =
+        removed.iter().filter(|id| id[1..].parse::<usize>().expect("n") % 2 == 0).count();
+    let total = input.lines().count();
+    let row = format!("<tr><td>even</td><td>{}</td><td>{even_removed}</td>", total.div_ceil(2));
+    assert!(page.contains(&row), "no row {row}");
+}
+
+#[test]
+fn parquet_inputs_give_texts_and_groups() {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, RecordBatch, StringArray};
+
+    let dir = Dir::new();
+    let jsonl = corpus(40, 13);
+    let rows: Vec<serde_json::Value> =
+        jsonl.lines().map(|l| serde_json::from_str(l).expect("line")).collect();
+    let column = |f: &dyn Fn(usize, &serde_json::Value) -> String| -> ArrayRef {
+        Arc::new(StringArray::from(
+            rows.iter().enumerate().map(|(i, r)| f(i, r)).collect::<Vec<_>>(),
+        ))
+    };
+    let batch = RecordBatch::try_from_iter([
+        ("id", column(&|_, r| r["id"].as_str().expect("id").to_string())),
+        ("text", column(&|_, r| r["text"].as_str().expect("text").to_string())),
+        ("source", column(&|i, _| if i % 3 == 0 { "three" } else { "other" }.to_string())),
+    ])
+    .expect("batch");
+    let file = std::fs::File::create(dir.path("in.parquet")).expect("create");
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(7))
+        .build();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.close().expect("close");
+    let args = ["-o", "out", "--removed", "rem.jsonl", "--report-group", "source", "-q"];
+    dir.run(&[&["dedup", "in.parquet", "--report", "pq.html"][..], &args].concat()).code(0);
+    let page = dir.read("pq.html");
+    let data = page_data(&page);
+    let text_of: BTreeMap<&str, &str> = rows
+        .iter()
+        .map(|r| (r["id"].as_str().expect("id"), r["text"].as_str().expect("text")))
+        .collect();
+    let docs = data["docs"].as_array().expect("docs");
+    assert!(!docs.is_empty());
+    for doc in docs {
+        let id = doc["id"].as_str().expect("id");
+        let want: String = text_of[id].chars().take(1500).collect();
+        assert_eq!(doc["text"].as_str(), Some(want.as_str()), "{id}");
+    }
+    let removed = dir.read("rem.jsonl").lines().count();
+    let three_removed = dir
+        .read("rem.jsonl")
+        .lines()
+        .filter(|l| {
+            let r: serde_json::Value = serde_json::from_str(l).expect("line");
+            r["id"].as_str().expect("id")[1..].parse::<usize>().expect("n") % 3 == 0
+        })
+        .count();
+    let row =
+        format!("<tr><td>three</td><td>{}</td><td>{three_removed}</td>", rows.len().div_ceil(3));
+    assert!(page.contains(&row), "no row {row}");
+    let row = format!(
+        "<td>{}</td><td>{}</td>",
+        rows.len() - rows.len().div_ceil(3),
+        removed - three_removed
+    );
+    assert!(page.contains(&row), "no row {row}");
+}

@@ -23,6 +23,8 @@ step "cargo bench -p benches -- --test (smoke run)"
 cargo bench -p benches --locked -- --test
 step "python: pip install ./python into a venv the script makes, doctests, pytest python/tests"
 bash scripts/python_tests.sh 2>&1 | tee -a "$log"
+step "the --report page in headless chromium (installed with apt-get when missing)"
+SIMHASH_BIN=target/release/simhash bash scripts/report_tests.sh
 
 # One closing line for the whole suite: the sum of cargo test's result lines.
 awk '/^test result:/ { p += $4; f += $6 } /^[0-9]+ passed.* in [0-9.]+s/ { p += $1 } END { printf "\ntests: %d passed, %d failed\n", p, f }' "$log"

@@ -395,7 +395,7 @@ fn band_key_bits(matching: &Matching, census: &Census) -> Option<u32> {
 }
 
 /// The MinHash matching: identical shingle sets collapsed, then the bands (`keys`: bands
-/// and key bits), verified.
+/// and key bits), verified (for `dedup`, joined unverified: its walk verifies).
 fn minhash(
     worker: &mut Worker,
     job: &Job,
@@ -412,8 +412,13 @@ fn minhash(
             forest.union(rep, member);
         }
     }
-    let found =
-        bands::run(worker, plan, docs, &sets, keys, (jaccard, job.verify_round_bytes), &mut links);
+    let verifying = match job.mode {
+        Mode::Dedup { .. } => bands::Verifying::Groups,
+        Mode::Pairs | Mode::Cluster { .. } => {
+            bands::Verifying::Pairs { jaccard, round_bytes: job.verify_round_bytes }
+        }
+    };
+    let found = bands::run(worker, plan, docs, &sets, keys, verifying, &mut links);
     let stats = MatchStats {
         record_pairs: found.pairs + sets.copies.len() as u64,
         largest_group: found.largest_group,

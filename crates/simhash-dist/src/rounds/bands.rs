@@ -88,6 +88,18 @@ impl Key for u64 {
     }
 }
 
+/// What the band rounds make of the records that share a key.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Verifying {
+    /// `pairs` and `cluster`: candidates verified at `jaccard`, the sets shipped in rounds of
+    /// at most `round_bytes` received a worker.
+    Pairs { jaccard: f64, round_bytes: u64 },
+    /// `dedup`: no verification; the records sharing a key are joined in the forest, whose
+    /// components (the candidate graph's) the walk then runs on, verifying what it needs as
+    /// `simhash dedup`'s walk does ([`crate::rounds::dedup`]).
+    Groups,
+}
+
 /// Runs every band over the representatives of `docs`, with band keys of `key_bits` (32 or
 /// 64), and adds each verified pair to `links` (with its score code); returns the counts.
 pub(crate) fn run(
@@ -96,7 +108,7 @@ pub(crate) fn run(
     docs: &Docs,
     sets: &Sets,
     (bands, key_bits): (usize, u32),
-    verifying: (f64, u64),
+    verifying: Verifying,
     links: &mut Links,
 ) -> BandStats {
     if key_bits == 64 {
@@ -112,7 +124,7 @@ fn run_keys<K: Key>(
     docs: &Docs,
     sets: &Sets,
     bands: usize,
-    (jaccard, round_bytes): (f64, u64),
+    verifying: Verifying,
     links: &mut Links,
 ) -> BandStats {
     let peers = worker.peers() as u64;
@@ -135,6 +147,16 @@ fn run_keys<K: Key>(
         );
         stats.received += records.len() as u64;
         records.sort_unstable_by_key(|r| (r.0, r.1));
+        let Verifying::Pairs { jaccard, .. } = verifying else {
+            for group in records.chunk_by(|x, y| x.0 == y.0).filter(|g| g.len() > 1) {
+                stats.largest_group = stats.largest_group.max(group.len() as u64);
+                for b in &group[1..] {
+                    // The group is joined: its first record and each other one (code unused).
+                    links.add(group[0].1, b.1, 0);
+                }
+            }
+            continue;
+        };
         let mut possible: Vec<(u64, u64)> = Vec::new();
         for group in records.chunk_by(|x, y| x.0 == y.0).filter(|g| g.len() > 1) {
             stats.largest_group = stats.largest_group.max(group.len() as u64);
@@ -162,7 +184,9 @@ fn run_keys<K: Key>(
             settled = pending.len();
         }
     }
-    verify(worker, plan, docs, (jaccard, round_bytes), pending, &mut stats, links);
+    if let Verifying::Pairs { jaccard, round_bytes } = verifying {
+        verify(worker, plan, docs, (jaccard, round_bytes), pending, &mut stats, links);
+    }
     stats
 }
 

@@ -237,7 +237,10 @@ fn report_is_checked_with_the_other_outputs() {
     dir.run(&["dedup", "bad.jsonl", "-o", "o.jsonl", "--report", "p.html", "--strict"]).code(2);
     assert!(!dir.path("p.html").exists() && !dir.path("o.jsonl").exists());
     dir.run(&["dedup", "bad.jsonl", "-o", "o.jsonl", "--report", "p.html", "-q"]).code(1);
-    assert!(dir.read("p.html").contains("<td>invalid_json: 1</td>"), "the skipped record is in the figures");
+    assert!(
+        dir.read("p.html").contains("<td>invalid_json: 1</td>"),
+        "the skipped record is in the figures"
+    );
 }
 
 #[test]

@@ -305,7 +305,7 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
             }
             let keys = (banding.bands, key_bits.unwrap_or(32));
             (
-                minhash(worker, job, &plan, &share.docs, keys, *jaccard),
+                minhash(worker, job, &plan, &share.docs, keys, *jaccard)?,
                 format!(
                     "{} bands x {} rows, {}-bit band keys",
                     banding.bands, banding.rows, keys.1
@@ -395,7 +395,9 @@ fn band_key_bits(matching: &Matching, census: &Census) -> Option<u32> {
 }
 
 /// The MinHash matching: identical shingle sets collapsed, then the bands (`keys`: bands
-/// and key bits), verified (for `dedup`, joined unverified: its walk verifies).
+/// and key bits). `pairs` verifies every candidate; `cluster` and `dedup` join the records
+/// sharing a key unverified, and verify per candidate component as `simhash` does: `cluster`
+/// here ([`dedup::verified_edges`]), `dedup` in its walk.
 fn minhash(
     worker: &mut Worker,
     job: &Job,
@@ -403,22 +405,39 @@ fn minhash(
     docs: &crate::share::Docs,
     keys: (usize, u32),
     jaccard: f64,
-) -> Matched {
+) -> Result<Matched, Vec<String>> {
     crate::rounds::label("sets");
     let sets = sets::run(worker, plan, docs);
     let mut links = Links::new(job.mode);
-    if let Links::Forest(forest) = &mut links {
+    let verifying = match job.mode {
+        Mode::Pairs => bands::Verifying::Pairs { jaccard, round_bytes: job.verify_round_bytes },
+        Mode::Cluster { .. } | Mode::Dedup { .. } => bands::Verifying::Groups,
+    };
+    if let (Links::Forest(forest), Mode::Dedup { .. }) = (&mut links, job.mode) {
+        // The walk reads each copy with its set's component.
         for &(rep, member) in &sets.copies {
             forest.union(rep, member);
         }
     }
-    let verifying = match job.mode {
-        Mode::Dedup { .. } => bands::Verifying::Groups,
-        Mode::Pairs | Mode::Cluster { .. } => {
-            bands::Verifying::Pairs { jaccard, round_bytes: job.verify_round_bytes }
+    let mut found = bands::run(worker, plan, docs, &sets, keys, verifying, &mut links);
+    if let (Links::Forest(groups), Mode::Cluster { .. }) = (&mut links, job.mode) {
+        let edges = std::mem::take(&mut groups.edges);
+        crate::rounds::label("candidate_components");
+        let verified = dedup::verified_edges(worker, plan, docs, edges, (jaccard, keys.0, keys.1));
+        let (edges, engine) = match verified {
+            Ok(found) => (found, None),
+            Err(e) => ((Vec::new(), Default::default()), Some(e)),
+        };
+        kept::agree(worker, engine.as_deref())?;
+        let (edges, engine) = edges;
+        (found.candidates, found.verified, found.pairs) =
+            (engine.candidates, engine.verified, engine.pairs);
+        let mut forest = crate::forest::Forest::default();
+        for (a, b) in sets.copies.iter().copied().chain(edges) {
+            forest.union(a, b);
         }
-    };
-    let found = bands::run(worker, plan, docs, &sets, keys, verifying, &mut links);
+        links = Links::Forest(forest);
+    }
     let stats = MatchStats {
         record_pairs: found.pairs + sets.copies.len() as u64,
         largest_group: found.largest_group,
@@ -428,7 +447,7 @@ fn minhash(
         verified: found.verified,
         ..MatchStats::default()
     };
-    Matched { links, copies: sets.copies, copy_code: Score::Jaccard(1.0).code(), stats }
+    Ok(Matched { links, copies: sets.copies, copy_code: Score::Jaccard(1.0).code(), stats })
 }
 
 /// What step 1 leaves: the plan, this worker's share, worker 0's output, and the error

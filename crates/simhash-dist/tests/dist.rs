@@ -1569,7 +1569,7 @@ fn stats_list_each_workers_exchanges() {
             assert_eq!(numbers_after(w, "sent_bytes")[0], parts, "{w}");
         }
         assert!(json.contains("\"band_keys\": {\"sent\": "), "{json}");
-        assert!(json.contains("\"shingle_sets\": "), "{json}");
+        assert!(json.contains("\"candidate_components\": "), "{json}");
         assert!(numbers_after(json, "records_read").iter().sum::<u64>() > 1000, "{json}");
         assert!(numbers_after(json, "peak_rss_bytes").iter().all(|&b| b > 0), "{json}");
     }

@@ -25,6 +25,13 @@
 //!    and a set travels at most once to a worker. When the sets are many, the shipments go
 //!    in rounds of at most [`VERIFY_ROUND_BYTES`] received a worker, each set in one round.
 //!
+//! That is `pairs`. `cluster` and `dedup` need only what the components of the candidate
+//! graph decide ([`Verifying::Groups`]): after step 1, each group's records are joined in
+//! the worker's forest (its first record with each other one: a group of `g` records is
+//! `g - 1` unions, not `g²/2` candidates, so a flood of short documents sharing a phrase
+//! stays linear), and nothing else crosses here; each candidate component then goes whole to
+//! one worker, which verifies it as `simhash` does ([`crate::rounds::dedup`]).
+//!
 //! A band record carries no keys of other bands (the engine's "first common band owns the
 //! pair" test would need all earlier ones: `2 × bands²` bytes a record): the repeated
 //! candidates cost less than the keys did (docs/scale-out.md has the figures).

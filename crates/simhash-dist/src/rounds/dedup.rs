@@ -1,16 +1,19 @@
 //! Round `dedup`: the dedup walk of `simhash dedup` (star mode: records in `--keep` order,
-//! each kept unless it matches a record already kept), run per component of the
-//! near-duplicate graph, each component on one worker.
+//! each kept unless it matches a record already kept), run per component, each component
+//! on one worker; and for `cluster --method minhash`, the engine's components per candidate
+//! component ([`verified_edges`]).
 //!
 //! A record's fate depends only on the kept records it matches, which are in its component
-//! of the graph of matching pairs (the pairs `cluster` finds: verified candidates sharing a
-//! band, or fingerprints within the distance, and identical sets or fingerprints), so the
-//! walk of each component on its own decides exactly as the walk of the whole input does.
+//! of the graph the walk compares along: for simhash, the pairs within the distance that
+//! the tables found (and identical fingerprints); for minhash, the *candidate* graph, the
+//! records sharing a band key ([`super::bands`], unverified: the walk verifies what it
+//! needs, as `simhash dedup`'s does, and identical sets). So the walk of each component on
+//! its own decides exactly as the walk of the whole input does.
 //!
 //! Crosses the network, in these exchanges:
-//! 1. and 2. each worker's spanning-forest edges (as `cluster` makes them) joined into
-//!    components by all workers together, each named by its smallest position, and the
-//!    name sent to the reader of each record in a component ([`components`]);
+//! 1. and 2. each worker's spanning-forest edges joined into components by all workers
+//!    together, each named by its smallest position, and the name sent to the reader of
+//!    each record in a component ([`components`]);
 //! 3. from each reader, to the worker a well-mixed hash of the component's name picks
 //!    ([`mix`]): the record's position, its `--keep` priority ([`Priority`]) and what the
 //!    walk reads: the fingerprint, the sketch (band keys and shingle set), or for a record
@@ -23,9 +26,11 @@
 //! priority order; records of identical sets follow the set's first record in priority
 //! order, as [`lsh::walk`] collapses them.
 //!
-//! No worker holds more than its share: the components are found by rounds over every
-//! worker's edges, and each component's walk runs on the worker its name picks (one huge
-//! component is one worker's work, as it is one thread's on one machine).
+//! The components are found by rounds over every worker's edges, and each component's walk
+//! runs on the worker its name picks: one huge component is one worker's work and memory
+//! (its records' sketches), as it is one thread's on one machine. For minhash the
+//! candidate components are what the walk needs, and can be larger than the verified
+//! clusters (text sharing boilerplate can join most of a corpus into one: docs/scale-out.md).
 
 use serde::{Deserialize, Serialize};
 use simhash_index::lsh::{self, BandKeyWidth, DocSketch, MemoryStore, SketchStore};
@@ -148,12 +153,7 @@ pub(crate) fn run(
                 if let Ok(i) = copy_of.binary_search_by_key(&pos, |c| c.0) {
                     Body::CopyOf(copy_of[i].1)
                 } else {
-                    let s = docs.sketch[d].as_ref()?;
-                    let keys = match s.band_hashes().filter(|_| key_bits == 64) {
-                        Some(hashes) => Keys::Bits64(hashes),
-                        None => Keys::Bits32(s.bands().to_vec()),
-                    };
-                    Body::Sketch(keys, s.set().to_vec())
+                    sketch_body(docs.sketch[d].as_ref()?, key_bits)
                 }
             }
         };
@@ -186,6 +186,99 @@ pub(crate) fn run(
         Some(e) => Err(e),
         None => Ok(mine),
     }
+}
+
+/// What the walk reads of a sketch: its band keys at the job's width, and its set.
+fn sketch_body(s: &DocSketch, key_bits: u32) -> Body {
+    let keys = match s.band_hashes().filter(|_| key_bits == 64) {
+        Some(hashes) => Keys::Bits64(hashes),
+        None => Keys::Bits32(s.bands().to_vec()),
+    };
+    Body::Sketch(keys, s.set().to_vec())
+}
+
+/// `cluster` (`--method minhash`): the verified edges of the candidate graph's components.
+/// `edges` are this worker's spanning-forest edges of the records sharing a band key
+/// (representatives only: identical sets are joined by the caller). Each component goes
+/// to one worker ([`mix`] of its name), which runs the engine's [`lsh::components`] on it,
+/// verifying what `simhash cluster` verifies; returns the edges that worker found (each
+/// verified pair that joined two of its clusters), as positions.
+///
+/// A verified cluster lies inside one candidate component (its pairs share a band), so
+/// the components of all workers' edges are `simhash cluster`'s clusters.
+pub(crate) fn verified_edges(
+    worker: &mut Worker,
+    plan: &InputPlan,
+    docs: &Docs,
+    edges: Vec<(u64, u64)>,
+    (jaccard, bands, key_bits): (f64, usize, u32),
+) -> Result<(Vec<(u64, u64)>, lsh::MatchStats), String> {
+    let peers = worker.peers() as u64;
+    let roots = components::run(worker, plan, edges);
+    let entries = roots.into_iter().filter_map(|(pos, root)| {
+        let body = sketch_body(docs.sketch[docs.find(pos)?].as_ref()?, key_bits);
+        let target = (mix(COMPONENT_TABLE, root) % peers) as usize;
+        Some((target, (root, pos, Priority::default(), body)))
+    });
+    let mut entries: Vec<Entry> = exchange(worker, entries);
+    entries.sort_unstable_by_key(|e| (e.0, e.1));
+    let (mut found, mut stats, mut error) = (Vec::new(), lsh::MatchStats::default(), None);
+    for component in entries.chunk_by(|a, b| a.0 == b.0) {
+        match component_edges(component, jaccard, (bands, key_bits)) {
+            Ok((edges, s)) => {
+                found.extend(edges);
+                stats.candidates += s.candidates;
+                stats.verified += s.verified;
+                stats.pairs += s.pairs;
+            }
+            Err(e) => {
+                error.get_or_insert(e);
+            }
+        }
+    }
+    match error {
+        Some(e) => Err(e),
+        None => Ok((found, stats)),
+    }
+}
+
+/// The engine's components ([`lsh::components`]) of one candidate component (entries
+/// sorted by position, sketches only), as edges between positions.
+fn component_edges(
+    component: &[Entry],
+    jaccard: f64,
+    (bands, key_bits): (usize, u32),
+) -> Result<(Vec<(u64, u64)>, lsh::MatchStats), String> {
+    let fail = |e: lsh::EngineError| format!("the components failed: {e}");
+    let store = store_of(component.iter(), bands, key_bits).map_err(fail)?;
+    let (edges, stats) = lsh::components(&store, jaccard).map_err(fail)?;
+    let at = |i: u32| component[i as usize].1;
+    Ok((edges.into_iter().map(|(a, b)| (at(a), at(b))).collect(), stats))
+}
+
+/// A memory store of the sketches among `entries`, in their order, at the job's width (not
+/// the component's size: the whole corpus's store decides it in `simhash`).
+fn store_of<'e>(
+    entries: impl Iterator<Item = &'e Entry>,
+    bands: usize,
+    key_bits: u32,
+) -> Result<MemoryStore, lsh::EngineError> {
+    let width = BandKeyWidth::from_bits(key_bits).unwrap_or(BandKeyWidth::Bits32);
+    let mut store = MemoryStore::with_band_keys(bands, width);
+    for e in entries {
+        let sketch = match &e.3 {
+            Body::Sketch(Keys::Bits32(keys), set) => {
+                DocSketch::from_parts(keys.clone(), set.clone())
+            }
+            Body::Sketch(Keys::Bits64(hashes), set) => {
+                DocSketch::from_band_hashes(hashes, set.clone())
+            }
+            _ => continue,
+        };
+        store.push(Some(&sketch))?;
+    }
+    store.finish()?;
+    Ok(store)
 }
 
 /// Dense ranks (0 first) of `keys` in their order.
@@ -255,24 +348,8 @@ fn walk_sketches(
             }
         }
     }
-    // The job's width, not the component's size, decides (as the whole corpus's store
-    // does in simhash).
-    let width = BandKeyWidth::from_bits(key_bits).unwrap_or(BandKeyWidth::Bits32);
-    let mut store = MemoryStore::with_band_keys(bands, width);
     let fail = |e: lsh::EngineError| format!("the dedup walk failed: {e}");
-    for e in &sets {
-        let sketch = match &e.3 {
-            Body::Sketch(Keys::Bits32(keys), set) => {
-                DocSketch::from_parts(keys.clone(), set.clone())
-            }
-            Body::Sketch(Keys::Bits64(hashes), set) => {
-                DocSketch::from_band_hashes(hashes, set.clone())
-            }
-            _ => continue,
-        };
-        store.push(Some(&sketch)).map_err(fail)?;
-    }
-    store.finish().map_err(fail)?;
+    let store = store_of(sets.iter().copied(), bands, key_bits).map_err(fail)?;
     let rank = ranks(first.iter().copied());
     let (walk, _) = lsh::walk(&store, jaccard, &rank).map_err(fail)?;
     let kept_of = |g: usize| first[g].4;

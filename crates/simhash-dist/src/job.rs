@@ -426,7 +426,7 @@ fn minhash(
         let verified = dedup::verified_edges(worker, plan, docs, edges, (jaccard, keys.0, keys.1));
         let (edges, engine) = match verified {
             Ok(found) => (found, None),
-            Err(e) => ((Vec::new(), Default::default()), Some(e)),
+            Err(e) => ((Vec::new(), simhash_index::lsh::MatchStats::default()), Some(e)),
         };
         kept::agree(worker, engine.as_deref())?;
         let (edges, engine) = edges;

@@ -1,8 +1,8 @@
-//! Round `bands` (`--method minhash`): candidates from shared band keys, settled on the
-//! reader of each candidate's smaller set and verified there once, by the exact Jaccard
-//! similarity of the two shingle sets. One band at a time, so that one band's records are in
-//! memory at once; the verification once, after the last band, so that a set crosses to a
-//! worker once.
+//! Round `bands` (`--method minhash`): candidates from shared band keys. For `pairs`,
+//! each candidate is settled on the reader of its larger set and verified there once, by the
+//! exact Jaccard similarity of the two shingle sets. One band at a time, so that one band's
+//! records are in memory at once; the verification once, after the last band, so that a set
+//! crosses to a worker once.
 //!
 //! Crosses the network, per band:
 //! 1. for each representative ([`crate::rounds::sets`]): `(key, position, set length)` to
@@ -11,30 +11,29 @@
 //!    record over all bands). That worker groups them and lists their pairs;
 //! 2. each pair whose set lengths allow the threshold (Jaccard is at most
 //!    `smaller / larger`, so the others cannot verify and are dropped, uncompared), to the
-//!    reader of the record with the smaller set, grouped by that record (8 bytes a pair and
-//!    24 a record). A pair met in several bands arrives once for each; the reader keeps it
-//!    once.
+//!    reader of the record with the larger set, grouped by the smaller one (the larger
+//!    ones' positions as ascending deltas, [`deltas`]: 3 or 4 bytes a pair). A pair met in
+//!    several bands arrives once for each; its verifier keeps it once.
 //!
 //! Then, once over all bands:
-//! 3. each reader sends each smaller set (8 bytes a shingle) once to each worker reading a
-//!    record it must be compared with, with those records' positions. The receiver
-//!    computes the exact Jaccard similarity ([`simhash_core::jaccard`], as the engine's
-//!    [`similarity`](simhash_index::lsh::similarity)) and keeps the pairs at or above
-//!    `--jaccard`; for `cluster` and `dedup`, which need the components only, it skips a
-//!    pair its forest already joins, as the engine's components do. Records never travel,
-//!    and a set travels at most once to a worker. When the sets are many, the shipments go
-//!    in rounds of at most [`VERIFY_ROUND_BYTES`] received a worker, each set in one round.
+//! 3. each verifier asks the reader of each smaller set it needs for it, once (16 bytes);
+//! 4. that reader sends the set (8 bytes a shingle) once to each worker that asked. The
+//!    receiver computes the exact Jaccard similarity ([`simhash_core::jaccard`], as the
+//!    engine's [`similarity`](simhash_index::lsh::similarity)) of each of its pairs and keeps
+//!    those at or above `--jaccard`. Records never travel, and a set travels at most once to
+//!    a worker. When the sets are many, they go in rounds of at most [`VERIFY_ROUND_BYTES`]
+//!    received a worker, each set in one round.
 //!
-//! That is `pairs`. `cluster` and `dedup` need only what the components of the candidate
-//! graph decide ([`Verifying::Groups`]): after step 1, each group's records are joined in
-//! the worker's forest (its first record with each other one: a group of `g` records is
-//! `g - 1` unions, not `g²/2` candidates, so a flood of short documents sharing a phrase
-//! stays linear), and nothing else crosses here; each candidate component then goes whole to
-//! one worker, which verifies it as `simhash` does ([`crate::rounds::dedup`]).
+//! `cluster` and `dedup` need only what the components of the candidate graph decide
+//! ([`Verifying::Groups`]): after step 1, each group's records are joined in the worker's
+//! forest (its first record with each other one: a group of `g` records is `g - 1` unions,
+//! not `g²/2` candidates, so a flood of short documents sharing a phrase stays linear), and
+//! nothing else crosses here; each candidate component then goes whole to one worker, which
+//! verifies it as `simhash` does ([`crate::rounds::dedup`]).
 //!
 //! A band record carries no keys of other bands (the engine's "first common band owns the
-//! pair" test would need all earlier ones: `2 × bands²` bytes a record): the repeated
-//! candidates cost less than the keys did (docs/scale-out.md has the figures).
+//! pair" test would need all earlier ones, `2 × bands²` bytes a record): a pair met in
+//! several bands costs a few bytes a meeting instead (docs/scale-out.md has the figures).
 
 use timely::worker::Worker;
 
@@ -173,15 +172,16 @@ fn run_keys<K: Key>(
         }
         drop(records);
         super::label("candidates");
-        // Grouped by (verifier, smaller set): 8 bytes a pair, 24 a group.
+        // Grouped by (verifier, smaller set), the larger sets' positions as ascending deltas
+        // of a few bytes each ([`deltas`]).
         let mut addressed: Vec<(usize, u64, u64)> =
             possible.into_iter().map(|(small, large)| (plan.owner(large), small, large)).collect();
         addressed.sort_unstable();
         let groups = addressed
             .chunk_by(|x, y| (x.0, x.1) == (y.0, y.1))
-            .map(|run| (run[0].0, (run[0].1, run.iter().map(|r| r.2).collect::<Vec<u64>>())));
+            .map(|run| (run[0].0, (run[0].1, deltas(run.iter().map(|r| r.2)))));
         for (small, larges) in exchange(worker, groups) {
-            pending.extend(larges.into_iter().map(|large| (small, large)));
+            pending.extend(undelta(&larges).map(|large| (small, large)));
         }
         if pending.len() > 2 * settled + (1 << 20) {
             // The pairs met again in this band are kept once: memory stays near the distinct
@@ -195,6 +195,48 @@ fn run_keys<K: Key>(
         verify(worker, plan, docs, (jaccard, round_bytes), pending, &mut stats, links);
     }
     stats
+}
+
+/// Ascending `values` as LEB128 varints of their differences (the first from 0): a
+/// candidate's position costs the bytes of its distance from the previous one, 3 or 4 for
+/// records a few hundred kilobytes apart, where a `u64` costs 8.
+fn deltas(values: impl Iterator<Item = u64>) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut last = 0u64;
+    for v in values {
+        let mut d = v.wrapping_sub(last);
+        last = v;
+        loop {
+            let byte = (d & 0x7f) as u8;
+            d >>= 7;
+            if d == 0 {
+                out.push(byte);
+                break;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    out
+}
+
+/// The values [`deltas`] encoded.
+fn undelta(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    let mut at = 0;
+    let mut last = 0u64;
+    std::iter::from_fn(move || {
+        let (mut d, mut shift) = (0u64, 0u32);
+        loop {
+            let byte = *bytes.get(at)?;
+            at += 1;
+            d |= u64::from(byte & 0x7f).checked_shl(shift).unwrap_or(0);
+            shift += 7;
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+        last = last.wrapping_add(d);
+        Some(last)
+    })
 }
 
 /// The pair of band records `a`, `b` as `(smaller set, larger set)`, if their set lengths
@@ -286,5 +328,31 @@ fn verify(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{deltas, undelta};
+
+    #[test]
+    fn deltas_round_trip_ascending_positions() {
+        let cases: [&[u64]; 5] = [
+            &[],
+            &[0],
+            &[0, 0, 1, 127, 128, 16_383, 16_384, 1 << 40, (1 << 40) + 1],
+            &[u64::MAX - 1, u64::MAX],
+            &[5, 5, 5],
+        ];
+        for values in cases {
+            let bytes = deltas(values.iter().copied());
+            assert_eq!(undelta(&bytes).collect::<Vec<u64>>(), values);
+        }
+        // Small steps cost a byte, the first value its own size.
+        assert_eq!(deltas([100u64, 101, 110].into_iter()).len(), 3);
+        assert_eq!(deltas([u64::MAX].into_iter()).len(), 10);
+        // A cut-off encoding ends early rather than inventing a value.
+        let bytes = deltas([1u64, 1 << 30].into_iter());
+        assert_eq!(undelta(&bytes[..bytes.len() - 1]).collect::<Vec<u64>>(), [1]);
     }
 }

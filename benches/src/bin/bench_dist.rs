@@ -1,12 +1,17 @@
-//! `simhash-dist` against the single-machine `simhash` on the same generated corpus: one
-//! process of 2 workers, and 2 processes of 1 worker on loopback, each run `--runs` times;
-//! prints the median wall times and their ratios to `simhash --method METHOD -j 2`, and
+//! `simhash-dist` against the single-machine `simhash` on the same corpus (generated, or
+//! `--corpus FILE`): one process of T workers, and P processes of T / P workers on loopback
+//! (`--threads T --processes P`, 2 and 2 by default), each run `--runs` times;
+//! prints the median wall times and their ratios to `simhash --method METHOD -j T`, and
 //! checks that every output is byte-identical to `simhash`'s. Each run's summary line (bytes
 //! exchanged per document, peak memory per process) is echoed on stderr.
 //!
 //! ```sh
 //! cargo build --release -p simhash-cli -p simhash-dist
 //! cargo run --release -p benches --bin bench_dist -- --docs 1000000 --runs 3 --method minhash
+//! # text that shares boilerplate: many candidates
+//! python3 ../shared/data/gen_boilerplate_corpus.py 20000 11 /tmp/bp20k.jsonl
+//! cargo run --release -p benches --bin bench_dist -- --corpus /tmp/bp20k.jsonl \
+//!     --method minhash --command dedup
 //! ```
 //!
 //! The corpus (written once per size) has documents of 20 to 80 words drawn from the Apache
@@ -35,6 +40,12 @@ struct Args {
     command: String,
     method: String,
     parts: bool,
+    /// `--corpus FILE`: this corpus instead of the generated one.
+    corpus: Option<PathBuf>,
+    /// `--threads T`: `simhash -j T` against `simhash-dist` with T workers in all.
+    threads: usize,
+    /// `--processes P`: the second shape, P processes of T / P workers.
+    processes: usize,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -46,6 +57,9 @@ fn parse_args() -> Result<Args, String> {
         command: "cluster".into(),
         method: "simhash".into(),
         parts: false,
+        corpus: None,
+        threads: 2,
+        processes: 2,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -58,14 +72,24 @@ fn parse_args() -> Result<Args, String> {
             "--command" => args.command = value()?,
             "--method" => args.method = value()?,
             "--parts" => args.parts = true,
+            "--corpus" => args.corpus = Some(PathBuf::from(value()?)),
+            "--threads" => {
+                args.threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?;
+            }
+            "--processes" => {
+                args.processes = value()?.parse().map_err(|e| format!("--processes: {e}"))?;
+            }
             "-h" | "--help" => {
-                return Err("usage: bench_dist [--docs N] [--runs N] [--command cluster|pairs] \
-                            [--method simhash|minhash] [--parts] [--dir DIR] \
-                            [--bin TARGET_RELEASE_DIR]"
+                return Err("usage: bench_dist [--docs N | --corpus FILE] [--runs N] \
+                            [--command cluster|pairs|dedup] [--method simhash|minhash] [--parts] \
+                            [--threads T] [--processes P] [--dir DIR] [--bin TARGET_RELEASE_DIR]"
                     .into());
             }
             other => return Err(format!("unknown flag {other}")),
         }
+    }
+    if args.threads == 0 || args.processes == 0 || !args.threads.is_multiple_of(args.processes) {
+        return Err("--threads must be a multiple of --processes, both at least 1".into());
     }
     Ok(args)
 }
@@ -133,7 +157,8 @@ fn median(mut xs: Vec<f64>) -> f64 {
 fn main() -> Result<(), String> {
     let args = parse_args()?;
     std::fs::create_dir_all(&args.dir).map_err(|e| e.to_string())?;
-    let corpus = args.dir.join(format!("corpus-{}.jsonl", args.docs));
+    let corpus =
+        args.corpus.clone().unwrap_or_else(|| args.dir.join(format!("corpus-{}.jsonl", args.docs)));
     if !corpus.exists() {
         eprintln!("writing {}", corpus.display());
         write_corpus(&corpus, args.docs).map_err(|e| e.to_string())?;
@@ -141,15 +166,17 @@ fn main() -> Result<(), String> {
     let size = std::fs::metadata(&corpus).map_err(|e| e.to_string())?.len();
     let simhash = args.bin.join("simhash");
     let dist = args.bin.join("simhash-dist");
-    let want = args.dir.join("want.tsv");
-    let got = args.dir.join("got.tsv");
+    let want = args.dir.join("want.out");
+    let got = args.dir.join("got.out");
+    let (t, procs) = (args.threads.to_string(), args.processes);
+    let per_process = (args.threads / procs).to_string();
     let c = args.command.as_str();
     let m = args.method.as_str();
     let input = corpus.display().to_string();
 
     let single = |out: &Path| {
         let mut cmd = Command::new(&simhash);
-        cmd.args([c, "--method", m, &input, "-j", "2", "-o"]).arg(out);
+        cmd.args([c, "--method", m, &input, "-j", &t, "-o"]).arg(out);
         vec![cmd]
     };
     // `-o FILE`, or with `parts` `--output-dir DIR`.
@@ -158,23 +185,25 @@ fn main() -> Result<(), String> {
     };
     let one_by_two = |out: &Path, parts: bool| {
         let mut cmd = Command::new(&dist);
-        cmd.args([c, "--method", m, &input, "-w", "2"]);
+        cmd.args([c, "--method", m, &input, "-w", &t]);
         output(&mut cmd, out, parts);
         vec![cmd]
     };
     let hostfile = args.dir.join("hosts.txt");
     let two_by_one = |out: &Path, parts: bool| -> Result<Vec<Command>, String> {
-        let ports: Vec<u16> = (0..2)
+        let ports: Vec<u16> = (0..procs)
             .map(|_| TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()))
             .map(|a| a.map(|a| a.port()).map_err(|e| e.to_string()))
             .collect::<Result<_, _>>()?;
         let hosts: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
         let hosts = hosts.join("\n") + "\n";
         std::fs::write(&hostfile, hosts).map_err(|e| e.to_string())?;
-        Ok((0..2)
+        let n = procs.to_string();
+        Ok((0..procs)
             .map(|p| {
                 let mut cmd = Command::new(&dist);
-                cmd.args([c, "--method", m, &input, "-n", "2", "-p", &p.to_string(), "-w", "1"])
+                cmd.args([c, "--method", m, &input, "-n", &n, "-p", &p.to_string()])
+                    .args(["-w", &per_process])
                     .arg("--hostfile")
                     .arg(&hostfile);
                 output(&mut cmd, out, parts);
@@ -184,8 +213,8 @@ fn main() -> Result<(), String> {
     };
 
     println!(
-        "corpus: {} documents, {:.0} MB; `{c} --method {m}`; {} runs each, median wall time",
-        args.docs,
+        "corpus: {}, {:.0} MB; `{c} --method {m}`; {} runs each, median wall time",
+        corpus.display(),
         size as f64 / 1e6,
         args.runs
     );
@@ -209,14 +238,16 @@ fn main() -> Result<(), String> {
         }
     }
     let base = median(times[0].clone());
-    println!("| configuration | wall time (s) | ratio to `simhash -j 2` |");
+    let (w, p) = (args.threads, args.processes);
+    let per = w / p;
+    println!("| configuration | wall time (s) | ratio to `simhash -j {w}` |");
     println!("|---|---:|---:|");
     for (name, t) in [
-        ("simhash -j 2 (one process, 2 threads)", &times[0]),
-        ("simhash-dist, 1 process x 2 workers", &times[1]),
-        ("simhash-dist, 2 processes x 1 worker (loopback)", &times[2]),
-        ("simhash-dist --output-dir, 1 process x 2 workers", &times[3]),
-        ("simhash-dist --output-dir, 2 processes x 1 worker (loopback)", &times[4]),
+        (format!("simhash -j {w} (one process, {w} threads)"), &times[0]),
+        (format!("simhash-dist, 1 process x {w} workers"), &times[1]),
+        (format!("simhash-dist, {p} processes x {per} workers (loopback)"), &times[2]),
+        (format!("simhash-dist --output-dir, 1 process x {w} workers"), &times[3]),
+        (format!("simhash-dist --output-dir, {p} processes x {per} workers (loopback)"), &times[4]),
     ] {
         if t.is_empty() {
             continue;

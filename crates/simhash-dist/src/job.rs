@@ -642,16 +642,7 @@ fn dedup(
     };
     kept::agree(worker, error.as_deref())?;
     let me = worker.index();
-    let order = d.plan.pieces_in_order();
-    // `--removed`: this worker's removed records' lines (one short JSON line each), by piece.
-    let removed_lines = job.removed.as_ref().map(|_| {
-        let mut spool = Spool::in_memory();
-        for (pos, line) in kept::removed_lines(worker, d.plan, d.share, &decisions) {
-            // Writing to memory cannot fail.
-            let _ = spool.push(order.of(pos), &line);
-        }
-        spool
-    });
+    let removed_lines = job.removed.as_ref().map(|_| removed_spool(worker, d, &decisions));
     let parser = &job.reading.parser;
     let max = job.max_record_bytes;
     let header = kept::header(worker, d.plan, d.share, parser, max);
@@ -684,16 +675,7 @@ fn dedup(
         };
         // Worker 0 writes every worker's removed lines to the one `--removed` file.
         let removed = removed_lines.and_then(|spool| write_removed(worker, job, spool));
-        let outputs = match (outputs, removed, job.removed.as_ref()) {
-            (Ok(mut outputs), Some(written), Some(path)) => {
-                paths.push(path.clone());
-                written.map(|r| {
-                    outputs.push(r);
-                    outputs
-                })
-            }
-            (outputs, _, _) => outputs,
-        };
+        let outputs = with_removed(outputs, removed, job, &mut paths);
         let outputs = injected_write_error(job, me, outputs);
         parts::commit(worker, outputs, &paths)?;
         let (written, removed) = totals(worker, count);
@@ -725,6 +707,41 @@ fn dedup(
         report_dedup(summary, written, removed);
     }
     Ok(Ok(code))
+}
+
+/// `--removed`: this worker's removed records' lines (one short JSON line each), by piece.
+fn removed_spool(
+    worker: &mut Worker,
+    d: &Dedup<'_>,
+    decisions: &[dedup::Decision],
+) -> Spool<std::io::Cursor<Vec<u8>>> {
+    let order = d.plan.pieces_in_order();
+    let mut spool = Spool::in_memory();
+    for (pos, line) in kept::removed_lines(worker, d.plan, d.share, decisions) {
+        // Writing to memory cannot fail.
+        let _ = spool.push(order.of(pos), &line);
+    }
+    spool
+}
+
+/// The `--output-dir` parts' outputs with worker 0's `--removed` file (`removed`) added,
+/// and its path added to `paths`; or the first error.
+fn with_removed(
+    outputs: Result<Vec<Output>, String>,
+    removed: Option<Result<Output, String>>,
+    job: &Job,
+    paths: &mut Vec<PathBuf>,
+) -> Result<Vec<Output>, String> {
+    match (outputs, removed, job.removed.as_ref()) {
+        (Ok(mut outputs), Some(written), Some(path)) => {
+            paths.push(path.clone());
+            written.map(|r| {
+                outputs.push(r);
+                outputs
+            })
+        }
+        (outputs, _, _) => outputs,
+    }
 }
 
 /// Keeps what a [`stream::to_worker_zero`] failed with: a read error (told to every worker),

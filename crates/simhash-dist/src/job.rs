@@ -35,6 +35,7 @@ use simhash_io::{Measure, Output, Score};
 use timely::worker::Worker;
 
 use crate::args::{Keep, Matching};
+use crate::plan::{End, Mode};
 use crate::rounds::all_gather;
 use crate::rounds::census::Census;
 use crate::rounds::dedup::Walker;
@@ -49,19 +50,6 @@ use crate::rounds::{
     bands, census, chunks, collapse, dedup, gather, ids, kept, outcome, parts, sets, tables, write,
 };
 use crate::share::{InputPlan, Reading, Share, read_share};
-
-/// What to compute and write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
-    Pairs,
-    Cluster {
-        singletons: bool,
-    },
-    /// `dedup`: the walk in `--keep` order, per component ([`crate::rounds::dedup`]).
-    Dedup {
-        keep: Keep,
-    },
-}
 
 /// Everything a worker needs to know, the same in every process.
 #[derive(Debug)]
@@ -93,16 +81,6 @@ pub(crate) struct Job {
     /// The bytes of shingle sets a worker receives in one verification round
     /// ([`bands::VERIFY_ROUND_BYTES`]).
     pub(crate) verify_round_bytes: u64,
-}
-
-/// How a worker's part of the job ended.
-#[derive(Debug)]
-pub(crate) enum End {
-    /// Finished, with the job's exit code (1 when records were skipped): the same on every
-    /// worker of every process.
-    Done(u8),
-    /// The job failed; the messages say why (every worker has them).
-    Failed(Vec<String>),
 }
 
 impl Job {
@@ -364,7 +342,8 @@ fn simhash(
 ) -> Result<(Matched, String), Vec<String>> {
     let collapsed = collapse::run(worker, docs);
     let fingerprinted = census.documents - census.featureless;
-    let found = tables::run(worker, job, settings, fingerprinted, &collapsed)?;
+    let found =
+        tables::run(worker, (job.mode, job.inject_panic), settings, fingerprinted, &collapsed)?;
     let stats = MatchStats {
         record_pairs: found.matches.record_pairs + collapsed.copy_pairs,
         largest_group: found.matches.largest_group,

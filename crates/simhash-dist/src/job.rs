@@ -54,13 +54,19 @@ use crate::share::{InputPlan, Reading, Share, read_share};
 /// Everything a worker needs to know, the same in every process.
 #[derive(Debug)]
 pub(crate) struct Job {
+    /// What the job computes and writes.
     pub(crate) mode: Mode,
+    /// The input files, directories expanded, in the order given.
     pub(crate) paths: Vec<PathBuf>,
+    /// How each line becomes a record (parser, fingerprinter, sketcher).
     pub(crate) reading: Reading,
+    /// `--max-record-bytes`: a longer line is a bad record.
     pub(crate) max_record_bytes: u64,
+    /// `--strict`: the first bad record fails the job.
     pub(crate) strict: bool,
     /// The method and its settings.
     pub(crate) matching: Matching,
+    /// `-o`: the output file, written by process 0.
     pub(crate) output: PathBuf,
     /// `--output-dir`: one part per piece of the input, by its reader ([`parts`]).
     pub(crate) output_dir: Option<PathBuf>,
@@ -68,13 +74,17 @@ pub(crate) struct Job {
     pub(crate) removed: Option<PathBuf>,
     /// `dedup --parquet-compression`: the codec of the Parquet parts.
     pub(crate) parquet_compression: simhash_io::ParquetCompression,
+    /// `--quiet`: no summary line on standard error.
     pub(crate) quiet: bool,
     /// `--stats`: process 0 writes the workers' figures there.
     pub(crate) stats: Option<PathBuf>,
     /// This process's index (`-p`).
     pub(crate) process: usize,
+    /// `--inject-error`: the worker that fails after reading its share (tests only).
     pub(crate) inject_error: Option<usize>,
+    /// `--inject-panic`: the worker that panics at the start of the table round (tests only).
     pub(crate) inject_panic: Option<usize>,
+    /// `--inject-write-error`: the worker that fails after writing its parts (tests only).
     pub(crate) inject_write_error: Option<usize>,
     /// The bytes of `dedup`'s output worker 0 receives in one round ([`stream::WINDOW`]).
     pub(crate) output_window: u64,

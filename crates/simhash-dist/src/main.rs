@@ -25,6 +25,8 @@
 //! No output is left behind: process 0 writes a temporary file and renames it only when
 //! complete. Rerun the job.
 
+#![warn(missing_docs)]
+
 mod args;
 mod forest;
 mod job;

@@ -7,14 +7,12 @@ use crate::args::Keep;
 /// What to compute and write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
+    /// `pairs`: every near-duplicate pair.
     Pairs,
-    Cluster {
-        singletons: bool,
-    },
+    /// `cluster`: the connected components (`singletons`: with the records in none).
+    Cluster { singletons: bool },
     /// `dedup`: the walk in `--keep` order, per component ([`crate::rounds::dedup`]).
-    Dedup {
-        keep: Keep,
-    },
+    Dedup { keep: Keep },
 }
 
 /// How a worker's part of the job ended.

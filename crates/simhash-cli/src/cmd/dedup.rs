@@ -22,6 +22,8 @@ use crate::rewrite::{self, CreatedDirs, Notes, Pass, Target};
 use crate::session::Session;
 use crate::settings::DedupSettings;
 
+/// Runs `simhash dedup`: matches, writes `--removed` and the report, then the kept (or annotated)
+/// records in a second pass.
 pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     write_plan(settings).check()?;

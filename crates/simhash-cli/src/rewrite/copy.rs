@@ -21,6 +21,7 @@ pub(super) struct Copy<'p> {
     /// Each output gets its input's hash TSV header (`--output-dir`), or only the first.
     header_each: bool,
     header_written: bool,
+    /// Records written so far.
     pub(super) written: u64,
     /// Bytes and lines read, for the progress bar.
     progress: &'p Progress,
@@ -29,6 +30,7 @@ pub(super) struct Copy<'p> {
 }
 
 impl<'p> Copy<'p> {
+    /// A copy for `pass` (`header_each`: each output gets its input's hash TSV header).
     pub(super) fn new(pass: &'p Pass<'p>, header_each: bool, progress: &'p Progress) -> Copy<'p> {
         Copy { pass, header_each, header_written: false, written: 0, progress, line: Vec::new() }
     }

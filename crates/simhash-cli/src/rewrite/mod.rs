@@ -73,11 +73,17 @@ pub enum Target<'a> {
 
 /// What the second pass reads and how.
 pub struct Pass<'a> {
+    /// Reads the records (JSON or hash TSV).
     pub parser: &'a Parser,
+    /// `--max-record-bytes`.
     pub max_record_bytes: u64,
+    /// The input files, opened again.
     pub sources: &'a [Source],
+    /// What the first pass read: lines, hashes and offsets.
     pub corpus: &'a Corpus,
+    /// What `--annotate` adds.
     pub notes: &'a Notes<'a>,
+    /// Progress and warnings.
     pub reporter: &'a Reporter,
     /// The job's threads: `--output-dir` writes its files on them.
     pub pool: &'a rayon::ThreadPool,

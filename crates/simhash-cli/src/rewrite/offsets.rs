@@ -38,12 +38,17 @@ impl Spare {
 }
 
 /// One input file read at offsets: the wanted lines only, where the first pass found them
-/// ([`Corpus::offset`]).
+/// ([`Corpus::offset`](crate::corpus::Corpus::offset)).
 pub(super) struct AtOffsets<'a> {
+    /// The pass.
     pub(super) pass: &'a Pass<'a>,
+    /// The file, opened for reads at offsets.
     pub(super) file: &'a std::fs::File,
+    /// Its source (name and size).
     pub(super) source: &'a Source,
+    /// The lines of the files before it.
     pub(super) base: u64,
+    /// Its lines.
     pub(super) lines: u64,
 }
 

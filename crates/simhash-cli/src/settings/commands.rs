@@ -18,12 +18,16 @@ use super::{Grouping, Matching, Run, SettingsError, matching, simhash};
 /// `simhash fingerprint`.
 #[derive(Debug)]
 pub struct FingerprintSettings {
+    /// The records to fingerprint.
     pub input: Input,
+    /// `-o`: where the TSV goes (`-`: standard output).
     pub output: PathBuf,
+    /// Threads, progress and the summary.
     pub run: Run,
 }
 
 impl FingerprintSettings {
+    /// The settings of `args`, checked.
     pub fn new(args: &FingerprintArgs) -> Result<FingerprintSettings, SettingsError> {
         let (inputs, format) = inputs_and_format(&args.input)?;
         let input = Input::new(
@@ -63,15 +67,20 @@ fn matching_input(
 /// `simhash pairs`.
 #[derive(Debug)]
 pub struct PairsSettings {
+    /// The records to match.
     pub input: Input,
+    /// The method and its settings.
     pub matching: Matching,
+    /// `-o`: where the pairs go.
     pub output: PathBuf,
     /// `--report`, `--report-group`.
     pub report: crate::page::ReportOpts,
+    /// Threads, progress and the summary.
     pub run: Run,
 }
 
 impl PairsSettings {
+    /// The settings of `args`, checked.
     pub fn new(args: &PairsArgs) -> Result<PairsSettings, SettingsError> {
         let (matching, input) =
             matching_input(&args.input, &args.fingerprint, &args.matching, false, false)?;
@@ -88,15 +97,21 @@ impl PairsSettings {
 /// `simhash dedup`.
 #[derive(Debug)]
 pub struct DedupSettings {
+    /// The records to deduplicate.
     pub input: Input,
+    /// The method and its settings.
     pub matching: Matching,
+    /// `--mode`, `--keep` and `--big-cluster`.
     pub grouping: Grouping,
+    /// `-o`: where the kept records go.
     pub output: PathBuf,
     /// `--output-dir DIR`: one output per input file.
     pub output_dir: Option<PathBuf>,
+    /// `--annotate`: every record written, with `duplicate_of` and `similarity`.
     pub annotate: bool,
     /// `--parquet-compression`: the codec of the Parquet outputs.
     pub parquet_compression: ParquetCompression,
+    /// `--removed`: one JSON line per removed record.
     pub removed: Option<PathBuf>,
     /// `--against INDEX`: the index and the settings to open it with.
     pub against: Option<(PathBuf, StoredSettings)>,
@@ -104,6 +119,7 @@ pub struct DedupSettings {
     pub update: bool,
     /// `--report`, `--report-group`.
     pub report: crate::page::ReportOpts,
+    /// Threads, progress and the summary.
     pub run: Run,
 }
 
@@ -157,16 +173,23 @@ impl DedupSettings {
 /// `simhash cluster`, and the top-level fork-style command.
 #[derive(Debug)]
 pub struct ClusterSettings {
+    /// The records to cluster.
     pub input: Input,
+    /// The method and its settings.
     pub matching: Matching,
+    /// `--mode`, `--keep` and `--big-cluster`.
     pub grouping: Grouping,
+    /// `-o`: where the clusters go.
     pub output: PathBuf,
+    /// `--singletons`: records in no cluster are written too.
     pub singletons: bool,
+    /// `--annotate`: the records in the input's format, with a `cluster` field.
     pub annotate: bool,
     /// `--parquet-compression`: the codec of the `--annotate` output.
     pub parquet_compression: ParquetCompression,
     /// `--report`, `--report-group`.
     pub report: crate::page::ReportOpts,
+    /// Threads, progress and the summary.
     pub run: Run,
 }
 
@@ -269,14 +292,20 @@ fn check_output_dir(dir: &Path, args: &InputArgs, inputs: &Inputs) -> Result<(),
 /// simhash-cpp's `find-all` and `find-clusters`.
 #[derive(Debug)]
 pub struct CppSettings {
+    /// The input files (decimal hashes).
     pub inputs: Inputs,
+    /// simhash, with `-d` and `-b`.
     pub matching: Matching,
+    /// `--strict`: the first bad line fails the run.
     pub strict: bool,
+    /// `-o`: the output file.
     pub output: PathBuf,
+    /// Threads, progress and the summary.
     pub run: Run,
 }
 
 impl CppSettings {
+    /// The settings of `args`, checked.
     pub fn new(args: &CppArgs) -> Result<CppSettings, SettingsError> {
         let paths = if args.paths.is_empty() { &args.input } else { &args.paths };
         Ok(CppSettings {
@@ -292,14 +321,20 @@ impl CppSettings {
 /// `simhash eval`.
 #[derive(Debug)]
 pub struct EvalSettings {
+    /// The predicted pairs or clusters.
     pub prediction: PathBuf,
+    /// The ground truth.
     pub truth: PathBuf,
+    /// `--tiers`: labelled pairs with a tier, for recall per tier.
     pub tiers: Option<PathBuf>,
+    /// `--json`: the scores as JSON.
     pub json: bool,
+    /// `-o`: where the scores go.
     pub output: PathBuf,
 }
 
 impl EvalSettings {
+    /// The settings of `args`.
     pub fn new(args: &EvalArgs) -> EvalSettings {
         EvalSettings {
             prediction: args.prediction.clone(),

@@ -27,7 +27,9 @@ pub struct IndexInput {
     /// one. Opening checks them against the index's (a flag that differs is an error
     /// naming it).
     pub stored: StoredSettings,
+    /// The method and its settings, the index's.
     pub matching: Matching,
+    /// The records, read as the index's documents were.
     pub input: Input,
 }
 
@@ -141,12 +143,16 @@ fn reading_of(
 /// `simhash index add`: the index, its input, and the flags to lay over its settings.
 #[derive(Debug)]
 pub struct IndexAddSettings<'a> {
+    /// The index directory.
     pub index: PathBuf,
+    /// The flags, to lay over the index's settings once it is opened.
     pub args: &'a IndexAddArgs,
+    /// Threads, progress and the summary.
     pub run: Run,
 }
 
 impl IndexAddSettings<'_> {
+    /// The settings of `args`.
     pub fn new(args: &IndexAddArgs) -> IndexAddSettings<'_> {
         IndexAddSettings { index: args.index.clone(), args, run: Run::new(&args.run) }
     }
@@ -161,13 +167,18 @@ impl IndexAddSettings<'_> {
 /// `simhash index query`.
 #[derive(Debug)]
 pub struct IndexQuerySettings<'a> {
+    /// The index directory.
     pub index: PathBuf,
+    /// The flags, to lay over the index's settings once it is opened.
     pub args: &'a IndexQueryArgs,
+    /// `-o`: where the matches go.
     pub output: PathBuf,
+    /// Threads, progress and the summary.
     pub run: Run,
 }
 
 impl IndexQuerySettings<'_> {
+    /// The settings of `args`.
     pub fn new(args: &IndexQueryArgs) -> IndexQuerySettings<'_> {
         IndexQuerySettings {
             index: args.index.clone(),

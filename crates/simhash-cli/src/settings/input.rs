@@ -21,7 +21,9 @@ pub struct Input {
     pub inputs: Inputs,
     /// The input arguments as given (files and directories).
     pub named: Vec<PathBuf>,
+    /// `--strict`: the first bad record fails the run.
     pub strict: bool,
+    /// `--max-record-bytes`: a longer line is a bad record.
     pub max_record_bytes: u64,
     /// `--sample N` and `--seed`.
     pub sample: Option<(u64, u64)>,

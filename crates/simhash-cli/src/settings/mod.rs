@@ -168,8 +168,11 @@ fn matching(
 /// Threads, progress and the summary.
 #[derive(Debug)]
 pub struct Run {
+    /// Worker threads (`-j`; all the cores when not given).
     pub threads: usize,
+    /// `--quiet`: no progress and no summary.
     pub quiet: bool,
+    /// `--stats`: where the run's counts go, as JSON.
     pub stats: Option<PathBuf>,
     /// `--memory`: the budget of all pairs within k bits (none: one pass).
     pub memory: Option<u64>,
@@ -194,8 +197,11 @@ impl Run {
 /// How clusters are formed and which record of each is kept.
 #[derive(Clone, Copy, Debug)]
 pub struct Grouping {
+    /// `--mode`: star (each kept record's duplicates) or components.
     pub mode: ClusterMode,
+    /// `--keep`: which record of a cluster is kept.
     pub keep: KeepPolicy,
+    /// `--big-cluster`: clusters larger than this are warned about.
     pub big_cluster: usize,
 }
 

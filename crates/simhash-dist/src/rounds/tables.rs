@@ -83,8 +83,11 @@ impl Links {
 /// What the round found on this worker.
 #[derive(Debug)]
 pub(crate) struct Found {
+    /// The permutation tables the planner chose.
     pub(crate) tables: Tables,
+    /// The counts of the table round on this worker.
     pub(crate) matches: Matches,
+    /// The pairs or the forest this worker found.
     pub(crate) links: Links,
 }
 

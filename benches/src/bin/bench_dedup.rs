@@ -184,6 +184,49 @@ fn round(bin: &Path, input: &str, dir: &Path) -> Result<Round, String> {
     Ok(Round { fp, dedup, dedup1, reading2, reading1, matching2 })
 }
 
+/// Each binary's medians over the rounds, then its minimum wall times and CPU ratio.
+fn medians_and_minimums(names: [&str; 2], all: &[Vec<Round>]) {
+    println!("medians:");
+    for (b, rounds) in all.iter().enumerate() {
+        let m = |f: &dyn Fn(&Round) -> f64| median(rounds.iter().map(f).collect());
+        println!(
+            "{:<9} fp wall {:.2} s, dedup wall {:.2} s (CPU {:.2} s), dedup/fp {:.2}, \
+             -j1 dedup wall {:.2} s, reading -j2 {:.2} s, matching -j2 {:.2} s, \
+             reading speedup 1→2 threads {:.2}×",
+            names[b],
+            m(&|x| x.fp.0),
+            m(&|x| x.dedup.0),
+            m(&|x| x.dedup.1),
+            m(&|x| x.dedup.0 / x.fp.0),
+            m(&|x| x.dedup1.0),
+            m(&|x| x.reading2),
+            m(&|x| x.matching2),
+            m(&|x| x.reading1 / x.reading2),
+        );
+    }
+    // Under a shared machine's load the least disturbed run is the fastest: each binary's
+    // minimum wall times, and the CPU (user + system) ratio, which load moves less.
+    println!("minimums and CPU:");
+    for (b, rounds) in all.iter().enumerate() {
+        let min = |f: &dyn Fn(&Round) -> f64| rounds.iter().map(f).fold(f64::INFINITY, f64::min);
+        let m = |f: &dyn Fn(&Round) -> f64| median(rounds.iter().map(f).collect());
+        println!(
+            "{:<9} min fp wall {:.2} s, min dedup wall {:.2} s, their ratio {:.2}; \
+             min reading -j2 {:.2} s, -j1 {:.2} s (ratio {:.2}), min matching -j2 {:.2} s; \
+             dedup CPU / fp CPU (median) {:.2}",
+            names[b],
+            min(&|x| x.fp.0),
+            min(&|x| x.dedup.0),
+            min(&|x| x.dedup.0) / min(&|x| x.fp.0),
+            min(&|x| x.reading2),
+            min(&|x| x.reading1),
+            min(&|x| x.reading1) / min(&|x| x.reading2),
+            min(&|x| x.matching2),
+            m(&|x| x.dedup.1 / x.fp.1),
+        );
+    }
+}
+
 fn main() -> Result<(), String> {
     let args = parse_args()?;
     std::fs::create_dir_all(&args.dir).map_err(|e| format!("{}: {e}", args.dir.display()))?;
@@ -234,45 +277,7 @@ fn main() -> Result<(), String> {
             all[b].push(x);
         }
     }
-    println!("medians:");
-    for (b, rounds) in all.iter().enumerate() {
-        let m = |f: &dyn Fn(&Round) -> f64| median(rounds.iter().map(f).collect());
-        println!(
-            "{:<9} fp wall {:.2} s, dedup wall {:.2} s (CPU {:.2} s), dedup/fp {:.2}, \
-             -j1 dedup wall {:.2} s, reading -j2 {:.2} s, matching -j2 {:.2} s, \
-             reading speedup 1→2 threads {:.2}×",
-            bins[b].0,
-            m(&|x| x.fp.0),
-            m(&|x| x.dedup.0),
-            m(&|x| x.dedup.1),
-            m(&|x| x.dedup.0 / x.fp.0),
-            m(&|x| x.dedup1.0),
-            m(&|x| x.reading2),
-            m(&|x| x.matching2),
-            m(&|x| x.reading1 / x.reading2),
-        );
-    }
-    // Under a shared machine's load the least disturbed run is the fastest: each binary's
-    // minimum wall times, and the CPU (user + system) ratio, which load moves less.
-    println!("minimums and CPU:");
-    for (b, rounds) in all.iter().enumerate() {
-        let min = |f: &dyn Fn(&Round) -> f64| rounds.iter().map(f).fold(f64::INFINITY, f64::min);
-        let m = |f: &dyn Fn(&Round) -> f64| median(rounds.iter().map(f).collect());
-        println!(
-            "{:<9} min fp wall {:.2} s, min dedup wall {:.2} s, their ratio {:.2}; \
-             min reading -j2 {:.2} s, -j1 {:.2} s (ratio {:.2}), min matching -j2 {:.2} s; \
-             dedup CPU / fp CPU (median) {:.2}",
-            bins[b].0,
-            min(&|x| x.fp.0),
-            min(&|x| x.dedup.0),
-            min(&|x| x.dedup.0) / min(&|x| x.fp.0),
-            min(&|x| x.reading2),
-            min(&|x| x.reading1),
-            min(&|x| x.reading1) / min(&|x| x.reading2),
-            min(&|x| x.matching2),
-            m(&|x| x.dedup.1 / x.fp.1),
-        );
-    }
+    medians_and_minimums([bins[0].0, bins[1].0], &all);
     let ratio = |f: &dyn Fn(&Round) -> f64| {
         median(all[1].iter().zip(&all[0]).map(|(n, b)| f(n) / f(b)).collect())
     };

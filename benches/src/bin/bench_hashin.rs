@@ -202,21 +202,23 @@ fn run(cmd: &mut Command) -> Result<(f64, f64), Box<dyn std::error::Error>> {
     Ok((secs, children_cpu() - cpu))
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = parse_args()?;
-    let [dec, hex, tsv] = inputs(&args.dir, args.n)?;
-
-    println!("parser alone, one thread, fastest of {} (MB/s of input):", args.runs);
+/// The parsers alone, on one thread: the line-at-a-time path against the block path, on
+/// the decimal, hex and hash TSV inputs.
+fn parser_alone(
+    runs: usize,
+    [dec, hex, tsv]: [&PathBuf; 3],
+) -> Result<(), Box<dyn std::error::Error>> {
+    println!("parser alone, one thread, fastest of {runs} (MB/s of input):");
     for (name, path, parser) in [
-        ("decimal", &dec, Parser::CppHash),
-        ("hex", &hex, Parser::CppHash),
-        ("hash TSV", &tsv, Parser::Hash),
+        ("decimal", dec, Parser::CppHash),
+        ("hex", hex, Parser::CppHash),
+        ("hash TSV", tsv, Parser::Hash),
     ] {
         let data = std::fs::read(path)?;
         let mb = data.len() as f64 / 1e6;
         let format = parser.hash_format().ok_or("not a hash parser")?;
-        let (old, old_cpu, a) = best(args.runs, || old_path(&parser, &data));
-        let (new, new_cpu, b) = best(args.runs, || block_path(format, &data));
+        let (old, old_cpu, a) = best(runs, || old_path(&parser, &data));
+        let (new, new_cpu, b) = best(runs, || block_path(format, &data));
         if a != b {
             return Err(format!("{name}: the two paths read different hashes").into());
         }
@@ -230,6 +232,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             old_cpu / new_cpu
         );
     }
+    Ok(())
+}
+
+/// The minimum and median of the runs' wall times, and of their CPU times.
+fn stats(runs: &[(f64, f64)]) -> ((f64, f64), (f64, f64)) {
+    let wall: Vec<f64> = runs.iter().map(|r| r.0).collect();
+    let cpu: Vec<f64> = runs.iter().map(|r| r.1).collect();
+    (min_median(&wall), min_median(&cpu))
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = parse_args()?;
+    let [dec, hex, tsv] = inputs(&args.dir, args.n)?;
+
+    parser_alone(args.runs, [&dec, &hex, &tsv])?;
 
     if args.parser_only {
         return Ok(());
@@ -292,11 +309,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         println!("  {job}: {lines} lines out (wall and CPU s, min / median of {})", args.runs);
-        let stats = |runs: &[(f64, f64)]| {
-            let wall: Vec<f64> = runs.iter().map(|r| r.0).collect();
-            let cpu: Vec<f64> = runs.iter().map(|r| r.1).collect();
-            (min_median(&wall), min_median(&cpu))
-        };
         let ours = stats(&times[0]);
         for ((name, _), runs) in binaries.iter().zip(&times) {
             let ((w0, w1), (c0, c1)) = stats(runs);

@@ -23,6 +23,25 @@ fn main() -> ExitCode {
     }
 }
 
+/// `queries` fingerprints: half near copies (0..=k bits flipped) of `fps`, half random.
+fn queries_of(fps: &[Fingerprint], queries: usize, k: u32, rng: &mut SplitMix) -> Vec<Fingerprint> {
+    let n = fps.len() as u64;
+    (0..queries)
+        .map(|i| {
+            if i % 2 == 0 {
+                let of = fps[(rng.next_u64() % n.max(1)) as usize];
+                let mut x = of.0;
+                for _ in 0..(rng.next_u64() % u64::from(k + 1)) {
+                    x ^= 1 << (rng.next_u64() % 64);
+                }
+                Fingerprint(x)
+            } else {
+                Fingerprint(rng.next_u64())
+            }
+        })
+        .collect()
+}
+
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let (mut n, mut k, mut blocks, mut queries, mut seed) =
         (1_000_000u64, 3u32, 4usize, 1_000_000usize, 1u64);
@@ -51,20 +70,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("n={n} k={k} blocks={blocks} tables={} build={:.2?}", tables.len(), t.elapsed());
 
     // Half the queries are near copies (0..=k bits) of stored fingerprints, half random.
-    let qs: Vec<Fingerprint> = (0..queries)
-        .map(|i| {
-            if i % 2 == 0 {
-                let of = fps[(rng.next_u64() % n.max(1)) as usize];
-                let mut x = of.0;
-                for _ in 0..(rng.next_u64() % u64::from(k + 1)) {
-                    x ^= 1 << (rng.next_u64() % 64);
-                }
-                Fingerprint(x)
-            } else {
-                Fingerprint(rng.next_u64())
-            }
-        })
-        .collect();
+    let qs = queries_of(&fps, queries, k, &mut rng);
 
     // Single queries, one thread, the allocation-free form.
     let t = Instant::now();

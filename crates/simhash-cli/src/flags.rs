@@ -31,13 +31,16 @@ Exit codes:
     max_term_width = 100
 )]
 pub struct Cli {
+    /// The subcommand; none runs the OpenMP fork's job (`cluster` with its defaults).
     #[command(subcommand)]
     pub command: Option<Command>,
 
+    /// The top-level command's flags: `cluster`'s.
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
 
+/// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Fingerprint each record: JSONL in, TSV `id<TAB>hash` out (what --format hash reads).
@@ -123,6 +126,7 @@ pub struct IndexStatsArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Where the statistics go.
     #[command(flatten)]
     pub output: OutputOpts,
 }
@@ -133,13 +137,16 @@ pub struct IndexAddArgs {
     /// The index directory (created if missing).
     #[arg(value_name = "INDEX")]
     pub index: PathBuf,
+    /// The records to add.
     #[command(flatten)]
     pub input: InputArgs,
     /// Settings of a new index; for an existing one, any given must equal the index's.
     #[command(flatten)]
     pub fingerprint: FingerprintOpts,
+    /// The matching flags, laid over the index's settings.
     #[command(flatten)]
     pub matching: MatchOpts,
+    /// Threads, progress and the summary.
     #[command(flatten)]
     pub run: RunOpts,
 }
@@ -150,15 +157,19 @@ pub struct IndexQueryArgs {
     /// The index directory.
     #[arg(value_name = "INDEX")]
     pub index: PathBuf,
+    /// The records to query.
     #[command(flatten)]
     pub input: InputArgs,
     /// Settings given must equal the index's (they are read from the index).
     #[command(flatten)]
     pub fingerprint: FingerprintOpts,
+    /// The matching flags, which must equal the index's.
     #[command(flatten)]
     pub matching: MatchOpts,
+    /// Where the matches go.
     #[command(flatten)]
     pub output: OutputOpts,
+    /// Threads, progress and the summary.
     #[command(flatten)]
     pub run: RunOpts,
 }
@@ -198,6 +209,7 @@ pub struct EvalArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Where the scores go.
     #[command(flatten)]
     pub output: OutputOpts,
 }
@@ -273,6 +285,7 @@ pub struct InputArgs {
     pub seed: u64,
 }
 
+/// The input format (`--format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// JSON Lines records (`jsonl` is accepted too).
@@ -420,6 +433,7 @@ pub struct ClusterOpts {
     pub big_cluster: usize,
 }
 
+/// How records form clusters (`--mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ClusterMode {
     /// Connected components of the near-duplicate graph (simhash-cpp's find-clusters).
@@ -428,6 +442,7 @@ pub enum ClusterMode {
     Star,
 }
 
+/// Which record of a cluster is kept (`--keep`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum KeepPolicy {
     /// The first member in input order.
@@ -454,6 +469,7 @@ pub struct RunOpts {
     pub stats: Option<PathBuf>,
 }
 
+/// Where the output goes (`-o`).
 #[derive(Debug, Args)]
 pub struct OutputOpts {
     /// Output file; `-` (the default) writes standard output. Written whole or not at all.
@@ -475,45 +491,63 @@ pub struct ParquetOpts {
     pub parquet_compression: Option<simhash_io::ParquetCompression>,
 }
 
+/// `simhash fingerprint`'s flags.
 #[derive(Debug, Args)]
 pub struct FingerprintArgs {
+    /// The records to fingerprint.
     #[command(flatten)]
     pub input: InputArgs,
+    /// The fingerprinter.
     #[command(flatten)]
     pub fingerprint: FingerprintOpts,
+    /// Where the fingerprints go.
     #[command(flatten)]
     pub output: OutputOpts,
+    /// Threads, progress and the summary.
     #[command(flatten)]
     pub run: RunOpts,
 }
 
+/// `simhash pairs`' flags.
 #[derive(Debug, Args)]
 pub struct PairsArgs {
+    /// The records to match.
     #[command(flatten)]
     pub input: InputArgs,
+    /// The fingerprinter.
     #[command(flatten)]
     pub fingerprint: FingerprintOpts,
+    /// The method and its settings.
     #[command(flatten)]
     pub matching: MatchOpts,
+    /// Where the pairs go.
     #[command(flatten)]
     pub output: OutputOpts,
+    /// `--report`: the HTML page.
     #[command(flatten)]
     pub report: crate::page::ReportOpts,
 
+    /// Threads, progress and the summary.
     #[command(flatten)]
     pub run: RunOpts,
 }
 
+/// `simhash dedup`'s flags.
 #[derive(Debug, Args)]
 pub struct DedupArgs {
+    /// The records to deduplicate.
     #[command(flatten)]
     pub input: InputArgs,
+    /// The fingerprinter.
     #[command(flatten)]
     pub fingerprint: FingerprintOpts,
+    /// The method and its settings.
     #[command(flatten)]
     pub matching: MatchOpts,
+    /// How clusters form and which record is kept.
     #[command(flatten)]
     pub cluster: ClusterOpts,
+    /// Where the kept records go.
     #[command(flatten)]
     pub output: OutputOpts,
 
@@ -553,26 +587,35 @@ pub struct DedupArgs {
     #[arg(long, requires = "against")]
     pub update: bool,
 
+    /// `--parquet-compression`.
     #[command(flatten)]
     pub parquet: ParquetOpts,
 
+    /// `--report`: the HTML page.
     #[command(flatten)]
     pub report: crate::page::ReportOpts,
 
+    /// Threads, progress and the summary.
     #[command(flatten)]
     pub run: RunOpts,
 }
 
+/// `simhash cluster`'s flags (and the top-level command's).
 #[derive(Debug, Args)]
 pub struct ClusterArgs {
+    /// The records to cluster.
     #[command(flatten)]
     pub input: InputArgs,
+    /// The fingerprinter.
     #[command(flatten)]
     pub fingerprint: FingerprintOpts,
+    /// The method and its settings.
     #[command(flatten)]
     pub matching: MatchOpts,
+    /// How clusters form and which record is kept.
     #[command(flatten)]
     pub cluster: ClusterOpts,
+    /// Where the clusters go.
     #[command(flatten)]
     pub output: OutputOpts,
 
@@ -590,12 +633,15 @@ pub struct ClusterArgs {
     #[arg(long)]
     pub annotate: bool,
 
+    /// `--parquet-compression`.
     #[command(flatten)]
     pub parquet: ParquetOpts,
 
+    /// `--report`: the HTML page.
     #[command(flatten)]
     pub report: crate::page::ReportOpts,
 
+    /// Threads, progress and the summary.
     #[command(flatten)]
     pub run: RunOpts,
 }
@@ -604,10 +650,12 @@ pub struct ClusterArgs {
 #[derive(Debug, Parser)]
 #[command(version, after_help = EXIT_CODES, max_term_width = 100)]
 pub struct CppCli {
+    /// simhash-cpp's flags.
     #[command(flatten)]
     pub args: CppArgs,
 }
 
+/// The flags of simhash-cpp's `find-all` and `find-clusters`.
 #[derive(Debug, Args)]
 pub struct CppArgs {
     /// Input: one decimal (or 0x hex) 64-bit hash per line; `-` (the default) is standard
@@ -620,6 +668,7 @@ pub struct CppArgs {
     #[arg(value_name = "INPUT", conflicts_with = "input")]
     pub paths: Vec<PathBuf>,
 
+    /// Where the output goes.
     #[command(flatten)]
     pub output: OutputOpts,
 
@@ -640,6 +689,7 @@ pub struct CppArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub memory: Option<u64>,
 
+    /// Threads, progress and the summary.
     #[command(flatten)]
     pub run: RunOpts,
 }

@@ -36,6 +36,7 @@ pub fn locate<'a>(corpus: &Corpus, names: &'a [String], doc: usize) -> (&'a str,
 /// Documents added to an index, and those it already held.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Added {
+    /// Documents added to the index.
     pub added: u64,
     /// Records whose id the index holds with the same content: a rerun's, already there.
     pub already: u64,
@@ -105,6 +106,7 @@ pub fn add_documents(
 pub struct IndexMatch {
     /// The indexed document (its number in the index: the order of adds).
     pub doc: u64,
+    /// How near: the distance or the Jaccard similarity.
     pub score: Score,
 }
 
@@ -163,6 +165,7 @@ pub fn first_matches(
 /// `dedup --against INDEX [--update]`: the index read, or (with --update) held by its one
 /// writer, which adds the kept records when the run succeeds.
 pub enum Against {
+    /// The index, read only.
     Reading(Box<DiskIndex>),
     /// The writer; its index is none when the index is new.
     Writing(Box<Writer>),

@@ -7,6 +7,8 @@
 //! validated) → `cmd/<command>.rs`, over the shared `session`, `corpus`, `matching` and
 //! `report`.
 
+#![warn(missing_docs)]
+
 mod cmd;
 mod corpus;
 mod flags;

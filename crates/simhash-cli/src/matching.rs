@@ -148,7 +148,9 @@ fn with_policy<R>(corpus: &Corpus, keep: KeepPolicy, f: impl FnOnce(Representati
 /// Near-duplicate clusters, and for the star walk with minhash each removed document's
 /// Jaccard similarity to its kept one.
 pub struct Grouped {
+    /// The clusters (with the star walk, each removed document's kept one).
     pub clusters: Clusters,
+    /// With the star walk and minhash: each removed document's Jaccard similarity to its kept one.
     pub jaccard: Option<Vec<f64>>,
 }
 

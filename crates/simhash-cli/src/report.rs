@@ -24,6 +24,8 @@ pub struct Reporter {
 }
 
 impl Reporter {
+    /// A reporter that stops at the first bad record when `strict` and shows no progress or
+    /// warnings when `quiet`.
     pub fn new(strict: bool, quiet: bool) -> Reporter {
         Reporter {
             strict,
@@ -83,10 +85,12 @@ impl Reporter {
         Ok(())
     }
 
+    /// How many input files were empty.
     pub fn empty_inputs(&self) -> u64 {
         self.empty
     }
 
+    /// How many records were skipped, for every reason.
     pub fn skipped_total(&self) -> u64 {
         self.skipped.values().sum()
     }
@@ -148,6 +152,7 @@ impl Reporter {
         }
     }
 
+    /// Ends the phase running: clears its progress bar and notes its time.
     pub fn end_phase(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
@@ -180,63 +185,90 @@ fn round3(x: f64) -> f64 {
 /// A cluster over --big-cluster records: its size and the id of its kept record.
 #[derive(Debug, Serialize)]
 pub struct BigCluster {
+    /// The cluster's size.
     pub size: u64,
+    /// The id of the record kept.
     pub kept: String,
 }
 
 /// The run's counts: printed on stderr at the end and written by --stats as JSON.
 #[derive(Debug, Default, Serialize)]
 pub struct Summary {
+    /// The command (`dedup`, `pairs`, …).
     pub command: &'static str,
+    /// The inputs, as named.
     pub input: String,
+    /// Bytes of input read.
     pub bytes_read: u64,
+    /// Records read, valid or not.
     pub records_read: u64,
+    /// Records skipped (bad records, duplicate ids).
     pub records_skipped: u64,
+    /// Records skipped, by reason.
     pub skipped: BTreeMap<String, u64>,
+    /// Valid records left out by `--sample`.
     pub records_not_sampled: u64,
     /// Blank lines (not records).
     pub blank_lines: u64,
+    /// Documents matched.
     pub documents: u64,
+    /// Documents without features (no fingerprint or sketch).
     pub featureless: u64,
+    /// The fingerprinter: its preset and window.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
+    /// The matching method (`simhash` or `minhash`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub method: Option<&'static str>,
     /// minhash: the Jaccard threshold, the LSH bands × rows, and the work done.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jaccard: Option<f64>,
+    /// minhash: the LSH bands × rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lsh_bands: Option<String>,
     /// minhash: bits of the band keys the candidates were grouped by (32 or 64).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub band_key_bits: Option<u32>,
+    /// Pairs of identical fingerprints (or shingle sets), counted among the pairs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exact_duplicates: Option<u64>,
+    /// minhash: candidate pairs whose set sizes allow the threshold.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub candidates: Option<u64>,
+    /// minhash: candidates whose Jaccard similarity was computed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verified: Option<u64>,
     /// minhash: documents in the largest group linked by shared band hashes (the walk's
     /// and the components' unit of work).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub largest_candidate_component: Option<u64>,
+    /// simhash: the blocks of the permutation tables.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks: Option<usize>,
+    /// simhash: the most differing bits of a match (`-k`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distance: Option<u32>,
+    /// simhash: the permutation tables.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tables: Option<usize>,
+    /// Near-duplicate pairs found.
     pub pairs: u64,
+    /// Clusters of two or more documents.
     pub clusters: u64,
+    /// Documents in those clusters.
     pub documents_in_clusters: u64,
+    /// The size of the largest cluster.
     pub largest_cluster: u64,
+    /// `--big-cluster`: clusters larger than this are warned about.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub big_cluster_size: Option<u64>,
+    /// Clusters larger than that.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub big_clusters: Option<u64>,
     /// The largest clusters over --big-cluster records, and the record kept for each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub largest_clusters: Vec<BigCluster>,
+    /// Records removed (`dedup`).
     pub removed: u64,
     /// Records written (with `--annotate`, the removed ones too).
     pub written: u64,
@@ -248,13 +280,18 @@ pub struct Summary {
     /// already held (the same id and the same content: a rerun's, not added again).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_documents: Option<u64>,
+    /// The records that matched an indexed document.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_matched: Option<u64>,
+    /// The records added to the index.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_added: Option<u64>,
+    /// The records the index already held.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_already: Option<u64>,
+    /// Seconds of each phase, by name.
     pub seconds: BTreeMap<String, f64>,
+    /// Seconds of the whole run.
     pub seconds_total: f64,
     /// Peak resident memory of the process (Linux only).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -13,10 +13,15 @@ use crate::settings::{Input, Run};
 
 /// What every command shares: the thread count, reporter and summary.
 pub struct Session {
+    /// Worker threads (`-j`).
     pub threads: usize,
+    /// The pool of those threads.
     pub pool: rayon::ThreadPool,
+    /// Progress, warnings and the skipped records.
     pub reporter: Reporter,
+    /// The run's counts.
     pub summary: Summary,
+    /// `--quiet`: no progress and no summary.
     pub quiet: bool,
     /// `--memory`: the budget of all pairs within k bits.
     pub memory: Option<u64>,
@@ -27,6 +32,8 @@ pub struct Session {
 }
 
 impl Session {
+    /// The session of `command` with `run`'s settings (`strict`: the first bad record fails the
+    /// run): the thread pool, and the `--stats` file created up front.
     pub fn new(command: &'static str, run: &Run, strict: bool) -> anyhow::Result<Session> {
         let threads = run.threads;
         let pool = rayon::ThreadPoolBuilder::new()

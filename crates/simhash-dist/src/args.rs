@@ -28,10 +28,12 @@ Exit codes:
 #[derive(Debug, Parser)]
 #[command(name = "simhash-dist", version, after_help = EXIT_CODES, max_term_width = 100)]
 pub(crate) struct Cli {
+    /// The job to run.
     #[command(subcommand)]
     pub(crate) command: Command,
 }
 
+/// The jobs, as `simhash`'s commands of the same names.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Every near-duplicate pair: TSV `id_a<TAB>id_b<TAB>jaccard|distance` (as `simhash pairs`).
@@ -50,6 +52,7 @@ pub(crate) enum Command {
 /// `dedup`'s own flags.
 #[derive(Debug, Args)]
 pub(crate) struct DedupArgs {
+    /// The flags every job has.
     #[command(flatten)]
     pub(crate) job: JobArgs,
 
@@ -229,6 +232,7 @@ pub(crate) struct JobArgs {
     #[arg(short, long)]
     pub(crate) quiet: bool,
 
+    /// The processes and workers, and the test hooks.
     #[command(flatten)]
     pub(crate) timely: TimelyArgs,
 
@@ -237,8 +241,10 @@ pub(crate) struct JobArgs {
     pub(crate) files: Vec<PathBuf>,
 }
 
+/// `cluster`'s own flags.
 #[derive(Debug, Args)]
 pub(crate) struct ClusterArgs {
+    /// The flags every job has.
     #[command(flatten)]
     pub(crate) job: JobArgs,
 
@@ -300,10 +306,9 @@ pub(crate) struct TimelyArgs {
 /// The method and its settings, resolved and checked as `simhash` does it.
 #[derive(Clone, Debug)]
 pub(crate) enum Matching {
-    Simhash {
-        distance: u32,
-        blocks: Blocks,
-    },
+    /// Fingerprints within `distance` bits, found with the permutation tables of `blocks`.
+    Simhash { distance: u32, blocks: Blocks },
+    /// Shingle sets with Jaccard similarity at least `jaccard`, found by LSH bands.
     Minhash {
         jaccard: f64,
         /// The sketcher `simhash` builds for the same flags (its MinHash seed is
@@ -321,6 +326,7 @@ pub(crate) enum Launch {
     Cluster { threads: usize, process: usize, addresses: Vec<String>, timeout: std::time::Duration },
 }
 
+/// The input format (`--format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Format {
     /// JSON Lines records (`jsonl` is accepted too).

@@ -35,6 +35,7 @@ use simhash_io::{Measure, Output, Score};
 use timely::worker::Worker;
 
 use crate::args::{Keep, Matching};
+use crate::plan::{End, Mode};
 use crate::rounds::all_gather;
 use crate::rounds::census::Census;
 use crate::rounds::dedup::Walker;
@@ -50,29 +51,22 @@ use crate::rounds::{
 };
 use crate::share::{InputPlan, Reading, Share, read_share};
 
-/// What to compute and write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
-    Pairs,
-    Cluster {
-        singletons: bool,
-    },
-    /// `dedup`: the walk in `--keep` order, per component ([`crate::rounds::dedup`]).
-    Dedup {
-        keep: Keep,
-    },
-}
-
 /// Everything a worker needs to know, the same in every process.
 #[derive(Debug)]
 pub(crate) struct Job {
+    /// What the job computes and writes.
     pub(crate) mode: Mode,
+    /// The input files, directories expanded, in the order given.
     pub(crate) paths: Vec<PathBuf>,
+    /// How each line becomes a record (parser, fingerprinter, sketcher).
     pub(crate) reading: Reading,
+    /// `--max-record-bytes`: a longer line is a bad record.
     pub(crate) max_record_bytes: u64,
+    /// `--strict`: the first bad record fails the job.
     pub(crate) strict: bool,
     /// The method and its settings.
     pub(crate) matching: Matching,
+    /// `-o`: the output file, written by process 0.
     pub(crate) output: PathBuf,
     /// `--output-dir`: one part per piece of the input, by its reader ([`parts`]).
     pub(crate) output_dir: Option<PathBuf>,
@@ -80,29 +74,23 @@ pub(crate) struct Job {
     pub(crate) removed: Option<PathBuf>,
     /// `dedup --parquet-compression`: the codec of the Parquet parts.
     pub(crate) parquet_compression: simhash_io::ParquetCompression,
+    /// `--quiet`: no summary line on standard error.
     pub(crate) quiet: bool,
     /// `--stats`: process 0 writes the workers' figures there.
     pub(crate) stats: Option<PathBuf>,
     /// This process's index (`-p`).
     pub(crate) process: usize,
+    /// `--inject-error`: the worker that fails after reading its share (tests only).
     pub(crate) inject_error: Option<usize>,
+    /// `--inject-panic`: the worker that panics at the start of the table round (tests only).
     pub(crate) inject_panic: Option<usize>,
+    /// `--inject-write-error`: the worker that fails after writing its parts (tests only).
     pub(crate) inject_write_error: Option<usize>,
     /// The bytes of `dedup`'s output worker 0 receives in one round ([`stream::WINDOW`]).
     pub(crate) output_window: u64,
     /// The bytes of shingle sets a worker receives in one verification round
     /// ([`bands::VERIFY_ROUND_BYTES`]).
     pub(crate) verify_round_bytes: u64,
-}
-
-/// How a worker's part of the job ended.
-#[derive(Debug)]
-pub(crate) enum End {
-    /// Finished, with the job's exit code (1 when records were skipped): the same on every
-    /// worker of every process.
-    Done(u8),
-    /// The job failed; the messages say why (every worker has them).
-    Failed(Vec<String>),
 }
 
 impl Job {
@@ -364,7 +352,8 @@ fn simhash(
 ) -> Result<(Matched, String), Vec<String>> {
     let collapsed = collapse::run(worker, docs);
     let fingerprinted = census.documents - census.featureless;
-    let found = tables::run(worker, job, settings, fingerprinted, &collapsed)?;
+    let found =
+        tables::run(worker, (job.mode, job.inject_panic), settings, fingerprinted, &collapsed)?;
     let stats = MatchStats {
         record_pairs: found.matches.record_pairs + collapsed.copy_pairs,
         largest_group: found.matches.largest_group,
@@ -666,16 +655,7 @@ fn dedup(
     };
     kept::agree(worker, error.as_deref())?;
     let me = worker.index();
-    let order = d.plan.pieces_in_order();
-    // `--removed`: this worker's removed records' lines (one short JSON line each), by piece.
-    let removed_lines = job.removed.as_ref().map(|_| {
-        let mut spool = Spool::in_memory();
-        for (pos, line) in kept::removed_lines(worker, d.plan, d.share, &decisions) {
-            // Writing to memory cannot fail.
-            let _ = spool.push(order.of(pos), &line);
-        }
-        spool
-    });
+    let removed_lines = job.removed.as_ref().map(|_| removed_spool(worker, d, &decisions));
     let parser = &job.reading.parser;
     let max = job.max_record_bytes;
     let header = kept::header(worker, d.plan, d.share, parser, max);
@@ -708,16 +688,7 @@ fn dedup(
         };
         // Worker 0 writes every worker's removed lines to the one `--removed` file.
         let removed = removed_lines.and_then(|spool| write_removed(worker, job, spool));
-        let outputs = match (outputs, removed, job.removed.as_ref()) {
-            (Ok(mut outputs), Some(written), Some(path)) => {
-                paths.push(path.clone());
-                written.map(|r| {
-                    outputs.push(r);
-                    outputs
-                })
-            }
-            (outputs, _, _) => outputs,
-        };
+        let outputs = with_removed(outputs, removed, job, &mut paths);
         let outputs = injected_write_error(job, me, outputs);
         parts::commit(worker, outputs, &paths)?;
         let (written, removed) = totals(worker, count);
@@ -749,6 +720,41 @@ fn dedup(
         report_dedup(summary, written, removed);
     }
     Ok(Ok(code))
+}
+
+/// `--removed`: this worker's removed records' lines (one short JSON line each), by piece.
+fn removed_spool(
+    worker: &mut Worker,
+    d: &Dedup<'_>,
+    decisions: &[dedup::Decision],
+) -> Spool<std::io::Cursor<Vec<u8>>> {
+    let order = d.plan.pieces_in_order();
+    let mut spool = Spool::in_memory();
+    for (pos, line) in kept::removed_lines(worker, d.plan, d.share, decisions) {
+        // Writing to memory cannot fail.
+        let _ = spool.push(order.of(pos), &line);
+    }
+    spool
+}
+
+/// The `--output-dir` parts' outputs with worker 0's `--removed` file (`removed`) added,
+/// and its path added to `paths`; or the first error.
+fn with_removed(
+    outputs: Result<Vec<Output>, String>,
+    removed: Option<Result<Output, String>>,
+    job: &Job,
+    paths: &mut Vec<PathBuf>,
+) -> Result<Vec<Output>, String> {
+    match (outputs, removed, job.removed.as_ref()) {
+        (Ok(mut outputs), Some(written), Some(path)) => {
+            paths.push(path.clone());
+            written.map(|r| {
+                outputs.push(r);
+                outputs
+            })
+        }
+        (outputs, _, _) => outputs,
+    }
 }
 
 /// Keeps what a [`stream::to_worker_zero`] failed with: a read error (told to every worker),

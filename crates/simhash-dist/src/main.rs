@@ -25,10 +25,13 @@
 //! No output is left behind: process 0 writes a temporary file and renames it only when
 //! complete. Rerun the job.
 
+#![warn(missing_docs)]
+
 mod args;
 mod forest;
 mod job;
 mod net;
+mod plan;
 mod rounds;
 mod share;
 
@@ -46,7 +49,8 @@ use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
 use timely::communication::{Hooks, WorkerGuards};
 
 use crate::args::{Cli, Command, JobArgs, Launch, Matching};
-use crate::job::{End, Job, Mode};
+use crate::job::Job;
+use crate::plan::{End, Mode};
 use crate::share::Reading;
 
 fn main() -> ExitCode {

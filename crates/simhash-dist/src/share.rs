@@ -50,6 +50,7 @@ impl InputFile {
 /// The input files and the byte range of each worker.
 #[derive(Debug)]
 pub(crate) struct InputPlan {
+    /// The input files, in input order.
     pub(crate) files: Vec<InputFile>,
     /// Where each file starts when the files are laid end to end.
     bases: Vec<u64>,
@@ -59,6 +60,8 @@ pub(crate) struct InputPlan {
 }
 
 impl InputPlan {
+    /// The plan of the inputs `paths` (`-`: standard input) for `workers` workers: each file and an
+    /// equal byte range per worker.
     pub(crate) fn new(paths: &[PathBuf], workers: usize) -> anyhow::Result<InputPlan> {
         anyhow::ensure!(paths.len() < 1 << (64 - OFFSET_BITS), "too many input files");
         let mut files = Vec::with_capacity(paths.len());
@@ -207,19 +210,24 @@ impl InputPlan {
 /// The lines of one piece: where it starts, how many lines start in it, and its counts.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Chunk {
+    /// The file the piece is in (index into [`InputPlan::files`]).
     pub(crate) file: usize,
     /// The piece's first byte: chunks of one file are ordered by it.
     pub(crate) lo: u64,
+    /// Lines that start in the piece.
     pub(crate) lines: u64,
     /// Lines that are records (not blank, not the TSV header), valid or not.
     pub(crate) records: u64,
+    /// Blank lines among them.
     pub(crate) blank: u64,
+    /// Bytes read for the piece.
     pub(crate) bytes: u64,
 }
 
 /// How a line becomes a record: read by `parser`, and for text fingerprinted.
 #[derive(Clone, Debug)]
 pub(crate) struct Reading {
+    /// Reads each line: JSON (text and id columns) or hash TSV.
     pub(crate) parser: simhash_io::Parser,
     /// Set for JSONL records: a text without one would be featureless.
     pub(crate) fingerprinter: Option<Fingerprinter>,
@@ -232,6 +240,7 @@ pub(crate) struct Reading {
 /// The records one worker read, in input order.
 #[derive(Debug, Default)]
 pub(crate) struct Docs {
+    /// Each record's position: its file in the high bits, its byte offset below.
     pub(crate) pos: Vec<u64>,
     /// Line numbers: within the chunk until [`Docs::resolve_lines`], then in the file (as
     /// `FILE:LINE` messages name them).
@@ -262,6 +271,7 @@ pub(crate) struct Docs {
 }
 
 impl Docs {
+    /// How many records this worker read.
     pub(crate) fn len(&self) -> usize {
         self.pos.len()
     }
@@ -329,18 +339,24 @@ impl Docs {
 /// A bad record, kept by its reader until it is reported.
 #[derive(Debug)]
 pub(crate) struct BadRecord {
+    /// The record's position (file and byte offset).
     pub(crate) pos: u64,
+    /// The chunk (index into the reader's chunks) it is in.
     pub(crate) chunk: u32,
     /// Within the chunk until resolved, then in the file.
     pub(crate) line: u64,
+    /// What is wrong with it.
     pub(crate) problem: Problem,
 }
 
 /// What one worker read.
 #[derive(Debug, Default)]
 pub(crate) struct Share {
+    /// The counts of each piece this worker read.
     pub(crate) chunks: Vec<Chunk>,
+    /// The records it read.
     pub(crate) docs: Docs,
+    /// Its bad records, until they are reported.
     pub(crate) bad: Vec<BadRecord>,
     /// Standard input's copy, when it is read twice (`dedup`): `(file, source)`.
     pub(crate) spools: Vec<(usize, Source)>,

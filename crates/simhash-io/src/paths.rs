@@ -464,22 +464,12 @@ impl WritePlan {
         self
     }
 
-    /// Applies the rule (see [`WritePlan`]) to every output in turn: the first that breaks
-    /// it is the error. Reads only metadata (and the forbidden directories' listings).
-    pub fn check(&self) -> Result<(), Error> {
-        // By identity (the first of each), so that thousands of entries check in linear time.
-        let mut inputs: HashMap<Identity, Named> = HashMap::new();
-        for input in self.inputs.iter().filter_map(|p| named_input(p)) {
-            inputs.entry(input.identity.clone()).or_insert(input);
-        }
-        let input_dirs: Vec<(&Path, PathBuf)> = self
-            .inputs
-            .iter()
-            .filter(|p| p.as_path() != Path::new("-") && fs::metadata(p).is_ok_and(|m| m.is_dir()))
-            .map(|p| (p.as_path(), resolve(p)))
-            .collect();
-        let forbidden: Vec<(&Forbidden, PathBuf, Vec<Named>)> =
-            self.forbidden.iter().map(|f| (f, resolve(&f.dir), files_of(&f.dir))).collect();
+    /// No input is inside a forbidden directory that the run writes (each with its resolved
+    /// path and its files), or one of its files by another name.
+    fn check_inputs_outside(
+        &self,
+        forbidden: &[(&Forbidden, PathBuf, Vec<Named>)],
+    ) -> Result<(), Error> {
         for (f, dir, files) in forbidden.iter().filter(|(f, ..)| f.written) {
             for input in self.inputs.iter().filter(|p| p.as_path() != Path::new("-")) {
                 let named = named_input(input);
@@ -497,6 +487,26 @@ impl WritePlan {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Applies the rule (see [`WritePlan`]) to every output in turn: the first that breaks
+    /// it is the error. Reads only metadata (and the forbidden directories' listings).
+    pub fn check(&self) -> Result<(), Error> {
+        // By identity (the first of each), so that thousands of entries check in linear time.
+        let mut inputs: HashMap<Identity, Named> = HashMap::new();
+        for input in self.inputs.iter().filter_map(|p| named_input(p)) {
+            inputs.entry(input.identity.clone()).or_insert(input);
+        }
+        let input_dirs: Vec<(&Path, PathBuf)> = self
+            .inputs
+            .iter()
+            .filter(|p| p.as_path() != Path::new("-") && fs::metadata(p).is_ok_and(|m| m.is_dir()))
+            .map(|p| (p.as_path(), resolve(p)))
+            .collect();
+        let forbidden: Vec<(&Forbidden, PathBuf, Vec<Named>)> =
+            self.forbidden.iter().map(|f| (f, resolve(&f.dir), files_of(&f.dir))).collect();
+        self.check_inputs_outside(&forbidden)?;
         let mut seen: HashMap<Identity, Named> = HashMap::new();
         for planned in &self.outputs {
             let path = &planned.path;

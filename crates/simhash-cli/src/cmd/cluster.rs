@@ -14,6 +14,7 @@ use crate::rewrite::{self, Notes, Pass, Target};
 use crate::session::Session;
 use crate::settings::ClusterSettings;
 
+/// Runs `simhash cluster` (and the top-level fork-style command) with its settings.
 pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     let mut plan = input.write_plan(&settings.run);

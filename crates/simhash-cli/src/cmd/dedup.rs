@@ -22,6 +22,8 @@ use crate::rewrite::{self, CreatedDirs, Notes, Pass, Target};
 use crate::session::Session;
 use crate::settings::DedupSettings;
 
+/// Runs `simhash dedup`: matches, writes `--removed` and the report, then the kept (or annotated)
+/// records in a second pass.
 pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     write_plan(settings).check()?;
@@ -30,16 +32,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     session.note_skipped(&input.inputs);
     crate::settings::note_matching(&settings.matching, &mut session.summary);
     input.note(&mut session.summary);
-    // One output has one format; `--output-dir` writes each file in its own
-    // (`rewrite::Target::Dir`), so its inputs may mix JSONL and Parquet.
-    let parquet = match settings.output_dir {
-        None => rewrite::parquet_inputs(
-            &input.inputs,
-            "dedup writes one output of the inputs' format (--output-dir writes one per input, \
-             each in its own)",
-        )?,
-        Some(_) => false,
-    };
+    let parquet = parquet_output(settings)?;
     // Declared first, dropped last: after the outputs (whose temporary files are in them).
     let mut created = CreatedDirs::default();
     let out = open_output(settings, &mut created)?;
@@ -91,13 +84,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     } else {
         rewrite::wanted(&corpus, (0..corpus.len()).filter(|&d| kept(d)))
     };
-    let notes = match dups {
-        None => Notes::None,
-        Some(of) => Notes::Dedup {
-            of,
-            jaccard: matches!(settings.matching, crate::settings::Matching::Minhash { .. }),
-        },
-    };
+    let notes = notes(dups, settings);
 
     between_passes_hook();
     let pass = Pass {
@@ -124,13 +111,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         report.finish(&mut session, &corpus, &sources, input);
     }
     if let Some(against) = &mut against {
-        let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
-        // In the keep policy's order, as the walk kept them: a later record matching
-        // several names the first kept, as the walk would (the same with `--keep first`).
-        let rank = priority(&corpus, settings.grouping.keep)?;
-        let mut kept_docs: Vec<usize> = (0..corpus.len()).filter(|&d| kept(d)).collect();
-        kept_docs.sort_by_key(|&d| rank[d]);
-        against.add_kept(&mut session, &corpus, &names, kept_docs)?;
+        add_kept(against, &mut session, &corpus, &sources, settings, kept)?;
     }
     let outputs = outputs.into_iter().chain(removed).collect();
     let code = match against {
@@ -140,6 +121,52 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     };
     created.keep();
     Ok(code)
+}
+
+/// Whether the one output is Parquet: one output has one format, the inputs'; `--output-dir`
+/// writes each file in its own (`rewrite::Target::Dir`), so its inputs may mix JSONL and
+/// Parquet (false).
+fn parquet_output(settings: &DedupSettings) -> anyhow::Result<bool> {
+    Ok(match settings.output_dir {
+        None => rewrite::parquet_inputs(
+            &settings.input.inputs,
+            "dedup writes one output of the inputs' format (--output-dir writes one per input, \
+             each in its own)",
+        )?,
+        Some(_) => false,
+    })
+}
+
+/// What `--annotate` adds (`dups`: each document's kept record and similarity, with it).
+fn notes<'a>(
+    dups: Option<Vec<Option<(IdValue<'a>, Score)>>>,
+    settings: &DedupSettings,
+) -> Notes<'a> {
+    match dups {
+        None => Notes::None,
+        Some(of) => Notes::Dedup {
+            of,
+            jaccard: matches!(settings.matching, crate::settings::Matching::Minhash { .. }),
+        },
+    }
+}
+
+/// `--update`: adds the kept records to the index, in the keep policy's order, as the walk
+/// kept them: a later record matching several names the first kept, as the walk would
+/// (the same with `--keep first`).
+fn add_kept(
+    against: &mut Against,
+    session: &mut Session,
+    corpus: &Corpus,
+    sources: &[simhash_io::Source],
+    settings: &DedupSettings,
+    kept: impl Fn(usize) -> bool,
+) -> anyhow::Result<()> {
+    let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
+    let rank = priority(corpus, settings.grouping.keep)?;
+    let mut kept_docs: Vec<usize> = (0..corpus.len()).filter(|&d| kept(d)).collect();
+    kept_docs.sort_by_key(|&d| rank[d]);
+    against.add_kept(session, corpus, &names, kept_docs)
 }
 
 /// Every file the run writes: `--output` or the `--output-dir` entries, `--removed`,

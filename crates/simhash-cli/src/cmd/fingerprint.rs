@@ -8,6 +8,7 @@ use simhash_io::{HashTsv, Output};
 use crate::session::Session;
 use crate::settings::FingerprintSettings;
 
+/// Runs `simhash fingerprint`: each record's id and fingerprint.
 pub fn run(settings: &FingerprintSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     input.write_plan(&settings.run).output("--output", &settings.output).check()?;

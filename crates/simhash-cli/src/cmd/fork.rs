@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use crate::flags::ClusterArgs;
 use crate::settings::ClusterSettings;
 
+/// Runs the top-level command, the OpenMP fork's job: `cluster` with the fork's defaults.
 pub fn run(args: &ClusterArgs) -> anyhow::Result<ExitCode> {
     super::cluster::run(&ClusterSettings::new(args, true)?)
 }

@@ -19,6 +19,7 @@ use crate::indexing::{add_documents, doc_sketch};
 use crate::session::Session;
 use crate::settings::{IndexAddSettings, IndexInput, IndexQuerySettings, StoredSettings};
 
+/// Runs `simhash index add` or `simhash index query`.
 pub fn run(command: &IndexCommand) -> anyhow::Result<ExitCode> {
     match command {
         IndexCommand::Add(args) => add(args),

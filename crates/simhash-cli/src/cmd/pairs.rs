@@ -9,6 +9,7 @@ use crate::page::Report;
 use crate::session::Session;
 use crate::settings::{Matching, PairsSettings};
 
+/// Runs `simhash pairs`: every near-duplicate pair.
 pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     let mut plan = input.write_plan(&settings.run);

@@ -166,15 +166,20 @@ fn collect_records(
 /// its first line's number in its file.
 #[derive(Clone, Copy)]
 pub(super) struct Place<'a> {
+    /// The file's name, for messages.
     pub(super) name: &'a str,
+    /// The lines of the files before it.
     pub(super) base: u64,
+    /// The number in its file of the block's first line.
     pub(super) first_line: u64,
 }
 
 /// What collecting carries from record to record: the ids seen, and whether records have
 /// ids (the first record decides).
 pub(super) struct Collecting<'a> {
+    /// The ids seen so far.
     pub(super) ids: &'a mut SeenIds,
+    /// Whether records have ids: unknown until the first record.
     pub(super) ids_given: &'a mut Option<bool>,
 }
 
@@ -182,7 +187,9 @@ pub(super) struct Collecting<'a> {
 /// table, which holds exactly the ids that went in, or, when sampling (the corpus keeps
 /// only the sample's ids), in a table of their own.
 pub(super) struct SeenIds {
+    /// The keys of the ids seen.
     pub(super) keys: IdKeys,
+    /// Their texts when sampling (otherwise the corpus's id table holds them).
     pub(super) own: Option<IdTable>,
 }
 

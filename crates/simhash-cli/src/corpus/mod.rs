@@ -33,9 +33,11 @@ pub use read::read;
 /// fingerprint and, with a sketcher, the MinHash sketch.
 #[derive(Clone, Debug)]
 pub struct Reading {
+    /// Reads the line: JSON (text and id columns) or hash TSV.
     pub parser: simhash_io::Parser,
     /// Set for JSONL records: a text without one would be featureless.
     pub fingerprinter: Option<Fingerprinter>,
+    /// Set for `--method minhash`: each text is also sketched.
     pub sketcher: Option<std::sync::Arc<Sketcher>>,
 }
 
@@ -46,10 +48,15 @@ impl Reading {
     }
 }
 
+/// How the input is read: the records, the threads, and what is kept.
 pub struct ReadOptions {
+    /// How a line becomes a document.
     pub reading: Reading,
+    /// Worker threads that parse and fingerprint.
     pub threads: usize,
+    /// `--max-record-bytes`: a longer line is a bad record.
     pub max_record_bytes: u64,
+    /// `--sample N` and `--seed`.
     pub sample: Option<(u64, u64)>,
     /// Keep standard input in a temporary file for a second pass.
     pub spool: bool,
@@ -107,10 +114,12 @@ pub struct Corpus {
     pub blank_lines: u64,
     /// Valid records left out by --sample.
     pub not_sampled: u64,
+    /// Bytes of input read.
     pub bytes: u64,
 }
 
 impl Corpus {
+    /// How many documents.
     pub fn len(&self) -> usize {
         self.compact.as_ref().map_or(self.fps.len(), Vec::len)
     }
@@ -121,6 +130,7 @@ impl Corpus {
         self.compact.take().unwrap_or_default()
     }
 
+    /// The document's id: as read, or its line number when records have none.
     pub fn id(&self, doc: usize) -> Cow<'_, str> {
         if self.generated {
             let line = self.lines[doc] - 1;
@@ -174,6 +184,7 @@ impl Corpus {
         Some(self.id_tag.insert(tag))
     }
 
+    /// The document's fingerprint, None when featureless.
     pub fn fingerprint(&self, doc: usize) -> Option<Fingerprint> {
         self.fps[doc]
     }
@@ -204,6 +215,7 @@ impl Corpus {
         self.offsets.get(doc).copied()
     }
 
+    /// Every document's length in bytes of text.
     pub fn lens(&self) -> &[u64] {
         &self.lens
     }

@@ -12,9 +12,13 @@ pub(super) struct Meta {
     pub(super) numeric: bool,
     /// The id is the line number (the record has none): not kept, made when asked for.
     pub(super) generated: bool,
+    /// The fingerprint, none when featureless.
     pub(super) fp: Option<Fingerprint>,
+    /// The record's line number in the concatenation of the inputs.
     pub(super) line: u64,
+    /// Bytes of text.
     pub(super) len: u64,
+    /// A hash of the line as read, to check the second pass.
     pub(super) line_hash: u64,
     /// Where the line starts in its file.
     pub(super) offset: u64,
@@ -22,6 +26,7 @@ pub(super) struct Meta {
 
 /// A run of lines as read, all from one input file.
 pub(super) struct RawBatch {
+    /// The batch's number: batches are collected in this order.
     pub(super) seq: u64,
     /// The input file (index into the run's sources).
     pub(super) shard: usize,
@@ -30,6 +35,7 @@ pub(super) struct RawBatch {
     /// Lines of its file the batch covers (header and blank lines included), when the
     /// reader counted them (not for a `span`, whose worker counts them).
     pub(super) file_lines: u64,
+    /// The lines' bytes.
     pub(super) data: Vec<u8>,
     /// Per line: its number in the file, end offset in `data`, and status.
     pub(super) lines: Vec<(u64, usize, LineStatus)>,
@@ -53,8 +59,11 @@ pub(super) struct RawBatch {
 /// ([`simhash_io::read_block`]): the kernel's copy of the bytes and the splitting of lines
 /// happen on the worker's core, not the reader's.
 pub(super) struct Span {
+    /// The file.
     pub(super) file: Arc<File>,
+    /// The block's first byte.
     pub(super) start: u64,
+    /// The byte after its last.
     pub(super) end: u64,
 }
 
@@ -70,13 +79,17 @@ pub(super) struct HashBlock {
 
 /// A batch after parsing, in the same order.
 pub(super) struct ParsedBatch {
+    /// The batch's number (as read).
     pub(super) seq: u64,
     /// The worker that parsed it.
     pub(super) worker: usize,
+    /// The input file (index into the run's sources).
     pub(super) shard: usize,
+    /// Input bytes the batch covers.
     pub(super) bytes: u64,
     /// Lines of its file the batch covers.
     pub(super) file_lines: u64,
+    /// The ids of its records, one after the other (each record's `id_end` ends its own).
     pub(super) ids: String,
     /// Per line: its number in the file (in the block, from 1, for a `span`), and the
     /// record or the problem.
@@ -88,13 +101,16 @@ pub(super) struct ParsedBatch {
     pub(super) read_error: Option<(u64, std::io::Error)>,
     /// The batch's shingle sets could not be written (the run fails).
     pub(super) failed_write: Option<simhash_index::lsh::EngineError>,
+    /// The file cannot be read as records.
     pub(super) failed: Option<Problem>,
     /// A block of hash input: the number in the file of its first line, and its records
     /// and problems (`items` is empty).
     pub(super) hashes: Option<(u64, HashLines)>,
 }
 
+/// Lines in a batch, at most.
 pub(super) const BATCH_LINES: usize = 2048;
+/// Bytes in a batch, about (a batch ends at the line that passes it).
 pub(super) const BATCH_BYTES: usize = 4 << 20;
 
 /// The size of a block of hash input: a worker's share, cut at a line end.
@@ -229,8 +245,11 @@ pub(super) fn send_spans(file: File, len: u64, mut out: Batches<'_>) -> u64 {
 }
 /// Where one file's batches go: the channel, and the numbers they carry.
 pub(super) struct Batches<'a> {
+    /// The channel the batches go to.
     pub(super) tx: &'a Sender<RawBatch>,
+    /// Set when collecting failed: the reader stops.
     pub(super) stop: &'a AtomicBool,
+    /// The input file (index into the run's sources).
     pub(super) shard: usize,
     /// The next batch's sequence number.
     pub(super) seq: u64,
@@ -472,9 +491,13 @@ pub(super) fn read_parquet(
 /// allocated it goes back to that thread's heap at little cost; freed by the collector, it
 /// took a lock and cold memory on the one serial thread (about 0.14 CPU-s of 600 MB).
 pub(super) struct Channels {
+    /// Raw batches in.
     pub(super) rx: Receiver<RawBatch>,
+    /// Parsed batches out.
     pub(super) tx: Sender<ParsedBatch>,
+    /// The sketches the collector is done with, to free here.
     pub(super) spent: Receiver<Vec<DocSketch>>,
+    /// The worker's number.
     pub(super) worker: usize,
     /// Where the worker writes its batches' shingle sets, when it does.
     pub(super) sets: Option<SetWriter>,
@@ -600,6 +623,7 @@ pub(super) fn parse_block(
 /// A parsed line, or why it was skipped.
 pub(super) type Parsed = Result<ParsedDoc, Problem>;
 
+/// A record parsed: its id, fingerprint, sketch, and where its line is.
 pub(super) struct ParsedDoc {
     /// The end of its id in the batch's `ids`, or none when it has no id.
     pub(super) id_end: Option<usize>,
@@ -619,6 +643,8 @@ pub(super) struct ParsedDoc {
     pub(super) offset: u64,
 }
 
+/// Parses one line into a document (its id appended to `ids`), or says why it is skipped;
+/// `line_hash`: hash the line for a second pass.
 pub(super) fn parse_line(
     bytes: &[u8],
     reading: &Reading,

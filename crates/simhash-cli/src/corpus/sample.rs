@@ -10,16 +10,25 @@ use super::read::Meta;
 /// with the smallest keys are the sample. One pass, memory for n records, and the sample
 /// depends only on the seed and the input.
 pub(super) struct Sampler {
+    /// How many records the sample holds, at most.
     pub(super) n: u64,
+    /// `--seed`: the keys' seed.
     pub(super) seed: u64,
+    /// The records with the smallest keys so far (the largest on top).
     pub(super) heap: BinaryHeap<Sampled>,
+    /// Records offered.
     pub(super) offered: u64,
 }
 
+/// A sampled record: its key and what the corpus keeps of it.
 pub(super) struct Sampled {
+    /// Its pseudo-random key.
     pub(super) key: u64,
+    /// Its id.
     pub(super) id: Box<str>,
+    /// What the corpus keeps of it.
     pub(super) meta: Meta,
+    /// Its MinHash sketch, if sketched.
     pub(super) sketch: Option<DocSketch>,
 }
 
@@ -41,10 +50,12 @@ impl Ord for Sampled {
 }
 
 impl Sampler {
+    /// A sampler of `n` records with keys seeded by `seed`.
     pub(super) fn new(n: u64, seed: u64) -> Sampler {
         Sampler { n, seed, heap: BinaryHeap::new(), offered: 0 }
     }
 
+    /// Offers a record: kept when its key is among the `n` smallest so far.
     pub(super) fn offer(&mut self, id: &str, meta: Meta, sketch: Option<DocSketch>) {
         let line = meta.line;
         self.offered += 1;
@@ -63,6 +74,7 @@ impl Sampler {
         self.heap.push(Sampled { key, id: id.into(), meta, sketch });
     }
 
+    /// The sample, in line order.
     pub(super) fn into_sorted(self) -> Vec<Sampled> {
         let mut docs = self.heap.into_vec();
         docs.sort_unstable_by_key(|d| d.meta.line);
@@ -70,6 +82,7 @@ impl Sampler {
     }
 }
 
+/// SplitMix64's finalizer: a well-mixed 64-bit hash of `x`.
 pub(super) fn splitmix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

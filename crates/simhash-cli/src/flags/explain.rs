@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::{ClusterOpts, FingerprintOpts, MatchOpts};
 
+/// `simhash explain --help`'s text after the flags: examples, and what the decision is.
 pub(super) const EXPLAIN_HELP: &str = "\
 Examples:
   simhash explain \"the text of one\" \"the text of the other\"
@@ -63,10 +64,13 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "BYTES", default_value_t = simhash_io::DEFAULT_MAX_RECORD_BYTES, hide_short_help = true)]
     pub max_record_bytes: u64,
 
+    /// The fingerprinter.
     #[command(flatten)]
     pub fingerprint: FingerprintOpts,
+    /// The method and its settings.
     #[command(flatten)]
     pub matching: MatchOpts,
+    /// How clusters form and which record is kept.
     #[command(flatten)]
     pub cluster: ClusterOpts,
 

@@ -53,14 +53,19 @@ impl Measure {
 /// the score's code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Pair {
+    /// The first document.
     pub a: u32,
+    /// The second.
     pub b: u32,
+    /// The score's code ([`Score::code`](simhash_io::Score::code)).
     pub code: u32,
 }
 
 /// The similarity histogram of every pair seen and a sample of each bucket.
 pub struct PairSample {
+    /// Distance or Jaccard similarity: what the buckets are of.
     pub measure: Measure,
+    /// Pairs seen in each bucket.
     pub counts: Vec<u64>,
     /// Per bucket, the pairs with the smallest keys (a max-heap of at most
     /// [`PAIRS_PER_BUCKET`]).
@@ -68,6 +73,7 @@ pub struct PairSample {
 }
 
 impl PairSample {
+    /// An empty sample with the buckets of `measure`.
     pub fn new(measure: Measure) -> PairSample {
         let n = measure.buckets();
         PairSample {
@@ -129,8 +135,11 @@ fn id_key(a: &str, b: &str) -> u64 {
 /// One of the largest clusters: its size, kept record and a sample of the others.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BigCluster {
+    /// Documents in the cluster.
     pub size: usize,
+    /// The kept document.
     pub kept: u32,
+    /// A sample of the others.
     pub members: Vec<u32>,
 }
 
@@ -140,6 +149,7 @@ pub struct ClusterView {
     /// Clusters of each size class: `[2]`, `[3, 4]`, `[5, 8]`, … (class `i` holds sizes
     /// `2^i + 1 ..= 2^(i+1)`, class 0 the size 2).
     pub size_classes: Vec<u64>,
+    /// The largest clusters, largest first.
     pub largest: Vec<BigCluster>,
 }
 

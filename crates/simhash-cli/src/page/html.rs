@@ -24,15 +24,25 @@ const ROWS_SHOWN: usize = 30;
 
 /// What the page is made of, gathered by [`super::Report`].
 pub struct Parts<'a> {
+    /// The command the page reports (`dedup`, `pairs`, `cluster`).
     pub command: &'static str,
+    /// The documents read.
     pub corpus: &'a Corpus,
+    /// The input files.
     pub sources: &'a [Source],
+    /// The similarity histogram and its sample.
     pub pairs: &'a PairSample,
+    /// The pairs whose texts the page shows.
     pub sample: &'a [Pair],
+    /// The clusters, when the command forms them.
     pub clusters: Option<&'a ClusterView>,
+    /// Per document: removed or in a cluster.
     pub flagged: &'a [bool],
+    /// Records removed because they matched the index (`--against`).
     pub index_removed: u64,
+    /// `--report-group`: the field the removals are counted by.
     pub group: Option<&'a str>,
+    /// The texts of the wanted documents, read again.
     pub found: Found,
     /// The documents whose texts were asked for, sorted.
     pub wanted: &'a [u32],
@@ -85,6 +95,7 @@ pub struct Data {
 }
 
 impl Data {
+    /// The page's data, made from its parts.
     pub fn new(parts: Parts<'_>) -> Data {
         let Parts { command, corpus, sources, pairs, sample, clusters, flagged, .. } = parts;
         let shard = collect::shard_of_docs(corpus);

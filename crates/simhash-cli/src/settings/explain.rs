@@ -15,14 +15,20 @@ pub struct ExplainSettings {
     pub dedup: DedupSettings,
     /// `--input` given: A and B are ids.
     pub by_id: bool,
+    /// Record A: its text, or its id with `--input`.
     pub a: String,
+    /// Record B: its text, or its id with `--input`.
     pub b: String,
+    /// `--json`: the report as JSON.
     pub json: bool,
+    /// `--shingles`: the shingles listed of each group.
     pub shingles: usize,
+    /// `--color`.
     pub color: ColorChoice,
 }
 
 impl ExplainSettings {
+    /// The settings of `args`: dedup's, resolved from the same flags.
     pub fn new(args: &ExplainArgs) -> anyhow::Result<ExplainSettings> {
         let dedup = DedupSettings::new(&dedup_args(args)?, None)?;
         Ok(ExplainSettings {

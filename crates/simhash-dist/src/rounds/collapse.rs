@@ -14,6 +14,7 @@ use crate::share::Docs;
 /// The representatives this worker holds, and the copies they stand for.
 #[derive(Debug, Default)]
 pub(crate) struct Collapsed {
+    /// One representative per distinct fingerprint, with its multiplicity.
     pub(crate) reps: Vec<Rep>,
     /// `(representative, member)` for every record that is not its set's representative.
     pub(crate) copies: Vec<(u64, u64)>,

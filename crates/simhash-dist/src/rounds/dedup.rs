@@ -52,6 +52,7 @@ const COMPONENT_TABLE: u64 = u64::MAX - 2;
 pub(crate) struct Priority(u64, u64, u64, String, u64);
 
 impl Priority {
+    /// Record `d` of `docs`'s priority under `keep`.
     pub(crate) fn of(keep: Keep, docs: &Docs, d: usize) -> Priority {
         let pos = docs.pos[d];
         match keep {
@@ -89,11 +90,14 @@ type Entry = (u64, u64, Priority, Body);
 /// The score of a removed record against its kept one.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub(crate) enum Removal {
+    /// simhash: the fingerprints' distance.
     Distance(u32),
+    /// minhash: the Jaccard similarity.
     Jaccard(f64),
 }
 
 impl Removal {
+    /// The score `simhash` writes for the removal (in `--removed`).
     pub(crate) fn score(self) -> Score {
         match self {
             Removal::Distance(d) => Score::Distance(d),
@@ -108,16 +112,10 @@ pub(crate) type Decision = (u64, u64, Removal);
 /// How the walk matches.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Walker {
-    Simhash {
-        distance: u32,
-        blocks: Blocks,
-    },
+    /// simhash: kept unless within `distance` bits of a kept record (tables of `blocks`).
+    Simhash { distance: u32, blocks: Blocks },
     /// `key_bits`: the band keys' width, the job's ([`super::bands`]).
-    Minhash {
-        jaccard: f64,
-        bands: usize,
-        key_bits: u32,
-    },
+    Minhash { jaccard: f64, bands: usize, key_bits: u32 },
 }
 
 /// A sketch's band keys at the job's width.

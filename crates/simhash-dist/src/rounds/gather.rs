@@ -30,6 +30,7 @@ pub(crate) struct MatchStats {
     /// Bytes sent to other workers (every round up to the figures' own): the sum, and in
     /// [`total`] the largest worker's in `max_sent`.
     pub(crate) sent: u64,
+    /// In [`total`]: the most bytes one worker sent.
     pub(crate) max_sent: u64,
     /// Peak resident memory of the worker's process, in MiB: in [`total`], the largest.
     pub(crate) peak_mib: u64,
@@ -38,6 +39,7 @@ pub(crate) struct MatchStats {
 /// What the matching leaves on a worker, whatever the method.
 #[derive(Debug)]
 pub(crate) struct Matched {
+    /// The pairs found (`pairs`) or the spanning forest of the matches (`cluster`, `dedup`).
     pub(crate) links: Links,
     /// `(representative, member)` for each record collapsed onto its representative
     /// (identical fingerprints, or identical shingle sets), for `pairs` (`cluster` has

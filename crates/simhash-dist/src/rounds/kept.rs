@@ -23,12 +23,19 @@ use crate::share::{InputPlan, Share, piece_lines, position};
 /// What the kept lines of one worker's pieces are read from: the walk's decisions, the
 /// input again, and the position of the one hash TSV header the output has ([`header`]).
 pub(crate) struct KeptLines<'a> {
+    /// The input's files and pieces.
     pub(crate) plan: &'a InputPlan,
+    /// This worker's index.
     pub(crate) me: usize,
+    /// What this worker read.
     pub(crate) share: &'a Share,
+    /// The walk's decisions: the records removed.
     pub(crate) decisions: &'a [Decision],
+    /// Reads the lines again (JSON or hash TSV).
     pub(crate) parser: &'a Parser,
+    /// `--max-record-bytes`: longer lines were bad records.
     pub(crate) max: u64,
+    /// The position of the hash TSV header the output has, if any.
     pub(crate) header: Option<u64>,
 }
 

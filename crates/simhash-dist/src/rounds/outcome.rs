@@ -7,7 +7,7 @@
 use timely::worker::Worker;
 
 use super::exchange;
-use crate::job::End;
+use crate::plan::End;
 
 /// Worker 0's outcome: the job's exit code, or the messages it failed with.
 pub(crate) type Outcome = Result<u8, Vec<String>>;

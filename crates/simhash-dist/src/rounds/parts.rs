@@ -45,6 +45,7 @@ use crate::share::{Docs, InputPlan, PieceOrder, Share, position};
 #[derive(Debug)]
 pub(crate) struct Parts<'a> {
     sink: Sink<'a>,
+    /// The pieces in input order: a piece's number in the output.
     pub(crate) order: PieceOrder,
     extension: &'static str,
 }
@@ -230,10 +231,15 @@ fn ask(worker: &mut Worker, plan: &InputPlan, docs: &Docs, needed: &[u64]) -> Ve
 /// its clusters and the largest one's size.
 #[derive(Debug, Default)]
 pub(crate) struct Written {
+    /// The parts written, closed and not yet committed.
     pub(crate) outputs: Vec<Output>,
+    /// Their final paths (`--output-dir`).
     pub(crate) paths: Vec<PathBuf>,
+    /// Lines written.
     pub(crate) lines: u64,
+    /// `cluster`: the clusters written.
     pub(crate) clusters: u64,
+    /// `cluster`: the size of the largest.
     pub(crate) largest: u64,
 }
 

@@ -25,7 +25,7 @@ use timely::worker::Worker;
 use super::collapse::Collapsed;
 use super::mix;
 use crate::forest::Forest;
-use crate::job::{Job, Mode};
+use crate::plan::Mode;
 
 /// A representative fingerprint in the table phase: its position, fingerprint, and how
 /// many records share the fingerprint.
@@ -83,17 +83,21 @@ impl Links {
 /// What the round found on this worker.
 #[derive(Debug)]
 pub(crate) struct Found {
+    /// The permutation tables the planner chose.
     pub(crate) tables: Tables,
+    /// The counts of the table round on this worker.
     pub(crate) matches: Matches,
+    /// The pairs or the forest this worker found.
     pub(crate) links: Links,
 }
 
 /// Plans the tables for the job's fingerprinted documents (every worker alike, from the
-/// census) and matches the representatives `collapsed` holds. Fails, on every worker alike,
-/// when the planner refuses the settings.
+/// census) and matches the representatives `collapsed` holds, linking them as `mode` needs.
+/// Fails, on every worker alike, when the planner refuses the settings. `inject_panic`: the
+/// worker that panics here (`--inject-panic`, for tests).
 pub(crate) fn run(
     worker: &mut Worker,
-    job: &Job,
+    (mode, inject_panic): (Mode, Option<usize>),
     (distance, blocks): (u32, Blocks),
     fingerprinted: u64,
     collapsed: &Collapsed,
@@ -102,8 +106,8 @@ pub(crate) fn run(
         .tables(fingerprinted, distance)
         .map_err(|e| vec![format!("invalid --blocks/--distance: {e}")])?;
     let me = worker.index();
-    assert!(job.inject_panic != Some(me), "worker {me}: injected panic (--inject-panic)");
-    let mut links = Links::new(job.mode);
+    assert!(inject_panic != Some(me), "worker {me}: injected panic (--inject-panic)");
+    let mut links = Links::new(mode);
     if let Links::Forest(forest) = &mut links {
         for &(rep, member) in &collapsed.copies {
             forest.union(rep, member);

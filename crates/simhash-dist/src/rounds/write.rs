@@ -10,17 +10,25 @@ use super::gather::MatchStats;
 /// What the summary line says beside the output's own figures.
 #[derive(Debug)]
 pub(crate) struct Summary {
+    /// Records read, valid or not.
     pub(crate) records_read: u64,
+    /// Bad records and empty input files, as the census counts them.
     pub(crate) skipped: u64,
+    /// Records matched (not skipped), featureless ones included.
     pub(crate) documents: u64,
+    /// Documents without features.
     pub(crate) featureless: u64,
+    /// Workers in the job.
     pub(crate) workers: usize,
+    /// Bytes of input.
     pub(crate) bytes: u64,
     /// The method's settings as the summary shows them: blocks and tables, or bands.
     pub(crate) matching: String,
     /// The pairs' score: distance or Jaccard similarity.
     pub(crate) measure: Measure,
+    /// Seconds to read and fingerprint.
     pub(crate) read_seconds: f64,
+    /// Seconds to match.
     pub(crate) match_seconds: f64,
     /// When the job started on this worker.
     pub(crate) started: Instant,
@@ -28,7 +36,9 @@ pub(crate) struct Summary {
 
 /// What the output holds: its lines, and for `cluster` the clusters and the largest one.
 pub(crate) struct Written {
+    /// Lines written.
     pub(crate) lines: u64,
+    /// `cluster`: the clusters written and the size of the largest.
     pub(crate) clusters: Option<(usize, usize)>,
 }
 

@@ -119,54 +119,8 @@ impl WriterBuilder {
 
     fn open_as(&self, dir: &Path, settings: &Settings, mode: Mode) -> Result<Writer, DiskError> {
         // Before anything is written: what is there, and whether this may write into it.
-        if let Some(m) = Manifest::read(dir)? {
-            if mode == Mode::Create {
-                return Err(exists(dir));
-            }
-            // A mismatch first: the stored settings are valid, the given may not be.
-            let differing = m.settings.differences(settings);
-            if !differing.is_empty() {
-                return Err(DiskError::mismatch(&dir.join(manifest::MANIFEST), differing));
-            }
-        } else {
-            let contents = manifest::contents(dir)?;
-            if let Contents::Other(file) = &contents {
-                return Err(manifest::not_an_index(dir, file));
-            }
-            if mode == Mode::Existing {
-                return Err(super::index::no_manifest(dir)?);
-            }
-            settings.validate()?;
-            if contents == Contents::Missing {
-                match fs::create_dir(dir) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                    Err(e) => {
-                        return Err(DiskError::io(dir, "cannot create the index directory", e));
-                    }
-                }
-            }
-        }
-        let lock_path = dir.join(LOCK);
-        let lock = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| DiskError::io(&lock_path, "cannot open the lock file", e))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                return Err(DiskError::new(
-                    DiskErrorKind::Locked,
-                    Some(&lock_path),
-                    "another writer is using the index",
-                ));
-            }
-            Err(TryLockError::Error(e)) => {
-                return Err(DiskError::io(&lock_path, "cannot lock the index", e));
-            }
-        }
+        check_before_lock(dir, settings, mode)?;
+        let lock = lock(dir)?;
         // Under the lock, again: another writer may have made the index meanwhile.
         let (committed, id) = if let Some(m) = Manifest::read(dir)? {
             if mode == Mode::Create {
@@ -220,6 +174,66 @@ impl WriterBuilder {
             done: false,
         })
     }
+}
+
+/// What is at `dir`, checked before anything is written or locked: an index made with the
+/// same settings (unless `mode` creates), or nothing, or a missing directory (created, unless
+/// `mode` opens an existing index), never other files.
+fn check_before_lock(dir: &Path, settings: &Settings, mode: Mode) -> Result<(), DiskError> {
+    if let Some(m) = Manifest::read(dir)? {
+        if mode == Mode::Create {
+            return Err(exists(dir));
+        }
+        // A mismatch first: the stored settings are valid, the given may not be.
+        let differing = m.settings.differences(settings);
+        if !differing.is_empty() {
+            return Err(DiskError::mismatch(&dir.join(manifest::MANIFEST), differing));
+        }
+    } else {
+        let contents = manifest::contents(dir)?;
+        if let Contents::Other(file) = &contents {
+            return Err(manifest::not_an_index(dir, file));
+        }
+        if mode == Mode::Existing {
+            return Err(super::index::no_manifest(dir)?);
+        }
+        settings.validate()?;
+        if contents == Contents::Missing {
+            match fs::create_dir(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(DiskError::io(dir, "cannot create the index directory", e));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The index's lock file, opened (created when missing) and locked: one writer at a time.
+fn lock(dir: &Path) -> Result<File, DiskError> {
+    let lock_path = dir.join(LOCK);
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| DiskError::io(&lock_path, "cannot open the lock file", e))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            return Err(DiskError::new(
+                DiskErrorKind::Locked,
+                Some(&lock_path),
+                "another writer is using the index",
+            ));
+        }
+        Err(TryLockError::Error(e)) => {
+            return Err(DiskError::io(&lock_path, "cannot lock the index", e));
+        }
+    }
+    Ok(lock)
 }
 
 /// How a writer may open a directory.

@@ -117,16 +117,24 @@ fn merge_groups(forest: &mut UnionFind, groups: &mut Vec<Group>) {
     }
 }
 
-/// [`components`] in one candidate component (`docs` ascending).
-fn components_component<S: SketchStore + ?Sized>(
+/// How a component's documents meet their candidates: each one's set size, whether it is
+/// looked up by band or (a small set) by prefix, and the prefix shingles of those that are.
+struct Lookups {
+    lens: Vec<usize>,
+    lookup: Vec<Lookup>,
+    /// `(shingle, document)`: the prefix shingles of the documents looked up by prefix.
+    prefixes: Vec<(u64, u32)>,
+}
+
+/// The [`Lookups`] of a component's documents (`rows`: their band hashes): small sets meet
+/// their candidates through a prefix index when they flood the band buckets.
+fn lookups<S: SketchStore + ?Sized>(
     sketches: &S,
     docs: &[u32],
+    rows: &[u32],
     threshold: f64,
-) -> Result<(Vec<Edge>, MatchStats), EngineError> {
+) -> Result<Lookups, EngineError> {
     let bands = sketches.bands();
-    let rows = component_rows(sketches, docs)?;
-    // Small sets meet their candidates through a prefix index when they flood the band
-    // buckets.
     let mut lens = Vec::with_capacity(docs.len());
     for &doc in docs {
         lens.push(sketches.set_len(doc as usize)?);
@@ -151,7 +159,18 @@ fn components_component<S: SketchStore + ?Sized>(
             }
         }
     }
-    drop(small);
+    Ok(Lookups { lens, lookup, prefixes })
+}
+
+/// [`components`] in one candidate component (`docs` ascending).
+fn components_component<S: SketchStore + ?Sized>(
+    sketches: &S,
+    docs: &[u32],
+    threshold: f64,
+) -> Result<(Vec<Edge>, MatchStats), EngineError> {
+    let bands = sketches.bands();
+    let rows = component_rows(sketches, docs)?;
+    let Lookups { lens, lookup, prefixes } = lookups(sketches, docs, &rows, threshold)?;
     let shared = shared_buckets(&rows, bands, &lookup, prefixes);
     let share_band = |i: u32, m: u32| {
         let (i, m) = (i as usize * bands, m as usize * bands);

@@ -530,39 +530,8 @@ fn walk_component<S: SketchStore + ?Sized>(
         // Each record's set, read in parallel, then compared with the records kept before
         // the chunk (none in the first); the sets of records left undecided come back
         // (up to HELD_SET_WORDS each), so the ordered pass below does not read them again.
-        let before: Vec<Result<Early, EngineError>> = chunk
-            .par_iter()
-            .map(|&i| {
-                let mut set = Vec::new();
-                c.sketches.read_set(c.docs[i] as usize, &mut set)?;
-                let (len, mut band_candidates) = (set.len(), 0);
-                let mut s = MatchStats::default();
-                let mut bits = Bits::default();
-                let found = if kept.docs.is_empty() {
-                    None
-                } else {
-                    let mut candidates = Vec::new();
-                    let bands = |out: &mut Vec<u32>| kept.candidates(&c, i, out);
-                    let small = small.as_ref();
-                    if !candidates_of(&c, small, &kept, i, &set, 0, bands, &mut candidates) {
-                        band_candidates = candidates.len();
-                    }
-                    kept.first_match(&c, &set, &mut bits, &candidates, &no_recent, &mut s)?
-                };
-                let held = found.is_none() && set.len() <= HELD_SET_WORDS;
-                if held {
-                    // Made here, in parallel, for the ordered pass and the Kept.
-                    bits.of(&set);
-                }
-                Ok(Early {
-                    found,
-                    stats: s,
-                    held: held.then_some((set, bits)),
-                    len,
-                    band_candidates,
-                })
-            })
-            .collect();
+        let before: Vec<Result<Early, EngineError>> =
+            chunk.par_iter().map(|&i| early(&c, &kept, small.as_ref(), &no_recent, i)).collect();
         let before: Vec<Early> = before.into_iter().collect::<Result<_, _>>()?;
         let undecided: Vec<usize> =
             chunk.iter().zip(&before).filter(|(_, e)| e.found.is_none()).map(|(&i, _)| i).collect();
@@ -608,26 +577,69 @@ fn walk_component<S: SketchStore + ?Sized>(
         }
         kept.index_new(&c)?;
         if small.is_none() && flood.starts() {
-            small = SmallSets::new(sketches, docs, threshold)?;
-            if let Some(small) = &mut small {
-                // Every record kept so far, as though it had been there all along.
-                let mut read = Vec::new();
-                for k in 0..kept.docs.len() {
-                    if !small.indexes(kept.lens[k]) {
-                        continue;
-                    }
-                    let set = if let Some(set) = kept.set(k) {
-                        set
-                    } else {
-                        c.sketches.read_set(c.docs[kept.docs[k]] as usize, &mut read)?;
-                        &read[..]
-                    };
-                    small.insert(set, k as u32, &mut scratch)?;
-                }
-            }
+            small = small_sets(&c, &kept, &mut scratch)?;
         }
     }
     Ok((removed, stats))
+}
+
+/// The parallel pass's look at record `i` of a chunk: its set read and compared with the
+/// records kept before the chunk (`small`: the component's [`SmallSets`], if it has one).
+fn early<S: SketchStore + ?Sized>(
+    c: &Component<'_, S>,
+    kept: &Kept,
+    small: Option<&SmallSets>,
+    no_recent: &Recent,
+    i: usize,
+) -> Result<Early, EngineError> {
+    let mut set = Vec::new();
+    c.sketches.read_set(c.docs[i] as usize, &mut set)?;
+    let (len, mut band_candidates) = (set.len(), 0);
+    let mut s = MatchStats::default();
+    let mut bits = Bits::default();
+    let found = if kept.docs.is_empty() {
+        None
+    } else {
+        let mut candidates = Vec::new();
+        let bands = |out: &mut Vec<u32>| kept.candidates(c, i, out);
+        if !candidates_of(c, small, kept, i, &set, 0, bands, &mut candidates) {
+            band_candidates = candidates.len();
+        }
+        kept.first_match(c, &set, &mut bits, &candidates, no_recent, &mut s)?
+    };
+    let held = found.is_none() && set.len() <= HELD_SET_WORDS;
+    if held {
+        // Made here, in parallel, for the ordered pass and the Kept.
+        bits.of(&set);
+    }
+    Ok(Early { found, stats: s, held: held.then_some((set, bits)), len, band_candidates })
+}
+
+/// The component's [`SmallSets`], made once its small sets make a flood (none when it
+/// declines), with every record kept so far inserted.
+fn small_sets<S: SketchStore + ?Sized>(
+    c: &Component<'_, S>,
+    kept: &Kept,
+    scratch: &mut Vec<(u32, u64)>,
+) -> Result<Option<SmallSets>, EngineError> {
+    let mut small = SmallSets::new(c.sketches, c.docs, c.threshold)?;
+    if let Some(small) = &mut small {
+        // Every record kept so far, as though it had been there all along.
+        let mut read = Vec::new();
+        for k in 0..kept.docs.len() {
+            if !small.indexes(kept.lens[k]) {
+                continue;
+            }
+            let set = if let Some(set) = kept.set(k) {
+                set
+            } else {
+                c.sketches.read_set(c.docs[kept.docs[k]] as usize, &mut read)?;
+                &read[..]
+            };
+            small.insert(set, k as u32, scratch)?;
+        }
+    }
+    Ok(small)
 }
 
 /// The band candidates of a component's small sets so far: when they make a flood

@@ -105,6 +105,8 @@ fn evaluate_with<R: Read>(
     score(&ids, &truth_side, &pred, &known)
 }
 
+/// Runs `simhash eval`: reads the prediction and the truth, scores one against the other, and
+/// prints or writes the scores.
 pub fn run(opts: &EvalSettings) -> anyhow::Result<ExitCode> {
     let mut inputs = vec![opts.prediction.as_path(), opts.truth.as_path()];
     inputs.extend(opts.tiers.as_deref());

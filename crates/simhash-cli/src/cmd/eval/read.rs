@@ -70,11 +70,14 @@ impl<'de> serde::Deserialize<'de> for Fields<'de> {
 /// Ids interned to dense numbers, shared by the truth and the prediction.
 #[derive(Default)]
 pub(super) struct Ids {
+    /// Each id's number.
     pub(super) index: HashMap<String, u32>,
+    /// Each number's id.
     pub(super) names: Vec<String>,
 }
 
 impl Ids {
+    /// The number of `id`, a new one for an id not seen.
     pub(super) fn get(&mut self, id: &str) -> anyhow::Result<u32> {
         if let Some(&i) = self.index.get(id) {
             return Ok(i);
@@ -88,9 +91,13 @@ impl Ids {
 
 /// A labelled pair of the truth: positive (same cluster) or negative, with its tier.
 pub(super) struct LabelledPair {
+    /// The first id's number.
     pub(super) a: u32,
+    /// The second id's number.
     pub(super) b: u32,
+    /// Same cluster (positive) or not.
     pub(super) positive: bool,
+    /// The pair's tier, if the truth names one.
     pub(super) tier: Option<String>,
 }
 
@@ -107,10 +114,13 @@ pub(super) struct Side {
 
 /// How a TSV file's columns are read, decided by its first line.
 pub(super) enum Columns {
+    /// Pairs: the columns of the two ids, and of the label and the tier when given.
     Pairs { a: usize, b: usize, label: Option<usize>, tier: Option<usize> },
+    /// Labels: the columns of the id and its cluster.
     Labels { id: usize, cluster: usize },
 }
 
+/// The columns a TSV header names (`id_a`, `id_b`, …), if the first line is one.
 pub(super) fn header_columns(fields: &[&str]) -> Option<Columns> {
     let find = |name: &str| fields.iter().position(|f| f.trim().eq_ignore_ascii_case(name));
     if let (Some(a), Some(b)) = (find("id_a"), find("id_b")) {
@@ -133,13 +143,16 @@ pub(super) fn id_text(value: &RawValue) -> Option<String> {
     }
 }
 
+/// Whether a JSON value is `null`.
 pub(super) fn is_null(value: &RawValue) -> bool {
     value.get() == "null"
 }
 
 /// Where a truth id was put: a cluster label, or the cluster listed on a line.
 pub(super) enum Home {
+    /// The cluster of this label.
     Label(String),
+    /// The cluster listed on its line.
     List,
 }
 
@@ -244,28 +257,27 @@ pub(super) fn line_text<'a>(
 /// Why a line of a prediction or truth file cannot be read; reported as `FILE:LINE: what`.
 #[derive(Debug)]
 pub(super) enum BadLine {
+    /// The line is longer than the limit (its length).
     TooLong(u64),
+    /// The line is not UTF-8 (the file it is in: prediction or truth).
     NotUtf8(&'static str),
     /// An id that breaks the rule of every command, or one id too many.
     Id(String),
     /// A field holds something else than a string or a number: what it must be.
     NotText(&'static str),
+    /// A field that must be a list of ids is not (its name).
     NotAList(&'static str),
+    /// A JSON record that is neither an id with its cluster nor a list of ids.
     NoCluster,
-    InCluster {
-        id: String,
-        label: String,
-        line: u64,
-    },
-    InList {
-        id: String,
-        line: u64,
-    },
-    Missing {
-        name: &'static str,
-        column: usize,
-    },
+    /// An id already in the cluster of another label (put there at `line`).
+    InCluster { id: String, label: String, line: u64 },
+    /// A truth id already in the cluster listed at `line`.
+    InList { id: String, line: u64 },
+    /// A TSV field missing or empty: its name and column.
+    Missing { name: &'static str, column: usize },
+    /// A line without two TAB-separated ids.
     NotTwoIds,
+    /// A label other than 1 or 0.
     Label(String),
 }
 
@@ -309,6 +321,7 @@ impl SideReader<'_> {
         self.ids.get(id).map_err(|e| BadLine::Id(e.to_string()))
     }
 
+    /// Reads one JSON record: a pair, or an id with its cluster.
     pub(super) fn json_record(
         &mut self,
         record: &HashMap<String, &RawValue>,
@@ -394,6 +407,7 @@ impl SideReader<'_> {
         }
     }
 
+    /// Reads one TSV line, by `columns` when the file has a header.
     pub(super) fn tsv_line(
         &mut self,
         fields: &[&str],

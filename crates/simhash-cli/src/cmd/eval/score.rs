@@ -26,14 +26,17 @@ pub(super) fn partition(n: usize, edges: &[(u32, u32)]) -> anyhow::Result<Vec<u3
     Ok(label)
 }
 
+/// The pairs among `n` documents.
 pub(super) fn pairs_of(n: u64) -> u64 {
     n * n.saturating_sub(1) / 2
 }
 
+/// `num / den`, or 1 when there is nothing to divide.
 pub(super) fn ratio(num: f64, den: f64) -> f64 {
     if den == 0.0 { 1.0 } else { num / den }
 }
 
+/// The harmonic mean of precision `p` and recall `r` (0 when both are 0).
 pub(super) fn f1(p: f64, r: f64) -> f64 {
     if p + r == 0.0 { 0.0 } else { 2.0 * p * r / (p + r) }
 }
@@ -41,36 +44,56 @@ pub(super) fn f1(p: f64, r: f64) -> f64 {
 /// The scores, as printed and as written with `--json`.
 #[derive(Debug, serde::Serialize)]
 pub struct Scores {
+    /// Documents: every id either side names.
     pub documents: usize,
+    /// Pairs in one true cluster.
     pub true_pairs: u64,
+    /// Pairs in one predicted cluster.
     pub predicted_pairs: u64,
+    /// Pairs in both.
     pub true_positive_pairs: u64,
+    /// Predicted pairs not in one true cluster.
     pub false_positive_pairs: u64,
+    /// Pair precision: true positives over predicted pairs.
     pub precision: f64,
+    /// Pair recall: true positives over true pairs.
     pub recall: f64,
+    /// Pair F1.
     pub f1: f64,
+    /// B-cubed precision, averaged over documents.
     pub bcubed_precision: f64,
+    /// B-cubed recall, averaged over documents.
     pub bcubed_recall: f64,
+    /// B-cubed F1.
     pub bcubed_f1: f64,
     /// Predicted edges (pairs as listed, before closing them) that join two true clusters.
     pub false_edges: u64,
+    /// Predicted edges, as listed.
     pub predicted_edges: u64,
     /// Predicted ids that the truth does not mention (scored as singletons in the truth).
     pub unknown_ids: usize,
+    /// Recall per tier of labelled pairs.
     pub tiers: Vec<TierScore>,
     /// Labelled negative pairs that the prediction put in one cluster.
     pub negatives_merged: u64,
+    /// Labelled negative pairs.
     pub negatives: u64,
 }
 
+/// The recall of one tier of labelled positive pairs.
 #[derive(Debug, serde::Serialize)]
 pub struct TierScore {
+    /// The tier's name.
     pub tier: String,
+    /// Its positive pairs.
     pub pairs: u64,
+    /// Those the prediction put in one cluster.
     pub found: u64,
+    /// Found over pairs.
     pub recall: f64,
 }
 
+/// Scores the prediction `pred` against the truth (`known`: the ids the truth names).
 pub(super) fn score(
     ids: &Ids,
     truth: &Side,
@@ -154,6 +177,7 @@ pub(super) fn score(
     })
 }
 
+/// The scores as printed (the text report).
 pub(super) fn render(s: &Scores) -> String {
     let mut out = String::new();
     let _ = writeln!(

@@ -20,7 +20,9 @@ pub struct Side {
 /// for a shared one).
 #[derive(Debug)]
 pub struct Shingle {
+    /// The shingle's hash.
     pub hash: u64,
+    /// The text it covers.
     pub text: String,
 }
 
@@ -30,7 +32,9 @@ pub struct Sets {
     /// The first shingles of each group, in the order of their first occurrence in A (in B
     /// for `only_b`).
     pub shared: Vec<Shingle>,
+    /// The first shingles only A has.
     pub only_a: Vec<Shingle>,
+    /// The first shingles only B has.
     pub only_b: Vec<Shingle>,
     /// Counts of each group (the lists above are the first `--shingles` of each).
     pub counts: [usize; 3],
@@ -42,14 +46,18 @@ pub struct Sets {
     pub num_perm: usize,
     /// The LSH bands whose keys are equal, ascending.
     pub bands_met: Vec<usize>,
+    /// LSH bands.
     pub bands: usize,
+    /// Rows a band.
     pub rows: usize,
 }
 
 /// What dedup's matching sees of the two texts.
 #[derive(Debug)]
 pub struct Analysis {
+    /// What A's text gives.
     pub a: Side,
+    /// What B's text gives.
     pub b: Side,
     /// Bits the fingerprints differ in (none: either has no features).
     pub distance: Option<u32>,

@@ -41,12 +41,15 @@ pub enum Outcome {
 /// Dedup's decision on the pair, from its engine.
 #[derive(Clone, Copy, Debug)]
 pub struct Decision {
+    /// Kept, removed as a duplicate of the other, or neither.
     pub outcome: Outcome,
     /// The removed record's Jaccard similarity to the kept one, as the walk verified it
     /// (MinHash, star mode).
     pub verified_jaccard: Option<f64>,
 }
 
+/// Runs `simhash explain`: the two records (texts, or ids in `--input`), what dedup's matching sees
+/// of them, and its decision.
 pub fn run(settings: &ExplainSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.dedup.input;
     let Parser::Json(columns) = &input.reading.parser else {

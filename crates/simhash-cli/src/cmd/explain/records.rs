@@ -8,7 +8,9 @@ use simhash_io::{Columns, IdValue, Inputs, LineReader, LineStatus, Parser, Reaso
 /// One record: its id as the input wrote it, its text, and where it is.
 #[derive(Clone, Debug)]
 pub struct Found {
+    /// Its id, as the input wrote it.
     pub id: IdValue<'static>,
+    /// Its text.
     pub text: String,
     /// Its line (or Parquet row) in the concatenation of the inputs, 0-based: input order.
     pub position: u64,

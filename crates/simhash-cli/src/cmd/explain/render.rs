@@ -15,10 +15,15 @@ use super::{Decision, Outcome};
 
 /// Everything the report shows.
 pub struct Report<'a> {
+    /// The settings the pair was explained with.
     pub settings: &'a ExplainSettings,
+    /// Record A.
     pub a: &'a Found,
+    /// Record B.
     pub b: &'a Found,
+    /// What the matching sees of them.
     pub analysis: &'a Analysis,
+    /// Dedup's decision.
     pub decision: Decision,
 }
 

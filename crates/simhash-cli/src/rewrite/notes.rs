@@ -1,0 +1,83 @@
+//! What `--annotate` adds to each record: JSON members, or Parquet columns.
+
+use std::io::Write;
+
+use simhash_io::{ExtraColumn, ExtraKind, ExtraRows, ExtraValue, IdValue, Score};
+
+/// What `--annotate` adds to each record written.
+pub enum Notes<'a> {
+    /// Nothing: the records are copied as they are.
+    None,
+    /// dedup: `duplicate_of` and `similarity`, for each document (`None`: kept).
+    Dedup { of: Vec<Option<(IdValue<'a>, Score)>>, jaccard: bool },
+    /// cluster: `cluster`, for each document (`None`: in no cluster that is written).
+    Cluster(Vec<Option<u64>>),
+}
+
+impl Notes<'_> {
+    /// The fields added.
+    pub(super) fn names(&self) -> &'static [&'static str] {
+        match self {
+            Notes::None => &[],
+            Notes::Dedup { .. } => &["duplicate_of", "similarity"],
+            Notes::Cluster(_) => &["cluster"],
+        }
+    }
+
+    /// Appends the fields of `doc` as JSON members, each after a comma.
+    pub(super) fn json(&self, doc: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
+        match self {
+            Notes::None => {}
+            Notes::Dedup { of, .. } => match &of[doc] {
+                None => out.extend_from_slice(b",\"duplicate_of\":null,\"similarity\":null"),
+                Some((id, score)) => {
+                    out.extend_from_slice(b",\"duplicate_of\":");
+                    simhash_io::write_json_id(out, id)?;
+                    write!(out, ",\"similarity\":{score}")?;
+                }
+            },
+            Notes::Cluster(numbers) => match numbers[doc] {
+                None => out.extend_from_slice(b",\"cluster\":null"),
+                Some(n) => write!(out, ",\"cluster\":{n}")?,
+            },
+        }
+        Ok(())
+    }
+
+    /// The Parquet columns added.
+    pub(super) fn columns(&self) -> Vec<ExtraColumn> {
+        let column = |name: &str, kind| ExtraColumn { name: name.into(), kind };
+        match self {
+            Notes::None => Vec::new(),
+            Notes::Dedup { jaccard, .. } => vec![
+                column("duplicate_of", ExtraKind::Text),
+                column("similarity", if *jaccard { ExtraKind::Float } else { ExtraKind::Unsigned }),
+            ],
+            Notes::Cluster(_) => vec![column("cluster", ExtraKind::Unsigned)],
+        }
+    }
+
+    /// Pushes the Parquet values of `doc`.
+    pub(super) fn push(&self, doc: usize, row: &mut ExtraRows) {
+        match self {
+            Notes::None => {}
+            Notes::Dedup { of, .. } => match &of[doc] {
+                None => {
+                    row.push(ExtraValue::Null);
+                    row.push(ExtraValue::Null);
+                }
+                Some((id, score)) => {
+                    row.push(ExtraValue::Text(&id.text));
+                    row.push(match *score {
+                        Score::Distance(d) => ExtraValue::Unsigned(u64::from(d)),
+                        // The value --removed prints (4 decimals).
+                        Score::Jaccard(_) => ExtraValue::Float(f64::from(score.code()) / 10_000.0),
+                    });
+                }
+            },
+            Notes::Cluster(numbers) => {
+                row.push(numbers[doc].map_or(ExtraValue::Null, ExtraValue::Unsigned));
+            }
+        }
+    }
+}

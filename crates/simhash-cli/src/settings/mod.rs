@@ -1,0 +1,216 @@
+//! The flags of each command converted once into validated settings (rg's low-level args
+//! → high-level args): defaults applied, the matching method chosen and checked, the
+//! fingerprinter and MinHash sketcher built, all before any input is read.
+//!
+//! One concept a file: this one holds the error, the matching contract (what the flags ask
+//! of [`simhash_index::settings`]) and the run and grouping options every command shares;
+//! `input` the records' input and how it is read, `commands` each command's settings, `index`
+//! the settings of the index commands and of `dedup --against`, `explain` those of `explain`.
+
+use std::fmt;
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+
+use simhash_core::Preset;
+use simhash_index::Blocks;
+
+use crate::flags::{ClusterMode, ClusterOpts, Format, KeepPolicy, MatchOpts, Method, RunOpts};
+use crate::report::Summary;
+
+/// A flag, or a combination of flags, that cannot run. Displayed as the message the user
+/// sees (after `simhash: `); the index's reason, when there is one, is the source.
+#[derive(Debug)]
+pub enum SettingsError {
+    /// The matching settings, refused by the one contract every front end maps onto
+    /// ([`simhash_index::settings`]).
+    Matching(simhash_index::settings::SettingsError),
+    /// The index names a preset this version does not know.
+    IndexPreset(String),
+    /// The index's stored settings cannot make a sketcher.
+    IndexSettings(Box<dyn std::error::Error + Send + Sync>),
+    /// `--against` with `--mode components`.
+    AgainstComponents,
+    /// The inputs cannot be listed (a directory cannot be read, a file is given twice).
+    Inputs(simhash_io::Error),
+    /// Inputs whose names imply different formats, without --format.
+    MixedFormats(simhash_io::MixedFormats),
+    /// `--annotate` on hash TSV input.
+    AnnotateHashes,
+    /// `--output-dir` refused: why.
+    OutputDir(String),
+    /// `--parquet-compression` without a Parquet output: why.
+    ParquetCompression(&'static str),
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SettingsError::Matching(e) => e.fmt(f),
+            SettingsError::IndexPreset(name) => write!(
+                f,
+                "the index was made with preset {name:?}, which this version does not know"
+            ),
+            SettingsError::IndexSettings(_) => f.write_str("the index's settings are unusable"),
+            SettingsError::AgainstComponents => f.write_str(
+                "--against removes records in --keep order (--mode star), not by components",
+            ),
+            SettingsError::Inputs(e) => e.fmt(f),
+            SettingsError::AnnotateHashes => f.write_str(
+                "--annotate adds JSON fields or Parquet columns: --format hash input has neither",
+            ),
+            SettingsError::OutputDir(why) => write!(f, "--output-dir: {why}"),
+            SettingsError::ParquetCompression(why) => {
+                write!(f, "--parquet-compression applies to Parquet output only: {why}")
+            }
+            SettingsError::MixedFormats(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SettingsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            // The contract's error is this one: its source is the reason.
+            SettingsError::Matching(e) => std::error::Error::source(e),
+            SettingsError::IndexSettings(source) => Some(source.as_ref()),
+            SettingsError::Inputs(e) => std::error::Error::source(e),
+            _ => None,
+        }
+    }
+}
+mod commands;
+mod explain;
+mod index;
+mod input;
+
+pub use commands::{
+    ClusterSettings, CppSettings, DedupSettings, EvalSettings, FingerprintSettings, PairsSettings,
+};
+pub use explain::ExplainSettings;
+pub use index::{IndexAddSettings, IndexInput, IndexQuerySettings, StoredSettings};
+pub use input::Input;
+pub use simhash_index::settings::Matching;
+
+impl From<simhash_index::settings::SettingsError> for SettingsError {
+    fn from(e: simhash_index::settings::SettingsError) -> SettingsError {
+        SettingsError::Matching(e)
+    }
+}
+
+/// The tables for `n` fingerprints (the planner's choice for `--blocks auto`).
+pub fn tables(
+    distance: u32,
+    blocks: Blocks,
+    n: usize,
+) -> Result<simhash_index::Tables, SettingsError> {
+    Ok(simhash_index::settings::tables(distance, blocks, n)?)
+}
+
+/// Notes the method (and the Jaccard threshold) in the summary.
+pub fn note_matching(matching: &Matching, summary: &mut Summary) {
+    summary.method = Some(matching.method());
+    if let Matching::Minhash { jaccard, .. } = *matching {
+        summary.jaccard = Some(jaccard);
+    }
+}
+
+/// What the flags ask of the one settings contract ([`simhash_index::settings::Asked`]).
+/// `fork_style` is the top-level command, which always runs simhash; `format` and
+/// `preset` are the input's.
+fn asked(
+    opts: &MatchOpts,
+    format: Format,
+    preset: Option<Preset>,
+    fork_style: bool,
+) -> simhash_index::settings::Asked {
+    use simhash_index::settings::{Asked, Method as Asked_};
+    Asked {
+        method: match opts.method {
+            Method::Auto => Asked_::Auto,
+            Method::Minhash => Asked_::Minhash,
+            Method::Simhash => Asked_::Simhash,
+        },
+        preset,
+        hashes: format == Format::Hash,
+        simhash_only: fork_style,
+        memory: opts.memory.is_some(),
+        distance: opts.distance,
+        blocks: opts.blocks,
+        jaccard: opts.jaccard,
+        lsh_threshold: opts.lsh_threshold,
+        num_perm: opts.num_perm,
+        band_keys: opts.band_key_bits,
+    }
+}
+
+/// The simhash settings of a command that has no method to choose (the fork's, an
+/// index's), checked by the contract.
+fn simhash(distance: u32, blocks: Blocks) -> Result<Matching, SettingsError> {
+    use simhash_index::settings::{Asked, Method as Asked_};
+    let asked = Asked {
+        method: Asked_::Simhash,
+        distance: Some(distance),
+        blocks: Some(blocks),
+        ..Asked::default()
+    };
+    Ok(asked.resolve()?)
+}
+
+/// The method and its settings ([`simhash_index::settings::Asked::resolve`]).
+fn matching(
+    opts: &MatchOpts,
+    format: Format,
+    preset: Option<Preset>,
+    fork_style: bool,
+) -> Result<Matching, SettingsError> {
+    Ok(asked(opts, format, preset, fork_style).resolve()?)
+}
+/// Threads, progress and the summary.
+#[derive(Debug)]
+pub struct Run {
+    /// Worker threads (`-j`; all the cores when not given).
+    pub threads: usize,
+    /// `--quiet`: no progress and no summary.
+    pub quiet: bool,
+    /// `--stats`: where the run's counts go, as JSON.
+    pub stats: Option<PathBuf>,
+    /// `--memory`: the budget of all pairs within k bits (none: one pass).
+    pub memory: Option<u64>,
+}
+
+impl Run {
+    fn new(run: &RunOpts) -> Run {
+        let threads = run
+            .threads
+            .or_else(|| std::thread::available_parallelism().ok())
+            .map_or(1, NonZeroUsize::get);
+        Run { threads, quiet: run.quiet, stats: run.stats.clone(), memory: None }
+    }
+
+    /// With the `--memory` budget of the simhash method.
+    fn with_memory(mut self, memory: Option<u64>) -> Run {
+        self.memory = memory;
+        self
+    }
+}
+
+/// How clusters are formed and which record of each is kept.
+#[derive(Clone, Copy, Debug)]
+pub struct Grouping {
+    /// `--mode`: star (each kept record's duplicates) or components.
+    pub mode: ClusterMode,
+    /// `--keep`: which record of a cluster is kept.
+    pub keep: KeepPolicy,
+    /// `--big-cluster`: clusters larger than this are warned about.
+    pub big_cluster: usize,
+}
+
+impl Grouping {
+    fn new(opts: &ClusterOpts, default: ClusterMode) -> Grouping {
+        Grouping {
+            mode: opts.mode.unwrap_or(default),
+            keep: opts.keep,
+            big_cluster: opts.big_cluster,
+        }
+    }
+}

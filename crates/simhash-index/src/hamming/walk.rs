@@ -10,6 +10,7 @@
 
 use rayon::prelude::*;
 
+use crate::hamming::settle::settle;
 use crate::{Fingerprint, Index, Tables};
 
 /// Documents decided together by the walk: each is looked up in parallel among the
@@ -146,27 +147,30 @@ impl<'a> DedupWalk<'a> {
                     hits.iter().map(|h| h.id).min()
                 })
                 .collect();
-            // Settle the chunk in order: a document not matched before the chunk may match
-            // one kept earlier in it.
-            let mut local = Index::<u32>::new(tables.clone());
-            let mut hits = Vec::new();
+            // Settle the documents not matched before the chunk among themselves (in
+            // parallel; see `settle`): one may match one kept earlier in the chunk.
+            let open: Vec<u32> =
+                chunk.iter().zip(&before).filter(|(_, b)| b.is_none()).map(|(&d, _)| d).collect();
+            let open_fps: Vec<Fingerprint> = open.iter().map(|&d| fp_of(d)).collect();
+            let settled = settle(&open_fps, tables);
             let mut new_kept = Vec::new();
             for (&d, first) in chunk.iter().zip(before) {
-                let first = first.or_else(|| {
-                    local.find_all_into(fp_of(d), &mut hits);
-                    hits.iter().map(|h| h.id).min()
-                });
                 if let Some(ordinal) = first {
                     center[d as usize] = kept[ordinal as usize];
+                    matched += 1;
+                }
+            }
+            for (&d, joins) in open.iter().zip(settled) {
+                if let Some(j) = joins {
+                    center[d as usize] = open[j as usize];
                     matched += 1;
                 } else {
                     let ordinal = kept.len() as u32;
                     kept.push(d);
-                    local.insert(ordinal, fp_of(d));
                     new_kept.push((ordinal, fp_of(d)));
                 }
             }
-            index.insert_many(new_kept);
+            index.merge_in(new_kept);
             progress(kept.len(), reps.len());
         }
         for &(doc, rep) in &duplicates {

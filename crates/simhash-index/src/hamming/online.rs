@@ -352,6 +352,8 @@ impl<I: Clone + Eq + Hash + Ord + Send + Sync> Index<I> {
     /// queries need no B-tree lookups (the dedup walk's index).
     pub(crate) fn merge_in(&mut self, items: Vec<(I, Fingerprint)>) {
         let first = self.slots.len();
+        self.slots.reserve(items.len());
+        self.by_id.reserve(items.len());
         for (id, fp) in items {
             self.new_slot(id, fp);
         }

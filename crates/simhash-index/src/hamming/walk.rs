@@ -163,11 +163,12 @@ impl<'a> DedupWalk<'a> {
             let size = first.max(kept.len() / GROWTH).max(1).min(reps.len() - done);
             let chunk = &reps[done..done + size];
             done += size;
+            // The kept document each joins among those kept before the chunk, if any.
             let before: Vec<Option<u32>> = chunk
                 .par_iter()
                 .map_init(Vec::new, |hits, &d| {
                     index.find_all_into(fp_of(d), hits);
-                    hits.iter().map(|h| h.id).min()
+                    hits.iter().map(|h| h.id).min().map(|ordinal| kept[ordinal as usize])
                 })
                 .collect();
             // Settle the documents not matched before the chunk among themselves (in
@@ -176,10 +177,10 @@ impl<'a> DedupWalk<'a> {
                 chunk.iter().zip(&before).filter(|(_, b)| b.is_none()).map(|(&d, _)| d).collect();
             let open_fps: Vec<Fingerprint> = open.iter().map(|&d| fp_of(d)).collect();
             let settled = settle(&open_fps, tables);
-            let mut new_kept = Vec::new();
-            for (&d, first) in chunk.iter().zip(before) {
-                if let Some(ordinal) = first {
-                    center[d as usize] = kept[ordinal as usize];
+            let mut new_kept = Vec::with_capacity(open.len());
+            for (&d, joins) in chunk.iter().zip(before) {
+                if let Some(c) = joins {
+                    center[d as usize] = c;
                     matched += 1;
                 }
             }

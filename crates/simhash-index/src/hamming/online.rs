@@ -344,18 +344,29 @@ impl<I: Clone + Eq + Hash + Ord + Send + Sync> Index<I> {
             }
             return;
         }
-        self.merge_in(items);
+        self.merge_in(items, true);
     }
 
     /// [`insert_many`](Index::insert_many) without the path for small batches: every table
     /// merges the batch (in pieces over the threads), and the deltas stay empty, so that
-    /// queries need no B-tree lookups (the dedup walk's index).
-    pub(crate) fn merge_in(&mut self, items: Vec<(I, Fingerprint)>) {
+    /// queries need no B-tree lookups (the dedup walk's index). Without `keyed`, the ids
+    /// are not recorded (no hashing on the calling thread): the caller promises that they
+    /// are all new and that it only queries the index from then on (`len`, `contains`,
+    /// `get`, `remove` and replacing inserts do not see them).
+    pub(crate) fn merge_in(&mut self, items: Vec<(I, Fingerprint)>, keyed: bool) {
         let first = self.slots.len();
         self.slots.reserve(items.len());
-        self.by_id.reserve(items.len());
-        for (id, fp) in items {
-            self.new_slot(id, fp);
+        if keyed {
+            self.by_id.reserve(items.len());
+            for (id, fp) in items {
+                self.new_slot(id, fp);
+            }
+        } else {
+            assert!(
+                u32::try_from(first + items.len()).is_ok(),
+                "fewer than 2^32 inserts between rebuilds"
+            );
+            self.slots.extend(items.into_iter().map(|(id, fp)| Slot { id, fp, live: true }));
         }
         let slots = &self.slots[..];
         let new = &slots[first..];
@@ -368,7 +379,7 @@ impl<I: Clone + Eq + Hash + Ord + Send + Sync> Index<I> {
                     .filter(|(_, s)| s.live)
                     .map(|(i, s)| (table.permute(s.fp), (first + i) as u32))
                     .collect();
-                extra.sort_unstable();
+                extra.par_sort_unstable();
                 let live = |s: u32| slots[s as usize].live;
                 part.merge(table, &extra, any_dead.then_some(&live));
             },

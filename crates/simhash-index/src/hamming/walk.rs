@@ -194,7 +194,8 @@ impl<'a> DedupWalk<'a> {
                     new_kept.push((ordinal, fp_of(d)));
                 }
             }
-            index.merge_in(new_kept);
+            // Ids not recorded: they are the ordinals, and the walk only queries the index.
+            index.merge_in(new_kept, false);
             progress(kept.len(), reps.len());
         }
         for &(doc, rep) in &duplicates {

@@ -8,9 +8,10 @@
 //! among the documents kept before the chunk, then the chunk is settled among its own
 //! (`hamming::settle`, in parallel but for one cheap pass in order), so the outcome does
 //! not depend on the thread count. A chunk is also at least a quarter of the documents
-//! kept so far: each chunk's kept documents are merged into every table of the index, a
-//! pass over the index, so with chunks that grow with it the merges cost a few passes over
-//! the final index in all rather than one per [`WALK_CHUNK`] documents.
+//! kept so far (up to about a million): each chunk's kept documents are merged into every
+//! table of the index, a pass over the index, so with chunks that grow with it the merges
+//! cost a few passes over the final index in all rather than one per [`WALK_CHUNK`]
+//! documents.
 
 use rayon::prelude::*;
 
@@ -22,8 +23,13 @@ use crate::{Fingerprint, Index, Tables};
 /// is also at least a quarter of the documents kept before it.
 pub const WALK_CHUNK: usize = 8192;
 
-/// A chunk holds at least `1 / GROWTH` of the documents kept before it.
+/// A chunk holds at least `1 / GROWTH` of the documents kept before it, up to
+/// [`MAX_CHUNK`].
 const GROWTH: usize = 4;
+/// The most documents a chunk grows to: a chunk holds 16 bytes per document and table
+/// and about 80 more per document while it is settled, so this bounds the walk's memory
+/// beside the index (about 200 MB with 8 tables).
+const MAX_CHUNK: usize = 1 << 20;
 
 /// Documents with identical fingerprints, collapsed: see [`collapse_identical`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -160,7 +166,8 @@ impl<'a> DedupWalk<'a> {
         let mut matched = 0u64;
         let mut done = 0;
         while done < reps.len() {
-            let size = first.max(kept.len() / GROWTH).max(1).min(reps.len() - done);
+            let grown = (kept.len() / GROWTH).min(MAX_CHUNK);
+            let size = first.max(grown).max(1).min(reps.len() - done);
             let chunk = &reps[done..done + size];
             done += size;
             // The kept document each joins among those kept before the chunk, if any.

@@ -11,10 +11,12 @@ pub(crate) mod blocks;
 pub(crate) mod distinct;
 pub(crate) mod group;
 pub(crate) mod kernel;
+pub(crate) mod merge;
 pub(crate) mod online;
 pub(crate) mod pairs;
 pub(crate) mod plan;
 pub(crate) mod scatter;
+pub(crate) mod settle;
 pub(crate) mod tables;
 pub(crate) mod walk;
 

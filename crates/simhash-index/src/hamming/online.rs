@@ -8,6 +8,7 @@ use std::hash::Hash;
 use rayon::prelude::*;
 use simhash_core::Fingerprint;
 
+use crate::hamming::merge::{merge_sorted, par_dir, par_merge};
 use crate::hamming::tables::{Table, Tables};
 
 /// A match: the caller's id of a stored fingerprint and its distance to the query.
@@ -79,14 +80,7 @@ const MIN_BATCH: usize = if cfg!(test) { 8 } else { 4096 };
 impl Part {
     fn rebuild_dir(&mut self, table: &Table) {
         let bits = (self.keys.len().max(2).ilog2()).min(table.prefix_bits()).min(26);
-        let mut dir = vec![0u32; (1 << bits) + 1];
-        for &key in &self.keys {
-            dir[(key >> (64 - bits)) as usize + 1] += 1;
-        }
-        for t in 1..dir.len() {
-            dir[t] += dir[t - 1];
-        }
-        self.dir = dir;
+        self.dir = par_dir(&self.keys, bits);
         self.dir_bits = bits;
     }
 
@@ -114,6 +108,14 @@ impl Part {
     /// (`live` is `None` if there are none).
     fn merge(&mut self, table: &Table, extra: &[(u64, u32)], live: Option<&dyn Fn(u32) -> bool>) {
         let delta = std::mem::take(&mut self.delta);
+        if live.is_none() {
+            // Nothing to drop: merged in pieces over the threads.
+            let new: Vec<(u64, u32)> =
+                merge_sorted(delta.into_iter(), extra.iter().copied()).collect();
+            (self.keys, self.slots) = par_merge(&self.keys, &self.slots, &new);
+            self.rebuild_dir(table);
+            return;
+        }
         let keys = std::mem::take(&mut self.keys);
         let slots = std::mem::take(&mut self.slots);
         let len = keys.len() + delta.len() + extra.len();
@@ -144,24 +146,6 @@ fn prefetch<T>(p: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
-}
-
-fn merge_sorted<T: Ord + Copy>(
-    a: impl Iterator<Item = T>,
-    b: impl Iterator<Item = T>,
-) -> impl Iterator<Item = T> {
-    let (mut a, mut b) = (a.peekable(), b.peekable());
-    std::iter::from_fn(move || match (a.peek(), b.peek()) {
-        (Some(x), Some(y)) => {
-            if x <= y {
-                a.next()
-            } else {
-                b.next()
-            }
-        }
-        (Some(_), None) => a.next(),
-        (None, _) => b.next(),
-    })
 }
 
 /// A mutable index of fingerprints under the caller's ids: insert, remove, and find the
@@ -360,9 +344,29 @@ impl<I: Clone + Eq + Hash + Ord + Send + Sync> Index<I> {
             }
             return;
         }
+        self.merge_in(items, true);
+    }
+
+    /// [`insert_many`](Index::insert_many) without the path for small batches: every table
+    /// merges the batch (in pieces over the threads), and the deltas stay empty, so that
+    /// queries need no B-tree lookups (the dedup walk's index). Without `keyed`, the ids
+    /// are not recorded (no hashing on the calling thread): the caller promises that they
+    /// are all new and that it only queries the index from then on (`len`, `contains`,
+    /// `get`, `remove` and replacing inserts do not see them).
+    pub(crate) fn merge_in(&mut self, items: Vec<(I, Fingerprint)>, keyed: bool) {
         let first = self.slots.len();
-        for (id, fp) in items {
-            self.new_slot(id, fp);
+        self.slots.reserve(items.len());
+        if keyed {
+            self.by_id.reserve(items.len());
+            for (id, fp) in items {
+                self.new_slot(id, fp);
+            }
+        } else {
+            assert!(
+                u32::try_from(first + items.len()).is_ok(),
+                "fewer than 2^32 inserts between rebuilds"
+            );
+            self.slots.extend(items.into_iter().map(|(id, fp)| Slot { id, fp, live: true }));
         }
         let slots = &self.slots[..];
         let new = &slots[first..];
@@ -375,7 +379,7 @@ impl<I: Clone + Eq + Hash + Ord + Send + Sync> Index<I> {
                     .filter(|(_, s)| s.live)
                     .map(|(i, s)| (table.permute(s.fp), (first + i) as u32))
                     .collect();
-                extra.sort_unstable();
+                extra.par_sort_unstable();
                 let live = |s: u32| slots[s as usize].live;
                 part.merge(table, &extra, any_dead.then_some(&live));
             },

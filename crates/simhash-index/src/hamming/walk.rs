@@ -4,17 +4,32 @@
 //! Only kept fingerprints are indexed, and a document is looked up among them: the pairs
 //! within the distance are never enumerated, so a flood of `N` near-identical fingerprints
 //! with `K` kept costs about `N` lookups in an index of `K`. Documents are decided in
-//! chunks of [`WALK_CHUNK`]: each document of a chunk is looked up in parallel among the
-//! documents kept before the chunk, then the chunk is settled in order among its own, so
-//! the outcome does not depend on the thread count.
+//! chunks of at least [`WALK_CHUNK`]: each document of a chunk is looked up in parallel
+//! among the documents kept before the chunk, then the chunk is settled among its own
+//! (`hamming::settle`, in parallel but for one cheap pass in order), so the outcome does
+//! not depend on the thread count. A chunk is also at least a quarter of the documents
+//! kept so far (up to about a million): each chunk's kept documents are merged into every
+//! table of the index, a pass over the index, so with chunks that grow with it the merges
+//! cost a few passes over the final index in all rather than one per [`WALK_CHUNK`]
+//! documents.
 
 use rayon::prelude::*;
 
+use crate::hamming::settle::settle;
 use crate::{Fingerprint, Index, Tables};
 
-/// Documents decided together by the walk: each is looked up in parallel among the
-/// documents kept before the chunk, then the chunk is settled in order among its own.
+/// The fewest documents decided together by the walk: each is looked up in parallel among
+/// the documents kept before the chunk, then the chunk is settled among its own. A chunk
+/// is also at least a quarter of the documents kept before it.
 pub const WALK_CHUNK: usize = 8192;
+
+/// A chunk holds at least `1 / GROWTH` of the documents kept before it, up to
+/// [`MAX_CHUNK`].
+const GROWTH: usize = 4;
+/// The most documents a chunk grows to: a chunk holds 16 bytes per document and table
+/// and about 80 more per document while it is settled, so this bounds the walk's memory
+/// beside the index (about 200 MB with 8 tables).
+const MAX_CHUNK: usize = 1 << 20;
 
 /// Documents with identical fingerprints, collapsed: see [`collapse_identical`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -128,45 +143,66 @@ impl<'a> DedupWalk<'a> {
 
     /// Runs the walk with `tables` (their distance is the walk's), calling `progress(kept,
     /// distinct)` after each chunk. Parallel within the current rayon pool.
-    pub fn run(self, tables: &Tables, mut progress: impl FnMut(usize, usize)) -> WalkOutcome {
+    pub fn run(self, tables: &Tables, progress: impl FnMut(usize, usize)) -> WalkOutcome {
+        self.run_chunked(tables, WALK_CHUNK, progress)
+    }
+
+    /// [`run`](DedupWalk::run) with chunks of at least `first` documents (tests choose it
+    /// small, so that many chunks follow one another and grow).
+    pub(crate) fn run_chunked(
+        self,
+        tables: &Tables,
+        first: usize,
+        mut progress: impl FnMut(usize, usize),
+    ) -> WalkOutcome {
         let DedupWalk { fps, rank, identical } = self;
         let Identical { representatives: mut reps, duplicates } = identical;
-        reps.sort_unstable_by_key(|&d| (rank[d as usize], d));
+        reps.par_sort_unstable_by_key(|&d| (rank[d as usize], d));
         let fp_of = |d: u32| fps[d as usize].unwrap_or_default();
         let mut center: Vec<u32> = (0..fps.len() as u32).collect();
         // Kept documents by ordinal (priority order), and the index of their fingerprints.
         let mut kept: Vec<u32> = Vec::new();
         let mut index = Index::<u32>::new(tables.clone());
         let mut matched = 0u64;
-        for chunk in reps.chunks(WALK_CHUNK) {
+        let mut done = 0;
+        while done < reps.len() {
+            let grown = (kept.len() / GROWTH).min(MAX_CHUNK);
+            let size = first.max(grown).max(1).min(reps.len() - done);
+            let chunk = &reps[done..done + size];
+            done += size;
+            // The kept document each joins among those kept before the chunk, if any.
             let before: Vec<Option<u32>> = chunk
                 .par_iter()
                 .map_init(Vec::new, |hits, &d| {
                     index.find_all_into(fp_of(d), hits);
-                    hits.iter().map(|h| h.id).min()
+                    hits.iter().map(|h| h.id).min().map(|ordinal| kept[ordinal as usize])
                 })
                 .collect();
-            // Settle the chunk in order: a document not matched before the chunk may match
-            // one kept earlier in it.
-            let mut local = Index::<u32>::new(tables.clone());
-            let mut hits = Vec::new();
-            let mut new_kept = Vec::new();
-            for (&d, first) in chunk.iter().zip(before) {
-                let first = first.or_else(|| {
-                    local.find_all_into(fp_of(d), &mut hits);
-                    hits.iter().map(|h| h.id).min()
-                });
-                if let Some(ordinal) = first {
-                    center[d as usize] = kept[ordinal as usize];
+            // Settle the documents not matched before the chunk among themselves (in
+            // parallel; see `settle`): one may match one kept earlier in the chunk.
+            let open: Vec<u32> =
+                chunk.iter().zip(&before).filter(|(_, b)| b.is_none()).map(|(&d, _)| d).collect();
+            let open_fps: Vec<Fingerprint> = open.iter().map(|&d| fp_of(d)).collect();
+            let settled = settle(&open_fps, tables);
+            let mut new_kept = Vec::with_capacity(open.len());
+            for (&d, joins) in chunk.iter().zip(before) {
+                if let Some(c) = joins {
+                    center[d as usize] = c;
+                    matched += 1;
+                }
+            }
+            for (&d, joins) in open.iter().zip(settled) {
+                if let Some(j) = joins {
+                    center[d as usize] = open[j as usize];
                     matched += 1;
                 } else {
                     let ordinal = kept.len() as u32;
                     kept.push(d);
-                    local.insert(ordinal, fp_of(d));
                     new_kept.push((ordinal, fp_of(d)));
                 }
             }
-            index.insert_many(new_kept);
+            // Ids not recorded: they are the ordinals, and the walk only queries the index.
+            index.merge_in(new_kept, false);
             progress(kept.len(), reps.len());
         }
         for &(doc, rep) in &duplicates {
@@ -253,6 +289,36 @@ mod tests {
             .collect();
         let rank = (0..n).map(|_| (rng.next() % n as u64) as u32).collect();
         (fps, rank)
+    }
+
+    /// Adversarial inputs against the naive walk at 1, 2 and 4 threads, in small chunks
+    /// that grow: families at exactly k and k + 1 bits, identical fingerprints, a flood of
+    /// one fingerprint and a flood of near-copies (more neighbours than a document lists).
+    #[test]
+    fn agrees_with_the_naive_walk_in_growing_chunks() {
+        let mut rng = Rng(21);
+        let k = 3;
+        let (mut fps, mut rank) = families(&mut rng, 1500, k);
+        let base = rng.next();
+        for i in 0..900u32 {
+            fps.push(Some(Fingerprint(match i % 3 {
+                0 => 0xF00D,
+                1 => rng.flip(base, 1 + i % k),
+                _ => rng.flip(base, k + 1),
+            })));
+            rank.push(rng.next() as u32 % 3000);
+        }
+        let tables = Tables::new(5, k).unwrap();
+        let expected = naive(&fps, &rank, k);
+        for first in [1, 7, 64, 5000] {
+            for threads in [1, 2, 4] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let walk = || DedupWalk::new(&fps, &rank).run_chunked(&tables, first, |_, _| {});
+                let got = pool.install(walk);
+                assert_eq!(got.center, expected.0, "first chunk {first}, {threads} threads");
+                assert_eq!(got.exact_duplicates + got.matched, expected.1);
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,8 @@ set -euo pipefail
 shopt -s inherit_errexit 2>/dev/null || true
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*" >&2; }
+# Each step with the time it starts, so a slow CI run shows which step took the time.
+step() { printf '\n==> [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 step "cargo fmt --all --check"
 cargo fmt --all --check
@@ -27,4 +28,5 @@ step "the --report page in headless chromium (installed with apt-get when missin
 SIMHASH_BIN=target/release/simhash bash scripts/report_tests.sh
 
 # One closing line for the whole suite: the sum of cargo test's result lines.
+step "done"
 awk '/^test result:/ { p += $4; f += $6 } /^[0-9]+ passed.* in [0-9.]+s/ { p += $1 } END { printf "\ntests: %d passed, %d failed\n", p, f }' "$log"

@@ -163,19 +163,21 @@ fn run_keys<K: Key>(
             }
             continue;
         };
-        let mut possible: Vec<(u64, u64)> = Vec::new();
+        // Each possible pair with its verifier, `(reader of the larger set, smaller, larger)`.
+        let mut addressed: Vec<(usize, u64, u64)> = Vec::new();
         for group in records.chunk_by(|x, y| x.0 == y.0).filter(|g| g.len() > 1) {
             stats.largest_group = stats.largest_group.max(group.len() as u64);
             for (i, a) in group.iter().enumerate() {
-                possible.extend(group[i + 1..].iter().filter_map(|b| possible_pair(jaccard, a, b)));
+                addressed.extend(group[i + 1..].iter().filter_map(|b| {
+                    let (small, large) = possible_pair(jaccard, a, b)?;
+                    Some((plan.owner(large), small, large))
+                }));
             }
         }
         drop(records);
         super::label("candidates");
         // Grouped by (verifier, smaller set), the larger sets' positions as ascending deltas
         // of a few bytes each ([`deltas`]).
-        let mut addressed: Vec<(usize, u64, u64)> =
-            possible.into_iter().map(|(small, large)| (plan.owner(large), small, large)).collect();
         addressed.sort_unstable();
         let groups = addressed
             .chunk_by(|x, y| (x.0, x.1) == (y.0, y.1))

@@ -18,8 +18,12 @@ step "cargo test --workspace"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --workspace --locked 2>&1 | tee "$log"
-step "cargo test -p simhash-core -p simhash-index -p simhash-cluster --features serde"
-cargo test -p simhash-core -p simhash-index -p simhash-cluster --features serde --locked 2>&1 | tee -a "$log"
+# What the serde feature adds: the serde_tests modules (every other test ran above, and none
+# depends on the feature), so the libraries are built with it once, without re-running the
+# property tests or building the integration tests a second time.
+step "cargo test -p simhash-core -p simhash-index -p simhash-cluster --features serde --lib serde_tests"
+cargo test -p simhash-core -p simhash-index -p simhash-cluster --features serde --locked --lib \
+  serde_tests 2>&1 | tee -a "$log"
 step "cargo bench -p benches -- --test (smoke run)"
 cargo bench -p benches --locked -- --test
 step "python: pip install ./python into a venv the script makes, doctests, pytest python/tests"

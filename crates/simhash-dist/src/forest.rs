@@ -46,17 +46,6 @@ impl Forest {
         n
     }
 
-    /// Whether `a` and `b` are in one component (a position not seen yet is alone).
-    pub(crate) fn joined(&mut self, a: u64, b: u64) -> bool {
-        if a == b {
-            return true;
-        }
-        match (self.numbers.get(&a), self.numbers.get(&b)) {
-            (Some(&x), Some(&y)) => self.sets.root(x) == self.sets.root(y),
-            _ => false,
-        }
-    }
-
     /// Every element with its component's name, its smallest element, sorted: what
     /// [`crate::rounds::components`] computes across workers, against which it is tested.
     #[cfg(test)]

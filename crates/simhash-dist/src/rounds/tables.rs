@@ -62,15 +62,6 @@ impl Links {
         }
     }
 
-    /// Whether `a` and `b` are already in one component of the forest (never, for pairs:
-    /// `pairs` wants every pair, `cluster` and `dedup` only the components).
-    pub(crate) fn joined(&mut self, a: u64, b: u64) -> bool {
-        match self {
-            Links::Pairs(_) => false,
-            Links::Forest(forest) => forest.joined(a, b),
-        }
-    }
-
     /// Adds the pair `a < b` with its score's code.
     pub(crate) fn add(&mut self, a: u64, b: u64, code: u32) {
         match self {

@@ -40,8 +40,11 @@ impl Oracle {
             return None;
         }
         let share = self.bands[a].iter().zip(&self.bands[b]).any(|(x, y)| x == y);
+        if !share && !self.identical(a, b) {
+            return None;
+        }
         let j = simhash_core::jaccard(&self.sets[a], &self.sets[b]);
-        ((share || self.identical(a, b)) && j >= self.t).then_some(j)
+        (j >= self.t).then_some(j)
     }
 
     /// The first earlier document with the same set, if any.
@@ -246,6 +249,7 @@ fn short_documents_sharing_a_phrase() {
         let identity: Vec<u32> = (0..n as u32).collect();
         let rank = shuffled(n as usize, 3);
         let want = oracle.dedup(&identity);
+        let want_ranked = oracle.dedup(&rank);
         let removed = want.iter().filter(|d| !d.is_keep()).count();
         for threads in [1, 2] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
@@ -253,7 +257,7 @@ fn short_documents_sharing_a_phrase() {
                 assert_eq!(dedup.dedup().unwrap(), want, "t {t}");
                 let candidates = dedup.stats().candidates;
                 assert!(candidates < 10 * n, "t {t}: {candidates} candidates");
-                assert_eq!(dedup.dedup_by_rank(&rank).unwrap(), oracle.dedup(&rank), "t {t}");
+                assert_eq!(dedup.dedup_by_rank(&rank).unwrap(), want_ranked, "t {t}");
             });
         }
         // The near-copies share a band with their original most of the time.

@@ -21,8 +21,9 @@
 //!    copies sends one set);
 //! 4. to each removed record's reader, the kept record it duplicates and the score.
 //!
-//! That worker runs the engine's own walk on the component ([`lsh::walk`] over a
-//! [`MemoryStore`], or [`DedupWalk`]), with ranks in the component that keep the global
+//! That worker runs the engine's own walk on the component ([`DedupWalk`] per component
+//! for simhash; for minhash one [`lsh::walk`] over a [`MemoryStore`] of all the components
+//! it received, which the engine splits into them again), with ranks that keep the global
 //! priority order; records of identical sets follow the set's first record in priority
 //! order, as [`lsh::walk`] collapses them.
 //!
@@ -207,8 +208,8 @@ fn sketch_body(s: &DocSketch, key_bits: u32) -> Body {
 /// `cluster` (`--method minhash`): the verified edges of the candidate graph's components.
 /// `edges` are this worker's spanning-forest edges of the records sharing a band key
 /// (representatives only: identical sets are joined by the caller). Each component goes
-/// to one worker ([`mix`] of its name), which runs the engine's [`lsh::components`] on it,
-/// verifying what `simhash cluster` verifies; returns the edges that worker found (each
+/// to one worker ([`mix`] of its name), which runs the engine's [`lsh::components`] once
+/// on all the components it received, verifying what `simhash cluster` verifies; returns the edges that worker found (each
 /// verified pair that joined two of its clusters), as positions.
 ///
 /// A verified cluster lies inside one candidate component (its pairs share a band), so
@@ -228,29 +229,13 @@ pub(crate) fn verified_edges(
         Some((target, (root, pos, Priority::default(), body)))
     });
     let mut entries: Vec<Entry> = exchange(worker, entries);
-    entries.sort_unstable_by_key(|e| (e.0, e.1));
-    let (mut found, mut stats, mut error) = (Vec::new(), lsh::MatchStats::default(), None);
-    for component in entries.chunk_by(|a, b| a.0 == b.0) {
-        match component_edges(component, jaccard, (bands, key_bits)) {
-            Ok((edges, s)) => {
-                found.extend(edges);
-                stats.candidates += s.candidates;
-                stats.verified += s.verified;
-                stats.pairs += s.pairs;
-            }
-            Err(e) => {
-                error.get_or_insert(e);
-            }
-        }
-    }
-    match error {
-        Some(e) => Err(e),
-        None => Ok((found, stats)),
-    }
+    // All of this worker's components in one run of the engine, as in `run`'s walk.
+    entries.sort_unstable_by_key(|e| e.1);
+    component_edges(&entries, jaccard, (bands, key_bits))
 }
 
-/// The engine's components ([`lsh::components`]) of one candidate component (entries
-/// sorted by position, sketches only), as edges between positions.
+/// The engine's components ([`lsh::components`]) of one or more whole candidate components
+/// (entries sorted by position, sketches only), as edges between positions.
 fn component_edges(
     component: &[Entry],
     jaccard: f64,

@@ -14,18 +14,19 @@ step "cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo doc --workspace --no-deps (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
-step "cargo test --workspace"
+# The serde feature of the three libraries is on for the tests: its serde_tests modules run,
+# and every other test runs as without it (the feature only adds derives); clippy and doc
+# above check the libraries without it. One build of the workspace's tests, not two.
+serde="simhash-core/serde,simhash-index/serde,simhash-cluster/serde"
+step "cargo test --workspace --features $serde"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --workspace --locked 2>&1 | tee "$log"
-# What the serde feature adds: the serde_tests modules (every other test ran above, and none
-# depends on the feature), so the libraries are built with it once, without re-running the
-# property tests or building the integration tests a second time.
-step "cargo test -p simhash-core -p simhash-index -p simhash-cluster --features serde --lib serde_tests"
-cargo test -p simhash-core -p simhash-index -p simhash-cluster --features serde --locked --lib \
-  serde_tests 2>&1 | tee -a "$log"
-step "cargo bench -p benches -- --test (smoke run)"
-cargo bench -p benches --locked -- --test
+cargo test --workspace --locked --features "$serde" 2>&1 | tee "$log"
+# The benches' smoke run selects the whole workspace, as the README's main job does
+# (`--bin simhash`, not `-p simhash-cli`), so that both resolve the dependencies' features
+# alike and the benches reuse that release build instead of rebuilding part of it.
+step "cargo bench --benches -- --test (smoke run)"
+cargo bench --locked --benches -- --test
 step "python: pip install ./python into a venv the script makes, doctests, pytest python/tests"
 bash scripts/python_tests.sh 2>&1 | tee -a "$log"
 step "the --report page in headless chromium (installed with apt-get when missing)"

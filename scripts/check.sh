@@ -25,8 +25,8 @@ cargo test --workspace --locked --features "$serde" 2>&1 | tee "$log"
 # The benches' smoke run selects the whole workspace, as the README's main job does
 # (`--bin simhash`, not `-p simhash-cli`), so that both resolve the dependencies' features
 # alike and the benches reuse that release build instead of rebuilding part of it.
-step "cargo bench --benches -- --test (smoke run)"
-cargo bench --locked --benches -- --test
+step "cargo bench --bench '*' -- --test (smoke run)"
+cargo bench --locked --bench '*' -- --test
 step "python: pip install ./python into a venv the script makes, doctests, pytest python/tests"
 bash scripts/python_tests.sh 2>&1 | tee -a "$log"
 step "the --report page in headless chromium (installed with apt-get when missing)"

@@ -22,9 +22,9 @@ step "cargo test --workspace --features $serde"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --workspace --locked --features "$serde" 2>&1 | tee "$log"
-# The benches' smoke run selects the whole workspace, as the README's main job does
-# (`--bin simhash`, not `-p simhash-cli`), so that both resolve the dependencies' features
-# alike and the benches reuse that release build instead of rebuilding part of it.
+# The benches' smoke run (the criterion benches only) selects the whole workspace, as the
+# README's main job does (`--bin simhash`, not `-p simhash-cli`), so that it reuses most of
+# that release build (the dev-dependencies still change serde's and tempfile's features).
 step "cargo bench --bench '*' -- --test (smoke run)"
 cargo bench --locked --bench '*' -- --test
 step "python: pip install ./python into a venv the script makes, doctests, pytest python/tests"

@@ -5,6 +5,9 @@
 //! ```sh
 //! cargo build --release -p simhash-cli
 //! cargo run --release -p benches --bin bench_flood -- --sizes 50000,100000,200000
+//! # and simhash-dist (1 process x 2 workers) after each command:
+//! cargo build --release -p simhash-dist
+//! cargo run --release -p benches --bin bench_flood -- --dist target/release/simhash-dist
 //! ```
 //!
 //! Each document has four word 3-gram shingles: two its own, one shared with the
@@ -26,6 +29,8 @@ struct Args {
     simhash: PathBuf,
     commands: Vec<String>,
     threads: usize,
+    /// `simhash-dist`, run after `simhash` with as many workers as threads.
+    dist: Option<PathBuf>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -35,6 +40,7 @@ fn parse_args() -> Result<Args, String> {
         simhash: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/release/simhash")),
         commands: vec!["dedup".into(), "pairs".into(), "cluster".into()],
         threads: 2,
+        dist: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -50,9 +56,11 @@ fn parse_args() -> Result<Args, String> {
             "--simhash" => args.simhash = PathBuf::from(value()?),
             "--commands" => args.commands = value()?.split(',').map(String::from).collect(),
             "-j" => args.threads = value()?.parse().map_err(|e| format!("-j: {e}"))?,
+            "--dist" => args.dist = Some(PathBuf::from(value()?)),
             "-h" | "--help" => {
                 return Err("usage: bench_flood [--sizes 50000,100000,200000] [--dir DIR] \
-                            [--simhash PATH] [--commands dedup,pairs,cluster] [-j 2]"
+                            [--simhash PATH] [--commands dedup,pairs,cluster] [-j 2] \
+                            [--dist PATH]"
                     .into());
             }
             other => return Err(format!("unknown flag {other}")),
@@ -103,7 +111,61 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 summary["candidates"],
                 summary["pairs"],
             );
+            if let Some(dist) = &args.dist {
+                run_dist(dist, command, &path, &stats, n, args.threads)?;
+            }
         }
     }
+    Ok(())
+}
+
+/// `simhash-dist COMMAND` on one process of `workers` workers: its line of the table, with
+/// the candidates and pairs of its summary and the peak memory of its `--stats`.
+fn run_dist(
+    dist: &std::path::Path,
+    command: &str,
+    path: &std::path::Path,
+    stats: &std::path::Path,
+    n: usize,
+    workers: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let start = Instant::now();
+    let out = Command::new(dist)
+        .arg(command)
+        .arg(path)
+        .args(["--output", "/dev/null", "-w", &workers.to_string(), "--stats"])
+        .arg(stats)
+        .output()?;
+    let wall = start.elapsed().as_secs_f64();
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("simhash-dist {command} exited with {}: {err}", out.status).into());
+    }
+    let summary = String::from_utf8_lossy(&out.stderr);
+    // The count before `what` in the summary line ("-" for a method that has none).
+    let count = |what: &str| {
+        summary
+            .split(what)
+            .next()
+            .and_then(|head| head.rsplit([' ', '(']).next())
+            .filter(|n| n.parse::<u64>().is_ok())
+            .unwrap_or("-")
+            .to_string()
+    };
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(stats)?)?;
+    let peak = json["measured"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w["peak_rss_bytes"].as_f64())
+        .fold(f64::NAN, f64::max);
+    println!(
+        "{n:>8} {:>8} {wall:>8.2} {:>12.2} {:>14} {:>8} {:>8.0}",
+        format!("dist {command}"),
+        wall * 1e6 / n as f64,
+        count(" candidates,"),
+        count(" pairs"),
+        peak / 1e6,
+    );
     Ok(())
 }

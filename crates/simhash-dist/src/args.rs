@@ -301,6 +301,12 @@ pub(crate) struct TimelyArgs {
     /// verification into many rounds.
     #[arg(long, value_name = "BYTES", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) verify_round_bytes: Option<u64>,
+
+    /// Test hook: the band groups of `pairs --method minhash` larger than N records are
+    /// searched whole by the engine rather than listed pair by pair (default 1,024), so
+    /// tests can flood small corpora.
+    #[arg(long, value_name = "N", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) flood_group: Option<u64>,
 }
 
 /// The method and its settings, resolved and checked as `simhash` does it.

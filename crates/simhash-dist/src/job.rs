@@ -91,6 +91,9 @@ pub(crate) struct Job {
     /// The bytes of shingle sets a worker receives in one verification round
     /// ([`bands::VERIFY_ROUND_BYTES`]).
     pub(crate) verify_round_bytes: u64,
+    /// `pairs --method minhash`: the band groups larger than this are searched whole
+    /// ([`crate::rounds::floods::FLOOD_GROUP`]).
+    pub(crate) flood_group: usize,
 }
 
 impl Job {
@@ -138,6 +141,7 @@ impl Job {
             settings.into_iter().map(|(name, value)| (name.to_owned(), value)).collect();
         all.push(("the output window".to_owned(), self.output_window.to_string()));
         all.push(("the verification round".to_owned(), self.verify_round_bytes.to_string()));
+        all.push(("the flooded band groups".to_owned(), self.flood_group.to_string()));
         all
     }
 }
@@ -399,7 +403,11 @@ fn minhash(
     let sets = sets::run(worker, plan, docs);
     let mut links = Links::new(job.mode);
     let verifying = match job.mode {
-        Mode::Pairs => bands::Verifying::Pairs { jaccard, round_bytes: job.verify_round_bytes },
+        Mode::Pairs => bands::Verifying::Pairs {
+            jaccard,
+            round_bytes: job.verify_round_bytes,
+            flood_group: job.flood_group,
+        },
         Mode::Cluster { .. } | Mode::Dedup { .. } => bands::Verifying::Groups,
     };
     if let (Links::Forest(forest), Mode::Dedup { .. }) = (&mut links, job.mode) {
@@ -408,7 +416,8 @@ fn minhash(
             forest.union(rep, member);
         }
     }
-    let mut found = bands::run(worker, plan, docs, &sets, keys, verifying, &mut links);
+    let (mut found, failed) = bands::run(worker, plan, docs, &sets, keys, verifying, &mut links);
+    kept::agree(worker, failed.as_deref())?;
     if let (Links::Forest(groups), Mode::Cluster { .. }) = (&mut links, job.mode) {
         let edges = std::mem::take(&mut groups.edges);
         crate::rounds::label("candidate_components");
@@ -434,6 +443,7 @@ fn minhash(
         representatives: sets.distinct,
         candidates: found.candidates,
         verified: found.verified,
+        flooded: found.flooded,
         ..MatchStats::default()
     };
     Ok(Matched { links, copies: sets.copies, copy_code: Score::Jaccard(1.0).code(), stats })

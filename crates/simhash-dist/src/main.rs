@@ -234,6 +234,10 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, dedup: DedupOutputs
             .timely
             .verify_round_bytes
             .unwrap_or(rounds::bands::VERIFY_ROUND_BYTES),
+        flood_group: args
+            .timely
+            .flood_group
+            .map_or(rounds::floods::FLOOD_GROUP, |n| usize::try_from(n).unwrap_or(usize::MAX)),
     }
 }
 

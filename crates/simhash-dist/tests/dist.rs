@@ -1575,3 +1575,99 @@ fn stats_list_each_workers_exchanges() {
     }
     assert!(two.contains("\"process\": 1"), "{two}");
 }
+
+/// Short documents sharing a phrase (so band groups of hundreds whose pairs mostly do not
+/// verify), families of near copies among them, copies of one page, tiny texts and a
+/// repeated id.
+fn phrase_corpus(docs: usize, seed: u64) -> String {
+    let mut rng = seed;
+    let mut out = String::new();
+    let mut last: Vec<String> = Vec::new();
+    for i in 0..docs {
+        let mut words: Vec<String> = match i % 10 {
+            // A near copy of the last document: one word changed.
+            3 | 7 if !last.is_empty() => {
+                let mut words = last.clone();
+                let at = (splitmix(&mut rng) % 2) as usize;
+                words[at] = format!("n{}", splitmix(&mut rng) % 100_000);
+                words
+            }
+            5 => vec!["one page copied again and again".to_string()],
+            9 if i % 20 == 9 => vec![["", "a", "a b"][i % 3].to_string()],
+            _ => (0..2 + splitmix(&mut rng) % 4)
+                .map(|_| format!("w{}", splitmix(&mut rng) % 100_000))
+                .collect(),
+        };
+        if i % 10 != 5 && i % 20 != 9 {
+            last.clone_from(&words);
+            words.extend(["all", "rights", "reserved"].map(String::from));
+        }
+        let id = if i % 211 == 210 { i - 100 } else { i };
+        let _ = writeln!(out, "{{\"id\":\"p{id}\",\"text\":\"{}\"}}", words.join(" "));
+    }
+    out
+}
+
+/// `pairs --method minhash` searches the band groups too large to list whole with the
+/// engine (`--flood-group`), and still writes what `simhash pairs` writes, at every group
+/// limit, shape and setting.
+#[test]
+fn minhash_pairs_search_flooded_band_groups_as_simhash() {
+    let dir = Dir::new();
+    let input = dir.write("phrase.jsonl", &phrase_corpus(3000, 7));
+    let (want, got) = (dir.path("want.tsv"), dir.path("got.tsv"));
+    let summary = |out: &Output| -> (u64, u64) {
+        let err = stderr(out);
+        let number_before = |what: &str| -> u64 {
+            err.split(what)
+                .next()
+                .and_then(|head| head.rsplit([' ', '(']).next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        (number_before(" candidates,"), number_before(" records of larger band groups"))
+    };
+    for extra in [&[][..], &["--jaccard", "0.3"], &["--band-key-bits", "64", "--num-perm", "64"]] {
+        let mut extras = vec!["--method", "minhash"];
+        extras.extend(extra);
+        // The repeated id is skipped: exit 1 on both.
+        assert_eq!(simhash_into("pairs", &input, &extras, &want), ExitCode::from(1));
+        assert!(read(&want).lines().count() > 100, "{extras:?}: too few pairs to test");
+        let mut candidates = Vec::new();
+        for (w, group) in [("1", "1"), ("3", "8"), ("2", "40"), ("2", "1000000")] {
+            // Not quiet: the summary has the counts.
+            let mut a = strings(&["pairs", &s(&input), "-o", &s(&got)]);
+            a.extend(strings(&extras));
+            a.extend(strings(&["-w", w, "--flood-group", group]));
+            let out = dist(&a);
+            assert_eq!(out.status.code(), Some(1), "{extras:?} {group}: {}", stderr(&out));
+            assert!(read(&got) == read(&want), "{extras:?} -w {w} --flood-group {group} differs");
+            let (listed, flooded) = summary(&out);
+            assert_eq!(flooded > 0, group != "1000000", "{}", stderr(&out));
+            candidates.push(listed);
+        }
+        // Searched whole, a group is not listed: its candidates are the engine's (at this
+        // size it lists them too; `bench_flood` measures the flood where it does not).
+        assert!(candidates.iter().all(|&c| c > 0), "{extras:?}: {candidates:?}");
+        // Two processes.
+        let a = [command_line("pairs", &input, &got), extras.clone(), vec!["--flood-group", "8"]];
+        for (p, out) in dist_processes(&dir, 2, 1, &a.concat()).iter().enumerate() {
+            assert_eq!(out.status.code(), Some(1), "process {p}: {}", stderr(out));
+        }
+        assert!(read(&got) == read(&want), "{extras:?}: 2 processes differ");
+    }
+    // The limit is a setting the processes agree on.
+    let a = [command_line("pairs", &input, &got), vec!["--method", "minhash"]].concat();
+    let outs = dist_each(
+        &dir,
+        1,
+        &[
+            [a.clone(), vec!["--flood-group", "8"]].concat(),
+            [a, vec!["--flood-group", "9"]].concat(),
+        ],
+    );
+    for (p, out) in outs.iter().enumerate() {
+        assert_eq!(out.status.code(), Some(2), "process {p}: {}", stderr(out));
+        assert!(stderr(out).contains("flooded band groups"), "process {p}: {}", stderr(out));
+    }
+}

@@ -24,6 +24,12 @@
 //!    a worker. When the sets are many, they go in rounds of at most [`VERIFY_ROUND_BYTES`]
 //!    received a worker, each set in one round.
 //!
+//! A group of more than `--flood-group` records ([`FLOOD_GROUP`](super::floods::FLOOD_GROUP))
+//! is not listed: its `g²/2` pairs would make the worker's memory and step 2 grow with the
+//! square of the group (short documents sharing a phrase make such groups). The worker keeps
+//! its members instead, and after the last band searches them whole with the engine
+//! ([`crate::rounds::floods`]), whose pairs join the listed ones at their verifier.
+//!
 //! `cluster` and `dedup` need only what the components of the candidate graph decide
 //! ([`Verifying::Groups`]): after step 1, each group's records are joined in the worker's
 //! forest (its first record with each other one: a group of `g` records is `g - 1` unions,
@@ -41,6 +47,7 @@ use serde::{Deserialize, Serialize};
 use simhash_index::lsh::DocSketch;
 use simhash_io::Score;
 
+use super::floods;
 use super::sets::{Sets, sketched};
 use super::tables::Links;
 use super::{exchange, mix};
@@ -60,6 +67,8 @@ pub(crate) struct BandStats {
     pub(crate) verified: u64,
     /// Verified pairs of representatives.
     pub(crate) pairs: u64,
+    /// Records of the flooded band groups this worker searched ([`super::floods`]).
+    pub(crate) flooded: u64,
 }
 
 /// A band record: key, position, set length.
@@ -97,9 +106,10 @@ impl Key for u64 {
 /// What the band rounds make of the records that share a key.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Verifying {
-    /// `pairs` and `cluster`: candidates verified at `jaccard`, the sets shipped in rounds of
-    /// at most `round_bytes` received a worker.
-    Pairs { jaccard: f64, round_bytes: u64 },
+    /// `pairs`: candidates verified at `jaccard`, the sets shipped in rounds of at most
+    /// `round_bytes` received a worker; the groups of more than `flood_group` records
+    /// searched whole ([`super::floods`]).
+    Pairs { jaccard: f64, round_bytes: u64, flood_group: usize },
     /// `dedup`: no verification; the records sharing a key are joined in the forest, whose
     /// components (the candidate graph's) the walk then runs on, verifying what it needs as
     /// `simhash dedup`'s walk does ([`crate::rounds::dedup`]).
@@ -107,20 +117,22 @@ pub(crate) enum Verifying {
 }
 
 /// Runs every band over the representatives of `docs`, with band keys of `key_bits` (32 or
-/// 64), and adds each verified pair to `links` (with its score code); returns the counts.
+/// 64), and adds each verified pair to `links` (with its score code); returns the counts,
+/// and the error that failed the search of the flooded groups on this worker, if any
+/// (returned after the last round, so that every worker runs the same rounds).
 pub(crate) fn run(
     worker: &mut Worker,
     plan: &InputPlan,
     docs: &Docs,
     sets: &Sets,
-    (bands, key_bits): (usize, u32),
+    keys: (usize, u32),
     verifying: Verifying,
     links: &mut Links,
-) -> BandStats {
-    if key_bits == 64 {
-        run_keys::<u64>(worker, plan, docs, sets, bands, verifying, links)
+) -> (BandStats, Option<String>) {
+    if keys.1 == 64 {
+        run_keys::<u64>(worker, plan, docs, sets, keys, verifying, links)
     } else {
-        run_keys::<u32>(worker, plan, docs, sets, bands, verifying, links)
+        run_keys::<u32>(worker, plan, docs, sets, keys, verifying, links)
     }
 }
 
@@ -129,10 +141,10 @@ fn run_keys<K: Key>(
     plan: &InputPlan,
     docs: &Docs,
     sets: &Sets,
-    bands: usize,
+    (bands, key_bits): (usize, u32),
     verifying: Verifying,
     links: &mut Links,
-) -> BandStats {
+) -> (BandStats, Option<String>) {
     let peers = worker.peers() as u64;
     let mut stats = BandStats::default();
     let reps: Vec<usize> = sketched(docs).filter(|&d| !sets.is_copy[d]).collect();
@@ -140,6 +152,8 @@ fn run_keys<K: Key>(
     // worker that verifies them), over all bands.
     let mut pending: Vec<(u64, u64)> = Vec::new();
     let mut settled = 0;
+    // The members of the flooded groups this worker gathered, over all bands.
+    let (mut flooded, mut flooded_kept): (Vec<u64>, usize) = (Vec::new(), 0);
     for band in 0..bands {
         super::label("band_keys");
         let mut records: Vec<BandRecord<K>> = exchange(
@@ -153,7 +167,7 @@ fn run_keys<K: Key>(
         );
         stats.received += records.len() as u64;
         records.sort_unstable_by_key(|r| (r.0, r.1));
-        let Verifying::Pairs { jaccard, .. } = verifying else {
+        let Verifying::Pairs { jaccard, flood_group, .. } = verifying else {
             for group in records.chunk_by(|x, y| x.0 == y.0).filter(|g| g.len() > 1) {
                 stats.largest_group = stats.largest_group.max(group.len() as u64);
                 for b in &group[1..] {
@@ -167,6 +181,10 @@ fn run_keys<K: Key>(
         let mut addressed: Vec<(usize, u64, u64)> = Vec::new();
         for group in records.chunk_by(|x, y| x.0 == y.0).filter(|g| g.len() > 1) {
             stats.largest_group = stats.largest_group.max(group.len() as u64);
+            if group.len() > flood_group {
+                flooded.extend(group.iter().map(|r| r.1));
+                continue;
+            }
             for (i, a) in group.iter().enumerate() {
                 addressed.extend(group[i + 1..].iter().filter_map(|b| {
                     let (small, large) = possible_pair(jaccard, a, b)?;
@@ -192,11 +210,24 @@ fn run_keys<K: Key>(
             pending.dedup();
             settled = pending.len();
         }
+        if flooded.len() > 2 * flooded_kept + (1 << 20) {
+            // A record met in several flooded groups is kept once.
+            flooded.sort_unstable();
+            flooded.dedup();
+            flooded_kept = flooded.len();
+        }
     }
-    if let Verifying::Pairs { jaccard, round_bytes } = verifying {
-        verify(worker, plan, docs, (jaccard, round_bytes), pending, &mut stats, links);
+    let mut error = None;
+    if let Verifying::Pairs { jaccard, round_bytes, .. } = verifying {
+        let (found, failed) = floods::run(worker, plan, docs, flooded, (jaccard, bands, key_bits));
+        error = failed;
+        stats.flooded = found.records;
+        stats.candidates += found.engine.candidates;
+        stats.verified += found.engine.verified;
+        let both = (pending, found.pairs);
+        verify(worker, plan, docs, (jaccard, round_bytes), both, &mut stats, links);
     }
-    stats
+    (stats, error)
 }
 
 /// Ascending `values` as LEB128 varints of their differences (the first from 0): a
@@ -257,7 +288,9 @@ pub(crate) const VERIFY_ROUND_BYTES: u64 = 256 << 20;
 /// Brings each candidate's two sets together (the smaller one to the larger one's reader,
 /// once per worker over all bands) and keeps the pairs whose exact Jaccard similarity
 /// reaches `jaccard`. `pending` are this worker's candidates `(smaller, larger)`, as the
-/// reader of the larger set: it asks each smaller set's reader for it once. When the sets
+/// reader of the larger set: it asks each smaller set's reader for it once. `flooded` are
+/// the pairs the search of the flooded groups found that this worker verifies (sorted, each
+/// once): those not among `pending` are kept as found. When the sets
 /// to ship are many, they go in several rounds, each set in one, so that no worker holds
 /// more than about `round_bytes` ([`VERIFY_ROUND_BYTES`] unless a test asks for less) of
 /// other workers' sets at once.
@@ -266,13 +299,20 @@ fn verify(
     plan: &InputPlan,
     docs: &Docs,
     (jaccard, round_bytes): (f64, u64),
-    mut pending: Vec<(u64, u64)>,
+    (mut pending, flooded): (Vec<(u64, u64)>, Vec<floods::FoundPair>),
     stats: &mut BandStats,
     links: &mut Links,
 ) {
     pending.sort_unstable();
     pending.dedup();
-    stats.candidates = pending.len() as u64;
+    stats.candidates += pending.len() as u64;
+    for (small, large, code) in flooded {
+        // A pair also listed is verified below, to the same score.
+        if pending.binary_search(&(small, large)).is_err() {
+            stats.pairs += 1;
+            links.add(small.min(large), small.max(large), code);
+        }
+    }
     let me = worker.index() as u64;
     super::label("set_requests");
     let mut asked: Vec<(u64, u64)> = exchange(

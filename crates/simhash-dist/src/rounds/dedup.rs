@@ -76,7 +76,7 @@ impl Priority {
 
 /// What the walk reads of a record.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-enum Body {
+pub(crate) enum Body {
     Fingerprint(u64),
     /// Band keys and shingle set.
     Sketch(Keys, Vec<u64>),
@@ -121,7 +121,7 @@ pub(crate) enum Walker {
 
 /// A sketch's band keys at the job's width.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-enum Keys {
+pub(crate) enum Keys {
     Bits32(Vec<u32>),
     /// The whole band hashes.
     Bits64(Vec<u64>),
@@ -198,7 +198,7 @@ pub(crate) fn run(
 }
 
 /// What the walk reads of a sketch: its band keys at the job's width, and its set.
-fn sketch_body(s: &DocSketch, key_bits: u32) -> Body {
+pub(crate) fn sketch_body(s: &DocSketch, key_bits: u32) -> Body {
     let keys = match s.band_hashes().filter(|_| key_bits == 64) {
         Some(hashes) => Keys::Bits64(hashes),
         None => Keys::Bits32(s.bands().to_vec()),
@@ -244,23 +244,23 @@ fn component_edges(
     (bands, key_bits): (usize, u32),
 ) -> Result<(Vec<(u64, u64)>, lsh::MatchStats), String> {
     let fail = |e: lsh::EngineError| format!("the components failed: {e}");
-    let store = store_of(component.iter(), bands, key_bits).map_err(fail)?;
+    let store = store_of(component.iter().map(|e| &e.3), bands, key_bits).map_err(fail)?;
     let (edges, stats) = lsh::components(&store, jaccard).map_err(fail)?;
     let at = |i: u32| component[i as usize].1;
     Ok((edges.into_iter().map(|(a, b)| (at(a), at(b))).collect(), stats))
 }
 
-/// A memory store of the sketches among `entries`, in their order, at the job's width (not
+/// A memory store of the sketches among `bodies`, in their order, at the job's width (not
 /// the component's size: the whole corpus's store decides it in `simhash`).
-fn store_of<'e>(
-    entries: impl Iterator<Item = &'e Entry>,
+pub(crate) fn store_of<'e>(
+    bodies: impl Iterator<Item = &'e Body>,
     bands: usize,
     key_bits: u32,
 ) -> Result<MemoryStore, lsh::EngineError> {
     let width = BandKeyWidth::from_bits(key_bits).unwrap_or(BandKeyWidth::Bits32);
     let mut store = MemoryStore::with_band_keys(bands, width);
-    for e in entries {
-        let sketch = match &e.3 {
+    for body in bodies {
+        let sketch = match body {
             Body::Sketch(Keys::Bits32(keys), set) => {
                 DocSketch::from_parts(keys.clone(), set.clone())
             }
@@ -344,7 +344,7 @@ fn walk_sketches(
         }
     }
     let fail = |e: lsh::EngineError| format!("the dedup walk failed: {e}");
-    let store = store_of(sets.iter().copied(), bands, key_bits).map_err(fail)?;
+    let store = store_of(sets.iter().map(|e| &e.3), bands, key_bits).map_err(fail)?;
     let rank = ranks(first.iter().copied());
     let (walk, _) = lsh::walk(&store, jaccard, &rank).map_err(fail)?;
     let kept_of = |g: usize| first[g].4;

@@ -27,6 +27,9 @@ pub(crate) struct MatchStats {
     pub(crate) candidates: u64,
     /// minhash: candidates whose exact Jaccard similarity was computed.
     pub(crate) verified: u64,
+    /// minhash `pairs`: records of the band groups too large to list, searched whole
+    /// ([`crate::rounds::floods`]), over the workers that searched them.
+    pub(crate) flooded: u64,
     /// Bytes sent to other workers (every round up to the figures' own): the sum, and in
     /// [`total`] the largest worker's in `max_sent`.
     pub(crate) sent: u64,
@@ -71,6 +74,7 @@ fn total(stats: &[MatchStats]) -> MatchStats {
         representatives: stats.iter().map(|s| s.representatives).sum(),
         candidates: stats.iter().map(|s| s.candidates).sum(),
         verified: stats.iter().map(|s| s.verified).sum(),
+        flooded: stats.iter().map(|s| s.flooded).sum(),
         sent: stats.iter().map(|s| s.sent).sum(),
         max_sent: stats.iter().map(|s| s.sent).max().unwrap_or(0),
         peak_mib: stats.iter().map(|s| s.peak_mib).max().unwrap_or(0),

@@ -19,6 +19,7 @@ pub(crate) mod chunks;
 pub(crate) mod collapse;
 pub(crate) mod components;
 pub(crate) mod dedup;
+pub(crate) mod floods;
 pub(crate) mod gather;
 pub(crate) mod ids;
 pub(crate) mod kept;

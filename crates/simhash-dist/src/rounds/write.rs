@@ -55,12 +55,16 @@ pub(crate) fn report(s: &Summary, stats: &MatchStats, written: &Written, write_s
         ),
         Measure::Jaccard => format!(
             "{} distinct shingle sets, {} band records shuffled, largest band group {}, {} \
-             candidates, {} verified",
+             candidates, {} verified{}",
             stats.representatives,
             stats.received,
             stats.largest_group,
             stats.candidates,
-            stats.verified
+            stats.verified,
+            match stats.flooded {
+                0 => String::new(),
+                n => format!(" ({n} records of larger band groups searched whole)"),
+            }
         ),
     };
     let per_doc = stats.sent as f64 / s.documents.max(1) as f64;

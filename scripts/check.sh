@@ -17,20 +17,20 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 # The serde feature of the three libraries is on for the tests: its serde_tests modules run,
 # and every other test runs as without it (the feature only adds derives); clippy and doc
 # above check the libraries without it. One build of the workspace's tests, not two.
+# `--all-targets` includes the criterion benches, run once each in test mode on a hundredth
+# of their inputs (`benches::smoke`): their smoke run shares the tests' build, where
+# `cargo bench -- --test` built the workspace again, optimized. Doctests run separately
+# (`--all-targets` leaves them out), on the same build.
 serde="simhash-core/serde,simhash-index/serde,simhash-cluster/serde"
-step "cargo test --workspace --features $serde"
+step "cargo test --workspace --all-targets --features $serde, then --doc"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --workspace --locked --features "$serde" 2>&1 | tee "$log"
-# The benches' smoke run (the criterion benches only) selects the whole workspace, as the
-# README's main job does (`--bin simhash`, not `-p simhash-cli`), so that it reuses most of
-# that release build (the dev-dependencies still change serde's and tempfile's features).
-step "cargo bench --bench '*' -- --test (smoke run)"
-cargo bench --locked --bench '*' -- --test
+cargo test --workspace --all-targets --locked --features "$serde" 2>&1 | tee "$log"
+cargo test --workspace --doc --locked --features "$serde" 2>&1 | tee -a "$log"
 step "python: pip install ./python into a venv the script makes, doctests, pytest python/tests"
 bash scripts/python_tests.sh 2>&1 | tee -a "$log"
 step "the --report page in headless chromium (installed with apt-get when missing)"
-SIMHASH_BIN=target/release/simhash bash scripts/report_tests.sh
+SIMHASH_BIN=target/debug/simhash bash scripts/report_tests.sh
 
 # One closing line for the whole suite: the sum of cargo test's result lines.
 step "done"

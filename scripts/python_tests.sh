@@ -19,7 +19,9 @@ fi
   "maturin>=1.9,<2" "numpy>=1.21" "pytest>=7" "pyarrow>=12" "polars>=1"
 # What a user runs: pip builds the extension with maturin (release) and installs it.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
-cargo build --release --locked --bin simhash
+# The binary the tests compare with: the unoptimized one, which `cargo test` (scripts/check.sh)
+# has already built; the inputs are small.
+cargo build --locked --bin simhash
 # From the workspace root, so that `import simhash_rs` is the installed package.
 "$venv/bin/python" -c 'import doctest, sys, simhash_rs; r = doctest.testmod(simhash_rs); print(f"doctests: {r.attempted} run, {r.failed} failed"); sys.exit(r.failed != 0)'
-SIMHASH_BIN=target/release/simhash "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
+SIMHASH_BIN=${SIMHASH_BIN:-target/debug/simhash} "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests

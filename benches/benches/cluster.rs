@@ -21,14 +21,10 @@ use simhash_cluster::{Clusters, Representative, UnionFind};
 const DOCUMENTS: usize = 10_000_000;
 const PAIRS: usize = 10_000_000;
 
-/// `cargo bench -- --test` (the CI smoke run) only checks that everything runs: a graph of
-/// 100k documents and pairs keeps it fast.
+/// A smoke run ([`benches::smoke`]: `cargo test`, the CI's, or `cargo bench -- --test`)
+/// only checks that everything runs, on a hundredth of the graph.
 fn size() -> (usize, usize) {
-    if std::env::args().any(|arg| arg == "--test") {
-        (100_000, 100_000)
-    } else {
-        (DOCUMENTS, PAIRS)
-    }
+    (benches::scaled(DOCUMENTS), benches::scaled(PAIRS))
 }
 
 fn random_graph(n: usize, m: usize) -> Vec<(u32, u32)> {

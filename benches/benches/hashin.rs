@@ -1,6 +1,7 @@
 //! Reading simhash-cpp's input: 2M decimal hashes, one a line, through the reader before the
 //! fast path (UTF-8 check, trim, `Fingerprint::from_decimal`) and through `parse_cpp_hash`
-//! (`parse_u64_fast` first). Throughput in input bytes.
+//! (`parse_u64_fast` first). Throughput in input bytes. A smoke run ([`benches::smoke`])
+//! reads 20k lines.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use simhash_core::Fingerprint;
@@ -8,7 +9,7 @@ use simhash_core::Fingerprint;
 fn input() -> Vec<u8> {
     let mut x: u64 = 17;
     let mut out = Vec::new();
-    for _ in 0..2_000_000 {
+    for _ in 0..benches::scaled(2_000_000) {
         x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
         let v = x ^ (x >> 29);
         out.extend_from_slice(v.to_string().as_bytes());

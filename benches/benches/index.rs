@@ -2,7 +2,8 @@
 //! baseline measured in the same run.
 //!
 //! Large sizes (10M and 100M all-pairs, a 10M-entry index) are in the bench binaries
-//! `bench_all_pairs` and `bench_index_queries`; see `docs/index.md`.
+//! `bench_all_pairs` and `bench_index_queries`; see `docs/index.md`. A smoke run
+//! ([`benches::smoke`]) runs each once on a hundredth of the sizes.
 
 use std::hint::black_box;
 
@@ -24,7 +25,7 @@ fn brute_pairs(fps: &[Fingerprint]) -> usize {
 fn all_pairs(c: &mut Criterion) {
     let mut group = c.benchmark_group("index/all_pairs");
     group.sample_size(10);
-    for n in [20_000usize, 1_000_000] {
+    for n in [20_000usize, 1_000_000].map(benches::scaled) {
         let fps = planted(n, K, 1);
         group.throughput(Throughput::Elements(n as u64));
         for blocks in [4, 5, 6] {
@@ -53,9 +54,10 @@ fn all_pairs(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("index/cross_pairs");
     group.sample_size(10);
-    let corpus = planted(1_000_000, K, 2);
-    let queries = planted(100_000, K, 3);
-    let tables = Tables::new(plan(1_100_000, K).unwrap().blocks, K).unwrap();
+    let corpus = planted(benches::scaled(1_000_000), K, 2);
+    let queries = planted(benches::scaled(100_000), K, 3);
+    let tables =
+        Tables::new(plan((corpus.len() + queries.len()) as u64, K).unwrap().blocks, K).unwrap();
     group.throughput(Throughput::Elements(queries.len() as u64));
     group.bench_function("100k-queries-x-1M", |b| {
         b.iter(|| {
@@ -68,7 +70,7 @@ fn all_pairs(c: &mut Criterion) {
 }
 
 fn queries(c: &mut Criterion) {
-    let n = 1_000_000;
+    let n = benches::scaled(1_000_000);
     let fps = planted(n, K, 4);
     // Half near copies of stored fingerprints, half random.
     let qs: Vec<Fingerprint> = planted(2_000, K, 5)

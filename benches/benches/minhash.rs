@@ -1,6 +1,7 @@
 //! MinHash signatures in MB/s of text, next to fingerprinting the same text in the same run,
 //! LSH candidate generation for a million documents, and the library's MinHash dedup engine
-//! (`simhash_index::lsh::MinHashDedup`) end to end on 100k shingle sets.
+//! (`simhash_index::lsh::MinHashDedup`) end to end on 100k shingle sets (a hundredth of the
+//! sizes in a smoke run, [`benches::smoke`]).
 
 use std::hint::black_box;
 
@@ -97,7 +98,7 @@ fn band_matrix(n: usize, bands: usize) -> Vec<u64> {
 }
 
 fn candidates(c: &mut Criterion) {
-    let n = 1_000_000;
+    let n = benches::scaled(1_000_000);
     let banding = Banding::for_threshold(0.5, 128).expect("valid");
     let m = band_matrix(n, banding.bands);
     let mut group = c.benchmark_group("lsh/1M");
@@ -140,7 +141,7 @@ fn shingle_docs(n: usize) -> Vec<Vec<u64>> {
 /// The engine as a library user meets it: add shingle sets (sketched in parallel), then the
 /// dedup walk, in memory and spilled to temporary files.
 fn engine(c: &mut Criterion) {
-    let n = 100_000;
+    let n = benches::scaled(100_000);
     let docs = shingle_docs(n);
     let mut group = c.benchmark_group("minhash-dedup/100k");
     group.sample_size(10);

@@ -10,6 +10,21 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+/// Whether this bench binary runs as a smoke test, each benchmark once: under `cargo test`
+/// (cargo passes no `--bench`) or `cargo bench -- --test`. The benches then shrink their
+/// inputs ([`scaled`]), so that the run checks that everything works in seconds, even
+/// unoptimized.
+pub fn smoke() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().any(|a| a == "--test") || !args.iter().any(|a| a == "--bench")
+}
+
+/// `n` items for a benchmark: `n`, or in a [`smoke`] run a hundredth of it (at least
+/// 1,000, and never more than `n`).
+pub fn scaled(n: usize) -> usize {
+    if smoke() { (n / 100).max(1000).min(n) } else { n }
+}
+
 /// English prose, about 60 KiB with little repetition: the Apache License 2.0 and this
 /// project's own design and CLI documentation.
 pub fn english() -> String {

@@ -1,7 +1,7 @@
 """Fixtures: the `simhash` binary (to compare against) and the shared dev set.
 
-``SIMHASH_BIN`` names the binary (default: the workspace's ``target/release/simhash``,
-which ``scripts/check.sh`` builds); ``SIMHASH_DEVSET`` a built ``devset.jsonl`` (default:
+``SIMHASH_BIN`` names the binary (default: the workspace's ``target/debug/simhash``,
+which ``scripts/python_tests.sh`` builds); ``SIMHASH_DEVSET`` a built ``devset.jsonl`` (default:
 built once into ``target/python-tests/devset`` from ``../shared/data``).
 """
 
@@ -18,9 +18,9 @@ SHARED_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
 
 @pytest.fixture(scope="session")
 def simhash_bin():
-    path = os.environ.get("SIMHASH_BIN") or os.path.join(ROOT, "target", "release", "simhash")
+    path = os.environ.get("SIMHASH_BIN") or os.path.join(ROOT, "target", "debug", "simhash")
     if not os.path.exists(path):
-        pytest.fail(f"no simhash binary at {path}: run `cargo build --release -p simhash-cli` or set SIMHASH_BIN")
+        pytest.fail(f"no simhash binary at {path}: run `cargo build --bin simhash` or set SIMHASH_BIN")
     return path
 
 

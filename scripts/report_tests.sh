@@ -19,7 +19,7 @@ if [ ! -x /usr/bin/chromium ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 if [ -z "${SIMHASH_BIN:-}" ]; then
-  cargo build --quiet -p simhash-cli
+  cargo build --quiet --bin simhash
   SIMHASH_BIN=target/debug/simhash
 fi
 out=${OUT:-$(mktemp -d)}

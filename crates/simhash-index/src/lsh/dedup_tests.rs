@@ -11,13 +11,18 @@ struct Oracle {
     sets: Vec<Vec<u64>>,
     bands: Vec<Vec<u32>>,
     t: f64,
+    /// Per document, the documents it matches ([`Oracle::brute`]) with the similarity,
+    /// ascending: every pair compared once, by brute force, when the oracle is made (the
+    /// walks, pairs and clusters below then look pairs up, where comparing them again
+    /// took most of the flood tests' time).
+    matched: Vec<Vec<(usize, f64)>>,
 }
 
 impl Oracle {
     fn new(sketcher: &Sketcher, docs: &[Vec<u64>], t: f64) -> Oracle {
         let sketches: Vec<Option<DocSketch>> =
             docs.iter().map(|d| sketcher.sketch_shingles(d.iter().copied())).collect();
-        Oracle {
+        let mut oracle = Oracle {
             sets: sketches
                 .iter()
                 .map(|s| s.as_ref().map(|s| s.set().to_vec()).unwrap_or_default())
@@ -27,7 +32,20 @@ impl Oracle {
                 .map(|s| s.as_ref().map(|s| s.bands().to_vec()).unwrap_or_default())
                 .collect(),
             t,
+            matched: Vec::new(),
+        };
+        let n = docs.len();
+        let mut matched = vec![Vec::new(); n];
+        for b in 0..n {
+            for a in 0..b {
+                if let Some(j) = oracle.brute(a, b) {
+                    matched[a].push((b, j));
+                    matched[b].push((a, j));
+                }
+            }
         }
+        oracle.matched = matched;
+        oracle
     }
 
     fn identical(&self, a: usize, b: usize) -> bool {
@@ -35,7 +53,7 @@ impl Oracle {
     }
 
     /// A candidate pair that verifies (identical sets always do).
-    fn matches(&self, a: usize, b: usize) -> Option<f64> {
+    fn brute(&self, a: usize, b: usize) -> Option<f64> {
         if self.sets[a].is_empty() || self.sets[b].is_empty() {
             return None;
         }
@@ -45,6 +63,12 @@ impl Oracle {
         }
         let j = simhash_core::jaccard(&self.sets[a], &self.sets[b]);
         (j >= self.t).then_some(j)
+    }
+
+    /// [`Oracle::brute`] of `a` and `b`, as computed when the oracle was made.
+    fn matches(&self, a: usize, b: usize) -> Option<f64> {
+        let m = &self.matched[a];
+        m.binary_search_by_key(&b, |e| e.0).ok().map(|i| m[i].1)
     }
 
     /// The first earlier document with the same set, if any.

@@ -8,6 +8,15 @@ cd "$(dirname "$0")/.."
 # Each step with the time it starts, so a slow CI run shows which step took the time.
 step() { printf '\n==> [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
+# The Python tests' packages (maturin, numpy, pytest, pyarrow, polars: a minute of
+# downloading in a fresh clone) install in the background while cargo compiles; the Python
+# step waits for them.
+pydeps_log=$(mktemp)
+bash scripts/python_tests.sh --deps >"$pydeps_log" 2>&1 &
+pydeps=$!
+log=$(mktemp)
+trap 'kill "$pydeps" 2>/dev/null || true; rm -f "$log" "$pydeps_log"' EXIT
+
 step "cargo fmt --all --check"
 cargo fmt --all --check
 step "cargo clippy --workspace --all-targets -- -D warnings"
@@ -17,17 +26,22 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 # The serde feature of the three libraries is on for the tests: its serde_tests modules run,
 # and every other test runs as without it (the feature only adds derives); clippy and doc
 # above check the libraries without it. One build of the workspace's tests, not two.
-# `--all-targets` includes the criterion benches, run once each in test mode on a hundredth
-# of their inputs (`benches::smoke`): their smoke run shares the tests' build, where
-# `cargo bench -- --test` built the workspace again, optimized. Doctests run separately
-# (`--all-targets` leaves them out), on the same build.
+# `--benches` adds the criterion benches to the tests, run once each in test mode on a
+# hundredth of their inputs (`benches::smoke`): their smoke run shares the tests' build,
+# where `cargo bench -- --test` built the workspace again, optimized. Not `--all-targets`:
+# its `--lib` also builds the Python extension's library, which has no Rust tests
+# (`test = false`), unoptimized. Doctests run separately (target flags leave them out), on
+# the same build.
 serde="simhash-core/serde,simhash-index/serde,simhash-cluster/serde"
-step "cargo test --workspace --all-targets --features $serde, then --doc"
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-cargo test --workspace --all-targets --locked --features "$serde" 2>&1 | tee "$log"
+step "cargo test --workspace --tests --benches --examples --features $serde, then --doc"
+cargo test --workspace --tests --benches --examples --locked --features "$serde" 2>&1 | tee "$log"
 cargo test --workspace --doc --locked --features "$serde" 2>&1 | tee -a "$log"
 step "python: pip install ./python into a venv the script makes, doctests, pytest python/tests"
+if ! wait "$pydeps"; then
+  cat "$pydeps_log" >&2
+  echo "scripts/check.sh: installing the Python tests' packages failed" >&2
+  exit 1
+fi
 bash scripts/python_tests.sh 2>&1 | tee -a "$log"
 step "the --report page in headless chromium (installed with apt-get when missing)"
 SIMHASH_BIN=target/debug/simhash bash scripts/report_tests.sh

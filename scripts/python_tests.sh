@@ -6,6 +6,8 @@
 #
 #   bash scripts/python_tests.sh            # venv in target/python-venv (kept between runs)
 #   SIMHASH_PY_VENV=DIR bash scripts/python_tests.sh
+#   bash scripts/python_tests.sh --deps     # only the venv and its packages (scripts/check.sh
+#                                           # downloads them while cargo compiles)
 set -euo pipefail
 shopt -s inherit_errexit 2>/dev/null || true
 cd "$(dirname "$0")/.."
@@ -17,6 +19,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
   "maturin>=1.9,<2" "numpy>=1.21" "pytest>=7" "pyarrow>=12" "polars>=1"
+[ "${1:-}" = "--deps" ] && exit 0
 # What a user runs: pip builds the extension with maturin (release) and installs it.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
 # The binary the tests compare with: the unoptimized one, which `cargo test` (scripts/check.sh)

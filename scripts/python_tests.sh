@@ -22,8 +22,8 @@ fi
 [ "${1:-}" = "--deps" ] && exit 0
 # What a user runs: pip builds the extension with maturin (release) and installs it.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
-# The binary the tests compare with: the unoptimized one, which `cargo test` (scripts/check.sh)
-# has already built; the inputs are small.
+# The binary the tests compare with: the unoptimized one, built as the README's main job
+# builds it (so already built in CI); the inputs are small.
 cargo build --locked --bin simhash
 # From the workspace root, so that `import simhash_rs` is the installed package.
 "$venv/bin/python" -c 'import doctest, sys, simhash_rs; r = doctest.testmod(simhash_rs); print(f"doctests: {r.attempted} run, {r.failed} failed"); sys.exit(r.failed != 0)'

@@ -60,8 +60,9 @@ pub(crate) struct BandStats {
     pub(crate) received: u64,
     /// The largest group sharing a key in a band, in representatives.
     pub(crate) largest_group: u64,
-    /// Distinct candidate pairs this worker settled, as the reader of their smaller set
-    /// (those whose set lengths allow the threshold).
+    /// Distinct candidate pairs this worker settled, as the reader of their larger set
+    /// (those whose set lengths allow the threshold), and the candidates of its search of
+    /// the flooded groups ([`super::floods`]).
     pub(crate) candidates: u64,
     /// Candidates whose Jaccard similarity this worker computed.
     pub(crate) verified: u64,

@@ -23,7 +23,8 @@ pub(crate) struct MatchStats {
     pub(crate) received: u64,
     /// Distinct fingerprints, or distinct shingle sets.
     pub(crate) representatives: u64,
-    /// minhash: distinct candidate pairs whose set lengths allow the threshold.
+    /// minhash: distinct candidate pairs whose set lengths allow the threshold (and, for
+    /// `pairs`, those of the search of the flooded band groups).
     pub(crate) candidates: u64,
     /// minhash: candidates whose exact Jaccard similarity was computed.
     pub(crate) verified: u64,

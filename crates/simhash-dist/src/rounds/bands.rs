@@ -151,10 +151,12 @@ fn run_keys<K: Key>(
     let reps: Vec<usize> = sketched(docs).filter(|&d| !sets.is_copy[d]).collect();
     // This worker's candidates `(smaller, larger)` as the reader of the larger set (the
     // worker that verifies them), over all bands.
-    let mut pending: Vec<(u64, u64)> = Vec::new();
-    let mut settled = 0;
-    // The members of the flooded groups this worker gathered, over all bands.
-    let (mut flooded, mut flooded_kept): (Vec<u64>, usize) = (Vec::new(), 0);
+    // The pairs met again in a later band are kept once: memory stays near the distinct
+    // candidates'.
+    let mut pending: Distinct<(u64, u64)> = Distinct::default();
+    // The members of the flooded groups this worker gathered, over all bands (a record met
+    // in several of them kept once).
+    let mut flooded: Distinct<u64> = Distinct::default();
     for band in 0..bands {
         super::label("band_keys");
         let mut records: Vec<BandRecord<K>> = exchange(
@@ -204,31 +206,52 @@ fn run_keys<K: Key>(
         for (small, larges) in exchange(worker, groups) {
             pending.extend(undelta(&larges).map(|large| (small, large)));
         }
-        if pending.len() > 2 * settled + (1 << 20) {
-            // The pairs met again in this band are kept once: memory stays near the distinct
-            // candidates'.
-            pending.sort_unstable();
-            pending.dedup();
-            settled = pending.len();
-        }
-        if flooded.len() > 2 * flooded_kept + (1 << 20) {
-            // A record met in several flooded groups is kept once.
-            flooded.sort_unstable();
-            flooded.dedup();
-            flooded_kept = flooded.len();
-        }
     }
     let mut error = None;
     if let Verifying::Pairs { jaccard, round_bytes, .. } = verifying {
+        let flooded = flooded.into_sorted();
         let (found, failed) = floods::run(worker, plan, docs, flooded, (jaccard, bands, key_bits));
         error = failed;
         stats.flooded = found.records;
         stats.candidates += found.engine.candidates;
         stats.verified += found.engine.verified;
-        let both = (pending, found.pairs);
+        let both = (pending.into_sorted(), found.pairs);
         verify(worker, plan, docs, (jaccard, round_bytes), both, &mut stats, links);
     }
     (stats, error)
+}
+
+/// Values gathered over the bands, repeats allowed: sorted and deduplicated whenever they
+/// have more than doubled since the last time (and by a million at least), so that memory
+/// stays near the distinct values' while sorting stays linear overall.
+struct Distinct<T> {
+    values: Vec<T>,
+    /// The length after the last deduplication.
+    kept: usize,
+}
+
+impl<T> Default for Distinct<T> {
+    fn default() -> Distinct<T> {
+        Distinct { values: Vec::new(), kept: 0 }
+    }
+}
+
+impl<T: Ord> Distinct<T> {
+    fn extend(&mut self, values: impl IntoIterator<Item = T>) {
+        self.values.extend(values);
+        if self.values.len() > 2 * self.kept + (1 << 20) {
+            self.values.sort_unstable();
+            self.values.dedup();
+            self.kept = self.values.len();
+        }
+    }
+
+    /// Every distinct value, ascending.
+    fn into_sorted(mut self) -> Vec<T> {
+        self.values.sort_unstable();
+        self.values.dedup();
+        self.values
+    }
 }
 
 /// Ascending `values` as LEB128 varints of their differences (the first from 0): a
@@ -288,24 +311,22 @@ pub(crate) const VERIFY_ROUND_BYTES: u64 = 256 << 20;
 
 /// Brings each candidate's two sets together (the smaller one to the larger one's reader,
 /// once per worker over all bands) and keeps the pairs whose exact Jaccard similarity
-/// reaches `jaccard`. `pending` are this worker's candidates `(smaller, larger)`, as the
-/// reader of the larger set: it asks each smaller set's reader for it once. `flooded` are
-/// the pairs the search of the flooded groups found that this worker verifies (sorted, each
-/// once): those not among `pending` are kept as found. When the sets
-/// to ship are many, they go in several rounds, each set in one, so that no worker holds
-/// more than about `round_bytes` ([`VERIFY_ROUND_BYTES`] unless a test asks for less) of
-/// other workers' sets at once.
+/// reaches `jaccard`. `pending` are this worker's candidates `(smaller, larger)` (sorted,
+/// each once), as the reader of the larger set: it asks each smaller set's reader for it
+/// once. `flooded` are the pairs the search of the flooded groups found that this worker
+/// verifies (sorted, each once): those not among `pending` are kept as found. When the
+/// sets to ship are many, they go in several rounds, each set in one, so that no worker
+/// holds more than about `round_bytes` ([`VERIFY_ROUND_BYTES`] unless a test asks for
+/// less) of other workers' sets at once.
 fn verify(
     worker: &mut Worker,
     plan: &InputPlan,
     docs: &Docs,
     (jaccard, round_bytes): (f64, u64),
-    (mut pending, flooded): (Vec<(u64, u64)>, Vec<floods::FoundPair>),
+    (pending, flooded): (Vec<(u64, u64)>, Vec<floods::FoundPair>),
     stats: &mut BandStats,
     links: &mut Links,
 ) {
-    pending.sort_unstable();
-    pending.dedup();
     stats.candidates += pending.len() as u64;
     for (small, large, code) in flooded {
         // A pair also listed is verified below, to the same score.

@@ -56,19 +56,17 @@ pub(crate) struct Flooded {
 }
 
 /// Searches the members of the flooded groups this worker gathered (`members`, positions,
-/// in any order, repeats allowed) and sends each pair found to its verifier. Every worker
+/// sorted, each once) and sends each pair found to its verifier. Every worker
 /// must call it at the same point. An error (of the engine's, an internal one) is returned
 /// after the round, so that every worker runs the same exchanges.
 pub(crate) fn run(
     worker: &mut Worker,
     plan: &InputPlan,
     docs: &Docs,
-    mut members: Vec<u64>,
+    members: Vec<u64>,
     (jaccard, bands, key_bits): (f64, usize, u32),
 ) -> (Flooded, Option<String>) {
     let me = worker.index() as u64;
-    members.sort_unstable();
-    members.dedup();
     super::label("flood_requests");
     let asked: Vec<(u64, u64)> =
         exchange(worker, members.into_iter().map(|pos| (plan.owner(pos), (pos, me))));

@@ -7,6 +7,7 @@ built once into ``target/python-tests/devset`` from ``../shared/data``).
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -14,6 +15,13 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
+
+# The interrupt tests send SIGINT to this process and to child interpreters. Started as a
+# background job of a script (`bash check.sh &`), Python inherits SIGINT ignored and installs
+# no handler (nor do its children, which inherit the disposition): the tests would wait for
+# a KeyboardInterrupt that never comes. Python's own handler, as an interactive start has it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

@@ -199,9 +199,20 @@ fn compressed_data_without_its_extension_is_one_error() {
 /// mid-read), waits for its temporary output file, sends `signal`, and returns the exit code.
 #[cfg(unix)]
 fn interrupted(signal: i32) -> (Option<i32>, Vec<String>) {
+    use std::os::unix::process::CommandExt;
     let dir = Dir::new();
-    let mut child = dir
-        .cmd("simhash")
+    let mut cmd = dir.cmd("simhash");
+    // A signal ignored by whoever started the tests (a background job of a script ignores
+    // SIGINT) is inherited, and simhash rightly leaves it ignored: the child starts with the
+    // default disposition, as from a terminal, so that the test reaches the handler.
+    // SAFETY: signal(2) is async-signal-safe, as the child's code before exec must be.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(signal, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = cmd
         .args(["dedup", "-", "-o", "out.jsonl", "--removed", "removed.jsonl", "-q"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

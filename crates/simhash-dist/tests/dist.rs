@@ -861,9 +861,24 @@ fn stats_and_removed_are_never_an_input_nor_in_the_output_dir() {
 #[test]
 fn signals_remove_the_temporary_output_and_exit_128_plus_the_signal() {
     use std::io::Write as _;
+    use std::os::unix::process::CommandExt as _;
     for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
         let dir = Dir::new();
-        let mut child = Command::new(BIN)
+        let mut cmd = Command::new(BIN);
+        // A signal ignored by whoever started the tests (a background job of a script
+        // ignores SIGINT) is inherited, and simhash-dist rightly leaves it ignored: the child
+        // starts with the default dispositions, as from a terminal, so that the test reaches
+        // the handler.
+        // SAFETY: signal(2) is async-signal-safe, as the child's code before exec must be.
+        unsafe {
+            cmd.pre_exec(|| {
+                for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd
             .args(strings(&["pairs", "-", "-q", "-o", &s(&dir.path("out.tsv"))]))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())

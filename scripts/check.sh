@@ -23,19 +23,18 @@ step "cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo doc --workspace --no-deps (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
-# The serde feature of the three libraries is on for the tests: its serde_tests modules run,
-# and every other test runs as without it (the feature only adds derives); clippy and doc
-# above check the libraries without it. One build of the workspace's tests, not two.
-# `--benches` adds the criterion benches to the tests, run once each in test mode on a
-# hundredth of their inputs (`benches::smoke`): their smoke run shares the tests' build,
-# where `cargo bench -- --test` built the workspace again, optimized. Not `--all-targets`:
-# its `--lib` also builds the Python extension's library, which has no Rust tests
-# (`test = false`), unoptimized. Doctests run separately (target flags leave them out), on
-# the same build.
-serde="simhash-core/serde,simhash-index/serde,simhash-cluster/serde"
-step "cargo test --workspace --tests --benches --examples --features $serde, then --doc"
-cargo test --workspace --tests --benches --examples --locked --features "$serde" 2>&1 | tee "$log"
-cargo test --workspace --doc --locked --features "$serde" 2>&1 | tee -a "$log"
+# One build of the workspace's tests, which reuses the libraries of the README's main job
+# (`cargo run --bin simhash`: same profile and features, see the feature pins in
+# crates/simhash-cli/Cargo.toml; the libraries' serde tests run, the binaries pin that
+# feature on). `--benches` adds the criterion benches to the tests, run once each in test
+# mode on a hundredth of their inputs (`benches::smoke`): their smoke run shares the tests'
+# build, where `cargo bench -- --test` built the workspace again, optimized. Not
+# `--all-targets`: its `--lib` also builds the Python extension's library, which has no Rust
+# tests (`test = false`), unoptimized. Doctests run separately (target flags leave them
+# out), on the same build.
+step "cargo test --workspace --tests --benches --examples, then --doc"
+cargo test --workspace --tests --benches --examples --locked 2>&1 | tee "$log"
+cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
 step "python: pip install ./python into a venv the script makes, doctests, pytest python/tests"
 if ! wait "$pydeps"; then
   cat "$pydeps_log" >&2

@@ -4,8 +4,15 @@
 # needs to be installed beforehand), then runs its doctests and `pytest python/tests`, which
 # compare it with the `simhash` binary (built here) on the shared dev set.
 #
+# pip builds the extension as users get it, but in cargo's dev profile (debug assertions
+# on, the engines optimized): it then reuses the libraries that `cargo build --bin
+# simhash` built (scripts/check.sh: the README's main job), where the release build compiled
+# them all again (87 s of CI's 2 cores). `SIMHASH_PY_PROFILE=release` builds the wheel
+# users install.
+#
 #   bash scripts/python_tests.sh            # venv in target/python-venv (kept between runs)
 #   SIMHASH_PY_VENV=DIR bash scripts/python_tests.sh
+#   SIMHASH_PY_PROFILE=release bash scripts/python_tests.sh
 #   bash scripts/python_tests.sh --deps     # only the venv and its packages (scripts/check.sh
 #                                           # downloads them while cargo compiles)
 set -euo pipefail
@@ -20,10 +27,11 @@ fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
   "maturin>=1.9,<2" "numpy>=1.21" "pytest>=7" "pyarrow>=12" "polars>=1"
 [ "${1:-}" = "--deps" ] && exit 0
-# What a user runs: pip builds the extension with maturin (release) and installs it.
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
-# The binary the tests compare with: the unoptimized one, built as the README's main job
-# builds it (so already built in CI); the inputs are small.
+# What a user runs: pip builds the extension with maturin and installs it.
+MATURIN_PEP517_ARGS="--profile ${SIMHASH_PY_PROFILE:-dev}" \
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
+# The binary the tests compare with: the debug one, built as the README's main job builds
+# it (so already built in CI); the inputs are small.
 cargo build --locked --bin simhash
 # From the workspace root, so that `import simhash_rs` is the installed package.
 "$venv/bin/python" -c 'import doctest, sys, simhash_rs; r = doctest.testmod(simhash_rs); print(f"doctests: {r.attempted} run, {r.failed} failed"); sys.exit(r.failed != 0)'

@@ -23,6 +23,10 @@ step "cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo doc --workspace --no-deps (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+# Everything above and below builds the libraries with their `serde` feature (the binaries
+# pin it on, see the test step); their users may leave it off.
+step "cargo check: the libraries without their serde feature"
+cargo check -p simhash-core -p simhash-index -p simhash-cluster --lib --locked
 # One build of the workspace's tests, which reuses the libraries of the README's main job
 # (`cargo run --bin simhash`: same profile and features, see the feature pins in
 # crates/simhash-cli/Cargo.toml; the libraries' serde tests run, the binaries pin that
@@ -30,7 +34,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 # mode on a hundredth of their inputs (`benches::smoke`): their smoke run shares the tests'
 # build, where `cargo bench -- --test` built the workspace again, optimized. Not
 # `--all-targets`: its `--lib` also builds the Python extension's library, which has no Rust
-# tests (`test = false`), unoptimized. Doctests run separately (target flags leave them
+# tests (`test = false`), for nothing. Doctests run separately (target flags leave them
 # out), on the same build.
 step "cargo test --workspace --tests --benches --examples, then --doc"
 cargo test --workspace --tests --benches --examples --locked 2>&1 | tee "$log"

@@ -1,0 +1,282 @@
+//! [`NativeDedup`] (`Index.dedup`): texts searched in the index as they come, then
+//! deduplicated among themselves, as `simhash dedup --against` does.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use rayon::prelude::*;
+use simhash_index::disk::{DiskError, DiskIndex, Settings};
+
+use super::{Doc, Making, NativeWriter, add_unless_held, held_copy};
+use crate::errors::disk;
+use crate::interrupt::{detached, run};
+use crate::texts::Texts;
+
+/// `Index.dedup`: texts added in chunks, each searched in the index as it comes (its first,
+/// earliest-added match, its own indexed copy excepted), then the dedup walk over the texts
+/// that matched nothing, as `simhash dedup --against` runs it.
+#[pyclass(module = "simhash_rs._native")]
+pub(crate) struct NativeDedup {
+    index: Arc<DiskIndex>,
+    making: Making,
+    docs: Vec<Doc>,
+    /// Each text's first match in the index, its own copy excepted.
+    matched: Vec<Option<Matched>>,
+    /// Each text's own indexed copy ([`held_copy`]): a rerun's texts are not duplicates of
+    /// themselves.
+    own: Vec<Option<u64>>,
+    lens: Vec<u64>,
+    /// The keep policy's ranks, once [`finish`](NativeDedup::finish) has run: the order in
+    /// which kept texts are added.
+    rank: Option<Vec<u32>>,
+}
+
+impl NativeDedup {
+    /// A dedup against `index` (a committed state), its texts' documents made as `making`.
+    pub(super) fn new(index: Arc<DiskIndex>, making: Making) -> NativeDedup {
+        NativeDedup {
+            index,
+            making,
+            docs: Vec::new(),
+            matched: Vec::new(),
+            own: Vec::new(),
+            lens: Vec::new(),
+            rank: None,
+        }
+    }
+}
+
+/// A text's first match in the index: the indexed document, its id, and the score.
+struct Matched {
+    doc: u64,
+    id: String,
+    score: f64,
+}
+
+/// A document's earliest-added match in the index, passing over document `except` (its own
+/// copy).
+fn first_hit_except(
+    index: &DiskIndex,
+    doc: &Doc,
+    except: Option<u64>,
+) -> Result<Option<(u64, f64)>, DiskError> {
+    Ok(match doc {
+        Doc::Sketch(None) | Doc::Fingerprint(None) => None,
+        Doc::Sketch(Some(s)) => index.first_sketch_except(s, except)?.map(|h| (h.id, h.jaccard)),
+        Doc::Fingerprint(Some(fp)) => {
+            index.first_fingerprint_except(*fp, except)?.map(|h| (h.id, f64::from(h.distance)))
+        }
+    })
+}
+
+/// Per text, the kept text it duplicates (-1 when kept or removed against the index), the
+/// similarity, and the indexed id it duplicates.
+type Decided<'py> =
+    (Bound<'py, numpy::PyArray1<i64>>, Bound<'py, numpy::PyArray1<f32>>, Vec<Option<String>>);
+
+/// What a chunk's search found: each text's first match and its own copy.
+type Searched = (Vec<Option<Matched>>, Vec<Option<u64>>);
+
+#[pymethods]
+impl NativeDedup {
+    fn __len__(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Adds a chunk of texts, under `ids` (one per text; `None`: texts without ids, none of
+    /// which is its own indexed copy): sketched and searched in the index in parallel.
+    #[pyo3(signature = (chunk, start, ids=None))]
+    fn add(
+        &mut self,
+        py: Python<'_>,
+        chunk: &Bound<'_, PyAny>,
+        start: usize,
+        ids: Option<Vec<String>>,
+    ) -> PyResult<()> {
+        let texts = Texts::from_py(chunk, start)?;
+        if let Some(ids) = ids.as_ref().filter(|ids| ids.len() != texts.len()) {
+            return Err(PyValueError::new_err(format!(
+                "{} ids for {} texts",
+                ids.len(),
+                texts.len()
+            )));
+        }
+        let (index, making) = (Arc::clone(&self.index), self.making.clone());
+        let (docs, searched, lens) = run(py, move || {
+            let docs = making.docs(&texts);
+            let searched: Result<Searched, DiskError> = docs
+                .par_iter()
+                .enumerate()
+                .map(|(i, doc)| {
+                    let own = match &ids {
+                        Some(ids) => held_copy(&index, &ids[i], doc)?,
+                        None => None,
+                    };
+                    let matched = match first_hit_except(&index, doc, own)? {
+                        Some((indexed, score)) => {
+                            Some(Matched { doc: indexed, id: index.id(indexed)?.to_owned(), score })
+                        }
+                        None => None,
+                    };
+                    Ok((matched, own))
+                })
+                .collect();
+            let lens: Vec<u64> = (0..texts.len()).map(|i| texts.get(i).len() as u64).collect();
+            (docs, searched, lens)
+        })?;
+        let (matched, own) = searched.map_err(disk)?;
+        self.docs.extend(docs);
+        self.matched.extend(matched);
+        self.own.extend(own);
+        self.lens.extend(lens);
+        Ok(())
+    }
+
+    /// The decisions, for a keep policy's ranks (`rank[d]`: 0 first; `None`: input
+    /// order, or `longest`). A text whose first match in the index is the own copy of a
+    /// text kept here (a rerun's) names that text, as the CLI names it with the id as the
+    /// run read it: a rerun decides what the first run decided.
+    #[pyo3(signature = (keep="first", rank=None))]
+    fn finish<'py>(
+        &mut self,
+        py: Python<'py>,
+        keep: &str,
+        rank: Option<Vec<u32>>,
+    ) -> PyResult<Decided<'py>> {
+        let rank = crate::matcher::rank_of(&self.lens, keep, rank)?;
+        let hidden: Vec<bool> = self.matched.iter().map(Option::is_some).collect();
+        let docs = std::mem::take(&mut self.docs);
+        let settings = self.index.settings().clone();
+        let walk_rank = rank.clone();
+        let (docs, walked) = run(py, move || {
+            let walked = walk_unmatched(&settings, &docs, &hidden, &walk_rank);
+            (docs, walked)
+        })?;
+        self.docs = docs;
+        self.rank = Some(rank);
+        let (mut of, mut similarity) = walked?;
+        // The indexed documents that are texts kept here: the first such text of each.
+        let mut kept_copies = std::collections::HashMap::new();
+        for (d, own) in self.own.iter().enumerate() {
+            if let Some(held) = own
+                && of[d] < 0
+                && self.matched[d].is_none()
+            {
+                kept_copies.entry(*held).or_insert(d);
+            }
+        }
+        let mut indexed = vec![None; self.matched.len()];
+        for (d, m) in self.matched.iter().enumerate() {
+            if let Some(m) = m {
+                similarity[d] = m.score as f32;
+                if let Some(&kept) = kept_copies.get(&m.doc) {
+                    of[d] = kept as i64;
+                } else {
+                    of[d] = -1;
+                    indexed[d] = Some(m.id.clone());
+                }
+            }
+        }
+        Ok((
+            numpy::IntoPyArray::into_pyarray(of, py),
+            numpy::IntoPyArray::into_pyarray(similarity, py),
+            indexed,
+        ))
+    }
+
+    /// Adds the kept texts `docs` (positions) under `ids` to `writer`, as they were
+    /// sketched here, in the keep policy's order (as the walk kept them, so that a later
+    /// text matching several names the first kept). A text that the writer's index already
+    /// holds ([`held_copy`]: the same id and content) is not added again. Returns the
+    /// texts added, in the order added (a refused add's position is among these), and how
+    /// many were already held.
+    #[allow(clippy::needless_pass_by_value)] // extracted from Python
+    fn add_to(
+        &self,
+        py: Python<'_>,
+        mut writer: PyRefMut<'_, NativeWriter>,
+        docs: Vec<usize>,
+        ids: Vec<String>,
+    ) -> PyResult<(Vec<usize>, u64)> {
+        if docs.len() != ids.len() || docs.iter().any(|&d| d >= self.docs.len()) {
+            return Err(PyValueError::new_err("internal error: documents and ids differ"));
+        }
+        let rank = self
+            .rank
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("internal error: add_to before finish"))?;
+        let mut order: Vec<(usize, String)> = docs.into_iter().zip(ids).collect();
+        order.sort_by_key(|&(d, _)| rank[d]);
+        let writer = writer.writer()?;
+        let added = detached(py, || -> Result<(Vec<usize>, u64), DiskError> {
+            let (mut added, mut already) = (Vec::with_capacity(order.len()), 0u64);
+            for (d, id) in &order {
+                // An id the index holds with other content is refused by the commit (and
+                // listed): the text stays kept, as the CLI keeps it in its output.
+                if add_unless_held(writer, id, &self.docs[*d])? {
+                    added.push(*d);
+                } else {
+                    already += 1;
+                }
+            }
+            Ok((added, already))
+        })?;
+        added.map_err(disk)
+    }
+}
+
+/// The dedup walk over the documents not `hidden` (those that matched the index), with
+/// the index's method and threshold: each document's kept document (-1: itself) and
+/// similarity (NaN when kept).
+fn walk_unmatched(
+    settings: &Settings,
+    docs: &[Doc],
+    hidden: &[bool],
+    rank: &[u32],
+) -> PyResult<(Vec<i64>, Vec<f32>)> {
+    let pairs: Vec<(i64, f32)> = match settings {
+        Settings::MinHash(s) => {
+            let mut store = simhash_index::lsh::MemoryStore::new(s.bands);
+            for doc in docs {
+                let Doc::Sketch(sketch) = doc else {
+                    return Err(PyRuntimeError::new_err(
+                        "internal error: a fingerprint in a MinHash dedup",
+                    ));
+                };
+                simhash_index::lsh::SketchStore::push(&mut store, sketch.as_ref())
+                    .map_err(crate::errors::engine)?;
+            }
+            simhash_index::lsh::SketchStore::finish(&mut store).map_err(crate::errors::engine)?;
+            let masked = simhash_index::lsh::Masked { inner: &store, hidden };
+            let (walk, _) = simhash_index::lsh::walk(&masked, s.jaccard, rank)
+                .map_err(crate::errors::engine)?;
+            walk.center
+                .iter()
+                .zip(&walk.jaccard)
+                .enumerate()
+                .map(
+                    |(d, (&c, &j))| {
+                        if c as usize == d { (-1, f32::NAN) } else { (i64::from(c), j as f32) }
+                    },
+                )
+                .collect()
+        }
+        Settings::Simhash(s) => {
+            let fps: Vec<Option<simhash_core::Fingerprint>> = docs
+                .iter()
+                .zip(hidden)
+                .map(|(doc, &h)| match doc {
+                    Doc::Fingerprint(fp) if !h => *fp,
+                    _ => None,
+                })
+                .collect();
+            let walk = simhash_index::DedupWalk::new(&fps, rank);
+            let tables = simhash_index::Tables::new(s.blocks, s.max_distance)
+                .map_err(crate::errors::value)?;
+            let center = walk.run(&tables, |_, _| {}).center;
+            crate::matcher::simhash_decisions(&center, &fps)
+        }
+    };
+    Ok(pairs.into_iter().unzip())
+}

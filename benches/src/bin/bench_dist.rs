@@ -237,6 +237,13 @@ fn main() -> Result<(), String> {
             std::fs::remove_dir_all(&parts).map_err(|e| e.to_string())?;
         }
     }
+    print_table(&args, &times);
+    println!("every simhash-dist output was byte-identical to simhash's");
+    Ok(())
+}
+
+/// The medians as a Markdown table, each with its ratio to one `simhash` process.
+fn print_table(args: &Args, times: &[Vec<f64>; 5]) {
     let base = median(times[0].clone());
     let (w, p) = (args.threads, args.processes);
     let per = w / p;
@@ -255,8 +262,6 @@ fn main() -> Result<(), String> {
         let m = median(t.clone());
         println!("| {name} | {m:.2} | {:.2} |", m / base);
     }
-    println!("every simhash-dist output was byte-identical to simhash's");
-    Ok(())
 }
 
 /// The parts in `dir`, concatenated in name order, are the file `want`.

@@ -69,7 +69,8 @@ pub(crate) struct Job {
     pub(crate) matching: Matching,
     /// `-o`: the output file, written by process 0.
     pub(crate) output: PathBuf,
-    /// `--output-dir`: one part per piece of the input, by its reader ([`parts`](crate::rounds::parts)).
+    /// `--output-dir`: one part per piece of the input, by its reader
+    /// ([`parts`](crate::rounds::parts)).
     pub(crate) output_dir: Option<PathBuf>,
     /// `dedup --removed`.
     pub(crate) removed: Option<PathBuf>,
@@ -87,7 +88,8 @@ pub(crate) struct Job {
     pub(crate) inject_panic: Option<usize>,
     /// `--inject-write-error`: the worker that fails after writing its parts (tests only).
     pub(crate) inject_write_error: Option<usize>,
-    /// The bytes of `dedup`'s output worker 0 receives in one round ([`stream::WINDOW`](crate::rounds::stream::WINDOW)).
+    /// The bytes of `dedup`'s output worker 0 receives in one round
+    /// ([`stream::WINDOW`](crate::rounds::stream::WINDOW)).
     pub(crate) output_window: u64,
     /// The bytes of shingle sets a worker receives in one verification round
     /// ([`bands::VERIFY_ROUND_BYTES`]).

@@ -22,7 +22,7 @@
 //!   verify candidates exactly.
 //! * The parts: [`Tokenizer`] ([`Words`], [`AsciiLetters`]), the feature hashes
 //!   ([`jenkins64`], [`unsigned_hash`]) and the rolling windows ([`Window`],
-//!   [`CyclicWindow`], [`shingle`]).
+//!   [`CyclicWindow`], [`shingle`](fn@shingle)).
 //!
 //! # Example
 //!

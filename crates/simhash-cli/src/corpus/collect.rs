@@ -1,4 +1,4 @@
-//! The parsed batches gathered in input order into the [`Corpus`](super::Corpus).
+//! The parsed batches gathered in input order into the [`Corpus`].
 
 use super::read::{Meta, Parsed, ParsedBatch, ParsedDoc};
 use super::sample::Sampler;
@@ -215,7 +215,7 @@ impl SeenIds {
     }
 }
 
-/// Adds a block of hash input to the corpus as [`collect`] adds its records one by one:
+/// Adds a block of hash input to the corpus as [`collect`](fn@collect) adds its records one by one:
 /// the same records, problems and counts, in line order. Without ids (simhash-cpp's
 /// input) and without a sample, the records between two problems go in at once.
 pub(super) fn collect_hashes(

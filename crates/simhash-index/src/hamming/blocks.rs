@@ -7,7 +7,7 @@ use crate::hamming::plan::plan;
 use crate::hamming::tables::{ConfigError, Tables};
 
 /// How many blocks the 64 bits are split into: a fixed number, or [`Auto`](Blocks::Auto) to
-/// let [`plan`](crate::plan) choose for the number of fingerprints.
+/// let [`plan`] choose for the number of fingerprints.
 ///
 /// Its text form is `auto` or the number ([`FromStr`] and [`Display`](fmt::Display) agree),
 /// as the binaries' `--blocks` reads it.
@@ -28,7 +28,7 @@ use crate::hamming::tables::{ConfigError, Tables};
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum Blocks {
-    /// The planner's choice for the number of fingerprints ([`plan`](crate::plan)).
+    /// The planner's choice for the number of fingerprints ([`plan`]).
     #[default]
     Auto,
     /// Exactly this many blocks.
@@ -38,7 +38,7 @@ pub enum Blocks {
 impl Blocks {
     /// The number of blocks for `n` fingerprints within `max_distance` bits.
     ///
-    /// Errors as [`plan`](crate::plan) does for `Auto` (only if `max_distance >= 64`) and as
+    /// Errors as [`plan`] does for `Auto` (only if `max_distance >= 64`) and as
     /// [`Tables::new`] does for `Fixed`.
     pub fn resolve(self, n: u64, max_distance: u32) -> Result<usize, ConfigError> {
         match self {

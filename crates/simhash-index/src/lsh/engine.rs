@@ -269,7 +269,7 @@ impl MinHashDedup {
 
     /// Keep/remove decisions, one per document, with documents in insertion order as their
     /// priority: each is kept unless it matches a document kept before it, and then is a
-    /// duplicate of the first of those ([`walk`](super::walk)).
+    /// duplicate of the first of those ([`walk`](fn@super::walk)).
     pub fn dedup(&mut self) -> Result<Vec<Decision>, EngineError> {
         let rank: Vec<u32> = (0..self.len() as u32).collect();
         self.dedup_by_rank(&rank)
@@ -322,7 +322,7 @@ impl MinHashDedup {
 
     /// The clusters: connected components of the verified pairs, as a partition of the
     /// documents (every document in one cluster, documents without a match alone), each
-    /// ascending, in order of first member ([`components`](super::components)).
+    /// ascending, in order of first member ([`components`](fn@super::components)).
     pub fn clusters(&mut self) -> Result<Vec<Vec<usize>>, EngineError> {
         self.store.finish()?;
         let (edges, stats) = super::components(&*self.store, self.jaccard)?;

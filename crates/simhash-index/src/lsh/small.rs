@@ -19,8 +19,8 @@
 //! shingles come first, so the lookups meet few sets; the shared phrase's shingles are
 //! the most common and come last.
 //!
-//! Each search ([`walk`](super::walk), [`find_matches`](super::find_matches),
-//! [`components`](super::components)) then keeps, of those, the ones that share a band
+//! Each search ([`walk`](fn@super::walk), [`find_matches`](super::find_matches),
+//! [`components`](fn@super::components)) then keeps, of those, the ones that share a band
 //! with the query (as the band buckets would have found them) and verifies them as it
 //! verifies band candidates (the walk in priority order): the pairs and decisions are
 //! exactly those of the band candidates, only found without listing the pairs that cannot

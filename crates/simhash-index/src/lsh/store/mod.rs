@@ -14,7 +14,7 @@ use super::{BandKeyWidth, DocSketch, EngineError, EngineErrorKind};
 
 /// The sketches of a corpus, indexed by document (`0..len`, in the order they were pushed;
 /// documents without features have none). The searches ([`find_matches`](super::find_matches),
-/// [`walk`](super::walk), [`components`](super::components)) read them through this trait,
+/// [`walk`](fn@super::walk), [`components`](fn@super::components)) read them through this trait,
 /// from rayon's worker threads.
 ///
 /// Contract: [`push`](SketchStore::push) in document order, then

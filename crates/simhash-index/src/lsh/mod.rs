@@ -35,7 +35,8 @@
 //! - [`find_matches`]: every verified pair, to a [`MatchSink`];
 //! - [`walk`](fn@walk): the dedup walk, records in priority order, each kept unless it verifies
 //!   against a record already kept (the first such kept record is the one it duplicates);
-//! - [`components`](fn@components): the connected components of the verified pairs, as spanning edges.
+//! - [`components`](fn@components): the connected components of the verified pairs, as
+//!   spanning edges.
 //!
 //! All three first collapse documents with identical shingle sets (compared whole, never by
 //! a hash), and the last two work per *candidate component* (documents linked by shared
@@ -103,12 +104,12 @@
 //!
 //! Short documents that share a phrase do too, and they need not be near-identical: two
 //! 4-shingle sets with one shingle in common (Jaccard 1/7) share a band about one time in
-//! ten at the default thresholds. So [`find_matches`], [`walk`](fn@walk) and [`components`](fn@components) find
-//! the candidates of small sets (32 shingles or fewer, in a candidate component of 2,048
-//! documents or more for the last two) through a prefix index instead (a shingle of the
-//! other's prefix in the component's rarest-first order, as exact set-similarity joins
-//! do), keeping those that share a band: the same verified pairs and decisions, without
-//! listing the pairs that cannot verify. 200,000 such documents cost seconds, not minutes.
+//! ten at the default thresholds. So [`find_matches`], [`walk`](fn@walk) and
+//! [`components`](fn@components) find the candidates of small sets (32 shingles or fewer, in
+//! a candidate component of 2,048 documents or more for the last two) through a prefix
+//! index instead (a shingle of the other's prefix in the component's rarest-first order, as
+//! exact set-similarity joins do), keeping those that share a band: the same verified pairs
+//! and decisions, without listing the pairs that cannot verify. 200,000 such documents cost seconds, not minutes.
 //! The prefix index holds each distinct shingle of the small sets with its count (about 20
 //! bytes), and 8 bytes per prefix shingle of each indexed set (0.6 of its shingles at the
 //! default threshold, sets of up to 80 shingles); it lives

@@ -109,11 +109,11 @@
 //! a candidate component of 2,048 documents or more for the last two) through a prefix
 //! index instead (a shingle of the other's prefix in the component's rarest-first order, as
 //! exact set-similarity joins do), keeping those that share a band: the same verified pairs
-//! and decisions, without listing the pairs that cannot verify. 200,000 such documents cost seconds, not minutes.
-//! The prefix index holds each distinct shingle of the small sets with its count (about 20
-//! bytes), and 8 bytes per prefix shingle of each indexed set (0.6 of its shingles at the
-//! default threshold, sets of up to 80 shingles); it lives
-//! while its component (or, for [`find_matches`], the search) does.
+//! and decisions, without listing the pairs that cannot verify. 200,000 such documents cost
+//! seconds, not minutes. The prefix index holds each distinct shingle of the small sets with
+//! its count (about 20 bytes), and 8 bytes per prefix shingle of each indexed set (0.6 of its
+//! shingles at the default threshold, sets of up to 80 shingles); it lives while its
+//! component (or, for [`find_matches`], the search) does.
 
 mod banding;
 mod candidates;

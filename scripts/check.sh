@@ -15,7 +15,8 @@ pydeps_log=$(mktemp)
 bash scripts/python_tests.sh --deps >"$pydeps_log" 2>&1 &
 pydeps=$!
 log=$(mktemp)
-trap 'kill "$pydeps" 2>/dev/null || true; rm -f "$log" "$pydeps_log"' EXIT
+units=$(mktemp -d)
+trap 'kill "$pydeps" 2>/dev/null || true; rm -rf "$log" "$pydeps_log" "$units"' EXIT
 
 step "cargo fmt --all --check"
 cargo fmt --all --check
@@ -37,6 +38,13 @@ cargo check -p simhash-core -p simhash-index -p simhash-cluster --lib --locked
 # tests (`test = false`), for nothing. Doctests run separately (target flags leave them
 # out), on the same build.
 step "cargo test --workspace --tests --benches --examples, then --doc"
+# That reuse is checked, from cargo's own report of the units it compiled: a dependency that
+# turns a feature on only in the tests would otherwise double the test build's time unseen.
+# The first command is the main job's build (nothing to do after `.ci/run`'s main job).
+cargo build --bin simhash --locked --message-format=json-render-diagnostics >"$units/main.json"
+cargo test --workspace --tests --benches --examples --locked --no-run \
+  --message-format=json-render-diagnostics >"$units/test.json"
+python3 scripts/rebuilt_units.py "$units/main.json" "$units/test.json"
 cargo test --workspace --tests --benches --examples --locked 2>&1 | tee "$log"
 cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
 step "python: pip install ./python into a venv the script makes, doctests, pytest python/tests"

@@ -3,6 +3,7 @@
 //! them with `--removed` ([`dedup()`]). With `--output-dir` each worker writes its parts and
 //! all are committed or none; with `-o` worker 0 receives them a window at a time
 //! ([`stream_out`]) and commits the output (and `--removed`) together, or neither.
+
 use std::path::PathBuf;
 use std::time::Instant;
 

@@ -48,7 +48,7 @@ def second_builds(main_job, test_build):
         built = {unit for unit, _ in main_job[key]}
         for unit, fresh in units:
             if unit not in built or not fresh:
-                found.append((key, [u[1] for u in built], unit[1]))
+                found.append((key, sorted(u[1] for u in built), unit[1]))
     return found
 
 

@@ -90,9 +90,11 @@ fn spent() -> PyErr {
 impl Matcher {
     /// `method`: `"minhash"` (with `jaccard`, `lsh_threshold`, `num_perm`, and `spill`: the
     /// shingle sets in temporary files instead of memory) or `"simhash"` (with `k` and
-    /// `blocks`); texts become features by `preset` and `window`.
+    /// `blocks`); texts become features by `preset` and `window`. `templates` (minhash):
+    /// `"remove"` (same documents and template siblings are removed, listed and joined) or
+    /// `"keep"` (same documents only); a text with content of its own never is.
     #[new]
-    #[pyo3(signature = (method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill=false))]
+    #[pyo3(signature = (method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill=false, templates="remove"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         method: &str,
@@ -104,8 +106,11 @@ impl Matcher {
         k: u32,
         blocks: Option<usize>,
         spill: bool,
+        templates: &str,
     ) -> PyResult<Matcher> {
         let fingerprinter = crate::sketch::fingerprinter(preset, window)?;
+        let templates: simhash_index::lsh::Templates =
+            templates.parse().map_err(PyValueError::new_err)?;
         let engine = match method {
             "minhash" => {
                 let dedup = MinHashDedup::builder()
@@ -114,6 +119,7 @@ impl Matcher {
                     .num_perm(crate::sketch::num_perm(num_perm)?)
                     .fingerprinter(fingerprinter)
                     .spill_to_disk(spill)
+                    .templates(templates)
                     .build()
                     .map_err(crate::errors::engine)?;
                 Engine::MinHash(Box::new(dedup))
@@ -265,7 +271,7 @@ fn dedup(engine: &mut Engine, rank: &[u32]) -> PyResult<(Vec<i64>, Vec<f32>)> {
                 .iter()
                 .map(|d| match *d {
                     Decision::Keep => (-1, f32::NAN),
-                    Decision::Duplicate { of, jaccard } => (of as i64, jaccard as f32),
+                    Decision::Duplicate { of, jaccard, .. } => (of as i64, jaccard as f32),
                 })
                 .unzip())
         }

@@ -65,7 +65,10 @@ fn python_names(message: &str) -> String {
         ("--method minhash", "method='minhash'"),
         ("--method simhash", "method='simhash'"),
         ("-k/--distance and --blocks", "k and blocks"),
-        ("--jaccard, --lsh-threshold and --num-perm", "jaccard, lsh_threshold and num_perm"),
+        (
+            "--jaccard, --lsh-threshold, --num-perm and --templates",
+            "jaccard, lsh_threshold, num_perm and templates",
+        ),
         ("--blocks/--distance", "blocks/k"),
         ("--lsh-threshold", "lsh_threshold"),
         ("--num-perm", "num_perm"),

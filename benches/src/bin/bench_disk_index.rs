@@ -277,7 +277,7 @@ fn baseline(
     let fill_secs = t.elapsed().as_secs_f64();
     let rank: Vec<u32> = (0..store.len() as u32).collect();
     let t = Instant::now();
-    one.install(|| walk(&store, DEFAULT_JACCARD, &rank))?;
+    one.install(|| walk(&store, DEFAULT_JACCARD, &rank, simhash_index::lsh::Templates::Remove))?;
     let walk_secs = t.elapsed().as_secs_f64();
     println!(
         "baseline: dedup walk over old + new ({} documents) on one core: {walk_secs:.1} s (+ {fill_secs:.1} s to sketch and store them, all threads)",

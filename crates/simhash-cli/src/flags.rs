@@ -373,6 +373,14 @@ pub struct MatchOpts {
     #[arg(long, value_name = "BITS", value_parser = parse_band_key_bits, hide_short_help = true)]
     pub band_key_bits: Option<simhash_index::lsh::BandKeyWidth>,
 
+    /// minhash: which verified pairs count, by what each pair is (its relation): remove
+    /// (the default) acts on the same document and on template siblings (different
+    /// entities filled into one template: names, numbers, versions, stock phrases); keep
+    /// acts on the same document only. A document with content of its own (overlap) is
+    /// never removed, listed by pairs or joined by cluster [default: remove].
+    #[arg(long, value_name = "POLICY", value_parser = parse_templates)]
+    pub templates: Option<simhash_index::lsh::Templates>,
+
     /// simhash: memory for finding all pairs within --distance (e.g. 20G): the fingerprints
     /// and each table's sort, done in as many passes as fit [default: one pass].
     ///
@@ -380,6 +388,11 @@ pub struct MatchOpts {
     /// read are held besides it. The output is the same at any budget.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, hide_short_help = true)]
     pub memory: Option<u64>,
+}
+
+/// `remove` or `keep`.
+fn parse_templates(text: &str) -> Result<simhash_index::lsh::Templates, String> {
+    text.parse()
 }
 
 /// `auto`, `32` or `64`.

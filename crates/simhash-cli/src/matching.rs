@@ -5,7 +5,7 @@
 use anyhow::Context;
 use simhash_cluster::{Clusters, Representative, UnionFind};
 use simhash_core::Fingerprint;
-use simhash_index::lsh::{self, Masked, MatchSink, SpillStore};
+use simhash_index::lsh::{self, Masked, MatchSink, Relation, SpillStore};
 use simhash_index::{AllPairs, Blocks, DedupWalk, Tables};
 use simhash_io::Score;
 
@@ -29,46 +29,65 @@ fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> anyhow::Re
 /// identical shingle sets (minhash) are collapsed first: each is listed once with the
 /// first of its group, and the pairs of distinct texts are listed between the groups'
 /// first members only (every other pair they imply is not repeated), so a flood of
-/// identical documents gives one line per document, not one per pair.
+/// identical documents gives one line per document, not one per pair. With minhash, each
+/// pair comes with its relation (of the later document to the earlier,
+/// [`lsh::relation_in`]), and only the pairs `--templates` acts on (never two that
+/// overlap).
 pub fn match_docs(
     session: &mut Session,
     corpus: &Corpus,
     matching: &Matching,
-    mut sink: impl FnMut(u32, u32, Score) + Send,
+    mut sink: impl FnMut(u32, u32, Score, Option<Relation>) + Send,
 ) -> anyhow::Result<()> {
     match *matching {
         Matching::Simhash { distance, blocks } => {
             let identical = simhash_index::collapse_identical(corpus.fingerprints(), None);
             let (reps, duplicates) = (identical.representatives, identical.duplicates);
             for &(doc, rep) in &duplicates {
-                sink(rep, doc, Score::Distance(0));
+                sink(rep, doc, Score::Distance(0), None);
             }
             let fps = fingerprints_of(corpus, &reps);
             let found = match_fingerprints(session, &fps, distance, blocks, |a, b, d| {
-                sink(reps[a as usize], reps[b as usize], Score::Distance(d));
+                sink(reps[a as usize], reps[b as usize], Score::Distance(d), None);
             })?;
             session.summary.exact_duplicates = Some(duplicates.len() as u64);
             session.summary.pairs = found + duplicates.len() as u64;
             Ok(())
         }
-        Matching::Minhash { jaccard, .. } => {
-            /// Lists matches as they come.
-            struct List<F> {
-                sink: F,
-            }
-            impl<F: FnMut(u32, u32, Score) + Send> MatchSink for List<F> {
+        Matching::Minhash { jaccard, templates, .. } => {
+            /// Gathers the matches as they come.
+            struct List(Vec<(u32, u32, f64)>);
+            impl MatchSink for List {
                 fn duplicate(&mut self, doc: u32, of: u32) {
-                    (self.sink)(of, doc, Score::Jaccard(1.0));
+                    self.0.push((of, doc, 1.0));
                 }
                 fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
-                    (self.sink)(a, b, Score::Jaccard(jaccard));
+                    self.0.push((a, b, jaccard));
                 }
             }
             let sketches = sketches_of(corpus)?;
             session.reporter.phase("matching", None);
-            let stats = session
-                .pool
-                .install(|| lsh::find_matches(sketches, jaccard, &mut List { sink }))?;
+            let mut found = List(Vec::new());
+            let mut stats =
+                session.pool.install(|| lsh::find_matches(sketches, jaccard, &mut found))?;
+            // Each pair's relation, in parallel and in the order found.
+            let related: Vec<Relation> = session.pool.install(|| {
+                use rayon::prelude::*;
+                found
+                    .0
+                    .par_iter()
+                    .map(|&(a, b, _)| lsh::relation_in(sketches, b as usize, a as usize))
+                    .collect::<Result<_, _>>()
+            })?;
+            for (&(a, b, j), relation) in found.0.iter().zip(related) {
+                if templates.acts_on(relation) {
+                    sink(a, b, Score::Jaccard(j), Some(relation));
+                } else {
+                    // Counted as a pair by the search, not acted on.
+                    stats.pairs = stats.pairs.saturating_sub(1);
+                    stats.spared += 1;
+                }
+            }
             note_match_stats(&mut session.summary, &stats);
             Ok(())
         }
@@ -86,6 +105,7 @@ fn note_match_stats(s: &mut Summary, stats: &lsh::MatchStats) {
     s.candidates = Some(stats.candidates);
     s.verified = Some(stats.verified);
     s.pairs = stats.duplicates + stats.pairs;
+    s.spared = Some(stats.spared);
     if stats.largest_component > 0 {
         s.largest_candidate_component = Some(stats.largest_component);
     }
@@ -152,6 +172,8 @@ pub struct Grouped {
     pub clusters: Clusters,
     /// With the star walk and minhash: each removed document's Jaccard similarity to its kept one.
     pub jaccard: Option<Vec<f64>>,
+    /// With the star walk and minhash: each removed document's relation to its kept one.
+    pub relation: Option<Vec<Relation>>,
 }
 
 /// The simhash dedup walk ([`DedupWalk`]): documents in priority order, each kept unless
@@ -210,23 +232,23 @@ fn clusters_of(
     hidden: Option<&[bool]>,
 ) -> anyhow::Result<Grouped> {
     let opts = grouping;
-    let mut jaccard_of = None;
+    let (mut jaccard_of, mut relation_of) = (None, None);
     let clusters = match grouping.mode {
         ClusterMode::Components => {
             let mut uf = UnionFind::try_new(corpus.len()).context("too many documents")?;
             match *matching {
-                Matching::Minhash { jaccard, .. } => {
+                Matching::Minhash { jaccard, templates, .. } => {
                     let sketches = sketches_of(corpus)?;
                     session.reporter.phase("matching", None);
                     let (edges, stats) =
-                        session.pool.install(|| lsh::components(sketches, jaccard))?;
+                        session.pool.install(|| lsh::components(sketches, jaccard, templates))?;
                     note_match_stats(&mut session.summary, &stats);
                     uf.union_all(edges).context("clustering failed")?;
                 }
                 Matching::Simhash { .. } => {
                     // Copies join their group's first; the other pairs join the firsts.
                     let mut error = None;
-                    match_docs(session, corpus, matching, |a, b, _| {
+                    match_docs(session, corpus, matching, |a, b, _, _| {
                         if let Err(e) = uf.union(a, b) {
                             error.get_or_insert(e);
                         }
@@ -243,17 +265,19 @@ fn clusters_of(
         ClusterMode::Star => {
             let rank = priority(corpus, opts.keep)?;
             let center = match *matching {
-                Matching::Minhash { jaccard, .. } => {
+                Matching::Minhash { jaccard, templates, .. } => {
                     let sketches = sketches_of(corpus)?;
                     session.reporter.phase("matching", None);
                     let (walk, stats) = session.pool.install(|| match hidden {
-                        None => lsh::walk(sketches, jaccard, &rank),
+                        None => lsh::walk(sketches, jaccard, &rank, templates),
                         Some(hidden) => {
-                            lsh::walk(&Masked { inner: sketches, hidden }, jaccard, &rank)
+                            let masked = Masked { inner: sketches, hidden };
+                            lsh::walk(&masked, jaccard, &rank, templates)
                         }
                     })?;
                     note_match_stats(&mut session.summary, &stats);
                     jaccard_of = Some(walk.jaccard);
+                    relation_of = Some(walk.relation);
                     walk.center
                 }
                 Matching::Simhash { distance, blocks } => match hidden {
@@ -281,7 +305,7 @@ fn clusters_of(
     s.big_cluster_size = Some(opts.big_cluster as u64);
     s.big_clusters = Some(stats.oversized as u64);
     warn_big_clusters(session, corpus, &clusters, opts.big_cluster);
-    Ok(Grouped { clusters, jaccard: jaccard_of })
+    Ok(Grouped { clusters, jaccard: jaccard_of, relation: relation_of })
 }
 
 /// How many of the largest clusters a warning names.

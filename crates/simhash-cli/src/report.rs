@@ -253,6 +253,13 @@ pub struct Summary {
     pub tables: Option<usize>,
     /// Near-duplicate pairs found.
     pub pairs: u64,
+    /// minhash: verified pairs not acted on for their relation (the document has content
+    /// of its own; with `--templates keep`, or template siblings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spared: Option<u64>,
+    /// minhash: removals by relation (`same`, `template`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub removed_by_relation: Option<std::collections::BTreeMap<String, u64>>,
     /// Clusters of two or more documents.
     pub clusters: u64,
     /// Documents in those clusters.

@@ -9,7 +9,7 @@ use crate::grams::count_gram_hashes;
 use crate::hash::jenkins64;
 use crate::shingle::{CyclicWindow, MAX_WINDOW, Window};
 use crate::tf::TfTable;
-use crate::tokenize::{AsciiLetters, Tokenizer, Words, hash_normalized};
+use crate::tokenize::{AsciiLetters, Tokenizer, Words, hash_normalized, is_stable_cjk};
 use crate::{Accumulator, Fingerprint};
 
 mod spans;
@@ -434,6 +434,50 @@ impl<T: Tokenizer> Fingerprinter<T> {
         }
     }
 
+    /// [`for_each_shingle`](Fingerprinter::for_each_shingle), and also `token(word)` for
+    /// each token of `text` in order, as a [`token_word`]: what the engine's relation of two
+    /// verified documents (the same text, template siblings, or each with content of its
+    /// own) reads. `default-v1` only: the `moz` and `fork` presets give no tokens (their
+    /// features are not the relation's words), only shingles.
+    ///
+    /// ```
+    /// use simhash_core::{Fingerprinter, token_word};
+    ///
+    /// let fp = Fingerprinter::new();
+    /// let (mut shingles, mut tokens) = (Vec::new(), Vec::new());
+    /// fp.for_each_shingle_and_token("Feature v3_22, for GTK", |s| shingles.push(s), |t| tokens.push(t));
+    /// assert_eq!((shingles.len(), tokens.len()), (2, 4));
+    /// assert_eq!(tokens[1] & 1, 1); // "v3_22" has a digit
+    /// assert_eq!(tokens[3], token_word("gtk")); // case folded, as the shingles are
+    /// ```
+    pub fn for_each_shingle_and_token(
+        &self,
+        text: &str,
+        mut shingle: impl FnMut(u64),
+        mut token: impl FnMut(u32),
+    ) {
+        match self.preset {
+            Preset::DefaultV1 => Self::with_scratch(|scratch| {
+                let buf = &mut scratch.token;
+                let mut window = Window::new(self.window);
+                self.tokenizer.tokenize(text, &mut |t| {
+                    let h = hash_normalized(t, buf);
+                    token(word_of(h, t));
+                    if let Some(s) = window.push(h) {
+                        shingle(s);
+                    }
+                });
+                if let Some(s) = window.partial() {
+                    shingle(s);
+                }
+                if buf.capacity() > KEEP_TOKEN {
+                    *buf = String::new();
+                }
+            }),
+            Preset::Moz | Preset::Fork => self.for_each_shingle(text, shingle),
+        }
+    }
+
     /// Runs `work` with this thread's scratch buffers (fresh ones if they are in use, when a
     /// tokenizer fingerprints from inside `tokenize`).
     fn with_scratch<R>(work: impl FnOnce(&mut Scratch) -> R) -> R {
@@ -509,6 +553,30 @@ const fn sublinear_weight_slow(tf: u64) -> u32 {
     // 1024 * ln(tf) = log2 (Q16) * ln2 (Q32) * 1024 / 2^48, rounded to nearest.
     let ln_scaled = (log2 * LN2_Q32 * 1024 + (1 << 47)) >> 48;
     1024 + ln_scaled as u32
+}
+
+/// A token's 32-bit word, as [`Fingerprinter::for_each_shingle_and_token`] gives it: the
+/// high 30 bits of the 64-bit hash of the normalized token (NFKC, case folded: the hash
+/// its shingles are made of); in bit 0 whether the token has a digit (a number, a
+/// version, a name like `v3_22` or `u64`), in bit 1 whether it is one CJK ideograph,
+/// kana or hangul syllable (a character, not a word).
+///
+/// ```
+/// use simhash_core::token_word;
+///
+/// assert_eq!(token_word("GTK"), token_word("gtk"));
+/// assert_eq!((token_word("u64") & 3, token_word("gdk") & 3, token_word("頭") & 3), (1, 0, 2));
+/// ```
+pub fn token_word(token: &str) -> u32 {
+    word_of(hash_normalized(token, &mut String::new()), token)
+}
+
+/// [`token_word`] from the token's hash.
+fn word_of(hash: u64, token: &str) -> u32 {
+    let digit = token.bytes().any(|b| b.is_ascii_digit())
+        || (!token.is_ascii() && token.chars().any(char::is_numeric));
+    let cjk = !token.is_ascii() && is_stable_cjk(token);
+    ((hash >> 32) as u32 & !3) | u32::from(digit) | (u32::from(cjk) << 1)
 }
 
 #[cfg(test)]

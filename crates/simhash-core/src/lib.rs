@@ -110,7 +110,7 @@ pub use crate::accumulate::{Accumulator, compute, compute_weighted};
 pub use crate::fingerprint::{Fingerprint, ParseFingerprintError, ParseFingerprintErrorKind};
 pub use crate::fingerprinter::{
     Fingerprinter, FingerprinterBuilder, Preset, PresetTokenizer, UnknownPreset, UnknownPresetKind,
-    sublinear_weight,
+    sublinear_weight, token_word,
 };
 pub use crate::hash::{jenkins64, unsigned_hash};
 pub use crate::minhash::{

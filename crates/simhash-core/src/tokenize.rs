@@ -195,7 +195,7 @@ pub(crate) fn hash_normalized(token: &str, buf: &mut String) -> u64 {
 /// Unicode tables: a CJK unified ideograph, a hangul syllable, or a hiragana or katakana
 /// letter (not the voiced sound marks, the digraphs or the half-width forms, which NFKC
 /// changes). Chinese, Japanese and Korean text is made mostly of these.
-fn is_stable_cjk(token: &str) -> bool {
+pub(crate) fn is_stable_cjk(token: &str) -> bool {
     let mut chars = token.chars();
     match (chars.next(), chars.next()) {
         (Some(c), None) => matches!(c as u32,

@@ -185,6 +185,12 @@ pub(crate) struct JobArgs {
     #[arg(long, value_name = "J")]
     pub(crate) jaccard: Option<f64>,
 
+    /// minhash: which verified pairs count, by their relation: remove (same documents and
+    /// template siblings) or keep (same documents only); a record with content of its
+    /// own is never removed, listed or joined [default: remove].
+    #[arg(long, value_name = "POLICY", value_parser = parse_templates)]
+    pub(crate) templates: Option<simhash_index::lsh::Templates>,
+
     /// minhash: the similarity the LSH bands are tuned for [default: 0.3].
     #[arg(long, value_name = "J", hide_short_help = true)]
     pub(crate) lsh_threshold: Option<f64>,
@@ -317,6 +323,8 @@ pub(crate) enum Matching {
     /// Shingle sets with Jaccard similarity at least `jaccard`, found by LSH bands.
     Minhash {
         jaccard: f64,
+        /// Which verified pairs count, by their relation (`--templates`).
+        templates: simhash_index::lsh::Templates,
         /// The sketcher `simhash` builds for the same flags (its MinHash seed is
         /// [`DEFAULT_SEED`](simhash_index::lsh::DEFAULT_SEED); `simhash` has no flag for it).
         sketcher: std::sync::Arc<Sketcher>,
@@ -414,6 +422,7 @@ impl JobArgs {
             lsh_threshold: self.lsh_threshold,
             num_perm: self.num_perm,
             band_keys: self.band_key_bits,
+            templates: self.templates,
             ..Asked::default()
         };
         let resolved = asked.resolve()?;
@@ -421,12 +430,15 @@ impl JobArgs {
             simhash_index::settings::Matching::Simhash { distance, blocks } => {
                 Matching::Simhash { distance, blocks }
             }
-            simhash_index::settings::Matching::Minhash { jaccard, .. } => Matching::Minhash {
-                jaccard,
-                sketcher: std::sync::Arc::new(
-                    resolved.sketcher(fingerprints)?.context("a minhash sketcher")?,
-                ),
-            },
+            simhash_index::settings::Matching::Minhash { jaccard, templates, .. } => {
+                Matching::Minhash {
+                    jaccard,
+                    templates,
+                    sketcher: std::sync::Arc::new(
+                        resolved.sketcher(fingerprints)?.context("a minhash sketcher")?,
+                    ),
+                }
+            }
         })
     }
 
@@ -482,4 +494,9 @@ fn parse_band_key_bits(text: &str) -> Result<BandKeyWidth, String> {
             .and_then(BandKeyWidth::from_bits)
             .ok_or_else(|| "must be auto, 32 or 64".to_string()),
     }
+}
+
+/// `remove` or `keep`.
+fn parse_templates(text: &str) -> Result<simhash_index::lsh::Templates, String> {
+    text.parse()
 }

@@ -109,10 +109,10 @@ impl Job {
         // The sketcher follows from the matching (and the command).
         let matching = match &self.matching {
             Matching::Simhash { distance, blocks } => format!("simhash -k {distance} {blocks:?}"),
-            Matching::Minhash { jaccard, sketcher } => {
+            Matching::Minhash { jaccard, sketcher, templates } => {
                 let banding = sketcher.banding();
                 format!(
-                    "minhash --jaccard {jaccard}, {} permutations in {} bands of {} rows, {:?} \
+                    "minhash --jaccard {jaccard} --templates {templates}, {} permutations in {} bands of {} rows, {:?} \
                      band keys",
                     sketcher.minhasher().num_perm(),
                     banding.bands,
@@ -213,7 +213,7 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
         Matching::Simhash { distance, blocks } => {
             simhash(worker, job, (*distance, *blocks), &census, &share.docs)?
         }
-        Matching::Minhash { jaccard, sketcher } => {
+        Matching::Minhash { jaccard, sketcher, templates } => {
             let banding = sketcher.banding();
             assert!(
                 job.inject_panic != Some(worker.index()),
@@ -226,7 +226,7 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
             }
             let keys = (banding.bands, key_bits.unwrap_or(32));
             (
-                minhash(worker, job, &plan, &share.docs, keys, *jaccard)?,
+                minhash(worker, job, &plan, &share.docs, keys, (*jaccard, *templates))?,
                 format!(
                     "{} bands x {} rows, {}-bit band keys",
                     banding.bands, banding.rows, keys.1
@@ -326,7 +326,7 @@ fn minhash(
     plan: &InputPlan,
     docs: &crate::share::Docs,
     keys: (usize, u32),
-    jaccard: f64,
+    (jaccard, templates): (f64, simhash_index::lsh::Templates),
 ) -> Result<Matched, Vec<String>> {
     crate::rounds::label("sets");
     let sets = sets::run(worker, plan, docs);
@@ -336,6 +336,7 @@ fn minhash(
             jaccard,
             round_bytes: job.verify_round_bytes,
             flood_group: job.flood_group,
+            templates,
         },
         Mode::Cluster { .. } | Mode::Dedup { .. } => bands::Verifying::Groups,
     };
@@ -350,7 +351,8 @@ fn minhash(
     if let (Links::Forest(groups), Mode::Cluster { .. }) = (&mut links, job.mode) {
         let edges = std::mem::take(&mut groups.edges);
         crate::rounds::label("candidate_components");
-        let verified = dedup::verified_edges(worker, plan, docs, edges, (jaccard, keys.0, keys.1));
+        let settings = (jaccard, templates, keys.0, keys.1);
+        let verified = dedup::verified_edges(worker, plan, docs, edges, settings);
         let (edges, engine) = match verified {
             Ok(found) => (found, None),
             Err(e) => ((Vec::new(), simhash_index::lsh::MatchStats::default()), Some(e)),

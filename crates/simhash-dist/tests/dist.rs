@@ -662,7 +662,7 @@ fn method_auto_resolves_as_simhash_does() {
         ),
         (
             vec!["--method", "simhash", "--jaccard", "0.5"],
-            "--jaccard, --lsh-threshold and --num-perm apply",
+            "--jaccard, --lsh-threshold, --num-perm and --templates apply",
         ),
         (vec!["--jaccard", "1.5"], "--jaccard must be more than 0 and at most 1, not 1.5"),
         (vec!["--lsh-threshold", "1"], "--lsh-threshold must be below 1, not 1"),

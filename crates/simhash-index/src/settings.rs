@@ -18,7 +18,7 @@
 //! let both = Asked { jaccard: Some(0.5), ..asked };
 //! assert_eq!(
 //!     both.resolve().unwrap_err().to_string(),
-//!     "--jaccard, --lsh-threshold and --num-perm apply to --method minhash, not simhash"
+//!     "--jaccard, --lsh-threshold, --num-perm and --templates apply to --method minhash, not simhash"
 //! );
 //! # Ok::<(), simhash_index::settings::SettingsError>(())
 //! ```
@@ -34,7 +34,7 @@ use crate::lsh::Banding;
 use crate::lsh::LshError;
 use crate::lsh::{
     BandKeyWidth, DEFAULT_JACCARD, DEFAULT_LSH_THRESHOLD, DEFAULT_NUM_PERM, DEFAULT_SEED,
-    EngineError, Sketcher,
+    EngineError, Sketcher, Templates,
 };
 use crate::{Tables, disk};
 
@@ -77,6 +77,8 @@ pub struct Asked {
     pub num_perm: Option<usize>,
     /// `--band-key-bits`.
     pub band_keys: Option<BandKeyWidth>,
+    /// `--templates`.
+    pub templates: Option<Templates>,
 }
 
 /// The matching method and its settings, defaults filled in and checked.
@@ -99,6 +101,8 @@ pub enum Matching {
         num_perm: usize,
         /// The band keys' width.
         band_keys: BandKeyWidth,
+        /// Which verified pairs are acted on, by their relation (never two that overlap).
+        templates: Templates,
     },
 }
 
@@ -115,6 +119,7 @@ impl Asked {
             || self.lsh_threshold.is_some()
             || self.num_perm.is_some()
             || self.band_keys.is_some()
+            || self.templates.is_some()
     }
 
     /// The method `auto` stands for: simhash for the fork's command line, fingerprint
@@ -161,7 +166,8 @@ impl Asked {
         let num_perm = num_perm(self.num_perm.unwrap_or(DEFAULT_NUM_PERM))?;
         banding(lsh_threshold, num_perm)?;
         let band_keys = self.band_keys.unwrap_or_default();
-        Ok(Matching::Minhash { jaccard, lsh_threshold, num_perm, band_keys })
+        let templates = self.templates.unwrap_or_default();
+        Ok(Matching::Minhash { jaccard, lsh_threshold, num_perm, band_keys, templates })
     }
 }
 
@@ -361,7 +367,8 @@ impl fmt::Display for SettingsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
             Repr::MinhashFlagsWithSimhash => f.write_str(
-                "--jaccard, --lsh-threshold and --num-perm apply to --method minhash, not simhash",
+                "--jaccard, --lsh-threshold, --num-perm and --templates apply to --method minhash, \
+                 not simhash",
             ),
             Repr::MinhashOnHashes => f.write_str(
                 "--method minhash needs the text: --format hash input holds only fingerprints \

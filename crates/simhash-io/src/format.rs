@@ -160,6 +160,7 @@ pub enum Measure {
 pub struct PairsTsv<W> {
     out: W,
     measure: Measure,
+    relations: bool,
 }
 
 impl<W: Write> PairsTsv<W> {
@@ -169,7 +170,26 @@ impl<W: Write> PairsTsv<W> {
             Measure::Distance => b"id_a\tid_b\tdistance\n",
             Measure::Jaccard => b"id_a\tid_b\tjaccard\n",
         })?;
-        Ok(PairsTsv { out, measure })
+        Ok(PairsTsv { out, measure, relations: false })
+    }
+
+    /// [`new`](PairsTsv::new) with a fourth column, `relation` (what each pair is:
+    /// `same`, `template`), for [`pair_related`](PairsTsv::pair_related).
+    ///
+    /// ```
+    /// use simhash_io::{Measure, PairsTsv};
+    ///
+    /// let mut tsv = PairsTsv::with_relations(Vec::new(), Measure::Jaccard)?;
+    /// tsv.pair_related("a", "b", 9_500, "template")?;
+    /// assert_eq!(tsv.into_inner(), b"id_a\tid_b\tjaccard\trelation\na\tb\t0.9500\ttemplate\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_relations(mut out: W, measure: Measure) -> io::Result<PairsTsv<W>> {
+        out.write_all(match measure {
+            Measure::Distance => b"id_a\tid_b\tdistance\trelation\n",
+            Measure::Jaccard => b"id_a\tid_b\tjaccard\trelation\n",
+        })?;
+        Ok(PairsTsv { out, measure, relations: true })
     }
 
     /// A later part of a pairs TSV cut into several files (`simhash-dist --output-dir`):
@@ -184,18 +204,40 @@ impl<W: Write> PairsTsv<W> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn continued(out: W, measure: Measure) -> PairsTsv<W> {
-        PairsTsv { out, measure }
+        PairsTsv { out, measure, relations: false }
+    }
+
+    /// [`continued`](PairsTsv::continued) for a file with the `relation` column.
+    pub fn continued_with_relations(out: W, measure: Measure) -> PairsTsv<W> {
+        PairsTsv { out, measure, relations: true }
+    }
+
+    /// Writes the pair `a`, `b` with its score as a [`Score::code`] and its relation
+    /// (the fourth column of a file made [`with_relations`](PairsTsv::with_relations)).
+    pub fn pair_related(&mut self, a: &str, b: &str, code: u32, relation: &str) -> io::Result<()> {
+        self.cells(a, b, code)?;
+        if self.relations {
+            self.out.write_all(b"\t")?;
+            self.out.write_all(relation.as_bytes())?;
+        }
+        self.out.write_all(b"\n")
     }
 
     /// Writes the pair `a`, `b` with its score as a [`Score::code`].
     pub fn pair(&mut self, a: &str, b: &str, code: u32) -> io::Result<()> {
+        self.cells(a, b, code)?;
+        self.out.write_all(b"\n")
+    }
+
+    /// The first three cells of a line.
+    fn cells(&mut self, a: &str, b: &str, code: u32) -> io::Result<()> {
         let out = &mut self.out;
         out.write_all(a.as_bytes())?;
         out.write_all(b"\t")?;
         out.write_all(b.as_bytes())?;
         match self.measure {
-            Measure::Distance => writeln!(out, "\t{code}"),
-            Measure::Jaccard => writeln!(out, "\t{}.{:04}", code / 10_000, code % 10_000),
+            Measure::Distance => write!(out, "\t{code}"),
+            Measure::Jaccard => write!(out, "\t{}.{:04}", code / 10_000, code % 10_000),
         }
     }
 
@@ -301,7 +343,8 @@ impl<W: Write> HashTsv<W> {
 }
 
 /// One line of the removed JSONL: `{"id":..,"duplicate_of":..,"distance":..}` (or
-/// `"jaccard"`), each id as it appeared in the input: a JSON number or a string.
+/// `"jaccard"`), each id as it appeared in the input: a JSON number or a string, and
+/// `"relation"` when the pair's relation is known (`"same"` or `"template"`).
 ///
 /// ```
 /// use std::borrow::Cow;
@@ -310,8 +353,11 @@ impl<W: Write> HashTsv<W> {
 /// let mut out = Vec::new();
 /// let doc = IdValue { text: Cow::Borrowed("b\"2"), number: false };
 /// let kept = IdValue { text: Cow::Borrowed("1.50"), number: true };
-/// write_removed(&mut out, &doc, &kept, Score::Distance(2))?;
+/// write_removed(&mut out, &doc, &kept, Score::Distance(2), None)?;
 /// assert_eq!(out, b"{\"id\":\"b\\\"2\",\"duplicate_of\":1.50,\"distance\":2}\n");
+/// out.clear();
+/// write_removed(&mut out, &doc, &kept, Score::Jaccard(0.5), Some("template"))?;
+/// assert!(out.ends_with(b",\"jaccard\":0.5000,\"relation\":\"template\"}\n"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_removed(
@@ -319,15 +365,21 @@ pub fn write_removed(
     doc: &IdValue<'_>,
     kept: &IdValue<'_>,
     score: Score,
+    relation: Option<&str>,
 ) -> io::Result<()> {
     out.write_all(b"{\"id\":")?;
     write_json_id(out, doc)?;
     out.write_all(b",\"duplicate_of\":")?;
     write_json_id(out, kept)?;
     match score {
-        Score::Distance(d) => writeln!(out, ",\"distance\":{d}}}"),
-        Score::Jaccard(_) => writeln!(out, ",\"jaccard\":{score}}}"),
+        Score::Distance(d) => write!(out, ",\"distance\":{d}")?,
+        Score::Jaccard(_) => write!(out, ",\"jaccard\":{score}")?,
     }
+    if let Some(relation) = relation {
+        // A name of the engine's (letters only): no escaping needed.
+        write!(out, ",\"relation\":\"{relation}\"")?;
+    }
+    out.write_all(b"}\n")
 }
 
 /// An id as JSON, as it appeared in the input: a number as written, or a string.
@@ -450,9 +502,16 @@ mod tests {
     #[test]
     fn removed_bytes() {
         let mut out = Vec::new();
-        write_removed(&mut out, &id("7", true), &id("a\tb\u{1}", false), Score::Jaccard(0.875))
+        write_removed(
+            &mut out,
+            &id("7", true),
+            &id("a\tb\u{1}", false),
+            Score::Jaccard(0.875),
+            None,
+        )
+        .unwrap();
+        write_removed(&mut out, &id("é", false), &id("-1e3", true), Score::Distance(0), None)
             .unwrap();
-        write_removed(&mut out, &id("é", false), &id("-1e3", true), Score::Distance(0)).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "{\"id\":7,\"duplicate_of\":\"a\\tb\\u0001\",\"jaccard\":0.8750}\n\
@@ -481,8 +540,9 @@ mod tests {
                 Ok(())
             }
         }
-        let err = write_removed(&mut Closed, &id("a", false), &id("b", false), Score::Distance(1))
-            .unwrap_err();
+        let err =
+            write_removed(&mut Closed, &id("a", false), &id("b", false), Score::Distance(1), None)
+                .unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
         let err = write_json_id(&mut Closed, &id("a", false)).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);

@@ -249,7 +249,9 @@ fn walk_unmatched(
             }
             simhash_index::lsh::SketchStore::finish(&mut store).map_err(crate::errors::engine)?;
             let masked = simhash_index::lsh::Masked { inner: &store, hidden };
-            let (walk, _) = simhash_index::lsh::walk(&masked, s.jaccard, rank)
+            // The index keeps no tokens: its pairs read as the same text (see lsh::relation).
+            let templates = simhash_index::lsh::Templates::Remove;
+            let (walk, _) = simhash_index::lsh::walk(&masked, s.jaccard, rank, templates)
                 .map_err(crate::errors::engine)?;
             walk.center
                 .iter()

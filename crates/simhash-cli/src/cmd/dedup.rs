@@ -5,11 +5,12 @@
 //! TSV header, the first file's; or, with `--output-dir`, each file's go to an output of
 //! its own.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
 use simhash_index::disk::DiskIndex;
-use simhash_index::lsh::{self, SpillStore};
+use simhash_index::lsh::{self, Relation, SpillStore};
 use simhash_io::{IdValue, Output, Score};
 
 use simhash_cluster::Clusters;
@@ -48,7 +49,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         // Records without ids: ids that differ between the inputs added to one index.
         corpus.tag_line_ids(&input.inputs.paths());
     }
-    let (Grouped { clusters, jaccard }, matched) =
+    let (Grouped { clusters, jaccard, relation }, matched) =
         decide(&mut session, &corpus, settings, against.as_ref())?;
     let kept = |d: usize| {
         clusters.is_representative(d as u32)
@@ -68,15 +69,16 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         let sketches = sketches.as_ref().or(corpus.sketches.as_ref());
         report.dedup(&corpus, sketches, &clusters, jaccard.as_deref(), matched.as_ref())?;
     }
-    let removed_count = write_removed(
+    let (removed_count, by_relation) = write_removed(
         &corpus,
         sketches.as_ref().or(corpus.sketches.as_ref()),
         &clusters,
-        jaccard.as_deref(),
+        (jaccard.as_deref(), relation.as_deref()),
         index_matches,
         removed.as_mut(),
         dups.as_deref_mut(),
     )?;
+    session.summary.removed_by_relation = by_relation;
     rewrite::drop_in_background(sketches);
     // The records to write, in order: every document that is kept (all with --annotate).
     let wanted = if settings.annotate {
@@ -262,12 +264,13 @@ fn write_removed<'a>(
     corpus: &'a Corpus,
     sketches: Option<&SpillStore>,
     clusters: &Clusters,
-    jaccard: Option<&[f64]>,
+    (jaccard, relation): (Option<&[f64]>, Option<&[Relation]>),
     index: Option<(&DiskIndex, &IndexMatches)>,
     mut removed: Option<&mut Output>,
     mut dups: Option<&mut [Option<(IdValue<'a>, Score)>]>,
-) -> anyhow::Result<u64> {
+) -> anyhow::Result<(u64, Option<BTreeMap<String, u64>>)> {
     let mut removed_count = 0u64;
+    let mut by_relation: Option<BTreeMap<String, u64>> = sketches.map(|_| BTreeMap::new());
     let own = index.map(|(_, matched)| matched.own_docs()).unwrap_or_default();
     for doc in 0..corpus.len() {
         if let Some((index, matched)) = index
@@ -281,7 +284,8 @@ fn write_removed<'a>(
                     None => IdValue { text: index.id(m.doc)?.to_owned().into(), number: false },
                 };
                 if let Some(out) = removed.as_deref_mut() {
-                    simhash_io::write_removed(out, &corpus.id_value(doc), &kept, m.score)?;
+                    // The index keeps no tokens: the relation of its matches is not known.
+                    simhash_io::write_removed(out, &corpus.id_value(doc), &kept, m.score, None)?;
                 }
                 if let Some(dups) = dups.as_deref_mut() {
                     dups[doc] = Some((kept, m.score));
@@ -294,6 +298,15 @@ fn write_removed<'a>(
             continue;
         }
         removed_count += 1;
+        // The walk's relation, or (components) the removed record's to its kept one.
+        let related = match (relation, sketches) {
+            (Some(relation), _) => Some(relation[doc]),
+            (None, Some(sketches)) => Some(lsh::relation_in(sketches, doc, rep)?),
+            (None, None) => None,
+        };
+        if let (Some(r), Some(counts)) = (related, &mut by_relation) {
+            *counts.entry(r.name().to_string()).or_default() += 1;
+        }
         if removed.is_some() || dups.is_some() {
             let score = removal_score(corpus, sketches, jaccard, doc, rep)?;
             if let Some(out) = removed.as_deref_mut() {
@@ -302,6 +315,7 @@ fn write_removed<'a>(
                     &corpus.id_value(doc),
                     &corpus.id_value(rep),
                     score,
+                    related.map(Relation::name),
                 )?;
             }
             if let Some(dups) = dups.as_deref_mut() {
@@ -309,7 +323,7 @@ fn write_removed<'a>(
             }
         }
     }
-    Ok(removed_count)
+    Ok((removed_count, by_relation))
 }
 
 /// The score of removed document `doc` against its kept one `rep`, as `--removed` prints

@@ -1,7 +1,9 @@
-//! `simhash pairs`: every near-duplicate pair, TSV `id_a<TAB>id_b<TAB>score`.
+//! `simhash pairs`: every near-duplicate pair, TSV `id_a<TAB>id_b<TAB>score` (and, with
+//! minhash, `<TAB>relation`).
 
 use std::process::ExitCode;
 
+use simhash_index::lsh::Relation;
 use simhash_io::{Measure, Output, PairsTsv};
 
 use crate::matching::match_docs;
@@ -25,22 +27,32 @@ pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
     let mut report = Report::open(&settings.report, "pairs", &settings.matching)?;
     let mut sources = input.inputs.sources();
     let corpus = session.read(&mut sources, input.reading.clone(), Some(input), false)?;
-    // 12 bytes a pair: the score as its 32-bit code.
-    let mut pairs: Vec<(u32, u32, u32)> = Vec::new();
-    match_docs(&mut session, &corpus, &settings.matching, |a, b, d| pairs.push((a, b, d.code())))?;
+    // 13 bytes a pair: the score as its 32-bit code, and the relation.
+    let mut pairs: Vec<(u32, u32, u32, Option<Relation>)> = Vec::new();
+    match_docs(&mut session, &corpus, &settings.matching, |a, b, d, r| {
+        pairs.push((a, b, d.code(), r));
+    })?;
     session.reporter.phase("writing", None);
     session.pool.install(|| rayon::slice::ParallelSliceMut::par_sort_unstable(&mut pairs[..]));
     let measure = match settings.matching {
         Matching::Simhash { .. } => Measure::Distance,
         Matching::Minhash { .. } => Measure::Jaccard,
     };
-    let mut tsv = PairsTsv::new(out, measure)?;
-    for &(a, b, code) in &pairs {
-        tsv.pair(&corpus.id(a as usize), &corpus.id(b as usize), code)?;
+    // With minhash, a fourth column: the relation of each pair.
+    let mut tsv = match measure {
+        Measure::Jaccard => PairsTsv::with_relations(out, measure)?,
+        Measure::Distance => PairsTsv::new(out, measure)?,
+    };
+    for &(a, b, code, relation) in &pairs {
+        let (a, b) = (&corpus.id(a as usize), &corpus.id(b as usize));
+        match relation {
+            Some(r) => tsv.pair_related(a, b, code, r.name())?,
+            None => tsv.pair(a, b, code)?,
+        }
     }
     session.summary.written = pairs.len() as u64;
     if let Some(mut report) = report.take() {
-        for &(a, b, code) in &pairs {
+        for &(a, b, code, _) in &pairs {
             report.pair(&corpus, a, b, code);
         }
         report.finish(&mut session, &corpus, &sources, input);

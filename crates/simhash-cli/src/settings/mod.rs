@@ -140,6 +140,7 @@ fn asked(
         lsh_threshold: opts.lsh_threshold,
         num_perm: opts.num_perm,
         band_keys: opts.band_key_bits,
+        templates: opts.templates,
     }
 }
 

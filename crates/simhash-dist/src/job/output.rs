@@ -158,9 +158,12 @@ pub(super) fn walker(matching: &Matching, key_bits: u32) -> Walker {
         Matching::Simhash { distance, blocks } => {
             Walker::Simhash { distance: *distance, blocks: *blocks }
         }
-        Matching::Minhash { jaccard, sketcher } => {
-            Walker::Minhash { jaccard: *jaccard, bands: sketcher.banding().bands, key_bits }
-        }
+        Matching::Minhash { jaccard, sketcher, templates } => Walker::Minhash {
+            jaccard: *jaccard,
+            bands: sketcher.banding().bands,
+            key_bits,
+            templates: *templates,
+        },
     }
 }
 

@@ -44,9 +44,10 @@
 use timely::worker::Worker;
 
 use serde::{Deserialize, Serialize};
-use simhash_index::lsh::DocSketch;
+use simhash_index::lsh::{DocSketch, Templates};
 use simhash_io::Score;
 
+use super::dedup::{pair_relation, related_code};
 use super::floods;
 use super::sets::{Sets, sketched};
 use super::tables::Links;
@@ -110,7 +111,7 @@ pub(crate) enum Verifying {
     /// `pairs`: candidates verified at `jaccard`, the sets shipped in rounds of at most
     /// `round_bytes` received a worker; the groups of more than `flood_group` records
     /// searched whole ([`super::floods`]).
-    Pairs { jaccard: f64, round_bytes: u64, flood_group: usize },
+    Pairs { jaccard: f64, round_bytes: u64, flood_group: usize, templates: Templates },
     /// `dedup`: no verification; the records sharing a key are joined in the forest, whose
     /// components (the candidate graph's) the walk then runs on, verifying what it needs as
     /// `simhash dedup`'s walk does ([`crate::rounds::dedup`]).
@@ -208,15 +209,16 @@ fn run_keys<K: Key>(
         }
     }
     let mut error = None;
-    if let Verifying::Pairs { jaccard, round_bytes, .. } = verifying {
+    if let Verifying::Pairs { jaccard, round_bytes, templates, .. } = verifying {
         let flooded = flooded.into_sorted();
-        let (found, failed) = floods::run(worker, plan, docs, flooded, (jaccard, bands, key_bits));
+        let settings = (jaccard, templates, bands, key_bits);
+        let (found, failed) = floods::run(worker, plan, docs, flooded, settings);
         error = failed;
         stats.flooded = found.records;
         stats.candidates += found.engine.candidates;
         stats.verified += found.engine.verified;
         let both = (pending.into_sorted(), found.pairs);
-        verify(worker, plan, docs, (jaccard, round_bytes), both, &mut stats, links);
+        verify(worker, plan, docs, (jaccard, templates, round_bytes), both, &mut stats, links);
     }
     (stats, error)
 }
@@ -322,7 +324,7 @@ fn verify(
     worker: &mut Worker,
     plan: &InputPlan,
     docs: &Docs,
-    (jaccard, round_bytes): (f64, u64),
+    (jaccard, templates, round_bytes): (f64, Templates, u64),
     (pending, flooded): (Vec<(u64, u64)>, Vec<floods::FoundPair>),
     stats: &mut BandStats,
     links: &mut Links,
@@ -343,8 +345,8 @@ fn verify(
     );
     // Per requester, in position order.
     asked.sort_unstable_by_key(|&(small, from)| (from, small));
-    let set_of =
-        |pos: u64| docs.find(pos).and_then(|d| docs.sketch[d].as_ref()).map(DocSketch::set);
+    let sketch_of = |pos: u64| docs.find(pos).and_then(|d| docs.sketch[d].as_ref());
+    let set_of = |pos: u64| sketch_of(pos).map(DocSketch::set);
     // Per requester, its rounds: each a run of `asked` of at most a `peers`-th of
     // `round_bytes` (a bigger set is a round of its own), so that what one worker receives
     // in a round is at most about `round_bytes`.
@@ -367,24 +369,29 @@ fn verify(
     for round in 0..count {
         let shipments = rounds.iter().filter_map(|per| per.get(round)).flat_map(|(run, _)| {
             asked[run.clone()].iter().filter_map(|&(small, from)| {
-                Some((from as usize, (small, set_of(small)?.to_vec())))
+                let s = sketch_of(small)?;
+                Some((from as usize, (small, s.set().to_vec(), s.tokens().to_vec())))
             })
         });
         super::label("shingle_sets");
-        let mut received: Vec<(u64, Vec<u64>)> = exchange(worker, shipments);
+        let mut received: Vec<(u64, Vec<u64>, Vec<u32>)> = exchange(worker, shipments);
         // In position order, so that the pairs are found in the same order on every run.
         received.sort_unstable_by_key(|s| s.0);
-        for (small, set) in received {
+        for (small, set, tokens) in received {
             let from = pending.partition_point(|p| p.0 < small);
             let to = pending.partition_point(|p| p.0 <= small);
             for &(_, large) in &pending[from..to] {
                 let (a, b) = (small.min(large), small.max(large));
-                let Some(other) = set_of(large) else { continue };
+                let Some(other) = sketch_of(large) else { continue };
                 stats.verified += 1;
-                let j = simhash_core::jaccard(&set, other);
+                let j = simhash_core::jaccard(&set, other.set());
                 if j >= jaccard {
-                    stats.pairs += 1;
-                    links.add(a, b, Score::Jaccard(j).code());
+                    // What `simhash pairs` lists: the pairs `--templates` acts on.
+                    let relation = pair_relation((small, &tokens), (large, other.tokens()));
+                    if templates.acts_on(relation) {
+                        stats.pairs += 1;
+                        links.add(a, b, related_code(Score::Jaccard(j).code(), relation));
+                    }
                 }
             }
         }

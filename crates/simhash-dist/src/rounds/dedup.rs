@@ -34,7 +34,9 @@
 //! clusters (text sharing boilerplate can join most of a corpus into one: docs/scale-out.md).
 
 use serde::{Deserialize, Serialize};
-use simhash_index::lsh::{self, BandKeyWidth, DocSketch, MemoryStore, SketchStore};
+use simhash_index::lsh::{
+    self, BandKeyWidth, DocSketch, MemoryStore, Relation, SketchStore, Templates,
+};
 use simhash_index::{Blocks, DedupWalk, Fingerprint};
 use simhash_io::Score;
 use timely::worker::Worker;
@@ -78,8 +80,8 @@ impl Priority {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) enum Body {
     Fingerprint(u64),
-    /// Band keys and shingle set.
-    Sketch(Keys, Vec<u64>),
+    /// Band keys, shingle set and tokens (for the relation).
+    Sketch(Keys, Vec<u64>, Vec<u32>),
     /// The set equals that of the record at this position (an earlier one, in the same
     /// component), which sends it.
     CopyOf(u64),
@@ -93,8 +95,8 @@ type Entry = (u64, u64, Priority, Body);
 pub(crate) enum Removal {
     /// simhash: the fingerprints' distance.
     Distance(u32),
-    /// minhash: the Jaccard similarity.
-    Jaccard(f64),
+    /// minhash: the Jaccard similarity and the relation (its place in [`Relation::ALL`]).
+    Jaccard(f64, u8),
 }
 
 impl Removal {
@@ -102,8 +104,21 @@ impl Removal {
     pub(crate) fn score(self) -> Score {
         match self {
             Removal::Distance(d) => Score::Distance(d),
-            Removal::Jaccard(j) => Score::Jaccard(j),
+            Removal::Jaccard(j, _) => Score::Jaccard(j),
         }
+    }
+
+    /// minhash: the pair's relation, as `simhash dedup --removed` writes it.
+    pub(crate) fn relation(self) -> Option<Relation> {
+        match self {
+            Removal::Distance(_) => None,
+            Removal::Jaccard(_, r) => Relation::ALL.get(usize::from(r)).copied(),
+        }
+    }
+
+    /// minhash: a removal of similarity `j` in relation `r`.
+    fn jaccard(j: f64, r: Relation) -> Removal {
+        Removal::Jaccard(j, Relation::ALL.iter().position(|&x| x == r).unwrap_or(0) as u8)
     }
 }
 
@@ -116,7 +131,7 @@ pub(crate) enum Walker {
     /// simhash: kept unless within `distance` bits of a kept record (tables of `blocks`).
     Simhash { distance: u32, blocks: Blocks },
     /// `key_bits`: the band keys' width, the job's ([`super::bands`]).
-    Minhash { jaccard: f64, bands: usize, key_bits: u32 },
+    Minhash { jaccard: f64, bands: usize, key_bits: u32, templates: Templates },
 }
 
 /// A sketch's band keys at the job's width.
@@ -174,14 +189,14 @@ pub(crate) fn run(
                 }
             }
         }
-        Walker::Minhash { jaccard, bands, key_bits } => {
+        Walker::Minhash { jaccard, bands, key_bits, templates } => {
             // All of this worker's components in one walk: no two of them share a band key
             // or a set, so the engine's walk splits them again (in parallel) and decides
             // each as on its own, without a store and a walk per component (most are two
             // or three near copies: on 1M generated documents, 1 x 2, the walks of 150k
             // components took 5.6 s, one walk per worker 2.1 s).
             entries.sort_unstable_by_key(|e| e.1);
-            match walk_sketches(&entries, jaccard, (bands, key_bits)) {
+            match walk_sketches(&entries, (jaccard, templates), (bands, key_bits)) {
                 Ok(d) => decisions.extend(d),
                 Err(e) => error = Some(e),
             }
@@ -197,13 +212,34 @@ pub(crate) fn run(
     }
 }
 
+/// A `pairs` score code ([`Score::code`], a Jaccard similarity's at most 10,000) with the
+/// pair's relation in its two high bits, as the pairs travel to their writer.
+pub(crate) fn related_code(code: u32, relation: Relation) -> u32 {
+    code | ((Relation::ALL.iter().position(|&r| r == relation).unwrap_or(0) as u32) << 30)
+}
+
+/// The score code and relation of a [`related_code`].
+pub(crate) fn split_code(code: u32) -> (u32, Relation) {
+    (
+        code & ((1 << 30) - 1),
+        Relation::ALL.get((code >> 30) as usize).copied().unwrap_or(Relation::Same),
+    )
+}
+
+/// The relation of the pair of records at positions `a` and `b` from their tokens: the
+/// later one's to the earlier one, as `simhash pairs` reads a pair.
+pub(crate) fn pair_relation(a: (u64, &[u32]), b: (u64, &[u32])) -> Relation {
+    let (later, earlier) = if a.0 > b.0 { (a, b) } else { (b, a) };
+    lsh::relation(later.1, earlier.1)
+}
+
 /// What the walk reads of a sketch: its band keys at the job's width, and its set.
 pub(crate) fn sketch_body(s: &DocSketch, key_bits: u32) -> Body {
     let keys = match s.band_hashes().filter(|_| key_bits == 64) {
         Some(hashes) => Keys::Bits64(hashes),
         None => Keys::Bits32(s.bands().to_vec()),
     };
-    Body::Sketch(keys, s.set().to_vec())
+    Body::Sketch(keys, s.set().to_vec(), s.tokens().to_vec())
 }
 
 /// `cluster` (`--method minhash`): the verified edges of the candidate graph's components.
@@ -221,7 +257,7 @@ pub(crate) fn verified_edges(
     plan: &InputPlan,
     docs: &Docs,
     edges: Vec<(u64, u64)>,
-    (jaccard, bands, key_bits): (f64, usize, u32),
+    (jaccard, templates, bands, key_bits): (f64, Templates, usize, u32),
 ) -> Result<(Vec<(u64, u64)>, lsh::MatchStats), String> {
     let peers = worker.peers() as u64;
     let roots = components::run(worker, plan, edges);
@@ -233,19 +269,19 @@ pub(crate) fn verified_edges(
     let mut entries: Vec<Entry> = exchange(worker, entries);
     // All of this worker's components in one run of the engine, as in `run`'s walk.
     entries.sort_unstable_by_key(|e| e.1);
-    component_edges(&entries, jaccard, (bands, key_bits))
+    component_edges(&entries, (jaccard, templates), (bands, key_bits))
 }
 
 /// The engine's components ([`lsh::components`]) of one or more whole candidate components
 /// (entries sorted by position, sketches only), as edges between positions.
 fn component_edges(
     component: &[Entry],
-    jaccard: f64,
+    (jaccard, templates): (f64, Templates),
     (bands, key_bits): (usize, u32),
 ) -> Result<(Vec<(u64, u64)>, lsh::MatchStats), String> {
     let fail = |e: lsh::EngineError| format!("the components failed: {e}");
     let store = store_of(component.iter().map(|e| &e.3), bands, key_bits).map_err(fail)?;
-    let (edges, stats) = lsh::components(&store, jaccard).map_err(fail)?;
+    let (edges, stats) = lsh::components(&store, jaccard, templates).map_err(fail)?;
     let at = |i: u32| component[i as usize].1;
     Ok((edges.into_iter().map(|(a, b)| (at(a), at(b))).collect(), stats))
 }
@@ -261,11 +297,11 @@ pub(crate) fn store_of<'e>(
     let mut store = MemoryStore::with_band_keys(bands, width);
     for body in bodies {
         let sketch = match body {
-            Body::Sketch(Keys::Bits32(keys), set) => {
-                DocSketch::from_parts(keys.clone(), set.clone())
+            Body::Sketch(Keys::Bits32(keys), set, tokens) => {
+                DocSketch::from_parts(keys.clone(), set.clone()).with_tokens(tokens.clone())
             }
-            Body::Sketch(Keys::Bits64(hashes), set) => {
-                DocSketch::from_band_hashes(hashes, set.clone())
+            Body::Sketch(Keys::Bits64(hashes), set, tokens) => {
+                DocSketch::from_band_hashes(hashes, set.clone()).with_tokens(tokens.clone())
             }
             _ => continue,
         };
@@ -325,7 +361,7 @@ fn walk_fingerprints(
 /// order.
 fn walk_sketches(
     component: &[Entry],
-    jaccard: f64,
+    (jaccard, templates): (f64, Templates),
     (bands, key_bits): (usize, u32),
 ) -> Result<Vec<Decision>, String> {
     let sets: Vec<&Entry> = component.iter().filter(|e| matches!(e.3, Body::Sketch(..))).collect();
@@ -346,15 +382,15 @@ fn walk_sketches(
     let fail = |e: lsh::EngineError| format!("the dedup walk failed: {e}");
     let store = store_of(sets.iter().map(|e| &e.3), bands, key_bits).map_err(fail)?;
     let rank = ranks(first.iter().copied());
-    let (walk, _) = lsh::walk(&store, jaccard, &rank).map_err(fail)?;
+    let (walk, _) = lsh::walk(&store, jaccard, &rank, templates).map_err(fail)?;
     let kept_of = |g: usize| first[g].4;
     let mut out = Vec::new();
     for (g, &c) in walk.center.iter().enumerate() {
         let c = c as usize;
         let (kept, removal) = if c == g {
-            (kept_of(g), Removal::Jaccard(1.0))
+            (kept_of(g), Removal::jaccard(1.0, Relation::Same))
         } else {
-            (kept_of(c), Removal::Jaccard(walk.jaccard[g]))
+            (kept_of(c), Removal::jaccard(walk.jaccard[g], walk.relation[g]))
         };
         out.extend(members[g].iter().filter(|&&m| m != kept).map(|&m| (m, kept, removal)));
     }

@@ -26,11 +26,11 @@
 //! (each record once), so its memory grows with the groups, not their squares, as
 //! `simhash pairs`'s does on one machine.
 
-use simhash_index::lsh::{self, MatchSink};
+use simhash_index::lsh::{self, MatchSink, Templates};
 use simhash_io::Score;
 use timely::worker::Worker;
 
-use super::dedup::{Body, sketch_body, store_of};
+use super::dedup::{Body, pair_relation, related_code, sketch_body, store_of};
 use super::exchange;
 use crate::share::{Docs, InputPlan};
 
@@ -64,7 +64,7 @@ pub(crate) fn run(
     plan: &InputPlan,
     docs: &Docs,
     members: Vec<u64>,
-    (jaccard, bands, key_bits): (f64, usize, u32),
+    (jaccard, templates, bands, key_bits): (f64, Templates, usize, u32),
 ) -> (Flooded, Option<String>) {
     let me = worker.index() as u64;
     super::label("flood_requests");
@@ -78,7 +78,7 @@ pub(crate) fn run(
     let mut received: Vec<(u64, Body)> = exchange(worker, sent);
     received.sort_unstable_by_key(|r| r.0);
     let mut flooded = Flooded { records: received.len() as u64, ..Flooded::default() };
-    let (found, error) = match search(&received, jaccard, (bands, key_bits)) {
+    let (found, error) = match search(&received, (jaccard, templates), (bands, key_bits)) {
         Ok((found, engine)) => {
             flooded.engine = engine;
             (found, None)
@@ -102,7 +102,7 @@ pub(crate) fn run(
 /// of two as long (as [`crate::rounds::bands`] orders a candidate).
 fn search(
     sketches: &[(u64, Body)],
-    jaccard: f64,
+    (jaccard, templates): (f64, Templates),
     (bands, key_bits): (usize, u32),
 ) -> Result<(Vec<FoundPair>, lsh::MatchStats), String> {
     let fail = |e: lsh::EngineError| format!("the search of the flooded band groups failed: {e}");
@@ -110,15 +110,23 @@ fn search(
     let mut sink = Found(Vec::new());
     let stats = lsh::find_matches(&store, jaccard, &mut sink).map_err(fail)?;
     let len = |i: u32| match &sketches[i as usize].1 {
-        Body::Sketch(_, set) => set.len(),
+        Body::Sketch(_, set, _) => set.len(),
         _ => 0,
     };
+    let tokens = |i: u32| match &sketches[i as usize].1 {
+        Body::Sketch(_, _, tokens) => &tokens[..],
+        _ => &[],
+    };
+    // The pairs `--templates` acts on, each with its relation in its code.
     let ordered = |(a, b, j): (u32, u32, f64)| {
         let (pa, pb) = (sketches[a as usize].0, sketches[b as usize].0);
-        let (small, large) = if (len(a), pa) <= (len(b), pb) { (pa, pb) } else { (pb, pa) };
-        (small, large, Score::Jaccard(j).code())
+        let relation = pair_relation((pa, tokens(a)), (pb, tokens(b)));
+        templates.acts_on(relation).then(|| {
+            let (small, large) = if (len(a), pa) <= (len(b), pb) { (pa, pb) } else { (pb, pa) };
+            (small, large, related_code(Score::Jaccard(j).code(), relation))
+        })
     };
-    Ok((sink.0.into_iter().map(ordered).collect(), stats))
+    Ok((sink.0.into_iter().filter_map(ordered).collect(), stats))
 }
 
 /// The pairs the search reports, as store indices with their similarity.

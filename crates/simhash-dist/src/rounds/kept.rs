@@ -147,7 +147,8 @@ pub(crate) fn removed_lines(
         let doc = IdValue { text: id.into(), number };
         let kept = IdValue { text: kept_id.as_str().into(), number: *kept_number };
         // Writing to a Vec cannot fail.
-        let _ = simhash_io::write_removed(&mut line, &doc, &kept, removal.score());
+        let relation = removal.relation().map(simhash_index::lsh::Relation::name);
+        let _ = simhash_io::write_removed(&mut line, &doc, &kept, removal.score(), relation);
         out.push((pos, line));
     }
     out

@@ -260,13 +260,21 @@ pub(crate) fn write_pairs(
     let mut links = links.iter().peekable();
     for piece in parts.order.of_worker(me) {
         let out = parts.create(piece)?;
-        let mut tsv = if piece == 0 {
-            PairsTsv::new(out, measure)?
-        } else {
-            PairsTsv::continued(out, measure)
+        // With minhash, a fourth column: each pair's relation (carried in its code).
+        let related = measure == Measure::Jaccard;
+        let mut tsv = match (piece == 0, related) {
+            (true, true) => PairsTsv::with_relations(out, measure)?,
+            (true, false) => PairsTsv::new(out, measure)?,
+            (false, true) => PairsTsv::continued_with_relations(out, measure),
+            (false, false) => PairsTsv::continued(out, measure),
         };
         while let Some(&(a, b, code)) = links.next_if(|l| parts.order.of(l.0) == piece) {
-            tsv.pair(id(a)?, id(b)?, code)?;
+            if related {
+                let (code, relation) = super::dedup::split_code(code);
+                tsv.pair_related(id(a)?, id(b)?, code, relation.name())?;
+            } else {
+                tsv.pair(id(a)?, id(b)?, code)?;
+            }
             written.lines += 1;
         }
         tsv.into_inner().finish(&mut written)?;

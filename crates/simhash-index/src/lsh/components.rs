@@ -9,7 +9,7 @@ use simhash_cluster::UnionFind;
 use super::scan::{Collapsed, candidate_components, collapse_identical, component_rows};
 use super::small::{Lookup, PROBE_MAX, SmallSets, floods};
 use super::store::trim;
-use super::{EngineError, MatchStats, SketchStore};
+use super::{EngineError, MatchStats, SketchStore, Templates, relation_in};
 
 /// A verified pair that joins two components.
 type Edge = (u32, u32);
@@ -21,7 +21,9 @@ type Edge = (u32, u32);
 /// shares a band with, until one verifies, so a flood of near-duplicates costs about `N`
 /// verifications; in a large component, small sets meet their candidates through a
 /// prefix index instead of the band buckets (see the [module](super)'s "Cost"), so short
-/// documents sharing a phrase stay near-linear. Documents with identical shingle sets are joined to the first of them
+/// documents sharing a phrase stay near-linear. Only pairs whose [`Relation`](super::Relation)
+/// (of the later document to the earlier, [`relation_in`]) `templates` acts on join
+/// (never two that overlap). Documents with identical shingle sets are joined to the first of them
 /// without a comparison (those edges come first, as `(first, doc)`). The edges do not
 /// depend on the thread count.
 ///
@@ -29,11 +31,14 @@ type Edge = (u32, u32);
 pub fn components<S: SketchStore + ?Sized>(
     sketches: &S,
     threshold: f64,
+    templates: Templates,
 ) -> Result<(Vec<(u32, u32)>, MatchStats), EngineError> {
     let Collapsed { reps, duplicates } = collapse_identical(sketches, None)?;
     let components = candidate_components(sketches, &reps)?;
-    let results: Vec<Result<(Vec<Edge>, MatchStats), EngineError>> =
-        components.par_iter().map(|docs| components_component(sketches, docs, threshold)).collect();
+    let results: Vec<Result<(Vec<Edge>, MatchStats), EngineError>> = components
+        .par_iter()
+        .map(|docs| components_component(sketches, docs, threshold, templates))
+        .collect();
     let mut stats = MatchStats { duplicates: duplicates.len() as u64, ..MatchStats::default() };
     let mut edges: Vec<(u32, u32)> = duplicates.iter().map(|&(doc, rep)| (rep, doc)).collect();
     for result in results {
@@ -167,6 +172,7 @@ fn components_component<S: SketchStore + ?Sized>(
     sketches: &S,
     docs: &[u32],
     threshold: f64,
+    templates: Templates,
 ) -> Result<(Vec<Edge>, MatchStats), EngineError> {
     let bands = sketches.bands();
     let rows = component_rows(sketches, docs)?;
@@ -220,6 +226,16 @@ fn components_component<S: SketchStore + ?Sized>(
                         && {
                             sketches.read_set(docs[m as usize] as usize, &mut other)?;
                             simhash_core::jaccard_at_least(&set, &other, threshold).is_some()
+                        }
+                        && {
+                            let (later, earlier) = (docs[i as usize], docs[m as usize]);
+                            let acted = templates.acts_on(relation_in(
+                                sketches,
+                                later as usize,
+                                earlier as usize,
+                            )?);
+                            stats.spared += u64::from(!acted);
+                            acted
                         }
                     {
                         stats.pairs += 1;

@@ -81,12 +81,12 @@ impl Oracle {
         let mut out = Vec::new();
         for b in 0..n {
             if let Some(a) = self.first_copy(b) {
-                out.push(SimilarPair { a, b, jaccard: 1.0 });
+                out.push(SimilarPair { a, b, jaccard: 1.0, relation: Relation::Same });
                 continue;
             }
             for a in (0..b).filter(|&a| self.first_copy(a).is_none()) {
                 if let Some(jaccard) = self.matches(a, b) {
-                    out.push(SimilarPair { a, b, jaccard });
+                    out.push(SimilarPair { a, b, jaccard, relation: Relation::Same });
                 }
             }
         }
@@ -103,7 +103,9 @@ impl Oracle {
         let mut kept: Vec<usize> = Vec::new();
         for d in order {
             match kept.iter().find_map(|&k| self.matches(d, k).map(|j| (k, j))) {
-                Some((of, jaccard)) => out[d] = Decision::Duplicate { of, jaccard },
+                Some((of, jaccard)) => {
+                    out[d] = Decision::Duplicate { of, jaccard, relation: Relation::Same }
+                }
                 None => kept.push(d),
             }
         }
@@ -232,7 +234,11 @@ fn a_flood_of_identical_documents() {
     let mut dedup = engine(0.5, false, &docs);
     let decisions = dedup.dedup().unwrap();
     assert_eq!(decisions[0], Decision::Keep);
-    assert!(decisions[1..].iter().all(|d| *d == Decision::Duplicate { of: 0, jaccard: 1.0 }));
+    assert!(
+        decisions[1..]
+            .iter()
+            .all(|d| *d == Decision::Duplicate { of: 0, jaccard: 1.0, relation: Relation::Same })
+    );
     assert_eq!((dedup.stats().duplicates, dedup.stats().verified), (9_999, 0));
     let pairs = dedup.pairs().unwrap();
     assert_eq!(pairs.len(), 9_999);
@@ -244,7 +250,9 @@ fn a_flood_of_identical_documents() {
     let decisions = dedup.dedup_by_rank(&rank).unwrap();
     assert_eq!(decisions[9_999], Decision::Keep);
     assert!(
-        decisions[..9_999].iter().all(|d| *d == Decision::Duplicate { of: 9_999, jaccard: 1.0 })
+        decisions[..9_999].iter().all(
+            |d| *d == Decision::Duplicate { of: 9_999, jaccard: 1.0, relation: Relation::Same }
+        )
     );
 }
 
@@ -291,7 +299,7 @@ fn short_documents_sharing_a_phrase() {
         for b in 0..n as usize {
             for a in 0..b {
                 if let Some(jaccard) = oracle.matches(a, b) {
-                    want_pairs.push(SimilarPair { a, b, jaccard });
+                    want_pairs.push(SimilarPair { a, b, jaccard, relation: Relation::Same });
                 }
             }
         }
@@ -315,9 +323,9 @@ fn tiny_and_empty_documents() {
     for d in [0, 1, 5, 7] {
         assert_eq!(decisions[d], Decision::Keep, "{d}");
     }
-    assert_eq!(decisions[3], Decision::Duplicate { of: 2, jaccard: 1.0 });
+    assert_eq!(decisions[3], Decision::Duplicate { of: 2, jaccard: 1.0, relation: Relation::Same });
     let pairs = dedup.pairs().unwrap();
-    assert!(pairs.contains(&SimilarPair { a: 2, b: 3, jaccard: 1.0 }));
+    assert!(pairs.contains(&SimilarPair { a: 2, b: 3, jaccard: 1.0, relation: Relation::Same }));
     assert!(pairs.iter().all(|p| ![0, 1, 5, 7].contains(&p.a) && ![0, 1, 5, 7].contains(&p.b)));
     let clusters = dedup.clusters().unwrap();
     assert_eq!(clusters.iter().map(Vec::len).sum::<usize>(), 8);

@@ -8,8 +8,8 @@ use simhash_cluster::UnionFind;
 use simhash_core::{Fingerprinter, MinHasher};
 
 use super::{
-    Banding, DocSketch, EngineError, EngineErrorKind, MatchSink, MatchStats, MemoryStore,
-    SketchStore, Sketcher, SpillStore,
+    Banding, DocSketch, EngineError, EngineErrorKind, MatchSink, MatchStats, MemoryStore, Relation,
+    SketchStore, Sketcher, SpillStore, Templates, relation_in,
 };
 
 /// The default minimum Jaccard similarity of a match (the `simhash` command's `--jaccard`).
@@ -30,12 +30,16 @@ const EXTEND_CHUNK: usize = 4096;
 pub enum Decision {
     /// Kept: no document kept before it matches it.
     Keep,
-    /// Removed as a near-duplicate of the kept document `of`, with their Jaccard similarity.
+    /// Removed as a near-duplicate of the kept document `of`, with their Jaccard similarity
+    /// and relation.
     Duplicate {
         /// The kept document (its insertion position).
         of: usize,
         /// The exact Jaccard similarity of the two shingle sets.
         jaccard: f64,
+        /// What the pair is: the same document, or (unless template siblings are kept)
+        /// template siblings.
+        relation: Relation,
     },
 }
 
@@ -55,6 +59,8 @@ pub struct SimilarPair {
     pub b: usize,
     /// The exact Jaccard similarity of their shingle sets (at least the threshold).
     pub jaccard: f64,
+    /// What the pair is (the later document's relation to the earlier one).
+    pub relation: Relation,
 }
 
 /// Settings for a [`MinHashDedup`]; every default is the `simhash` command's.
@@ -66,6 +72,7 @@ pub struct MinHashDedupBuilder {
     seed: u64,
     fingerprinter: Option<Fingerprinter>,
     spill: bool,
+    templates: Templates,
 }
 
 impl Default for MinHashDedupBuilder {
@@ -77,6 +84,7 @@ impl Default for MinHashDedupBuilder {
             seed: DEFAULT_SEED,
             fingerprinter: None,
             spill: false,
+            templates: Templates::Remove,
         }
     }
 }
@@ -123,6 +131,15 @@ impl MinHashDedupBuilder {
         self
     }
 
+    /// Which verified pairs [`dedup`](MinHashDedup::dedup) removes,
+    /// [`pairs`](MinHashDedup::pairs) lists and [`clusters`](MinHashDedup::clusters) joins:
+    /// same documents and template siblings ([`Templates::Remove`], the default) or same
+    /// documents only. A document with content of its own ([`Relation::Overlap`]) never.
+    pub fn templates(&mut self, templates: Templates) -> &mut MinHashDedupBuilder {
+        self.templates = templates;
+        self
+    }
+
     /// The engine. Errors ([`EngineErrorKind::Config`]): a threshold out of range; or the spill store's temporary files.
     pub fn build(&self) -> Result<MinHashDedup, EngineError> {
         if !(self.jaccard > 0.0 && self.jaccard <= 1.0) {
@@ -144,6 +161,7 @@ impl MinHashDedupBuilder {
             fingerprinter: self.fingerprinter.clone().unwrap_or_default(),
             sketcher,
             jaccard: self.jaccard,
+            templates: self.templates,
             store,
             stats: MatchStats::default(),
         })
@@ -179,6 +197,7 @@ pub struct MinHashDedup {
     fingerprinter: Fingerprinter,
     sketcher: Sketcher,
     jaccard: f64,
+    templates: Templates,
     store: Box<dyn SketchStore>,
     stats: MatchStats,
 }
@@ -280,18 +299,16 @@ impl MinHashDedup {
     /// not one rank per document.
     pub fn dedup_by_rank(&mut self, rank: &[u32]) -> Result<Vec<Decision>, EngineError> {
         self.store.finish()?;
-        let (walked, stats) = super::walk(&*self.store, self.jaccard, rank)?;
+        let (walked, stats) = super::walk(&*self.store, self.jaccard, rank, self.templates)?;
         self.stats = stats;
-        Ok(walked
-            .center
-            .iter()
-            .zip(&walked.jaccard)
-            .enumerate()
-            .map(|(d, (&c, &jaccard))| {
-                if c as usize == d {
+        Ok((0..walked.center.len())
+            .map(|d| {
+                let c = walked.center[d] as usize;
+                if c == d {
                     Decision::Keep
                 } else {
-                    Decision::Duplicate { of: c as usize, jaccard }
+                    let (jaccard, relation) = (walked.jaccard[d], walked.relation[d]);
+                    Decision::Duplicate { of: c, jaccard, relation }
                 }
             })
             .collect())
@@ -300,22 +317,35 @@ impl MinHashDedup {
     /// The verified pairs, sorted: each document whose shingle set equals an earlier one's
     /// is paired with the first of them (Jaccard 1), and the other pairs are between such
     /// first documents only (the pairs they imply for the copies are not repeated, so a
-    /// flood of identical documents gives one pair per document, not one per pair).
+    /// flood of identical documents gives one pair per document, not one per pair). Only
+    /// the pairs whose relation the engine's [`Templates`] acts on (never two that overlap).
     pub fn pairs(&mut self) -> Result<Vec<SimilarPair>, EngineError> {
         /// Collects the matches.
-        struct Collect(Vec<SimilarPair>);
+        struct Collect(Vec<(u32, u32, f64)>);
         impl MatchSink for Collect {
             fn duplicate(&mut self, doc: u32, of: u32) {
-                self.0.push(SimilarPair { a: of as usize, b: doc as usize, jaccard: 1.0 });
+                self.0.push((of, doc, 1.0));
             }
             fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
-                self.0.push(SimilarPair { a: a as usize, b: b as usize, jaccard });
+                self.0.push((a, b, jaccard));
             }
         }
         self.store.finish()?;
         let mut found = Collect(Vec::new());
         self.stats = super::find_matches(&*self.store, self.jaccard, &mut found)?;
-        let mut pairs = found.0;
+        let (store, found_pairs) = (&*self.store, found.0.len() as u64);
+        let related: Result<Vec<SimilarPair>, EngineError> = found
+            .0
+            .par_iter()
+            .map(|&(a, b, jaccard)| {
+                let relation = relation_in(store, b as usize, a as usize)?;
+                Ok(SimilarPair { a: a as usize, b: b as usize, jaccard, relation })
+            })
+            .collect();
+        let templates = self.templates;
+        let mut pairs: Vec<SimilarPair> =
+            related?.into_iter().filter(|p| templates.acts_on(p.relation)).collect();
+        self.stats.spared = found_pairs - pairs.len() as u64;
         pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
         Ok(pairs)
     }
@@ -325,7 +355,7 @@ impl MinHashDedup {
     /// ascending, in order of first member ([`components`](fn@super::components)).
     pub fn clusters(&mut self) -> Result<Vec<Vec<usize>>, EngineError> {
         self.store.finish()?;
-        let (edges, stats) = super::components(&*self.store, self.jaccard)?;
+        let (edges, stats) = super::components(&*self.store, self.jaccard, self.templates)?;
         self.stats = stats;
         let n = self.len();
         let mut forest = UnionFind::new(n);

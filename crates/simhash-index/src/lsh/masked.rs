@@ -22,7 +22,7 @@ use super::{DocSketch, EngineError, EngineErrorKind, SketchStore};
 /// let hidden = [false, true, false];
 /// let masked = Masked { inner: &store, hidden: &hidden };
 /// assert!(!masked.has(1));
-/// let (walk, _) = walk(&masked, 0.5, &[0, 1, 2])?;
+/// let (walk, _) = walk(&masked, 0.5, &[0, 1, 2], Templates::Remove)?;
 /// assert_eq!(walk.center, [0, 1, 0]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -76,6 +76,14 @@ impl<S: SketchStore + ?Sized> SketchStore for Masked<'_, S> {
             return Ok(());
         }
         self.inner.read_set(doc, out)
+    }
+
+    fn read_tokens(&self, doc: usize, out: &mut Vec<u32>) -> Result<(), EngineError> {
+        if self.hidden(doc) {
+            out.clear();
+            return Ok(());
+        }
+        self.inner.read_tokens(doc, out)
     }
 
     fn set_len(&self, doc: usize) -> Result<usize, EngineError> {

@@ -16,7 +16,7 @@
 //! dedup.extend_texts(&texts)?; // in parallel; or add_text / add_shingles one at a time
 //! let decisions = dedup.dedup()?; // insertion order is the priority (or dedup_by_rank)
 //! assert!(decisions[0].is_keep() && decisions[1].is_keep());
-//! assert!(matches!(decisions[2], Decision::Duplicate { of: 0, jaccard } if jaccard >= 0.5));
+//! assert!(matches!(decisions[2], Decision::Duplicate { of: 0, jaccard, .. } if jaccard >= 0.5));
 //! let pairs = dedup.pairs()?; // verified pairs with their exact Jaccard similarity
 //! assert_eq!((pairs[0].a, pairs[0].b), (0, 2));
 //! assert_eq!(dedup.clusters()?, [vec![0, 2], vec![1]]);
@@ -122,6 +122,7 @@ mod engine;
 mod error;
 mod keys;
 mod masked;
+mod relation;
 mod scan;
 mod sink;
 mod sketch;
@@ -142,6 +143,10 @@ pub use engine::{
 pub use error::{EngineError, EngineErrorKind};
 pub use keys::{BandKeyWidth, SPURIOUS_CANDIDATE_BYTES, band_key_bits};
 pub use masked::Masked;
+pub use relation::{
+    CONTENT_RUN, Evidence, FILL_WORDS, NEW_WORDS, OWN_WORDS, Relation, Templates, UnknownRelation,
+    evidence, relation, relation_in,
+};
 pub use scan::{find_matches, similarity};
 pub use sink::{MatchSink, MatchStats};
 pub use sketch::{DocSketch, Sketcher};

@@ -248,12 +248,14 @@ fn walk_and_components_agree_with_brute_force() {
                     for threads in [1, 3] {
                         let pool =
                             rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-                        let (got, _) = pool.install(|| walk(&f.store, t, rank)).unwrap();
+                        let (got, _) =
+                            pool.install(|| walk(&f.store, t, rank, Templates::Remove)).unwrap();
                         assert_eq!(got.center, want.0, "seed {seed} t {t} threads {threads}");
                         for d in 0..n {
                             assert_eq!(got.jaccard[d].to_bits(), want.1[d].to_bits());
                         }
-                        let (edges, _) = pool.install(|| components(&f.store, t)).unwrap();
+                        let (edges, _) =
+                            pool.install(|| components(&f.store, t, Templates::Remove)).unwrap();
                         let mut uf = Uf::new(n);
                         for &(a, b) in &edges {
                             let j = simhash_core::jaccard(&f.sets[a as usize], &f.sets[b as usize]);
@@ -282,15 +284,15 @@ fn floods_cost_one_comparison_a_document() {
         .collect();
     let f = fixture(&docs, SPILL_CACHE_BYTES);
     let rank: Vec<u32> = (0..3000).collect();
-    let (walked, stats) = walk(&f.store, 0.4, &rank).unwrap();
+    let (walked, stats) = walk(&f.store, 0.4, &rank, Templates::Remove).unwrap();
     assert!(walked.center.iter().all(|&c| c == 0));
     assert_eq!(stats.verified, 2999);
-    let (edges, stats) = components(&f.store, 0.4).unwrap();
+    let (edges, stats) = components(&f.store, 0.4, Templates::Remove).unwrap();
     assert_eq!(edges.len(), 2999);
     assert_eq!(stats.verified, 2999);
     // Identical documents are not compared at all.
     let f = fixture(&vec![(0..50).collect::<Vec<u64>>(); 3000], SPILL_CACHE_BYTES);
-    let (walked, stats) = walk(&f.store, 0.4, &rank).unwrap();
+    let (walked, stats) = walk(&f.store, 0.4, &rank, Templates::Remove).unwrap();
     assert!(walked.center.iter().all(|&c| c == 0) && stats.verified == 0);
     assert_eq!(stats.duplicates, 2999);
 }
@@ -308,7 +310,7 @@ fn different_tiny_texts_are_never_identical() {
     let f = fixture(&docs, SPILL_CACHE_BYTES);
     let got = run(&f.store, 1);
     assert!(got.duplicates.is_empty() && got.pairs.is_empty());
-    let (walked, _) = walk(&f.store, 0.4, &[0, 1, 2, 3]).unwrap();
+    let (walked, _) = walk(&f.store, 0.4, &[0, 1, 2, 3], Templates::Remove).unwrap();
     assert_eq!(walked.center, [0, 1, 2, 3]);
 }
 
@@ -326,13 +328,16 @@ fn memory_and_spill_stores_agree() {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             let walks = pool.install(|| {
                 (
-                    walk(&memory.store, 0.4, &rank).unwrap(),
-                    walk(&spilled.store, 0.4, &rank).unwrap(),
+                    walk(&memory.store, 0.4, &rank, Templates::Remove).unwrap(),
+                    walk(&spilled.store, 0.4, &rank, Templates::Remove).unwrap(),
                 )
             });
             assert_eq!(walks.0, walks.1);
             let edges = pool.install(|| {
-                (components(&memory.store, 0.4).unwrap(), components(&spilled.store, 0.4).unwrap())
+                (
+                    components(&memory.store, 0.4, Templates::Remove).unwrap(),
+                    components(&spilled.store, 0.4, Templates::Remove).unwrap(),
+                )
             });
             assert_eq!(edges.0, edges.1);
         }
@@ -347,7 +352,7 @@ fn stores_check_what_they_are_given() {
     assert_eq!(err.kind(), EngineErrorKind::Mismatch);
     assert_eq!(err.to_string(), "a sketch has 2 band hashes, the store 3");
     assert!(store.is_empty(), "a refused sketch is not recorded");
-    let err = walk(&store, 0.5, &[0]).unwrap_err();
+    let err = walk(&store, 0.5, &[0], Templates::Remove).unwrap_err();
     assert_eq!(
         (err.kind(), err.to_string().as_str()),
         (EngineErrorKind::Mismatch, "1 ranks for 0 documents")
@@ -389,8 +394,10 @@ fn key_widths_agree() {
                         let mut got = run(store, threads);
                         // Pairs come in band-group order, which depends on the keys.
                         got.pairs.sort_unstable();
-                        let walked = pool.install(|| walk(store, 0.4, &rank).unwrap().0);
-                        let edges = pool.install(|| components(store, 0.4).unwrap().0);
+                        let walked =
+                            pool.install(|| walk(store, 0.4, &rank, Templates::Remove).unwrap().0);
+                        let edges =
+                            pool.install(|| components(store, 0.4, Templates::Remove).unwrap().0);
                         results.push((got.duplicates, got.pairs, walked, edges));
                     }
                 }
@@ -424,7 +431,7 @@ fn a_32_bit_collision_only_adds_a_candidate() {
         let mut got = Record::default();
         let found = find_matches(&store, 0.1, &mut got).unwrap();
         assert!(got.pairs.is_empty() && got.duplicates.is_empty());
-        let (walked, stats) = walk(&store, 0.1, &[0, 1]).unwrap();
+        let (walked, stats) = walk(&store, 0.1, &[0, 1], Templates::Remove).unwrap();
         assert_eq!(walked.center, [0, 1]);
         counts.push((store.band_key_bits(), found.candidates, stats.candidates));
     }

@@ -24,6 +24,10 @@ pub struct MatchStats {
     pub pairs: u64,
     /// Documents in the largest candidate component (walk and components only).
     pub largest_component: u64,
+    /// Verified pairs not acted on for their [`Relation`](super::Relation) (walk and
+    /// components only): the document has content of its own (or, when template siblings
+    /// are kept, is one).
+    pub spared: u64,
 }
 
 impl MatchStats {
@@ -31,6 +35,7 @@ impl MatchStats {
         self.candidates += other.candidates;
         self.verified += other.verified;
         self.pairs += other.pairs;
+        self.spared += other.spared;
         self.largest_component = self.largest_component.max(other.largest_component);
     }
 }

@@ -23,7 +23,8 @@ pub struct Sketcher {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<(Vec<u64>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    static SCRATCH: RefCell<(Vec<u64>, Vec<u32>, Vec<u32>)> =
+        const { RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
 }
 
 impl Sketcher {
@@ -91,14 +92,25 @@ impl Sketcher {
         let mut fp = None;
         let sketch = SCRATCH.with(|cell| {
             let mut guard = cell.borrow_mut();
-            let (features, signature) = &mut *guard;
+            let (features, signature, tokens) = &mut *guard;
             features.clear();
+            tokens.clear();
             if self.fingerprints {
                 fp = fingerprinter.fingerprint_and_features(text, |hash| features.push(hash));
+                fingerprinter.for_each_shingle_and_token(text, |_| {}, |t| tokens.push(t));
             } else {
-                fingerprinter.for_each_shingle(text, |hash| features.push(hash));
+                fingerprinter.for_each_shingle_and_token(
+                    text,
+                    |hash| features.push(hash),
+                    |t| tokens.push(t),
+                );
             }
-            self.sketch_features(features, signature)
+            let sketch = self.sketch_features(features, signature).map(|mut s| {
+                s.tokens = tokens.clone();
+                s
+            });
+            trim(tokens);
+            sketch
         });
         (fp, sketch)
     }
@@ -108,7 +120,7 @@ impl Sketcher {
     pub fn sketch_shingles(&self, shingles: impl IntoIterator<Item = u64>) -> Option<DocSketch> {
         SCRATCH.with(|cell| {
             let mut guard = cell.borrow_mut();
-            let (features, signature) = &mut *guard;
+            let (features, signature, _) = &mut *guard;
             features.clear();
             features.extend(shingles);
             self.sketch_features(features, signature)
@@ -139,7 +151,7 @@ impl Sketcher {
         let bands = bands.iter().map(|&h| fold(h)).collect();
         let set = features.clone();
         trim(features);
-        Some(DocSketch { bands, high, set_hash: hash_of(&set), set })
+        Some(DocSketch { bands, high, set_hash: hash_of(&set), set, tokens: Vec::new() })
     }
 }
 
@@ -157,6 +169,10 @@ pub struct DocSketch {
     /// [`hash_of`] the set, made with it (by the thread that sketches, not the one that
     /// stores).
     pub(crate) set_hash: u64,
+    /// The text's tokens in order, as [`simhash_core::token_word`]s, for the
+    /// [`Relation`](super::Relation) of the pairs it verifies in; empty when not known
+    /// (a sketch of shingles, the `moz` and `fork` presets).
+    pub(crate) tokens: Vec<u32>,
 }
 
 /// A hash of a whole set (see [`DocSketch::set_hash`]).
@@ -178,7 +194,21 @@ impl DocSketch {
             set.sort_unstable();
             set.dedup();
         }
-        DocSketch { bands, high: Vec::new(), set_hash: hash_of(&set), set }
+        DocSketch { bands, high: Vec::new(), set_hash: hash_of(&set), set, tokens: Vec::new() }
+    }
+
+    /// The sketch with the text's tokens ([`simhash_core::token_word`]s in text order), as
+    /// a [`SketchStore`](super::SketchStore) hands them back: what the
+    /// [`Relation`](super::Relation) of its pairs is read from.
+    #[must_use]
+    pub fn with_tokens(mut self, tokens: Vec<u32>) -> DocSketch {
+        self.tokens = tokens;
+        self
+    }
+
+    /// The text's tokens, in order ([`simhash_core::token_word`]s); empty when not known.
+    pub fn tokens(&self) -> &[u32] {
+        &self.tokens
     }
 
     /// [`from_parts`](DocSketch::from_parts) with the whole 64-bit band hashes, as

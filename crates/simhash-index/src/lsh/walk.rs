@@ -10,20 +10,23 @@ use super::scan::{
 };
 use super::small::{Lookup, MixHasher, PROBE_MAX, SmallSets, is_flood};
 use super::store::trim;
-use super::{EngineError, EngineErrorKind, MatchStats, SketchStore};
+use super::{EngineError, EngineErrorKind, MatchStats, Relation, SketchStore, Templates};
 
-/// A removed document, the kept one it duplicates, and their Jaccard similarity.
-type Removal = (u32, u32, f64);
+/// A removed document, the kept one it duplicates, their Jaccard similarity and relation.
+type Removal = (u32, u32, f64, Relation);
 
 /// What the dedup walk decided: for each document, the kept record it duplicates
 /// (`center[d] == d` when `d` is kept) and, when removed, the Jaccard similarity to it
-/// (0 for kept documents).
+/// (0 for kept documents) and their [`Relation`] ([`Relation::Same`] for kept documents).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Walk {
     /// The kept document each document duplicates (itself when kept).
     pub center: Vec<u32>,
     /// The Jaccard similarity of each removed document to its kept one.
     pub jaccard: Vec<f64>,
+    /// The relation of each removed document to its kept one: [`Relation::Same`] or,
+    /// unless template siblings are kept, [`Relation::Template`].
+    pub relation: Vec<Relation>,
 }
 
 /// One band's buckets: by band hash, the last link of the bucket's chain in the band's
@@ -38,11 +41,13 @@ type BandIndex = (Buckets, Vec<(u32, u32)>);
 const NO_LINK: u32 = u32::MAX;
 
 /// The dedup walk: documents in priority order (`rank[d]`, lowest first; equal ranks in
-/// document order), each kept unless an already kept document shares a band hash with it
-/// and has a Jaccard similarity of at least `threshold` to it; then it is removed as a
-/// duplicate of the first such kept document in priority order. Documents with identical
-/// shingle sets follow the first of them in priority order (they would be decided alike).
-/// No two kept documents that share a band hash verify, and every removed document
+/// document order), each kept unless an already kept document shares a band hash with it,
+/// has a Jaccard similarity of at least `threshold` to it, and is in a [`Relation`] to it
+/// that `templates` acts on ([`Templates::acts_on`]: never [`Relation::Overlap`], a
+/// document with content of its own); then it is removed as a duplicate of the first such
+/// kept document in priority order. Documents with identical shingle sets follow the
+/// first of them in priority order (they would be decided alike). No two kept documents
+/// that share a band hash verify in a relation acted on, and every removed document
 /// verifies against its kept one. Documents without a sketch are kept.
 ///
 /// Each candidate component is walked on its own (in parallel; the outcome does not
@@ -59,6 +64,7 @@ pub fn walk<S: SketchStore + ?Sized>(
     sketches: &S,
     threshold: f64,
     rank: &[u32],
+    templates: Templates,
 ) -> Result<(Walk, MatchStats), EngineError> {
     let n = sketches.len();
     if rank.len() != n {
@@ -69,31 +75,37 @@ pub fn walk<S: SketchStore + ?Sized>(
     }
     let Collapsed { reps, duplicates } = collapse_identical(sketches, Some(rank))?;
     let components = candidate_components(sketches, &reps)?;
-    let results: Vec<Result<(Vec<Removal>, MatchStats), EngineError>> =
-        components.par_iter().map(|docs| walk_component(sketches, docs, rank, threshold)).collect();
+    let results: Vec<Result<(Vec<Removal>, MatchStats), EngineError>> = components
+        .par_iter()
+        .map(|docs| walk_component(sketches, docs, rank, threshold, templates))
+        .collect();
     let mut center: Vec<u32> = (0..n as u32).collect();
     let mut jaccard = vec![0.0; n];
+    let mut relation = vec![Relation::Same; n];
     let mut stats = MatchStats { duplicates: duplicates.len() as u64, ..MatchStats::default() };
     for result in results {
         let (removed, s) = result?;
         stats.add(&s);
-        for (doc, kept, j) in removed {
+        for (doc, kept, j, r) in removed {
             center[doc as usize] = kept;
             jaccard[doc as usize] = j;
+            relation[doc as usize] = r;
         }
     }
-    // A document identical to its group's representative is decided as it is.
+    // A document identical to its group's representative is decided as it is (the same
+    // text, when the representative is kept).
     for (doc, rep) in duplicates {
-        let (c, j) = (center[rep as usize], jaccard[rep as usize]);
+        let (c, j, r) = (center[rep as usize], jaccard[rep as usize], relation[rep as usize]);
         if c == rep {
             center[doc as usize] = rep;
             jaccard[doc as usize] = 1.0;
         } else {
             center[doc as usize] = c;
             jaccard[doc as usize] = j;
+            relation[doc as usize] = r;
         }
     }
-    Ok((Walk { center, jaccard }, stats))
+    Ok((Walk { center, jaccard, relation }, stats))
 }
 
 /// Records of a candidate component decided together by the walk: each is compared in
@@ -138,9 +150,9 @@ impl Bits {
     }
 }
 
-/// A kept record (component position) that a record verifies against, and their Jaccard
-/// similarity.
-type Match = (usize, f64);
+/// A kept record (component position) that a record verifies against, their Jaccard
+/// similarity and their relation.
+type Match = (usize, f64, Relation);
 
 /// A component's documents and their band hashes, as the walk reads them.
 struct Component<'a, S: ?Sized> {
@@ -149,9 +161,33 @@ struct Component<'a, S: ?Sized> {
     rows: Vec<u32>,
     bands: usize,
     threshold: f64,
+    templates: Templates,
 }
 
 impl<S: SketchStore + ?Sized> Component<'_, S> {
+    /// The relation of record `i` to kept record `k` (component positions), `tokens`
+    /// holding `i`'s tokens once read.
+    fn relation(
+        &self,
+        i: usize,
+        k: usize,
+        tokens: &mut Option<Vec<u32>>,
+    ) -> Result<Relation, EngineError> {
+        if tokens.is_none() {
+            let mut mine = Vec::new();
+            self.sketches.read_tokens(self.docs[i] as usize, &mut mine)?;
+            *tokens = Some(mine);
+        }
+        let mine = tokens.as_deref().unwrap_or_default();
+        KEPT_TOKENS.with(|cell| {
+            let mut kept = cell.borrow_mut();
+            self.sketches.read_tokens(self.docs[k] as usize, &mut kept)?;
+            let r = super::relation(mine, &kept);
+            trim(&mut kept);
+            Ok(r)
+        })
+    }
+
     fn row(&self, i: usize) -> &[u32] {
         &self.rows[i * self.bands..(i + 1) * self.bands]
     }
@@ -191,6 +227,8 @@ fn candidates_of<S: SketchStore + ?Sized>(
 }
 
 thread_local! {
+    /// The tokens of a kept record read for a relation, reused.
+    static KEPT_TOKENS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
     /// The bitmap of the record being compared that is tested value by value against sets
     /// read from the store, reused.
     static FILTER: std::cell::RefCell<simhash_core::SetFilter> =
@@ -285,7 +323,8 @@ impl Kept {
     }
 
     /// The first of `candidates` (kept ordinals, ascending: priority order) whose Jaccard
-    /// similarity to `set` is at least the threshold; counts into `stats`.
+    /// similarity to `set` (record `i`'s) is at least the threshold and whose relation to it
+    /// the walk acts on; counts into `stats` (with the verified pairs it does not act on).
     ///
     /// Each candidate counts as verified; those whose set sizes rule them out
     /// ([`simhash_core::jaccard_min_common`]) are not read, and the others are compared by
@@ -293,9 +332,11 @@ impl Kept {
     /// several candidates, a bound on the shared count rules out most of those that fall
     /// short first: from the two bitmaps ([`simhash_core::common_at_most`]) for a set held
     /// here, from the record's bitmap ([`simhash_core::SetFilter`]) for another.
+    #[allow(clippy::too_many_arguments)]
     fn first_match<S: SketchStore + ?Sized>(
         &self,
         c: &Component<'_, S>,
+        i: usize,
         set: &[u64],
         bits: &mut Bits,
         candidates: &[u32],
@@ -316,6 +357,7 @@ impl Kept {
                 let filtered = candidates.len() > 1;
                 let mut filter_made = false;
                 let mut found = None;
+                let mut tokens = None;
                 for &k in candidates {
                     let k = k as usize;
                     stats.verified += 1;
@@ -352,8 +394,12 @@ impl Kept {
                             kept_set
                         };
                     if let Some(j) = simhash_core::jaccard_at_least(set, kept_set, c.threshold) {
-                        found = Some((self.docs[k], j));
-                        break;
+                        let relation = c.relation(i, self.docs[k], &mut tokens)?;
+                        if c.templates.acts_on(relation) {
+                            found = Some((self.docs[k], j, relation));
+                            break;
+                        }
+                        stats.spared += 1;
                     }
                 }
                 trim(other);
@@ -512,9 +558,11 @@ fn walk_component<S: SketchStore + ?Sized>(
     docs: &[u32],
     rank: &[u32],
     threshold: f64,
+    templates: Templates,
 ) -> Result<(Vec<Removal>, MatchStats), EngineError> {
     let bands = sketches.bands();
-    let c = Component { sketches, docs, rows: component_rows(sketches, docs)?, bands, threshold };
+    let rows = component_rows(sketches, docs)?;
+    let c = Component { sketches, docs, rows, bands, threshold, templates };
     let mut order: Vec<usize> = (0..docs.len()).collect();
     order.sort_unstable_by_key(|&i| (rank[docs[i] as usize], i));
     let mut stats = MatchStats { largest_component: docs.len() as u64, ..MatchStats::default() };
@@ -558,7 +606,8 @@ fn walk_component<S: SketchStore + ?Sized>(
                 {
                     flood.record(set.len(), candidates.len(), false);
                 }
-                found = kept.first_match(&c, &set, &mut bits, &candidates, &recent, &mut stats)?;
+                found =
+                    kept.first_match(&c, i, &set, &mut bits, &candidates, &recent, &mut stats)?;
                 if found.is_none() {
                     let ordinal = kept.docs.len() as u32;
                     index.keep(r, ordinal);
@@ -570,9 +619,9 @@ fn walk_component<S: SketchStore + ?Sized>(
                 }
                 r += 1;
             }
-            if let Some((k, j)) = found {
+            if let Some((k, j, relation)) = found {
                 stats.pairs += 1;
-                removed.push((docs[i], docs[k], j));
+                removed.push((docs[i], docs[k], j, relation));
             }
         }
         kept.index_new(&c)?;
@@ -605,7 +654,7 @@ fn early<S: SketchStore + ?Sized>(
         if !candidates_of(c, small, kept, i, &set, 0, bands, &mut candidates) {
             band_candidates = candidates.len();
         }
-        kept.first_match(c, &set, &mut bits, &candidates, no_recent, &mut s)?
+        kept.first_match(c, i, &set, &mut bits, &candidates, no_recent, &mut s)?
     };
     let held = found.is_none() && set.len() <= HELD_SET_WORDS;
     if held {

@@ -118,7 +118,7 @@ pub fn decide(settings: &ExplainSettings, a: &Found, b: &Found) -> anyhow::Resul
     let mut sources = vec![simhash_io::Source::new(&path)];
     let corpus = session.read(&mut sources, reading, None, false)?;
     anyhow::ensure!(corpus.len() == 2, "internal error: {} records read of 2", corpus.len());
-    let Grouped { clusters, jaccard } =
+    let Grouped { clusters, jaccard, .. } =
         clusters(&mut session, &corpus, &dedup.matching, &dedup.grouping)?;
     let removed = (0..2u32).find(|&d| !clusters.is_representative(d));
     let outcome = match removed {

@@ -4,8 +4,9 @@ use super::{DocIndex, SketchStore, keeps_high};
 use crate::lsh::keys::{ranked_rows, ranks, unfold};
 use crate::lsh::{BandKeyWidth, DocSketch, EngineError};
 
-/// Sketches held in memory: the shingle sets (8 bytes a shingle) and band keys (4 bytes
-/// a band, 8 when 64-bit keys may be chosen) of every document, and 17 bytes a document.
+/// Sketches held in memory: the shingle sets (8 bytes a shingle), tokens (4 bytes a token)
+/// and band keys (4 bytes a band, 8 when 64-bit keys may be chosen) of every document, and
+/// 25 bytes a document.
 /// Accepts pushes after a search.
 #[derive(Debug)]
 pub struct MemoryStore {
@@ -17,6 +18,10 @@ pub struct MemoryStore {
     width: BandKeyWidth,
     /// The high halves of the band hashes, as `rows`, while they are kept.
     high: Option<Vec<u32>>,
+    /// Every document's tokens, one after another, and where each document's start (one
+    /// more entry at the end).
+    tokens: Vec<u32>,
+    token_offsets: Vec<u64>,
 }
 
 impl MemoryStore {
@@ -38,6 +43,8 @@ impl MemoryStore {
             rows: Vec::new(),
             width,
             high,
+            tokens: Vec::new(),
+            token_offsets: vec![0],
         }
     }
 
@@ -69,6 +76,7 @@ impl SketchStore for MemoryStore {
             Some(s) => {
                 self.sets.extend_from_slice(&s.set);
                 self.rows.extend_from_slice(&s.bands);
+                self.tokens.extend_from_slice(&s.tokens);
             }
             None => self.rows.resize(self.rows.len() + self.bands, 0),
         }
@@ -79,6 +87,7 @@ impl SketchStore for MemoryStore {
             },
             _ => self.high = None,
         }
+        self.token_offsets.push(self.tokens.len() as u64);
         Ok(())
     }
 
@@ -110,6 +119,13 @@ impl SketchStore for MemoryStore {
 
     fn set_len(&self, doc: usize) -> Result<usize, EngineError> {
         Ok(self.index.set_len(doc))
+    }
+
+    fn read_tokens(&self, doc: usize, out: &mut Vec<u32>) -> Result<(), EngineError> {
+        let (start, end) = (self.token_offsets[doc], self.token_offsets[doc + 1]);
+        out.clear();
+        out.extend_from_slice(&self.tokens[start as usize..end as usize]);
+        Ok(())
     }
 
     fn column(&self, band: usize, docs: &[u32]) -> Result<Vec<u32>, EngineError> {

@@ -52,6 +52,16 @@ pub trait SketchStore: Send + Sync {
     /// Reads `doc`'s shingle set into `out` (cleared first; empty without a sketch).
     fn read_set(&self, doc: usize, out: &mut Vec<u64>) -> Result<(), EngineError>;
 
+    /// Reads `doc`'s tokens ([`DocSketch::tokens`]: what the [`Relation`](super::Relation)
+    /// of its pairs is read from) into `out` (cleared first; empty without a sketch or
+    /// when they are not known). By default, none: every verified pair reads as
+    /// [`Relation::Same`](super::Relation::Same).
+    fn read_tokens(&self, doc: usize, out: &mut Vec<u32>) -> Result<(), EngineError> {
+        let _ = doc;
+        out.clear();
+        Ok(())
+    }
+
     /// The size of `doc`'s shingle set (0 without a sketch), without reading it where the
     /// store knows it: a size filter before verification. By default, reads the set.
     fn set_len(&self, doc: usize) -> Result<usize, EngineError> {

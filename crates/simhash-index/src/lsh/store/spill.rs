@@ -15,9 +15,10 @@ pub const SPILL_CACHE_BYTES: u64 = 256 << 20;
 
 /// Sketches in unnamed temporary files, for corpora larger than memory.
 ///
-/// In memory: 17 bytes a document. On disk: each document's 32-bit band keys twice (by
+/// In memory: 25 bytes a document. On disk: each document's 32-bit band keys twice (by
 /// band, for sorting one band at a time, and by document, for the ownership test of the
-/// documents that share a band) and its shingle set. At [`finish`](SketchStore::finish) the
+/// documents that share a band), its shingle set and its tokens (4 bytes a token, read
+/// only for the relation of a verified pair). At [`finish`](SketchStore::finish) the
 /// row file, then the set file, is read back into memory if it fits what is left of the
 /// cache budget ([`SPILL_CACHE_BYTES`] unless given). Refuses pushes after `finish`.
 ///
@@ -47,6 +48,10 @@ pub struct SpillStore {
     /// The high halves of the band hashes, by document, while they are kept; and by band
     /// too once 64-bit keys are chosen.
     high: Option<(Spill, Option<Columns>)>,
+    /// Every document's tokens, one after another, and where each document's start (one
+    /// more entry at the end).
+    tokens: Spill,
+    token_offsets: Vec<u64>,
 }
 
 impl SpillStore {
@@ -80,6 +85,8 @@ impl SpillStore {
             finished: false,
             width,
             high,
+            tokens: Spill::new()?,
+            token_offsets: vec![0],
         })
     }
 
@@ -94,7 +101,9 @@ impl SpillStore {
         read_rows(&self.rows, self.bands, &[doc as u32], self.bands, &mut bands)?;
         let mut set = Vec::new();
         self.read_set(doc, &mut set)?;
-        let mut sketch = DocSketch::from_parts(bands, set);
+        let mut tokens = Vec::new();
+        self.read_tokens(doc, &mut tokens)?;
+        let mut sketch = DocSketch::from_parts(bands, set).with_tokens(tokens);
         if let Some((high, _)) = self.wide_keys() {
             read_rows(high, self.bands, &[doc as u32], self.bands, &mut sketch.high)?;
         }
@@ -151,6 +160,10 @@ impl SpillStore {
         } else {
             &self.zeros
         };
+        if let Some(s) = sketch {
+            self.tokens.append(&s.tokens)?;
+        }
+        self.token_offsets.push(self.tokens.len);
         self.columns.push(bands)?;
         self.rows.append(bands)
     }
@@ -211,6 +224,8 @@ impl SketchStore for SpillStore {
             high.cache_within(&mut budget)?;
         }
         self.sets.spill.cache_within(&mut budget)?;
+        self.tokens.finish()?;
+        self.tokens.cache_within(&mut budget)?;
         self.finished = true;
         Ok(())
     }
@@ -263,6 +278,12 @@ impl SketchStore for SpillStore {
 
     fn set_len(&self, doc: usize) -> Result<usize, EngineError> {
         Ok(self.index.set_len(doc))
+    }
+
+    fn read_tokens(&self, doc: usize, out: &mut Vec<u32>) -> Result<(), EngineError> {
+        let (start, end) = (self.token_offsets[doc], self.token_offsets[doc + 1]);
+        out.clear();
+        self.tokens.read(start, (end - start) as usize, out)
     }
 
     fn column(&self, band: usize, docs: &[u32]) -> Result<Vec<u32>, EngineError> {

@@ -1,0 +1,102 @@
+//! The relation of each pair of the judged real-text set (`benches/judged/pairs.jsonl`:
+//! removals of the old default read by judges, labels of `JUDGING.md`) against the judges'
+//! labels, with floors: the scorer of the set, as a test that fails when the relation gets
+//! worse. `cargo test -p simhash-index --test judged -- --nocapture` prints the confusion
+//! matrix per similarity bucket, as `docs/accuracy.md` shows it.
+
+use std::collections::BTreeMap;
+
+use simhash_core::Fingerprinter;
+use simhash_index::lsh::{Relation, Templates, relation};
+
+/// The judges' labels, in the order of the matrix's rows.
+const LABELS: [&str; 4] = ["DUP", "TEMPLATE", "DISTINCT", "UNSURE"];
+
+struct Pair {
+    bucket: usize,
+    label: String,
+    relation: Relation,
+}
+
+fn words(fp: &Fingerprinter, text: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    fp.for_each_shingle_and_token(text, |_| {}, |t| out.push(t));
+    out
+}
+
+fn judged() -> Vec<Pair> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benches/judged/pairs.jsonl");
+    let data = std::fs::read_to_string(path).expect("benches/judged/pairs.jsonl");
+    let fp = Fingerprinter::new();
+    data.lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            let text = |k: &str| v[k].as_str().expect("a text").to_string();
+            Pair {
+                bucket: v["bucket"].as_u64().expect("a bucket") as usize,
+                label: text("label"),
+                relation: relation(&words(&fp, &text("removed")), &words(&fp, &text("kept"))),
+            }
+        })
+        .collect()
+}
+
+/// The share of the pairs labelled `label` that `pick` holds.
+fn share(pairs: &[Pair], label: &str, pick: impl Fn(Relation) -> bool) -> f64 {
+    let of: Vec<&Pair> = pairs.iter().filter(|p| p.label == label).collect();
+    of.iter().filter(|p| pick(p.relation)).count() as f64 / of.len().max(1) as f64
+}
+
+#[test]
+fn the_relation_agrees_with_the_judges() {
+    let pairs = judged();
+    assert!(pairs.len() >= 300, "{} judged pairs", pairs.len());
+    // The confusion matrix, per bucket and over all.
+    let mut cells: BTreeMap<(usize, &str, Relation), usize> = BTreeMap::new();
+    for p in &pairs {
+        let label = LABELS.iter().find(|&&l| l == p.label).expect("a known label");
+        *cells.entry((p.bucket, label, p.relation)).or_default() += 1;
+        *cells.entry((usize::MAX, label, p.relation)).or_default() += 1;
+    }
+    let buckets: Vec<usize> = pairs
+        .iter()
+        .map(|p| p.bucket)
+        .chain([usize::MAX])
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    for b in buckets {
+        let name = if b == usize::MAX { "all".to_string() } else { format!("bucket {b}") };
+        println!("{name}: label -> same / template / overlap");
+        for label in LABELS {
+            let row: Vec<usize> = Relation::ALL
+                .iter()
+                .map(|&r| cells.get(&(b, label, r)).copied().unwrap_or(0))
+                .collect();
+            if row.iter().sum::<usize>() > 0 {
+                println!("  {label:9} {:4} {:4} {:4}", row[0], row[1], row[2]);
+            }
+        }
+    }
+    let removed = |t: Templates| move |r: Relation| t.acts_on(r);
+    let kept_distinct = 1.0 - share(&pairs, "DISTINCT", removed(Templates::Remove));
+    let removed_same = share(&pairs, "DUP", removed(Templates::Remove));
+    let removed_template = share(&pairs, "TEMPLATE", removed(Templates::Remove));
+    let template_named = share(&pairs, "TEMPLATE", |r| r == Relation::Template);
+    let same_named = share(&pairs, "DUP", |r| r == Relation::Same);
+    let keep_removes_template = share(&pairs, "TEMPLATE", removed(Templates::Keep));
+    let keep_removes_same = share(&pairs, "DUP", removed(Templates::Keep));
+    println!(
+        "distinct kept {kept_distinct:.3}, same removed {removed_same:.3}, templates removed \
+         {removed_template:.3}; templates named template {template_named:.3}, same named same \
+         {same_named:.3}; --templates keep removes {keep_removes_template:.3} of the templates, \
+         {keep_removes_same:.3} of the same"
+    );
+    // Floors: what the relation reaches on this set today (a worse relation fails).
+    assert!(kept_distinct >= 0.90, "distinct documents kept: {kept_distinct:.3}");
+    assert!(removed_same >= 0.95, "same documents removed: {removed_same:.3}");
+    assert!(removed_template >= 0.90, "template siblings removed: {removed_template:.3}");
+    assert!(template_named >= 0.75, "template siblings named template: {template_named:.3}");
+    assert!(same_named >= 0.80, "same documents named same: {same_named:.3}");
+    assert!(keep_removes_template <= 0.20, "--templates keep: {keep_removes_template:.3}");
+}

@@ -55,14 +55,15 @@ pub fn match_docs(
             Ok(())
         }
         Matching::Minhash { jaccard, templates, .. } => {
-            /// Gathers the matches as they come.
-            struct List(Vec<(u32, u32, f64)>);
+            /// Gathers the matches as they come (and whether each is a copy: identical sets,
+            /// the same text whatever their tokens, as the walk and simhash-dist read them).
+            struct List(Vec<(u32, u32, f64, bool)>);
             impl MatchSink for List {
                 fn duplicate(&mut self, doc: u32, of: u32) {
-                    self.0.push((of, doc, 1.0));
+                    self.0.push((of, doc, 1.0, true));
                 }
                 fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
-                    self.0.push((a, b, jaccard));
+                    self.0.push((a, b, jaccard, false));
                 }
             }
             let sketches = sketches_of(corpus)?;
@@ -76,10 +77,16 @@ pub fn match_docs(
                 found
                     .0
                     .par_iter()
-                    .map(|&(a, b, _)| lsh::relation_in(sketches, b as usize, a as usize))
+                    .map(|&(a, b, _, copy)| {
+                        if copy {
+                            Ok(Relation::Same)
+                        } else {
+                            lsh::relation_in(sketches, b as usize, a as usize)
+                        }
+                    })
                     .collect::<Result<_, _>>()
             })?;
-            for (&(a, b, j), relation) in found.0.iter().zip(related) {
+            for (&(a, b, j, _), relation) in found.0.iter().zip(related) {
                 if templates.acts_on(relation) {
                     sink(a, b, Score::Jaccard(j), Some(relation));
                 } else {

@@ -368,7 +368,7 @@ fn parquet_shards_mirrored_and_annotated() {
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            let j = l.rsplit_once(':').unwrap().1.trim_end_matches('}').to_string();
+            let j = format!("{:.4}", v["jaccard"].as_f64().unwrap());
             (v["id"].as_str().unwrap().into(), v["duplicate_of"].as_str().unwrap().into(), j)
         })
         .collect();
@@ -445,7 +445,8 @@ fn output_dir_against_an_index_with_update() {
         let (first, again) = (format!("out/{name}"), format!("again/{name}"));
         assert_eq!(decompressed(&dir.path(&again)), decompressed(&dir.path(&first)), "{name}");
     }
-    assert_eq!(dir.read("rm3.jsonl"), dir.read("rm1.jsonl"));
+    let (again, first) = (dir.read("rm3.jsonl"), dir.read("rm1.jsonl"));
+    assert_eq!(crate::util::without_relations(&again), crate::util::without_relations(&first));
 }
 
 #[test]

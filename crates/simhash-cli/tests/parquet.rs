@@ -288,7 +288,7 @@ fn nested_text_integer_ids_and_null_texts() {
         "nested.parquet",
     ]);
     run.code(1);
-    assert_eq!(run.stdout, "id_a\tid_b\tjaccard\n10\t12\t1.0000\n");
+    assert_eq!(run.stdout, "id_a\tid_b\tjaccard\trelation\n10\t12\t1.0000\tsame\n");
     assert!(
         run.stderr.contains("nested.parquet:2: text column \"meta.body\" is null, not a string"),
         "{}",
@@ -296,7 +296,7 @@ fn nested_text_integer_ids_and_null_texts() {
     );
     // Without the id column: row numbers, as lines.
     let run = dir.run(&["pairs", "--text-column", "meta.body", "nested.parquet"]);
-    assert_eq!(run.stdout, "id_a\tid_b\tjaccard\n0\t2\t1.0000\n");
+    assert_eq!(run.stdout, "id_a\tid_b\tjaccard\trelation\n0\t2\t1.0000\tsame\n");
 }
 
 #[test]
@@ -443,7 +443,7 @@ fn dictionary_encoded_text_and_id_columns() {
     write_parquet(&dir, "null.parquet", &batch, Compression::UNCOMPRESSED);
     let run = dir.run(&["pairs", "null.parquet"]);
     run.code(1);
-    assert_eq!(run.stdout, "id_a\tid_b\tjaccard\n0\t2\t1.0000\n");
+    assert_eq!(run.stdout, "id_a\tid_b\tjaccard\trelation\n0\t2\t1.0000\tsame\n");
     assert!(
         run.stderr.contains("null.parquet:2: text column \"text\" is null, not a string"),
         "{}",

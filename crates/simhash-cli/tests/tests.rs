@@ -1,5 +1,7 @@
 //! Integration tests of the `simhash` binaries: every command, input format and bad input.
 
+use simhash_index::lsh::Relation;
+
 mod digests;
 mod explain;
 mod floods;
@@ -330,7 +332,9 @@ fn dedup_keeps_records_byte_for_byte_and_explains_removals() {
     );
     dir.write("in.jsonl", input);
     // The simhash method reports bits apart; minhash (the default), Jaccard similarity.
-    for (method, score) in [("simhash", "\"distance\":0"), ("minhash", "\"jaccard\":1.0000")] {
+    // minhash also says what each pair is (the same text here).
+    let minhash = "\"jaccard\":1.0000,\"relation\":\"same\"";
+    for (method, score) in [("simhash", "\"distance\":0"), ("minhash", minhash)] {
         let run = dir.run(&[
             "dedup",
             "in.jsonl",
@@ -860,7 +864,7 @@ fn featureless_records_never_match_each_other() {
     dir.write("f.jsonl", input);
     for preset in ["default", "moz", "fork"] {
         // moz and fork are simhash presets; the default runs minhash.
-        let header = if preset == "default" { "jaccard" } else { "distance" };
+        let header = if preset == "default" { "jaccard\trelation" } else { "distance" };
         let run = dir.run(&["pairs", "f.jsonl", "--preset", preset]);
         run.code(0);
         assert_eq!(run.stdout, format!("id_a\tid_b\t{header}\n"), "{preset}");
@@ -987,13 +991,14 @@ fn ids_keep_their_type_and_generated_ids_do_not_clash() {
     // Numeric ids are written back exactly as read.
     assert_eq!(
         dir.read("removed.jsonl"),
-        "{\"id\":\"1.50\",\"duplicate_of\":1,\"jaccard\":1.0000}\n"
+        "{\"id\":\"1.50\",\"duplicate_of\":1,\"jaccard\":1.0000,\"relation\":\"same\"}\n"
     );
     // Without any ids, records are numbered by line (from 0).
     dir.write("plain.jsonl", format!("{{\"text\":\"{text}\"}}\n{{\"text\":\"{text}\"}}\n"));
     let run = dir.run(&["dedup", "plain.jsonl", "--removed", "removed.jsonl"]);
     run.code(0);
-    assert_eq!(dir.read("removed.jsonl"), "{\"id\":1,\"duplicate_of\":0,\"jaccard\":1.0000}\n");
+    let want = "{\"id\":1,\"duplicate_of\":0,\"jaccard\":1.0000,\"relation\":\"same\"}\n";
+    assert_eq!(dir.read("removed.jsonl"), want);
 }
 
 #[test]
@@ -1109,6 +1114,16 @@ fn brute_jaccard(texts: &[String]) -> Vec<(usize, usize, f64)> {
     out
 }
 
+/// The relation of text `removed` to text `kept`, from their tokens (the engine's rule).
+fn relation_of(removed: &str, kept: &str) -> Relation {
+    let words = |t: &str| {
+        let mut out = Vec::new();
+        simhash_core::Fingerprinter::new().for_each_shingle_and_token(t, |_| {}, |w| out.push(w));
+        out
+    };
+    simhash_index::lsh::relation(&words(removed), &words(kept))
+}
+
 #[test]
 fn minhash_pairs_are_exact_and_agree_with_brute_force() {
     let dir = Dir::new();
@@ -1123,12 +1138,14 @@ fn minhash_pairs_are_exact_and_agree_with_brute_force() {
         let four = dir.run(&["pairs", "g.jsonl", "--jaccard", threshold, "-j", "4", "-q"]);
         assert_eq!(one.stdout, four.stdout, "output depends on the thread count");
         let mut lines = one.stdout.lines();
-        assert_eq!(lines.next(), Some("id_a\tid_b\tjaccard"));
+        assert_eq!(lines.next(), Some("id_a\tid_b\tjaccard\trelation"));
         let mut found = std::collections::HashMap::new();
         for line in lines {
             let f: Vec<&str> = line.split('\t').collect();
             let (a, b) = (index(f[0]), index(f[1]));
             assert!(a < b, "{line}");
+            // The relation of the later text to the earlier, read from their tokens.
+            assert_eq!(f[3], relation_of(&texts[b], &texts[a]).name(), "{line}");
             assert!(found.insert((a, b), f[2].parse::<f64>().unwrap()).is_none(), "twice: {line}");
         }
         // Identical texts are listed once, with the first of them; other pairs between
@@ -1137,9 +1154,11 @@ fn minhash_pairs_are_exact_and_agree_with_brute_force() {
         let listed = |a: usize, b: usize| {
             if first[a] == first[b] { a == first[a] } else { a == first[a] && b == first[b] }
         };
+        // Pairs whose later text has content of its own (overlap) are not listed.
+        let acted = |a: usize, b: usize| relation_of(&texts[b], &texts[a]) != Relation::Overlap;
         let truth: std::collections::HashMap<(usize, usize), f64> = brute
             .iter()
-            .filter(|p| p.2 >= t - 1e-9 && listed(p.0, p.1))
+            .filter(|p| p.2 >= t - 1e-9 && listed(p.0, p.1) && acted(p.0, p.1))
             .map(|p| ((p.0, p.1), p.2))
             .collect();
         // Precision is exact: every pair reported is a true pair, with its Jaccard.
@@ -1279,8 +1298,8 @@ fn minhash_duplicate_groups_are_listed_once_with_their_first() {
     // near-duplicate pair between the groups once, between their first members (every
     // other pair is implied: `simhash eval` and `cluster` close them transitively).
     assert_eq!(brute.iter().filter(|p| p.2 >= 0.4).count(), 10);
-    let want =
-        "id_a\tid_b\tjaccard\nd0\td1\t0.9016\nd0\td2\t1.0000\nd0\td4\t1.0000\nd1\td5\t1.0000\n";
+    let want = "id_a\tid_b\tjaccard\trelation\nd0\td1\t0.9016\ttemplate\nd0\td2\t1.0000\tsame\n\
+                d0\td4\t1.0000\tsame\nd1\td5\t1.0000\tsame\n";
     let run = dir.run(&["pairs", "g.jsonl", "-q", "--stats", "s.json"]);
     run.code(0);
     assert_eq!(run.stdout, want);

@@ -446,9 +446,9 @@ impl<T: Tokenizer> Fingerprinter<T> {
     /// let fp = Fingerprinter::new();
     /// let (mut shingles, mut tokens) = (Vec::new(), Vec::new());
     /// fp.for_each_shingle_and_token("Feature v3_22, for GTK", |s| shingles.push(s), |t| tokens.push(t));
-    /// assert_eq!((shingles.len(), tokens.len()), (2, 4));
-    /// assert_eq!(tokens[1] & 1, 1); // "v3_22" has a digit
-    /// assert_eq!(tokens[3], token_word("gtk")); // case folded, as the shingles are
+    /// assert_eq!(shingles.len(), tokens.len() - 2); // one shingle per 3-token window
+    /// assert_eq!(tokens[1] & 3, 1); // "v3" is a name with a number in it
+    /// assert_eq!(tokens[tokens.len() - 1], token_word("gtk")); // case folded, as shingles are
     /// ```
     pub fn for_each_shingle_and_token(
         &self,
@@ -557,15 +557,16 @@ const fn sublinear_weight_slow(tf: u64) -> u32 {
 
 /// A token's 32-bit word, as [`Fingerprinter::for_each_shingle_and_token`] gives it: the
 /// high 30 bits of the 64-bit hash of the normalized token (NFKC, case folded: the hash
-/// its shingles are made of); in bit 0 whether the token has a digit (a number, a
-/// version, a name like `v3_22` or `u64`), in bit 1 whether it is one CJK ideograph,
-/// kana or hangul syllable (a character, not a word).
+/// its shingles are made of); in its two low bits what kind of token it is: 0 a word, 1 a
+/// name with a number in it (`v3_22`, `u64`, `libfoo2`), 2 one CJK ideograph, kana or
+/// hangul syllable (a character, not a word), 3 a number alone (`12`, `2.0`).
 ///
 /// ```
 /// use simhash_core::token_word;
 ///
 /// assert_eq!(token_word("GTK"), token_word("gtk"));
-/// assert_eq!((token_word("u64") & 3, token_word("gdk") & 3, token_word("頭") & 3), (1, 0, 2));
+/// assert_eq!((token_word("gdk") & 3, token_word("u64") & 3, token_word("頭") & 3), (0, 1, 2));
+/// assert_eq!(token_word("12") & 3, 3);
 /// ```
 pub fn token_word(token: &str) -> u32 {
     word_of(hash_normalized(token, &mut String::new()), token)
@@ -573,10 +574,19 @@ pub fn token_word(token: &str) -> u32 {
 
 /// [`token_word`] from the token's hash.
 fn word_of(hash: u64, token: &str) -> u32 {
-    let digit = token.bytes().any(|b| b.is_ascii_digit())
-        || (!token.is_ascii() && token.chars().any(char::is_numeric));
-    let cjk = !token.is_ascii() && is_stable_cjk(token);
-    ((hash >> 32) as u32 & !3) | u32::from(digit) | (u32::from(cjk) << 1)
+    let (digit, letter) = if token.is_ascii() {
+        let b = token.as_bytes();
+        (b.iter().any(u8::is_ascii_digit), b.iter().any(u8::is_ascii_alphabetic))
+    } else {
+        (token.chars().any(char::is_numeric), token.chars().any(char::is_alphabetic))
+    };
+    let kind = match (digit, letter) {
+        (true, true) => 1,
+        (true, false) => 3,
+        _ if !token.is_ascii() && is_stable_cjk(token) => 2,
+        _ => 0,
+    };
+    ((hash >> 32) as u32 & !3) | kind
 }
 
 #[cfg(test)]

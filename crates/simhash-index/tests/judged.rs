@@ -4,6 +4,8 @@
 //! worse. `cargo test -p simhash-index --test judged -- --nocapture` prints the confusion
 //! matrix per similarity bucket, as `docs/accuracy.md` shows it.
 
+#![allow(clippy::print_stdout, reason = "the scorer prints the confusion matrix with --nocapture")]
+
 use std::collections::BTreeMap;
 
 use simhash_core::Fingerprinter;

@@ -128,7 +128,7 @@ fn reading_of(
                 lsh_threshold: s.lsh_threshold,
                 num_perm: s.num_perm,
                 band_keys: BandKeyWidth::from_bits(s.band_key_bits).unwrap_or_default(),
-                templates: Default::default(),
+                templates: simhash_index::lsh::Templates::default(),
             },
         ),
         StoredSettings::Simhash(s) => {

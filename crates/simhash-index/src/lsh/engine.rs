@@ -321,13 +321,13 @@ impl MinHashDedup {
     /// the pairs whose relation the engine's [`Templates`] acts on (never two that overlap).
     pub fn pairs(&mut self) -> Result<Vec<SimilarPair>, EngineError> {
         /// Collects the matches.
-        struct Collect(Vec<(u32, u32, f64)>);
+        struct Collect(Vec<(u32, u32, f64, bool)>);
         impl MatchSink for Collect {
             fn duplicate(&mut self, doc: u32, of: u32) {
-                self.0.push((of, doc, 1.0));
+                self.0.push((of, doc, 1.0, true));
             }
             fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
-                self.0.push((a, b, jaccard));
+                self.0.push((a, b, jaccard, false));
             }
         }
         self.store.finish()?;
@@ -337,8 +337,10 @@ impl MinHashDedup {
         let related: Result<Vec<SimilarPair>, EngineError> = found
             .0
             .par_iter()
-            .map(|&(a, b, jaccard)| {
-                let relation = relation_in(store, b as usize, a as usize)?;
+            .map(|&(a, b, jaccard, copy)| {
+                // Identical sets are the same text, as the walk reads them.
+                let relation =
+                    if copy { Relation::Same } else { relation_in(store, b as usize, a as usize)? };
                 Ok(SimilarPair { a: a as usize, b: b as usize, jaccard, relation })
             })
             .collect();

@@ -10,14 +10,15 @@
 //! occurs in the kept text; the others form *runs* (what the removed text has that the
 //! kept one lacks: a filled-in name, a changed word, an added sentence). Then:
 //!
-//! - **own content**: the words (tokens without a digit) in runs of [`CONTENT_RUN`] tokens
-//!   or more, and among them the distinct words the kept text never uses. The pair is
+//! - **own content**: the words (not numbers, nor names with a number in them like `u64` or
+//!   `v3_22`; a CJK character counts as a third of a word) in runs of [`CONTENT_RUN`]
+//!   tokens or more, and among them the distinct words the kept text never uses. The pair is
 //!   [`Relation::Overlap`] when the removed text has [`OWN_WORDS`] such words, or
 //!   [`NEW_WORDS`] distinct new ones: a sentence or a paragraph of its own, a clause, an
 //!   option, a verse.
 //! - otherwise the differences are fill-ins, and the pair is [`Relation::Same`] when the
 //!   removed text's runs hold at most [`FILL_WORDS`] words (or 1% of its tokens) and no
-//!   number is filled in on either side (an edited copy, a revision, the same text on another page),
+//!   name with a number is filled in on either side (an edited copy, a revision, the same text on another page),
 //!   and [`Relation::Template`] when names, numbers, versions or stock phrases were filled
 //!   in differently (`u8` for `i128`, `gtk` and `v3_22` for `gdk` and `v3_16`).
 //!
@@ -185,15 +186,16 @@ pub struct Evidence {
     pub removed_runs: Vec<Range<usize>>,
     /// The kept text's runs.
     pub kept_runs: Vec<Range<usize>>,
-    /// Words (tokens without a digit) in the removed text's runs of [`CONTENT_RUN`]
-    /// tokens or more: its own content.
+    /// Words (not names with a number in them) in the removed text's runs of
+    /// [`CONTENT_RUN`] tokens or more: its own content.
     pub own_words: usize,
     /// Distinct words among them that the kept text never uses.
     pub new_words: usize,
     /// Words in all of the removed text's runs.
     pub filled_words: usize,
-    /// Tokens with a digit in the removed text's runs and the kept text's fill-ins (runs
-    /// shorter than [`CONTENT_RUN`]): numbers, versions, names like `u64`.
+    /// Names with a number in them (`u64`, `v3_22`, `libfoo2`) in the removed text's runs
+    /// and the kept text's fill-ins (runs shorter than [`CONTENT_RUN`]), and numbers alone
+    /// there when both sides have one (`22` for `16`; not `12` for `twelve`).
     pub numbers: usize,
 }
 
@@ -236,16 +238,24 @@ pub fn evidence(removed: &[u32], kept: &[u32]) -> Evidence {
     }
     let removed_runs = runs(removed, &windows(kept));
     let kept_runs = runs(kept, &windows(removed));
-    let has_digit = |w: u32| w & 1 == 1;
+    // The token kinds of `simhash_core::token_word`.
+    let named = |w: u32| w & 3 == 1;
+    let number = |w: u32| w & 3 == 3;
     // A CJK character is a third of a word (a word of Chinese is one to three of them).
-    let weight = |w: u32| if w & 2 == 2 { 1 } else { 3 };
+    let weight = |w: u32| if w & 3 == 2 { 1 } else { 3 };
     let kept_words: Set<u32> = kept.iter().copied().collect();
-    let (mut own_words, mut filled_words, mut numbers) = (0, 0, 0);
+    let (mut own_words, mut filled_words, mut numbers, mut bare) = (0, 0, 0, 0);
     let mut new: Set<u32> = Set::default();
     for run in &removed_runs {
         for &w in &removed[run.clone()] {
-            if has_digit(w) {
+            if named(w) {
                 numbers += 1;
+                continue;
+            }
+            if number(w) {
+                // A number alone is no content of its own; it is filled in only where the
+                // kept text has another number (not where it spells it out).
+                bare += 1;
                 continue;
             }
             filled_words += weight(w);
@@ -258,12 +268,13 @@ pub fn evidence(removed: &[u32], kept: &[u32]) -> Evidence {
         }
     }
     // The kept text's numbers count where they are fill-ins (its own content may hold any).
-    numbers += kept_runs
-        .iter()
-        .filter(|r| r.len() < CONTENT_RUN)
-        .flat_map(|r| &kept[r.clone()])
-        .filter(|&&w| has_digit(w))
-        .count();
+    let fills = kept_runs.iter().filter(|r| r.len() < CONTENT_RUN).flat_map(|r| &kept[r.clone()]);
+    let (kept_named, kept_bare) =
+        fills.fold((0, 0), |(n, b), &w| (n + usize::from(named(w)), b + usize::from(number(w))));
+    numbers += kept_named;
+    if bare > 0 && kept_bare > 0 {
+        numbers += bare + kept_bare;
+    }
     let new_words = new.iter().map(|&w| weight(w)).sum::<usize>() / 3;
     let (own_words, filled_words) = (own_words / 3, filled_words.div_ceil(3));
     let relation = if own_words >= OWN_WORDS || new_words >= NEW_WORDS {
@@ -361,9 +372,11 @@ mod tests {
             dependencies needed by that feature.";
         assert_eq!(rel(gtk, gdk), Relation::Template);
         let u8 = "Checked integer addition. Computes self + rhs, returning None if overflow \
-            occurred. assert_eq!((u8::MAX - 2).checked_add(1), Some(u8::MAX - 1));";
+            occurred. assert_eq!((u8::MAX - 2).checked_add(1), Some(u8::MAX - 1)); \
+            assert_eq!((u8::MAX - 2).checked_add(3), None);";
         let i128 = "Checked integer addition. Computes self + rhs, returning None if overflow \
-            occurred. assert_eq!((i128::MAX - 2).checked_add(1), Some(i128::MAX - 1));";
+            occurred. assert_eq!((i128::MAX - 2).checked_add(1), Some(i128::MAX - 1)); \
+            assert_eq!((i128::MAX - 2).checked_add(3), None);";
         assert_eq!(rel(u8, i128), Relation::Template);
     }
 
@@ -396,6 +409,15 @@ mod tests {
         // A word changed here and there is still the same text.
         let edited = base.replacen("various", "several", 1).replacen("clear", "fixed", 1);
         assert_eq!(rel(&edited, &base), Relation::Same);
+    }
+
+    #[test]
+    fn a_number_written_out_is_the_same_text() {
+        let wire = "The city council voted on Tuesday to expand the downtown bike lane network \
+            by twelve miles, citing a sharp rise in cycling commuters since the spring.";
+        let blog = wire.replace("twelve", "12");
+        assert_eq!(rel(&blog, wire), Relation::Same);
+        assert_eq!(rel(wire, &blog), Relation::Same);
     }
 
     #[test]
@@ -442,8 +464,8 @@ mod tests {
     #[test]
     fn evidence_names_the_runs() {
         let e = evidence(&words("a b c d e f g h"), &words("a b c x e f g h"));
-        assert_eq!(e.removed_runs, [3..4]);
-        assert_eq!(e.kept_runs, [3..4]);
+        assert_eq!(e.removed_runs, vec![Range { start: 3, end: 4 }]);
+        assert_eq!(e.kept_runs, vec![Range { start: 3, end: 4 }]);
         assert_eq!(e.relation, Relation::Same);
     }
 }

@@ -106,7 +106,7 @@ impl Sketcher {
                 );
             }
             let sketch = self.sketch_features(features, signature).map(|mut s| {
-                s.tokens = tokens.clone();
+                s.tokens.clone_from(tokens);
                 s
             });
             trim(tokens);

@@ -30,9 +30,9 @@ fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> anyhow::Re
 /// first of its group, and the pairs of distinct texts are listed between the groups'
 /// first members only (every other pair they imply is not repeated), so a flood of
 /// identical documents gives one line per document, not one per pair. With minhash, each
-/// pair comes with its relation (of the later document to the earlier,
-/// [`lsh::relation_in`]), and only the pairs `--templates` acts on (never two that
-/// overlap).
+/// pair comes with its relation (the lesser of its two directions,
+/// [`lsh::pair_relation_in`]), and only the pairs `--templates` acts on (never two that
+/// both have content of their own).
 pub fn match_docs(
     session: &mut Session,
     corpus: &Corpus,
@@ -81,7 +81,7 @@ pub fn match_docs(
                         if copy {
                             Ok(Relation::Same)
                         } else {
-                            lsh::relation_in(sketches, b as usize, a as usize)
+                            lsh::pair_relation_in(sketches, a as usize, b as usize)
                         }
                     })
                     .collect::<Result<_, _>>()

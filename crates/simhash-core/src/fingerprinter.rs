@@ -478,6 +478,29 @@ impl<T: Tokenizer> Fingerprinter<T> {
         }
     }
 
+    /// Calls `f(word, token)` for each token of `text` in order: its [`token_word`] and the
+    /// token as it is in the text (before normalization), for showing what a relation was
+    /// read from. `default-v1` only, as
+    /// [`for_each_shingle_and_token`](Fingerprinter::for_each_shingle_and_token).
+    ///
+    /// ```
+    /// let mut tokens = Vec::new();
+    /// simhash_core::Fingerprinter::new().for_each_token("Feature GTK", |_, t| tokens.push(t.to_string()));
+    /// assert_eq!(tokens, ["Feature", "GTK"]);
+    /// ```
+    pub fn for_each_token(&self, text: &str, mut f: impl FnMut(u32, &str)) {
+        if self.preset != Preset::DefaultV1 {
+            return;
+        }
+        Self::with_scratch(|scratch| {
+            let buf = &mut scratch.token;
+            self.tokenizer.tokenize(text, &mut |t| f(word_of(hash_normalized(t, buf), t), t));
+            if buf.capacity() > KEEP_TOKEN {
+                *buf = String::new();
+            }
+        });
+    }
+
     /// Runs `work` with this thread's scratch buffers (fresh ones if they are in use, when a
     /// tokenizer fingerprints from inside `tokenize`).
     fn with_scratch<R>(work: impl FnOnce(&mut Scratch) -> R) -> R {

@@ -226,11 +226,11 @@ pub(crate) fn split_code(code: u32) -> (u32, Relation) {
     )
 }
 
-/// The relation of the pair of records at positions `a` and `b` from their tokens: the
-/// later one's to the earlier one, as `simhash pairs` reads a pair.
+/// The relation of the pair of records at positions `a` and `b` from their tokens, as
+/// `simhash pairs` reads a pair ([`lsh::pair_relation`], the earlier record first).
 pub(crate) fn pair_relation(a: (u64, &[u32]), b: (u64, &[u32])) -> Relation {
-    let (later, earlier) = if a.0 > b.0 { (a, b) } else { (b, a) };
-    lsh::relation(later.1, earlier.1)
+    let (earlier, later) = if a.0 < b.0 { (a, b) } else { (b, a) };
+    lsh::pair_relation(earlier.1, later.1)
 }
 
 /// What the walk reads of a sketch: its band keys at the job's width, and its set.

@@ -9,7 +9,7 @@ use simhash_cluster::UnionFind;
 use super::scan::{Collapsed, candidate_components, collapse_identical, component_rows};
 use super::small::{Lookup, PROBE_MAX, SmallSets, floods};
 use super::store::trim;
-use super::{EngineError, MatchStats, SketchStore, Templates, relation_in};
+use super::{EngineError, MatchStats, SketchStore, Templates, pair_relation_in};
 
 /// A verified pair that joins two components.
 type Edge = (u32, u32);
@@ -22,7 +22,7 @@ type Edge = (u32, u32);
 /// verifications; in a large component, small sets meet their candidates through a
 /// prefix index instead of the band buckets (see the [module](super)'s "Cost"), so short
 /// documents sharing a phrase stay near-linear. Only pairs whose [`Relation`](super::Relation)
-/// (of the later document to the earlier, [`relation_in`]) `templates` acts on join
+/// (the lesser of its two directions, [`pair_relation_in`]) `templates` acts on join
 /// (never two that overlap). Documents with identical shingle sets are joined to the first of them
 /// without a comparison (those edges come first, as `(first, doc)`). The edges do not
 /// depend on the thread count.
@@ -228,12 +228,8 @@ fn components_component<S: SketchStore + ?Sized>(
                             simhash_core::jaccard_at_least(&set, &other, threshold).is_some()
                         }
                         && {
-                            let (later, earlier) = (docs[i as usize], docs[m as usize]);
-                            let acted = templates.acts_on(relation_in(
-                                sketches,
-                                later as usize,
-                                earlier as usize,
-                            )?);
+                            let (i, m) = (docs[i as usize] as usize, docs[m as usize] as usize);
+                            let acted = templates.acts_on(pair_relation_in(sketches, m, i)?);
                             stats.spared += u64::from(!acted);
                             acted
                         }

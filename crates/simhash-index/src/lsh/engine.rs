@@ -9,7 +9,7 @@ use simhash_core::{Fingerprinter, MinHasher};
 
 use super::{
     Banding, DocSketch, EngineError, EngineErrorKind, MatchSink, MatchStats, MemoryStore, Relation,
-    SketchStore, Sketcher, SpillStore, Templates, relation_in,
+    SketchStore, Sketcher, SpillStore, Templates, pair_relation_in,
 };
 
 /// The default minimum Jaccard similarity of a match (the `simhash` command's `--jaccard`).
@@ -59,7 +59,8 @@ pub struct SimilarPair {
     pub b: usize,
     /// The exact Jaccard similarity of their shingle sets (at least the threshold).
     pub jaccard: f64,
-    /// What the pair is (the later document's relation to the earlier one).
+    /// What the pair is ([`pair_relation`](super::pair_relation): the lesser of its two
+    /// directions).
     pub relation: Relation,
 }
 
@@ -339,8 +340,11 @@ impl MinHashDedup {
             .par_iter()
             .map(|&(a, b, jaccard, copy)| {
                 // Identical sets are the same text, as the walk reads them.
-                let relation =
-                    if copy { Relation::Same } else { relation_in(store, b as usize, a as usize)? };
+                let relation = if copy {
+                    Relation::Same
+                } else {
+                    pair_relation_in(store, a as usize, b as usize)?
+                };
                 Ok(SimilarPair { a: a as usize, b: b as usize, jaccard, relation })
             })
             .collect();

@@ -208,10 +208,44 @@ pub fn relation(removed: &[u32], kept: &[u32]) -> Relation {
     evidence(removed, kept).relation
 }
 
+/// The relation of a pair with no removed side (`pairs`, `cluster`): the lesser of its
+/// two directions ([`Relation::Same`] < [`Relation::Template`] < [`Relation::Overlap`]), so
+/// that a pair is acted on when either document could go for the other (a truncated copy,
+/// a copy with a passage added), and is [`Relation::Overlap`] only when both have content
+/// of their own.
+///
+/// ```
+/// use simhash_core::token_word;
+/// use simhash_index::lsh::{Relation, pair_relation, relation};
+///
+/// let words = |t: &str| t.split_whitespace().map(token_word).collect::<Vec<u32>>();
+/// let short = words("the library moves shared code between the projects to avoid duplication");
+/// let long = words("the library moves shared code between the projects to avoid duplication \
+///     and it implements ciphers, an authentication algorithm and a data link layer for phones");
+/// assert_eq!(relation(&long, &short), Relation::Overlap);
+/// assert_eq!(pair_relation(&long, &short), Relation::Same);
+/// ```
+pub fn pair_relation(a: &[u32], b: &[u32]) -> Relation {
+    match relation(b, a) {
+        Relation::Same => Relation::Same,
+        other => other.min(relation(a, b)),
+    }
+}
+
+/// [`pair_relation`] of documents `a` and `b` of `store`, from their tokens.
+pub fn pair_relation_in<S: SketchStore + ?Sized>(
+    store: &S,
+    a: usize,
+    b: usize,
+) -> Result<Relation, EngineError> {
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    store.read_tokens(a, &mut x)?;
+    store.read_tokens(b, &mut y)?;
+    Ok(pair_relation(&x, &y))
+}
+
 /// The [`relation`] of documents `removed` and `kept` of `store`, from their tokens
-/// ([`SketchStore::read_tokens`]). For a pair of a search that has no removed side
-/// ([`find_matches`](super::find_matches), [`components`](fn@super::components)), the later
-/// document is the removed one, as `dedup`'s default order (first kept) would have it.
+/// ([`SketchStore::read_tokens`]).
 pub fn relation_in<S: SketchStore + ?Sized>(
     store: &S,
     removed: usize,

@@ -3,7 +3,7 @@
 //! meet; all from the fingerprinter and sketcher `dedup` reads with.
 
 use simhash_core::{Fingerprint, Fingerprinter};
-use simhash_index::lsh::{DocSketch, Sketcher};
+use simhash_index::lsh::{self, DocSketch, Sketcher};
 
 /// One text, as dedup sees it.
 #[derive(Debug)]
@@ -63,6 +63,54 @@ pub struct Analysis {
     pub distance: Option<u32>,
     /// MinHash only.
     pub sets: Option<Sets>,
+    /// MinHash only: what the pair is, read with B as the record that would go (`.0`) and
+    /// with A (`.1`).
+    pub relations: Option<(Related, Related)>,
+}
+
+/// A pair's [`Relation`](lsh::Relation) read with one side as the record that would go:
+/// the relation, its counts and the runs each side has alone, as text.
+#[derive(Debug)]
+pub struct Related {
+    /// The engine's evidence (token positions, counts, the relation).
+    pub evidence: lsh::Evidence,
+    /// The removed side's runs, as their tokens joined by spaces (cut).
+    pub removed_alone: Vec<String>,
+    /// The kept side's runs.
+    pub kept_alone: Vec<String>,
+}
+
+/// Runs shown per side, and tokens per run.
+const RUNS_SHOWN: usize = 12;
+const RUN_TOKENS_SHOWN: usize = 40;
+
+/// The relation of `removed` to `kept`, with their runs as text.
+fn related(fingerprinter: &Fingerprinter, removed: &str, kept: &str) -> Related {
+    let tokens = |text: &str| {
+        let mut out: (Vec<u32>, Vec<String>) = (Vec::new(), Vec::new());
+        fingerprinter.for_each_token(text, |w, t| {
+            out.0.push(w);
+            out.1.push(t.to_string());
+        });
+        out
+    };
+    let ((rw, rt), (kw, kt)) = (tokens(removed), tokens(kept));
+    let evidence = lsh::evidence(&rw, &kw);
+    let show = |runs: &[std::ops::Range<usize>], text: &[String]| {
+        runs.iter()
+            .take(RUNS_SHOWN)
+            .map(|r| {
+                let mut run = text[r.start..r.end.min(r.start + RUN_TOKENS_SHOWN)].join(" ");
+                if r.len() > RUN_TOKENS_SHOWN {
+                    run.push_str(" ...");
+                }
+                run
+            })
+            .collect()
+    };
+    let removed_alone = show(&evidence.removed_runs, &rt);
+    let kept_alone = show(&evidence.kept_runs, &kt);
+    Related { evidence, removed_alone, kept_alone }
 }
 
 /// Analyses texts `a` and `b` with `fingerprinter` and, for MinHash, `sketcher`; `listed`
@@ -104,7 +152,8 @@ pub fn analyse(
         }
         sets
     });
-    Analysis { a: side_a, b: side_b, distance, sets }
+    let relations = sketcher.map(|_| (related(fingerprinter, b, a), related(fingerprinter, a, b)));
+    Analysis { a: side_a, b: side_b, distance, sets, relations }
 }
 
 /// The distinct shingles of `text` in the order of their first occurrence, with their text.

@@ -46,6 +46,12 @@ pub struct Decision {
     /// The removed record's Jaccard similarity to the kept one, as the walk verified it
     /// (MinHash, star mode).
     pub verified_jaccard: Option<f64>,
+    /// The removed record's relation to the kept one, as the walk read it (MinHash, star
+    /// mode).
+    pub relation: Option<simhash_index::lsh::Relation>,
+    /// Whether B is the record the walk would remove first (B comes after A in the keep
+    /// order): the direction the relation is read in when both are kept.
+    pub b_later: bool,
 }
 
 /// Runs `simhash explain`: the two records (texts, or ids in `--input`), what dedup's matching sees
@@ -118,7 +124,7 @@ pub fn decide(settings: &ExplainSettings, a: &Found, b: &Found) -> anyhow::Resul
     let mut sources = vec![simhash_io::Source::new(&path)];
     let corpus = session.read(&mut sources, reading, None, false)?;
     anyhow::ensure!(corpus.len() == 2, "internal error: {} records read of 2", corpus.len());
-    let Grouped { clusters, jaccard, .. } =
+    let Grouped { clusters, jaccard, relation } =
         clusters(&mut session, &corpus, &dedup.matching, &dedup.grouping)?;
     let removed = (0..2u32).find(|&d| !clusters.is_representative(d));
     let outcome = match removed {
@@ -133,7 +139,15 @@ pub fn decide(settings: &ExplainSettings, a: &Found, b: &Found) -> anyhow::Resul
         (Matching::Minhash { .. }, Some(d), Some(j)) => j.get(d as usize).copied(),
         _ => None,
     };
-    Ok(Decision { outcome, verified_jaccard })
+    let relation = match (removed, relation) {
+        (Some(d), Some(r)) => r.get(d as usize).copied(),
+        _ => None,
+    };
+    // The keep order: the rank of each record; the later one is the walk's candidate.
+    let rank = crate::matching::priority(&corpus, dedup.grouping.keep)?;
+    let second_later = rank[1] > rank[0] || (rank[1] == rank[0]);
+    let b_later = second_later == a_first;
+    Ok(Decision { outcome, verified_jaccard, relation, b_later })
 }
 
 /// A JSON number from an id's text as the input wrote it (integers, from Parquet or JSONL).

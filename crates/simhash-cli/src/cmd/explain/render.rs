@@ -5,11 +5,12 @@ use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 
 use serde_json::{Value, json};
+use simhash_index::lsh;
 
 use crate::flags::{ClusterMode, ColorChoice, KeepPolicy};
 use crate::settings::{ExplainSettings, Matching};
 
-use super::analysis::{Analysis, Sets, Shingle};
+use super::analysis::{Analysis, Related, Sets, Shingle};
 use super::records::Found;
 use super::{Decision, Outcome};
 
@@ -62,7 +63,31 @@ fn why(report: &Report<'_>) -> Why {
         };
     }
     match (&settings.dedup.matching, &analysis.sets) {
-        (Matching::Minhash { jaccard: t, .. }, Some(sets)) => minhash_why(sets, *t, removed),
+        (Matching::Minhash { jaccard: t, templates, .. }, Some(sets)) => {
+            let (name, related) = candidate(report).unzip();
+            let why = minhash_why(sets, *t, removed);
+            match (why.case, related.map(|r| r.evidence.relation)) {
+                ("unexpected", Some(lsh::Relation::Overlap)) => Why {
+                    case: "overlap",
+                    reason: format!(
+                        "the exact Jaccard {:.4} reaches {t}, but {} has content of its own \
+                         ({} words the other lacks): dedup never removes it",
+                        sets.jaccard,
+                        name.unwrap_or("B"),
+                        related.map_or(0, |r| r.evidence.own_words)
+                    ),
+                },
+                ("unexpected", Some(lsh::Relation::Template)) => Why {
+                    case: "template_kept",
+                    reason: format!(
+                        "the exact Jaccard {:.4} reaches {t}, but the two are template \
+                         siblings and --templates is {templates}",
+                        sets.jaccard
+                    ),
+                },
+                _ => why,
+            }
+        }
         (Matching::Simhash { distance: k, .. }, _) => {
             let d = analysis.distance.unwrap_or(0);
             if removed {
@@ -117,6 +142,18 @@ fn minhash_why(sets: &Sets, t: f64, removed: bool) -> Why {
         ),
     };
     Why { case, reason }
+}
+
+/// The side the walk would consider removing (the later in the keep order, or the one
+/// removed) and its relation to the other.
+fn candidate<'r>(report: &'r Report<'_>) -> Option<(&'static str, &'r Related)> {
+    let (as_b, as_a) = report.analysis.relations.as_ref()?;
+    Some(match report.decision.outcome {
+        Outcome::RemoveA => ("A", as_a),
+        Outcome::RemoveB => ("B", as_b),
+        Outcome::KeepBoth if report.decision.b_later => ("B", as_b),
+        Outcome::KeepBoth => ("A", as_a),
+    })
 }
 
 fn keep_name(keep: KeepPolicy) -> &'static str {
@@ -212,6 +249,19 @@ pub fn json(report: &Report<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
             "bands": s.bands,
         })
     });
+    let relation = candidate(report).map(|(side, r)| {
+        let e = &r.evidence;
+        json!({
+            "of": side.to_lowercase(),
+            "relation": e.relation.name(),
+            "own_words": e.own_words,
+            "new_words": e.new_words,
+            "filled_words": e.filled_words,
+            "numbers": e.numbers,
+            "alone": r.removed_alone,
+            "other_alone": r.kept_alone,
+        })
+    });
     let why = why(report);
     let (outcome, removed, kept) = match decision.outcome {
         Outcome::KeepBoth => ("keep_both", Value::Null, vec![id_value(a), id_value(b)]),
@@ -224,6 +274,7 @@ pub fn json(report: &Report<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
         "settings": settings_json(report),
         "simhash": {"distance": analysis.distance},
         "minhash": minhash,
+        "relation": relation,
         "decision": {
             "outcome": outcome,
             "removed": removed,
@@ -231,6 +282,7 @@ pub fn json(report: &Report<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
             "case": why.case,
             "reason": why.reason,
             "verified_jaccard": decision.verified_jaccard,
+            "relation": decision.relation.map(lsh::Relation::name),
         },
     });
     serde_json::to_writer(&mut *out, &object)?;
@@ -282,6 +334,9 @@ pub fn text(report: &Report<'_>, color: bool, out: &mut dyn Write) -> anyhow::Re
     if let Some(sets) = &analysis.sets {
         sets_lines(sets, &paint, out)?;
     }
+    if let Some((side, r)) = candidate(report) {
+        relation_lines(side, r, &paint, out)?;
+    }
     let why = why(report);
     let (verdict, code) = match decision.outcome {
         Outcome::KeepBoth => ("dedup would keep both".to_string(), "32"),
@@ -301,6 +356,36 @@ pub fn text(report: &Report<'_>, color: bool, out: &mut dyn Write) -> anyhow::Re
 }
 
 /// The settings in one line, as flags.
+/// The relation of `side` (the record the walk would consider removing) to the other, and
+/// what each has alone.
+fn relation_lines(
+    side: &str,
+    r: &Related,
+    paint: &Paint,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let other = if side == "A" { "B" } else { "A" };
+    let e = &r.evidence;
+    writeln!(
+        out,
+        "{} {side} to {other}: {} ({} words of its own, {} new to {other}; {} words alone in all, {} \
+         names or numbers)",
+        paint.label("relation"),
+        e.relation,
+        e.own_words,
+        e.new_words,
+        e.filled_words,
+        e.numbers
+    )?;
+    let quoted = |runs: &[String]| runs.iter().map(|r| format!("{r:?}")).collect::<Vec<_>>();
+    for (who, runs) in [(side, &r.removed_alone), (other, &r.kept_alone)] {
+        if !runs.is_empty() {
+            writeln!(out, "{} {}", paint.label(&format!("{who} alone")), quoted(runs).join(" | "))?;
+        }
+    }
+    Ok(())
+}
+
 fn settings_line(report: &Report<'_>) -> String {
     let dedup = &report.settings.dedup;
     let mut line = format!("--method {}", dedup.matching.method());

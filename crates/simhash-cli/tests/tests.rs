@@ -1481,3 +1481,71 @@ fn minhash_band_key_widths_write_the_same_output() {
     let simhash = dir.run(&["pairs", "c.jsonl", "--method", "simhash", "--band-key-bits", "64"]);
     simhash.code(2);
 }
+
+/// `n` as a word of letters (`ba`, `bb`, ...).
+fn letters(mut n: usize) -> String {
+    let mut out = vec![b'b'];
+    loop {
+        out.push(b'a' + (n % 26) as u8);
+        n /= 26;
+        if n == 0 {
+            return String::from_utf8(out).unwrap();
+        }
+    }
+}
+
+/// Every removal says what it is, the same at any thread count; a record that shares only
+/// boilerplate with a kept one stays; `--templates keep` removes only the same text.
+#[test]
+fn relations_are_written_and_decide_alike_at_any_thread_count() {
+    let dir = Dir::new();
+    let boiler = "libosmocore is a library with various utility functions that were \
+        originally developed as part of the OpenBSC project but which are of a more generic \
+        nature and thus useful to other programs in the sphere of mobile communications.";
+    let mut jsonl = String::new();
+    for i in 0..30 {
+        let texts = [
+            format!(
+                "Rust bindings for the crate{i} library feature v3_{i}. This metapackage \
+                 enables feature v3_{i} for the Rust crate{i} crate, by pulling in any \
+                 additional dependencies needed by that feature."
+            ),
+            // A paragraph of its own: 16 words (of letters) no other record has.
+            format!(
+                "{boiler} {}",
+                (0..16).map(|k| letters(i * 16 + k)).collect::<Vec<_>>().join(" ")
+            ),
+            format!("{boiler} This package holds the documentation of the library."),
+        ];
+        for (k, t) in texts.iter().enumerate() {
+            writeln!(jsonl, "{}", serde_json::json!({"id": format!("d{i}-{k}"), "text": t}))
+                .unwrap();
+        }
+    }
+    dir.write("r.jsonl", &jsonl);
+    let mut outputs = Vec::new();
+    for j in ["1", "2", "4"] {
+        let args = ["dedup", "r.jsonl", "-q", "-j", j, "-o", "k.jsonl", "--removed", "rm.jsonl"];
+        dir.run(&args).code(0);
+        outputs.push((dir.read("k.jsonl"), dir.read("rm.jsonl")));
+    }
+    assert!(outputs.iter().all(|o| *o == outputs[0]), "the output depends on the thread count");
+    let removed = &outputs[0].1;
+    for line in removed.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let relation = v["relation"].as_str().unwrap_or_else(|| panic!("no relation: {line}"));
+        assert!(["same", "template"].contains(&relation), "{line}");
+        // A record with a paragraph of its own (d*-1) is never removed.
+        assert!(!v["id"].as_str().unwrap().ends_with("-1"), "{line}");
+    }
+    assert!(removed.contains("\"relation\":\"template\""), "{removed}");
+    // The metapackages are siblings: kept with --templates keep.
+    let args = ["dedup", "r.jsonl", "-q", "--templates", "keep", "-o", "k2.jsonl"];
+    dir.run(&[&args[..], &["--removed", "rm2.jsonl"]].concat()).code(0);
+    let kept_siblings = dir.read("k2.jsonl").lines().filter(|l| l.contains("metapackage")).count();
+    assert_eq!(kept_siblings, 30, "{}", dir.read("rm2.jsonl"));
+    // --templates is MinHash's: refused with simhash.
+    let run = dir.run(&["dedup", "r.jsonl", "-q", "--method", "simhash", "--templates", "keep"]);
+    run.code(2);
+    assert!(run.stderr.contains("--templates apply to --method minhash"), "{}", run.stderr);
+}

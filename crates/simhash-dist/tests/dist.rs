@@ -1708,3 +1708,116 @@ fn minhash_pairs_search_flooded_band_groups_as_simhash() {
         assert!(stderr(out).contains("flooded band groups"), "process {p}: {}", stderr(out));
     }
 }
+
+/// Template siblings, documents that share only boilerplate, copies with a passage added
+/// and copies with a number spelled out: the relation of every pair decides what `dedup`
+/// removes, `pairs` lists and `cluster` joins, and simhash-dist decides it as `simhash`
+/// does, with either `--templates`, at any shape.
+fn relation_corpus() -> String {
+    let boiler = "libosmocore is a library with various utility functions that were originally \
+        developed as part of the OpenBSC project but which are of a more generic nature and \
+        thus useful to other programs developed in the sphere of free software mobile \
+        communications";
+    let own = [
+        "the GSM library implements ciphers an authentication algorithm the data link layer \
+         a parser and routines to encode and decode short messages",
+        "this package contains documentation for the codec library including the reference \
+         generated from the source files",
+        "the control library lets programs set and read variables of a running process over \
+         a socket with a textual protocol",
+    ];
+    let mut out = String::new();
+    let mut id = 0;
+    let mut push = |text: String, out: &mut String| {
+        let _ = writeln!(out, "{{\"id\":\"r{id}\",\"text\":\"{text}\"}}");
+        id += 1;
+    };
+    for round in 0..40 {
+        // Siblings of one template: a name and a version filled in.
+        let (name, v) = (WORDS[round % WORDS.len()], 10 + round);
+        push(
+            format!(
+                "Rust bindings for the {name} library feature v3_{v} this metapackage enables \
+                 feature v3_{v} for the Rust {name} crate by pulling in any additional \
+                 dependencies needed by that feature"
+            ),
+            &mut out,
+        );
+        // Boilerplate with a paragraph of its own: never removed for another one.
+        push(format!("{boiler} {} {round}", own[round % own.len()]), &mut out);
+        // A copy with a passage added, and one with a number spelled out.
+        push(
+            format!("{boiler} {} {round} and it is kept up to date", own[round % own.len()]),
+            &mut out,
+        );
+        push(format!("{boiler} twelve {}", own[(round + 1) % own.len()]), &mut out);
+        push(format!("{boiler} 12 {}", own[(round + 1) % own.len()]), &mut out);
+    }
+    out
+}
+
+#[test]
+fn relations_decide_alike_at_every_shape() {
+    let dir = Dir::new();
+    let input = dir.write("relations.jsonl", &relation_corpus());
+    let (want, got) = (dir.path("want.out"), dir.path("got.out"));
+    let mut relations = std::collections::BTreeSet::new();
+    for templates in ["remove", "keep"] {
+        for command in ["dedup", "pairs", "cluster"] {
+            let extras = vec!["--templates", templates];
+            assert_eq!(simhash_into(command, &input, &extras, &want), ExitCode::SUCCESS);
+            if command == "pairs" {
+                relations.extend(
+                    read(&want)
+                        .lines()
+                        .skip(1)
+                        .filter_map(|l| l.rsplit('\t').next().map(str::to_string)),
+                );
+            }
+            for w in ["1", "3"] {
+                let mut a = strings(&[command, &s(&input), "-q", "-w", w, "-o", &s(&got)]);
+                a.extend(strings(&extras));
+                let out = dist(&a);
+                assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+                assert!(read(&got) == read(&want), "{command} --templates {templates} -w {w}");
+            }
+            let a = [command_line(command, &input, &got), extras.clone()].concat();
+            for (p, out) in dist_processes(&dir, 2, 1, &a).iter().enumerate() {
+                assert_eq!(out.status.code(), Some(0), "process {p}: {}", stderr(out));
+            }
+            assert!(read(&got) == read(&want), "{command} --templates {templates}: 2 processes");
+        }
+    }
+    // The corpus holds both relations that are listed, and records kept for their own
+    // content.
+    assert!(relations.contains("same") && relations.contains("template"), "{relations:?}");
+    let removed = dir.path("removed.jsonl");
+    let args = ["--removed", removed.to_str().unwrap()];
+    assert_eq!(simhash_into("dedup", &input, &args, &want), ExitCode::SUCCESS);
+    let removed = read(&removed);
+    assert!(removed.contains("\"relation\":\"template\""), "{removed}");
+    assert!(removed.contains("\"relation\":\"same\""), "{removed}");
+    // No record with a paragraph of its own goes for a record with another paragraph.
+    // (The corpus's texts hold no quotes: a field is what follows its key to the next one.)
+    let field = |line: &str, key: &str| -> String {
+        let from = line.find(&format!("\"{key}\":\"")).map(|at| at + key.len() + 4);
+        from.map(|at| line[at..].split('"').next().unwrap_or("").to_string()).unwrap_or_default()
+    };
+    let corpus = relation_corpus();
+    let texts: std::collections::HashMap<String, String> =
+        corpus.lines().map(|l| (field(l, "id"), field(l, "text"))).collect();
+    let paragraph = |text: &str| {
+        let p = text.split(" communications ").nth(1)?;
+        Some(p.trim_start_matches("twelve ").trim_start_matches("12 ")[..20].to_string())
+    };
+    let mut checked = 0;
+    for line in removed.lines() {
+        let (r, k) = (&texts[&field(line, "id")], &texts[&field(line, "duplicate_of")]);
+        if let (Some(pr), Some(pk)) = (paragraph(r), paragraph(k)) {
+            assert_eq!(pr, pk, "{line}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "{checked} removals checked");
+    assert!(!removed.contains("\"id\":\"r1\""), "{removed}");
+}

@@ -144,8 +144,8 @@ pub use error::{EngineError, EngineErrorKind};
 pub use keys::{BandKeyWidth, SPURIOUS_CANDIDATE_BYTES, band_key_bits};
 pub use masked::Masked;
 pub use relation::{
-    CONTENT_RUN, Evidence, FILL_WORDS, NEW_WORDS, OWN_WORDS, Relation, Templates, UnknownRelation,
-    evidence, pair_relation, pair_relation_in, relation, relation_in,
+    CONTENT_RUN, Evidence, FILL_WORDS, NEW_WORDS, OWN_WORDS, Prepared, Relation, Templates,
+    UnknownRelation, evidence, pair_relation, pair_relation_in, relation, relation_in,
 };
 pub use scan::{find_matches, similarity};
 pub use sink::{MatchSink, MatchStats};

@@ -205,7 +205,146 @@ type Set<T> = HashSet<T, BuildHasherDefault<MixHasher>>;
 /// one it would go for; both their token words in text order
 /// ([`simhash_core::token_word`]). [`Relation::Same`] when either has none.
 pub fn relation(removed: &[u32], kept: &[u32]) -> Relation {
-    evidence(removed, kept).relation
+    Prepared::new(removed.to_vec()).relation(kept)
+}
+
+/// A text that would be removed, read once for the [`relation`]s of all the texts it is
+/// compared with (the dedup walk compares a record with every kept candidate until one
+/// acts): its tokens and their windows, sorted.
+#[derive(Clone, Debug, Default)]
+pub struct Prepared {
+    tokens: Vec<u32>,
+    /// Each distinct window's number, by its hash, and the number of the window at each
+    /// position.
+    ids: std::collections::HashMap<u64, u32, BuildHasherDefault<MixHasher>>,
+    at: Vec<u32>,
+}
+
+impl Prepared {
+    /// `tokens` ([`simhash_core::token_word`]s in text order) read for comparisons.
+    pub fn new(tokens: Vec<u32>) -> Prepared {
+        let hashes: Vec<u64> = if tokens.len() < WINDOW {
+            if tokens.is_empty() { Vec::new() } else { vec![window_hash(&tokens)] }
+        } else {
+            tokens.windows(WINDOW).map(window_hash).collect()
+        };
+        let mut ids = std::collections::HashMap::with_capacity_and_hasher(
+            hashes.len(),
+            BuildHasherDefault::default(),
+        );
+        let at = hashes
+            .iter()
+            .map(|&h| {
+                let next = ids.len() as u32;
+                *ids.entry(h).or_insert(next)
+            })
+            .collect();
+        Prepared { tokens, ids, at }
+    }
+
+    /// The [`relation`] of this text, removed, to `kept`.
+    pub fn relation(&self, kept: &[u32]) -> Relation {
+        let removed = &self.tokens[..];
+        if removed.is_empty() || kept.is_empty() || removed == kept {
+            return Relation::Same;
+        }
+        // What [`evidence`] reads, computed only as far as the answer needs: which of this
+        // text's tokens the kept text's windows cover (looked up in this text's sorted
+        // windows, nothing built per pair), its runs in one pass (stopping at the first
+        // sign of own content), the kept text's vocabulary only for new words, and its
+        // runs only to tell the same text from a template.
+        // The distinct windows of this text the kept one has, then the tokens they cover.
+        let mut hit = vec![false; self.ids.len()];
+        let mut kept_shared = vec![false; kept.len()];
+        let mut cover = |h: u64, at: usize| {
+            if let Some(&id) = self.ids.get(&h) {
+                hit[id as usize] = true;
+                kept_shared[at..(at + WINDOW).min(kept.len())].fill(true);
+            }
+        };
+        if kept.len() < WINDOW {
+            cover(window_hash(kept), 0);
+        } else {
+            for (at, w) in kept.windows(WINDOW).enumerate() {
+                cover(window_hash(w), at);
+            }
+        }
+        let mut shared = vec![false; removed.len()];
+        let width = WINDOW.min(removed.len());
+        for (p, &id) in self.at.iter().enumerate() {
+            if hit[id as usize] {
+                shared[p..p + width].fill(true);
+            }
+        }
+        let (mut own, mut filled, mut names, mut bare) = (0, 0, 0, 0);
+        let mut content: Vec<u32> = Vec::new();
+        let mut i = 0;
+        while i < removed.len() {
+            if shared[i] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < removed.len() && !shared[i] {
+                i += 1;
+            }
+            let long = i - start >= CONTENT_RUN;
+            for &w in &removed[start..i] {
+                match w & 3 {
+                    1 => names += 1,
+                    3 => bare += 1,
+                    kind => {
+                        let weight = if kind == 2 { 1 } else { 3 };
+                        filled += weight;
+                        if long {
+                            own += weight;
+                            content.push(w);
+                        }
+                    }
+                }
+            }
+            if own / 3 >= OWN_WORDS {
+                return Relation::Overlap;
+            }
+        }
+        if content.len() >= NEW_WORDS {
+            let kept_words: Set<u32> = kept.iter().copied().collect();
+            content.retain(|w| !kept_words.contains(w));
+            content.sort_unstable();
+            content.dedup();
+            let new = content.iter().map(|&w| if w & 3 == 2 { 1 } else { 3 }).sum::<usize>() / 3;
+            if new >= NEW_WORDS {
+                return Relation::Overlap;
+            }
+        }
+        if names > 0 || filled.div_ceil(3) > FILL_WORDS.max(removed.len() / 100) {
+            return Relation::Template;
+        }
+        // The kept text's fill-ins: a name or a number filled in there makes a template.
+        let (mut kept_names, mut kept_bare) = (0, 0);
+        let mut j = 0;
+        while j < kept.len() {
+            if kept_shared[j] {
+                j += 1;
+                continue;
+            }
+            let start = j;
+            while j < kept.len() && !kept_shared[j] {
+                j += 1;
+            }
+            if j - start < CONTENT_RUN {
+                for &w in &kept[start..j] {
+                    kept_names += usize::from(w & 3 == 1);
+                    kept_bare += usize::from(w & 3 == 3);
+                }
+            }
+        }
+        if kept_names > 0 || (bare > 0 && kept_bare > 0) {
+            Relation::Template
+        } else {
+            Relation::Same
+        }
+    }
 }
 
 /// The relation of a pair with no removed side (`pairs`, `cluster`): the lesser of its
@@ -326,7 +465,9 @@ fn windows(tokens: &[u32]) -> Set<u64> {
     if tokens.len() < WINDOW {
         return std::iter::once(window_hash(tokens)).collect();
     }
-    tokens.windows(WINDOW).map(window_hash).collect()
+    let mut set = Set::with_capacity_and_hasher(tokens.len(), BuildHasherDefault::default());
+    set.extend(tokens.windows(WINDOW).map(window_hash));
+    set
 }
 
 fn window_hash(w: &[u32]) -> u64 {
@@ -337,8 +478,9 @@ fn window_hash(w: &[u32]) -> u64 {
     h ^ (h >> 31)
 }
 
-/// The runs of `tokens` in no window of `other` (whose windows are `other`).
-fn runs(tokens: &[u32], other: &Set<u64>) -> Vec<Range<usize>> {
+/// Whether each token of `tokens` lies in a window of the other text (whose windows are
+/// `other`).
+fn shared_tokens(tokens: &[u32], other: &Set<u64>) -> Vec<bool> {
     let n = tokens.len();
     let mut shared = vec![false; n];
     if n < WINDOW {
@@ -352,6 +494,13 @@ fn runs(tokens: &[u32], other: &Set<u64>) -> Vec<Range<usize>> {
             }
         }
     }
+    shared
+}
+
+/// The runs of `tokens` in no window of `other` (whose windows are `other`).
+fn runs(tokens: &[u32], other: &Set<u64>) -> Vec<Range<usize>> {
+    let n = tokens.len();
+    let shared = shared_tokens(tokens, other);
     let mut out = Vec::new();
     let mut i = 0;
     while i < n {
@@ -480,6 +629,37 @@ mod tests {
         let b = "床前明月光，疑是地上霜。举头望明月，低头思故乡。";
         assert_eq!(rel(b, a), Relation::Same);
         assert_eq!(rel(a, b), Relation::Same);
+    }
+
+    #[test]
+    fn the_quick_relation_is_the_evidence_s() {
+        // Texts from a small vocabulary of words, names with numbers, numbers and CJK
+        // characters, edited in runs: every path of the quick reading against the whole one.
+        let vocab: Vec<u32> =
+            ["a", "b", "c", "d", "e", "f", "g", "h", "u8", "v3", "12", "7", "頭", "头"]
+                .iter()
+                .map(|t| simhash_core::token_word(t))
+                .collect();
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        for case in 0..3000 {
+            let len = 1 + next(60);
+            let base: Vec<u32> = (0..len).map(|_| vocab[next(vocab.len())]).collect();
+            let mut other = base.clone();
+            for _ in 0..next(4) {
+                let at = next(other.len() + 1);
+                let run: Vec<u32> = (0..1 + next(12)).map(|_| vocab[next(vocab.len())]).collect();
+                let cut = next(3).min(other.len() - at);
+                other.splice(at..at + cut, run);
+            }
+            assert_eq!(relation(&other, &base), evidence(&other, &base).relation, "case {case}");
+            assert_eq!(relation(&base, &other), evidence(&base, &other).relation, "case {case}");
+        }
     }
 
     #[test]

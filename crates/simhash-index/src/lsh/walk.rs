@@ -10,7 +10,7 @@ use super::scan::{
 };
 use super::small::{Lookup, MixHasher, PROBE_MAX, SmallSets, is_flood};
 use super::store::trim;
-use super::{EngineError, EngineErrorKind, MatchStats, Relation, SketchStore, Templates};
+use super::{EngineError, EngineErrorKind, MatchStats, Prepared, Relation, SketchStore, Templates};
 
 /// A removed document, the kept one it duplicates, their Jaccard similarity and relation.
 type Removal = (u32, u32, f64, Relation);
@@ -165,24 +165,24 @@ struct Component<'a, S: ?Sized> {
 }
 
 impl<S: SketchStore + ?Sized> Component<'_, S> {
-    /// The relation of record `i` to kept record `k` (component positions), `tokens`
-    /// holding `i`'s tokens once read.
+    /// The relation of record `i` to kept record `k` (component positions), `mine` holding
+    /// `i`'s tokens once read and prepared (for all of its candidates).
     fn relation(
         &self,
         i: usize,
         k: usize,
-        tokens: &mut Option<Vec<u32>>,
+        mine: &mut Option<Prepared>,
     ) -> Result<Relation, EngineError> {
-        if tokens.is_none() {
-            let mut mine = Vec::new();
-            self.sketches.read_tokens(self.docs[i] as usize, &mut mine)?;
-            *tokens = Some(mine);
+        if mine.is_none() {
+            let mut tokens = Vec::new();
+            self.sketches.read_tokens(self.docs[i] as usize, &mut tokens)?;
+            *mine = Some(Prepared::new(tokens));
         }
-        let mine = tokens.as_deref().unwrap_or_default();
+        let mine = mine.get_or_insert_with(Prepared::default);
         KEPT_TOKENS.with(|cell| {
             let mut kept = cell.borrow_mut();
             self.sketches.read_tokens(self.docs[k] as usize, &mut kept)?;
-            let r = super::relation(mine, &kept);
+            let r = mine.relation(&kept);
             trim(&mut kept);
             Ok(r)
         })

@@ -653,7 +653,7 @@ mod tests {
             let mut other = base.clone();
             for _ in 0..next(4) {
                 let at = next(other.len() + 1);
-                let run: Vec<u32> = (0..1 + next(12)).map(|_| vocab[next(vocab.len())]).collect();
+                let run: Vec<u32> = (0..=next(12)).map(|_| vocab[next(vocab.len())]).collect();
                 let cut = next(3).min(other.len() - at);
                 other.splice(at..at + cut, run);
             }

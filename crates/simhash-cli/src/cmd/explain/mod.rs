@@ -145,7 +145,7 @@ pub fn decide(settings: &ExplainSettings, a: &Found, b: &Found) -> anyhow::Resul
     };
     // The keep order: the rank of each record; the later one is the walk's candidate.
     let rank = crate::matching::priority(&corpus, dedup.grouping.keep)?;
-    let second_later = rank[1] > rank[0] || (rank[1] == rank[0]);
+    let second_later = rank[1] >= rank[0];
     let b_later = second_later == a_first;
     Ok(Decision { outcome, verified_jaccard, relation, b_later })
 }

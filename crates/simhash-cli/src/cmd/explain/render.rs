@@ -148,12 +148,12 @@ fn minhash_why(sets: &Sets, t: f64, removed: bool) -> Why {
 /// removed) and its relation to the other.
 fn candidate<'r>(report: &'r Report<'_>) -> Option<(&'static str, &'r Related)> {
     let (as_b, as_a) = report.analysis.relations.as_ref()?;
-    Some(match report.decision.outcome {
-        Outcome::RemoveA => ("A", as_a),
-        Outcome::RemoveB => ("B", as_b),
-        Outcome::KeepBoth if report.decision.b_later => ("B", as_b),
-        Outcome::KeepBoth => ("A", as_a),
-    })
+    let b = match report.decision.outcome {
+        Outcome::RemoveA => false,
+        Outcome::RemoveB => true,
+        Outcome::KeepBoth => report.decision.b_later,
+    };
+    Some(if b { ("B", as_b) } else { ("A", as_a) })
 }
 
 fn keep_name(keep: KeepPolicy) -> &'static str {

@@ -284,10 +284,13 @@ def _matcher(
     k: Optional[int],
     blocks: Optional[int],
     spill: bool = False,
+    templates: Optional[str] = None,
 ) -> Tuple[Any, str]:
     method = _method(method, preset, jaccard, lsh_threshold, num_perm, k, blocks)
     if spill and method != "minhash":
         raise ValueError("spill applies to method='minhash' (simhash keeps 8 bytes a text)")
+    if templates is not None and method != "minhash":
+        raise ValueError("templates applies to method='minhash', not simhash")
     m = _native.Matcher(
         method,
         preset,
@@ -298,6 +301,7 @@ def _matcher(
         DEFAULT_K if k is None else int(k),
         blocks,
         bool(spill),
+        "remove" if templates is None else str(templates),
     )
     for start, chunk in _chunks(texts):
         m.add(chunk, start)
@@ -317,6 +321,7 @@ def pairs(
     lsh_threshold: Optional[float] = None,
     blocks: Optional[int] = None,
     spill: bool = False,
+    templates: Optional[str] = None,
 ) -> List[Tuple[Hashable, Hashable, float]]:
     """Every near-duplicate pair ``(id_a, id_b, score)``, as ``simhash pairs`` lists them,
     sorted by position (``id_a`` before ``id_b`` in the input).
@@ -338,8 +343,12 @@ def pairs(
     ``spill=True`` writes them to temporary files (in ``TMPDIR``), as the ``simhash``
     command does, so that a corpus larger than memory can be matched. The answers are the
     same either way. An unwritable ``TMPDIR`` raises ``OSError``.
+
+    ``templates`` (minhash): ``"remove"`` (the default) lists pairs of the same text and of
+    template siblings, ``"keep"`` the same text only; two texts that both have content of
+    their own are never listed (see :func:`dedup`), as ``simhash pairs --templates``.
     """
-    m, method = _matcher(texts, method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill)
+    m, method = _matcher(texts, method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill, templates)
     a, b, score = m.pairs()
     ids = _positions_or(ids, len(m))
     if method == "simhash":
@@ -369,6 +378,10 @@ class DedupResult:
     indexed: Optional[List[Optional[str]]] = None
     #: :meth:`Index.dedup` with ``update=True``: what was added to the index.
     added: Optional["AddResult"] = None
+    #: minhash (:func:`dedup`): per text, what its removal is: ``"same"`` (a copy, version
+    #: or revision) or ``"template"`` (a sibling filled into the same template); None when
+    #: kept. The ``"relation"`` of ``simhash dedup --removed``.
+    relation: Optional[List[Optional[str]]] = None
 
     def __len__(self) -> int:
         return len(self.keep)
@@ -418,6 +431,7 @@ def dedup(
     lsh_threshold: Optional[float] = None,
     blocks: Optional[int] = None,
     spill: bool = False,
+    templates: Optional[str] = None,
 ) -> DedupResult:
     """Keep/remove decisions, the same as ``simhash dedup``'s: texts are walked in the
     ``keep`` order (``"first"``: input order; ``"longest"``: longest text first;
@@ -425,17 +439,28 @@ def dedup(
     kept (see :func:`pairs` for the methods and settings); ``duplicate_of`` names the first
     such kept text. A text is removed only for a verified match with a kept one, and a
     flood of identical or templated texts costs about one comparison each.
+
+    With minhash every verified match is also read for what differs (``relation``): a text
+    with content of its own (a sentence, a clause, options the kept one lacks) is never
+    removed; ``templates="remove"`` (the default) removes the same text and template
+    siblings, ``templates="keep"`` the same text only, as ``simhash dedup --templates``.
     """
     if keep not in ("first", "longest", "lowest-id"):
         raise ValueError(f"keep must be 'first', 'longest' or 'lowest-id', not {keep!r}")
-    m, method = _matcher(texts, method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill)
+    m, method = _matcher(texts, method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill, templates)
     rank = None
     if keep == "lowest-id":
         rank = _lowest_id_ranks(_positions_or(ids, len(m)))
     elif ids is not None:
         _positions_or(ids, len(m))
-    of, similarity = m.dedup(keep if keep != "lowest-id" else "first", rank)
-    return DedupResult(keep=of < 0, duplicate_of=of, similarity=similarity, method=method)
+    of, similarity, relation = m.dedup(keep if keep != "lowest-id" else "first", rank)
+    names = None
+    if method == "minhash":
+        names = [_RELATIONS.get(r) for r in relation.tolist()]
+    return DedupResult(keep=of < 0, duplicate_of=of, similarity=similarity, method=method, relation=names)
+
+
+_RELATIONS = {0: "same", 1: "template"}
 
 
 def clusters(
@@ -450,11 +475,12 @@ def clusters(
     lsh_threshold: Optional[float] = None,
     blocks: Optional[int] = None,
     spill: bool = False,
+    templates: Optional[str] = None,
 ) -> "np.ndarray":
     """Connected components of the matches (``simhash cluster --mode components``): an
     ``int64`` array giving each text's cluster, named by the position of its first text.
     Note that components chain: in a templated family, texts far apart can share one."""
-    m, _ = _matcher(texts, method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill)
+    m, _ = _matcher(texts, method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill, templates)
     return m.clusters()
 
 

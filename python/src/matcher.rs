@@ -7,14 +7,15 @@ use pyo3::prelude::*;
 use rayon::prelude::*;
 use simhash_cluster::{Representative, UnionFind};
 use simhash_core::{Fingerprint, Fingerprinter};
-use simhash_index::lsh::{Decision, MinHashDedup};
+use simhash_index::lsh::{Decision, MinHashDedup, Relation};
 use simhash_index::{AllPairs, Blocks, DedupWalk, Tables, collapse_identical};
 
 use crate::interrupt::{detached, run};
 use crate::texts::Texts;
 
 /// Per document, the kept document it duplicates and their similarity.
-type Decided<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
+type Decided<'py> =
+    (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<i8>>);
 
 /// What the matcher holds of the corpus.
 enum Engine {
@@ -203,7 +204,8 @@ impl Matcher {
 
     /// The dedup walk: documents in the keep policy's order, each kept unless it matches
     /// one already kept. Returns, per document, the kept document it duplicates (-1 when
-    /// kept) and their similarity (Jaccard, or bits apart; NaN when kept).
+    /// kept), their similarity (Jaccard, or bits apart; NaN when kept) and their relation
+    /// (minhash: 0 same, 1 template; -1 when kept or for simhash).
     #[pyo3(signature = (keep="first", rank=None))]
     fn dedup<'py>(
         &mut self,
@@ -219,8 +221,8 @@ impl Matcher {
             (engine, decided)
         })?;
         self.engine = Some(engine);
-        let (of, similarity) = decided?;
-        Ok((of.into_pyarray(py), similarity.into_pyarray(py)))
+        let (of, similarity, relation) = decided?;
+        Ok((of.into_pyarray(py), similarity.into_pyarray(py), relation.into_pyarray(py)))
     }
 
     /// Connected components of the matches: each document's cluster, named by its first
@@ -263,23 +265,33 @@ fn simhash_pairs(
 }
 
 /// Each document's kept document (-1: itself) and similarity (NaN when kept).
-fn dedup(engine: &mut Engine, rank: &[u32]) -> PyResult<(Vec<i64>, Vec<f32>)> {
+fn dedup(engine: &mut Engine, rank: &[u32]) -> PyResult<(Vec<i64>, Vec<f32>, Vec<i8>)> {
     match engine {
         Engine::MinHash(dedup) => {
             let decisions = dedup.dedup_by_rank(rank).map_err(crate::errors::engine)?;
-            Ok(decisions
-                .iter()
-                .map(|d| match *d {
-                    Decision::Keep => (-1, f32::NAN),
-                    Decision::Duplicate { of, jaccard, .. } => (of as i64, jaccard as f32),
-                })
-                .unzip())
+            let mut out = (Vec::new(), Vec::new(), Vec::new());
+            for d in &decisions {
+                let (of, similarity, relation) = match *d {
+                    Decision::Keep => (-1, f32::NAN, -1),
+                    Decision::Duplicate { of, jaccard, relation } => {
+                        let code = Relation::ALL.iter().position(|&r| r == relation);
+                        (of as i64, jaccard as f32, code.map_or(-1, |c| c as i8))
+                    }
+                };
+                out.0.push(of);
+                out.1.push(similarity);
+                out.2.push(relation);
+            }
+            Ok(out)
         }
         Engine::Simhash { fps, distance, blocks, .. } => {
             let walk = DedupWalk::new(fps, rank);
             let tables = tables(*blocks, walk.distinct(), *distance)?;
             let center = walk.run(&tables, |_, _| {}).center;
-            Ok(simhash_decisions(&center, fps).into_iter().unzip())
+            let (of, similarity): (Vec<i64>, Vec<f32>) =
+                simhash_decisions(&center, fps).into_iter().unzip();
+            let relation = vec![-1; of.len()];
+            Ok((of, similarity, relation))
         }
     }
 }

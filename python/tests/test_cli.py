@@ -55,7 +55,7 @@ def removed_of(path):
         for line in f:
             r = json.loads(line)
             score = r["jaccard"] if "jaccard" in r else r["distance"]
-            out[r["id"]] = (r["duplicate_of"], score)
+            out[r["id"]] = (r["duplicate_of"], score, r.get("relation"))
     return out
 
 
@@ -76,6 +76,13 @@ def test_dedup_equals_the_cli(cli, devset, tmp_path, keep, method):
         got[ids[d]] = (ids[of], score)
     assert len(got) > 500
     assert sorted(got) == sorted(expected)
+    if method == "minhash":
+        # What each removal is, as --removed says it.
+        for d in result.removed.tolist():
+            assert result.relation[d] == expected[ids[d]][2], ids[d]
+        assert all(result.relation[d] is None for d in result.kept.tolist())
+    else:
+        assert result.relation is None
     for d, (of, score) in got.items():
         assert of == expected[d][0]
         if method == "minhash":
@@ -85,6 +92,24 @@ def test_dedup_equals_the_cli(cli, devset, tmp_path, keep, method):
             assert score == expected[d][1], d
     assert np.isnan(result.similarity[result.keep]).all()
     assert (result.duplicate_of[result.keep] == -1).all()
+
+
+@pytest.mark.parametrize("templates", ["remove", "keep"])
+def test_templates_equal_the_cli(cli, devset, tmp_path, templates):
+    path, ids, texts = devset
+    removed = tmp_path / "removed.jsonl"
+    cli("dedup", path, "-q", "--templates", templates, "-o", tmp_path / "kept.jsonl", "--removed", removed)
+    expected = removed_of(removed)
+    result = simhash_rs.dedup(texts, ids, templates=templates)
+    got = {ids[d]: (ids[int(result.duplicate_of[d])], result.relation[d]) for d in result.removed.tolist()}
+    assert got == {d: (e[0], e[2]) for d, e in expected.items()}
+    if templates == "keep":
+        assert set(result.relation[d] for d in result.removed.tolist()) == {"same"}
+    pairs = simhash_rs.pairs(texts, ids, templates=templates)
+    rows = [r[:3] for r in tsv_rows(cli("pairs", path, "-q", "--templates", templates).stdout)]
+    assert sorted([a, b, f"{s:.4f}"] for a, b, s in pairs) == sorted(rows)
+    with pytest.raises(ValueError, match="templates"):
+        simhash_rs.dedup(texts[:3], method="simhash", templates="keep")
 
 
 @pytest.mark.parametrize("method", ["minhash", "simhash"])

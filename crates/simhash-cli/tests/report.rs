@@ -82,6 +82,15 @@ fn dedup_report_same_at_any_thread_count_and_outputs_unchanged() {
     assert!(want.len() > 20, "the corpus should have removals");
     let got: BTreeSet<_> = pairs(&one).into_iter().collect();
     assert!(got.is_subset(&want), "a sampled pair that is not a removal with its kept record");
+    // Each sampled pair says what it is, as --removed does.
+    let removed = dir.read("plain-removed.jsonl");
+    for p in one["pairs"].as_array().expect("pairs") {
+        let relation = p[3].as_str().expect("a relation");
+        let id = one["docs"][p[0].as_u64().expect("index") as usize]["id"].as_str().expect("id");
+        let line = format!("\"id\":\"{id}\",");
+        let found = removed.lines().find(|l| l.contains(&line)).expect("the removal");
+        assert!(found.ends_with(&format!("\"relation\":\"{relation}\"}}")), "{found}");
+    }
     // Per similarity bucket: every removal, or the cap's worth of them.
     let bucket = |score: &str| {
         let code = (score.parse::<f64>().expect("score") * 10_000.0).round() as u64;

@@ -67,7 +67,8 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let sketches = if against.is_none() { corpus.sketches.take() } else { None };
     if let Some(report) = &mut report {
         let sketches = sketches.as_ref().or(corpus.sketches.as_ref());
-        report.dedup(&corpus, sketches, &clusters, jaccard.as_deref(), matched.as_ref())?;
+        let scores = (jaccard.as_deref(), relation.as_deref());
+        report.dedup(&corpus, sketches, &clusters, scores, matched.as_ref())?;
     }
     let (removed_count, by_relation) = write_removed(
         &corpus,
@@ -298,12 +299,7 @@ fn write_removed<'a>(
             continue;
         }
         removed_count += 1;
-        // The walk's relation, or (components) the removed record's to its kept one.
-        let related = match (relation, sketches) {
-            (Some(relation), _) => Some(relation[doc]),
-            (None, Some(sketches)) => Some(lsh::relation_in(sketches, doc, rep)?),
-            (None, None) => None,
-        };
+        let related = removal_relation(sketches, relation, doc, rep)?;
         if let (Some(r), Some(counts)) = (related, &mut by_relation) {
             *counts.entry(r.name().to_string()).or_default() += 1;
         }
@@ -324,6 +320,21 @@ fn write_removed<'a>(
         }
     }
     Ok((removed_count, by_relation))
+}
+
+/// The relation of removed document `doc` to its kept one `rep`, as `--removed` prints it:
+/// the walk's, or (components) read from their tokens; none with simhash.
+pub(crate) fn removal_relation(
+    sketches: Option<&SpillStore>,
+    relation: Option<&[Relation]>,
+    doc: usize,
+    rep: usize,
+) -> anyhow::Result<Option<Relation>> {
+    Ok(match (relation, sketches) {
+        (Some(relation), _) => Some(relation[doc]),
+        (None, Some(sketches)) => Some(lsh::relation_in(sketches, doc, rep)?),
+        (None, None) => None,
+    })
 }
 
 /// The score of removed document `doc` against its kept one `rep`, as `--removed` prints

@@ -52,8 +52,8 @@ pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
     }
     session.summary.written = pairs.len() as u64;
     if let Some(mut report) = report.take() {
-        for &(a, b, code, _) in &pairs {
-            report.pair(&corpus, a, b, code);
+        for &(a, b, code, relation) in &pairs {
+            report.pair(&corpus, (a, b), code, relation);
         }
         report.finish(&mut session, &corpus, &sources, input);
     }

@@ -7,6 +7,7 @@
 use std::collections::BinaryHeap;
 
 use simhash_cluster::Clusters;
+use simhash_index::lsh::Relation;
 use simhash_io::Score;
 
 use crate::corpus::Corpus;
@@ -59,6 +60,8 @@ pub struct Pair {
     pub b: u32,
     /// The score's code ([`Score::code`](simhash_io::Score::code)).
     pub code: u32,
+    /// What the pair is (minhash).
+    pub relation: Option<Relation>,
 }
 
 /// The similarity histogram of every pair seen and a sample of each bucket.
@@ -67,6 +70,8 @@ pub struct PairSample {
     pub measure: Measure,
     /// Pairs seen in each bucket.
     pub counts: Vec<u64>,
+    /// Pairs seen of each relation (minhash), in [`Relation::ALL`]'s order.
+    pub relations: [u64; 3],
     /// Per bucket, the pairs with the smallest keys (a max-heap of at most
     /// [`PAIRS_PER_BUCKET`]).
     heaps: Vec<BinaryHeap<(u64, Pair)>>,
@@ -79,6 +84,7 @@ impl PairSample {
         PairSample {
             measure,
             counts: vec![0; n],
+            relations: [0; 3],
             heaps: (0..n).map(|_| BinaryHeap::new()).collect(),
         }
     }
@@ -88,6 +94,9 @@ impl PairSample {
     pub fn add(&mut self, corpus: &Corpus, pair: Pair) {
         let bucket = self.measure.bucket(pair.code);
         self.counts[bucket] += 1;
+        if let Some(r) = pair.relation {
+            self.relations[Relation::ALL.iter().position(|&x| x == r).unwrap_or(0)] += 1;
+        }
         let key = id_key(&corpus.id(pair.a as usize), &corpus.id(pair.b as usize));
         let heap = &mut self.heaps[bucket];
         if heap.len() < PAIRS_PER_BUCKET {
@@ -98,9 +107,15 @@ impl PairSample {
         }
     }
 
-    /// Counts a pair scored as the run scores it.
-    pub fn add_score(&mut self, corpus: &Corpus, a: u32, b: u32, score: Score) {
-        self.add(corpus, Pair { a, b, code: score.code() });
+    /// Counts a pair scored as the run scores it, with its relation (minhash).
+    pub fn add_score(
+        &mut self,
+        corpus: &Corpus,
+        (a, b): (u32, u32),
+        score: Score,
+        relation: Option<Relation>,
+    ) {
+        self.add(corpus, Pair { a, b, code: score.code(), relation });
     }
 
     /// Every pair seen.

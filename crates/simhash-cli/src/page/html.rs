@@ -10,6 +10,7 @@ use std::io::Write;
 
 use serde::Serialize;
 use serde_json::Value;
+use simhash_index::lsh;
 use simhash_io::Source;
 
 use super::collect::{self, ClusterView, Measure, Pair, PairSample};
@@ -65,8 +66,8 @@ struct Doc {
 struct Json {
     command: &'static str,
     measure: &'static str,
-    /// Indices into `docs`, and the score as `--removed` prints it.
-    pairs: Vec<(usize, usize, String)>,
+    /// Indices into `docs`, the score as `--removed` prints it, and the relation (minhash).
+    pairs: Vec<(usize, usize, String, Option<&'static str>)>,
     clusters: Vec<JsonCluster>,
     docs: Vec<Doc>,
     text_chars: usize,
@@ -85,6 +86,8 @@ pub struct Data {
     measure: Measure,
     json: String,
     histogram: Vec<(String, u64)>,
+    /// Minhash: the pairs of each relation.
+    relations: Vec<(String, u64)>,
     total_pairs: u64,
     sampled_pairs: usize,
     size_classes: Vec<(String, u64)>,
@@ -108,6 +111,15 @@ impl Data {
         let histogram = (first..pairs.measure.buckets())
             .map(|b| (bucket_label(pairs.measure, b), pairs.counts[b]))
             .collect();
+        let relations = match pairs.measure {
+            Measure::Jaccard if pairs.total() > 0 => lsh::Relation::ALL
+                .iter()
+                .zip(pairs.relations)
+                .filter(|&(&r, n)| n > 0 || r != lsh::Relation::Overlap)
+                .map(|(r, n)| (r.name().to_string(), n))
+                .collect(),
+            _ => Vec::new(),
+        };
         let size_classes = clusters.map_or_else(Vec::new, |v| {
             v.size_classes
                 .iter()
@@ -147,6 +159,7 @@ impl Data {
             measure: pairs.measure,
             json,
             histogram,
+            relations,
             total_pairs: pairs.total(),
             sampled_pairs: sample.len(),
             size_classes,
@@ -189,7 +202,10 @@ fn page_json(parts: &Parts<'_>, shard: &[u32]) -> String {
             Measure::Distance(_) => "distance",
             Measure::Jaccard => "jaccard",
         },
-        pairs: sample.iter().map(|p| (index(p.a), index(p.b), score(p.code))).collect(),
+        pairs: sample
+            .iter()
+            .map(|p| (index(p.a), index(p.b), score(p.code), p.relation.map(lsh::Relation::name)))
+            .collect(),
         clusters: clusters.map_or_else(Vec::new, |v| {
             v.largest
                 .iter()
@@ -400,6 +416,10 @@ fn charts(page: &mut String, data: &Data) {
             &data.histogram,
             false,
         );
+    }
+    if !data.relations.is_empty() {
+        let title = format!("{what} by relation (same text, template siblings)");
+        bars(page, &title, &data.relations, false);
     }
     if !data.size_classes.is_empty() {
         bars(page, "clusters by size (log scale)", &data.size_classes, true);

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use simhash_cluster::Clusters;
-use simhash_index::lsh::SpillStore;
+use simhash_index::lsh::{Relation, SpillStore};
 use simhash_io::{Output, Source};
 
 use crate::corpus::Corpus;
@@ -114,8 +114,14 @@ impl Report {
     }
 
     /// `pairs`: a pair found, both records flagged.
-    pub fn pair(&mut self, corpus: &Corpus, a: u32, b: u32, code: u32) {
-        self.pairs.add(corpus, collect::Pair { a, b, code });
+    pub fn pair(
+        &mut self,
+        corpus: &Corpus,
+        (a, b): (u32, u32),
+        code: u32,
+        relation: Option<Relation>,
+    ) {
+        self.pairs.add(corpus, collect::Pair { a, b, code, relation });
         self.flag(a);
         self.flag(b);
     }
@@ -137,7 +143,7 @@ impl Report {
         corpus: &Corpus,
         sketches: Option<&SpillStore>,
         clusters: &Clusters,
-        jaccard: Option<&[f64]>,
+        (jaccard, relation): (Option<&[f64]>, Option<&[Relation]>),
         index: Option<&IndexMatches>,
     ) -> anyhow::Result<()> {
         for doc in 0..corpus.len() {
@@ -151,7 +157,8 @@ impl Report {
                 continue;
             }
             let score = crate::cmd::dedup::removal_score(corpus, sketches, jaccard, doc, rep)?;
-            self.pairs.add_score(corpus, doc as u32, rep as u32, score);
+            let related = crate::cmd::dedup::removal_relation(sketches, relation, doc, rep)?;
+            self.pairs.add_score(corpus, (doc as u32, rep as u32), score, related);
             self.flag(doc as u32);
         }
         self.clusters = Some(collect::cluster_view(corpus, clusters));

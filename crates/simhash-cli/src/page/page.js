@@ -88,10 +88,17 @@
   var idBox = el("input"); idBox.type = "text"; idBox.placeholder = "id contains…"; idBox.id = "filter-id";
   var lo = el("input"); lo.type = "number"; lo.step = jaccard ? "0.01" : "1"; lo.id = "filter-min";
   var hi = el("input"); hi.type = "number"; hi.step = jaccard ? "0.01" : "1"; hi.id = "filter-max";
+  // Minhash: the relation of each pair, and a filter by it.
+  var relBox = el("select"); relBox.id = "filter-relation";
+  ["", "same", "template"].forEach(function (r) {
+    var o = el("option", null, r === "" ? "any" : r); o.value = r; relBox.appendChild(o);
+  });
   var count = el("span", "count");
   var legend = el("span", "legend");
   legend.appendChild(el("span", "same", "shared words")); legend.appendChild(el("span", "diff", "differences"));
-  [["id ", idBox], [(jaccard ? "Jaccard" : "distance") + " from ", lo], [" to ", hi]].forEach(function (p) {
+  var filters = [["id ", idBox], [(jaccard ? "Jaccard" : "distance") + " from ", lo], [" to ", hi]];
+  if (jaccard) filters.push([" relation ", relBox]);
+  filters.forEach(function (p) {
     var l = el("label", null, p[0]); l.appendChild(p[1]); controls.appendChild(l);
   });
   controls.appendChild(count); controls.appendChild(legend);
@@ -102,14 +109,16 @@
     card.setAttribute("data-removed", a.id);
     card.setAttribute("data-kept", b.id);
     card.setAttribute("data-score", p[2]);
+    if (p[3]) card.setAttribute("data-relation", p[3]);
     var head = el("div", "pair-head");
     head.appendChild(el("b", null, labels[0] + " " + a.id));
     head.appendChild(el("span", null, (isDedup ? "duplicate of " : "matches ") + b.id));
     head.appendChild(el("span", null, scoreText(p[2])));
+    if (p[3]) head.appendChild(el("span", "relation", p[3]));
     card.appendChild(head);
     card.appendChild(sides(a, b, labels[0], labels[1]));
     list.appendChild(card);
-    return { card: card, a: a.id, b: b.id, score: parseFloat(p[2]) };
+    return { card: card, a: a.id, b: b.id, score: parseFloat(p[2]), relation: p[3] || "" };
   });
   if (cards.length === 0) list.appendChild(el("p", null, "No pairs."));
 
@@ -117,13 +126,14 @@
     var q = idBox.value.trim(), min = parseFloat(lo.value), max = parseFloat(hi.value), shown = 0;
     cards.forEach(function (c) {
       var ok = (!q || c.a.indexOf(q) >= 0 || c.b.indexOf(q) >= 0)
-        && (isNaN(min) || c.score >= min) && (isNaN(max) || c.score <= max);
+        && (isNaN(min) || c.score >= min) && (isNaN(max) || c.score <= max)
+        && (!relBox.value || c.relation === relBox.value);
       c.card.style.display = ok ? "" : "none";
       if (ok) shown++;
     });
     count.textContent = shown + " of " + cards.length + " sampled pairs shown";
   }
-  [idBox, lo, hi].forEach(function (i) { i.addEventListener("input", filter); });
+  [idBox, lo, hi, relBox].forEach(function (i) { i.addEventListener("input", filter); });
   filter();
 
   // The clusters view.

@@ -26,9 +26,10 @@ fn words(fp: &Fingerprinter, text: &str) -> Vec<u32> {
     out
 }
 
-fn judged() -> Vec<Pair> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benches/judged/pairs.jsonl");
-    let data = std::fs::read_to_string(path).expect("benches/judged/pairs.jsonl");
+/// A judged set of `benches/judged`.
+fn judged_set(name: &str) -> Vec<Pair> {
+    let path = format!("{}/../../benches/judged/{name}", env!("CARGO_MANIFEST_DIR"));
+    let data = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let fp = Fingerprinter::new();
     data.lines()
         .map(|line| {
@@ -51,7 +52,7 @@ fn share(pairs: &[Pair], label: &str, pick: impl Fn(Relation) -> bool) -> f64 {
 
 #[test]
 fn the_relation_agrees_with_the_judges() {
-    let pairs = judged();
+    let pairs = judged_set("pairs.jsonl");
     assert!(pairs.len() >= 300, "{} judged pairs", pairs.len());
     // The confusion matrix, per bucket and over all.
     let mut cells: BTreeMap<(usize, &str, Relation), usize> = BTreeMap::new();
@@ -101,4 +102,52 @@ fn the_relation_agrees_with_the_judges() {
     assert!(template_named >= 0.75, "template siblings named template: {template_named:.3}");
     assert!(same_named >= 0.80, "same documents named same: {same_named:.3}");
     assert!(keep_removes_template <= 0.20, "--templates keep: {keep_removes_template:.3}");
+}
+
+/// Each bucket's weight in a set: its share of the run's removals (`*-buckets.tsv`).
+fn weights(name: &str) -> Vec<f64> {
+    let path = format!("{}/../../benches/judged/{name}", env!("CARGO_MANIFEST_DIR"));
+    let data = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let counts: Vec<f64> = data
+        .lines()
+        .map(|l| l.split('\t').nth(3).and_then(|n| n.trim().parse().ok()).expect("a count"))
+        .collect();
+    let total: f64 = counts.iter().sum();
+    counts.iter().map(|c| c / total).collect()
+}
+
+/// The fresh sample: removals of the default with relations on another real corpus, out of
+/// sample. Every pair was removed, so every relation acts; what the judges say of them is
+/// the estimate of the default's removals on that corpus, weighted by bucket.
+#[test]
+fn a_fresh_sample_of_the_defaults_removals() {
+    let pairs = judged_set("fresh.jsonl");
+    let weights = weights("fresh-buckets.tsv");
+    assert!(pairs.len() >= 200, "{} judged pairs", pairs.len());
+    let estimate = |label: &str, pick: &dyn Fn(&Pair) -> bool| -> f64 {
+        weights
+            .iter()
+            .enumerate()
+            .map(|(b, w)| {
+                let of: Vec<&Pair> = pairs.iter().filter(|p| p.bucket == b).collect();
+                let hits = of.iter().filter(|p| p.label == label && pick(p)).count();
+                w * hits as f64 / of.len().max(1) as f64
+            })
+            .sum()
+    };
+    let acted = |p: &Pair| Templates::Remove.acts_on(p.relation);
+    let all = |_: &Pair| true;
+    let (distinct, same, template) =
+        (estimate("DISTINCT", &acted), estimate("DUP", &all), estimate("TEMPLATE", &all));
+    let named = |label: &str, r: Relation| share(&pairs, label, |x| x == r);
+    println!(
+        "fresh removals (weighted): same {same:.3}, template {template:.3}, distinct \
+         {distinct:.3}; same named same {:.3}, templates named template {:.3} (pairs)",
+        named("DUP", Relation::Same),
+        named("TEMPLATE", Relation::Template)
+    );
+    // Floors: today's figures (the issue's targets are stricter: see docs/accuracy.md).
+    assert!(distinct <= 0.08, "distinct documents among the removals: {distinct:.3}");
+    assert!(named("TEMPLATE", Relation::Template) >= 0.80, "templates named template");
+    assert!(named("DUP", Relation::Same) >= 0.60, "same documents named same");
 }

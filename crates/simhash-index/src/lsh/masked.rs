@@ -10,7 +10,7 @@ use super::{DocSketch, EngineError, EngineErrorKind, SketchStore};
 /// ```
 /// use simhash_core::MinHasher;
 /// use simhash_index::lsh::Banding;
-/// use simhash_index::lsh::{Masked, MemoryStore, SketchStore, Sketcher, walk};
+/// use simhash_index::lsh::{Masked, MemoryStore, SketchStore, Sketcher, Templates, walk};
 ///
 /// let sketcher = Sketcher::new(MinHasher::new(64, 0), Banding::new(16, 4)?)?;
 /// let mut store = MemoryStore::new(sketcher.banding().bands);

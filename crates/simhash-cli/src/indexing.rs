@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use rayon::prelude::*;
 use simhash_index::disk::{DiskIndex, Writer};
-use simhash_index::lsh::{DocSketch, EngineError, SpillStore};
+use simhash_index::lsh::{DocSketch, EngineError, Relation, SpillStore, Templates};
 use simhash_io::{Output, Problem, Reason, Score};
 
 use crate::corpus::Corpus;
@@ -108,6 +108,8 @@ pub struct IndexMatch {
     pub doc: u64,
     /// How near: the distance or the Jaccard similarity.
     pub score: Score,
+    /// MinHash: what the record is to it ([`DiskIndex::first_sketch_acted`]).
+    pub relation: Option<Relation>,
 }
 
 /// What the index says of each document of the corpus.
@@ -129,11 +131,13 @@ impl IndexMatches {
 
 /// For each document of the corpus, the earliest-added indexed document it matches (exact
 /// Jaccard at least the index's threshold, or within its distance), if any, other than the
-/// record itself ([`held_copy`]); in parallel.
+/// record itself ([`held_copy`]), and for MinHash in a relation `templates` acts on; in
+/// parallel.
 pub fn first_matches(
     pool: &rayon::ThreadPool,
     corpus: &Corpus,
     index: &DiskIndex,
+    templates: Templates,
 ) -> anyhow::Result<IndexMatches> {
     let found: anyhow::Result<Vec<(Option<IndexMatch>, Option<u64>)>> = pool.install(|| {
         (0..corpus.len())
@@ -142,14 +146,19 @@ pub fn first_matches(
                 let own = held_copy(index, corpus, doc)?;
                 let first = match &corpus.sketches {
                     Some(store) => match doc_sketch(store, doc)? {
-                        Some(sketch) => index.first_sketch_except(&sketch, own)?.map(|hit| {
-                            IndexMatch { doc: hit.id, score: Score::Jaccard(hit.jaccard) }
-                        }),
+                        Some(sketch) => index.first_sketch_acted(&sketch, own, templates)?.map(
+                            |(hit, relation)| IndexMatch {
+                                doc: hit.id,
+                                score: Score::Jaccard(hit.jaccard),
+                                relation: Some(relation),
+                            },
+                        ),
                         None => None,
                     },
                     None => match corpus.fingerprint(doc) {
                         Some(fp) => index.first_fingerprint_except(fp, own)?.map(|hit| {
-                            IndexMatch { doc: hit.id, score: Score::Distance(hit.distance) }
+                            let score = Score::Distance(hit.distance);
+                            IndexMatch { doc: hit.id, score, relation: None }
                         }),
                         None => None,
                     },
@@ -199,10 +208,15 @@ impl Against {
     }
 
     /// Each document's first match in the index ([`first_matches`]); counted in the summary.
-    pub fn matches(&self, session: &mut Session, corpus: &Corpus) -> anyhow::Result<IndexMatches> {
+    pub fn matches(
+        &self,
+        session: &mut Session,
+        corpus: &Corpus,
+        templates: Templates,
+    ) -> anyhow::Result<IndexMatches> {
         session.reporter.phase("matching the index", None);
         let matched = match self.index() {
-            Some(index) => first_matches(&session.pool, corpus, index)?,
+            Some(index) => first_matches(&session.pool, corpus, index, templates)?,
             None => IndexMatches { first: vec![None; corpus.len()], own: vec![None; corpus.len()] },
         };
         session.summary.index_documents = Some(self.index().map_or(0, DiskIndex::len));

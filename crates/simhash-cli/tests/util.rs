@@ -172,11 +172,3 @@ impl Rng {
 pub fn rows(tsv: &str) -> Vec<Vec<String>> {
     tsv.lines().skip(1).map(|l| l.split('\t').map(str::to_string).collect()).collect()
 }
-
-/// `--removed` lines without their `"relation"`: the on-disk index keeps no tokens, so a
-/// removal for a match in the index (`--against`) carries no relation, while the same
-/// removal found within one run does. Comparisons of a run against an index with one
-/// without it compare every other byte (issue 39 leaves tokens in the index to do).
-pub fn without_relations(removed: &str) -> String {
-    removed.replace(",\"relation\":\"same\"", "").replace(",\"relation\":\"template\"", "")
-}

@@ -55,7 +55,8 @@ struct Matched {
 }
 
 /// A document's earliest-added match in the index, passing over document `except` (its own
-/// copy).
+/// copy), and for MinHash in a relation the default `--templates remove` acts on (never a
+/// text with content of its own), as `simhash dedup --against` finds it.
 fn first_hit_except(
     index: &DiskIndex,
     doc: &Doc,
@@ -63,7 +64,9 @@ fn first_hit_except(
 ) -> Result<Option<(u64, f64)>, DiskError> {
     Ok(match doc {
         Doc::Sketch(None) | Doc::Fingerprint(None) => None,
-        Doc::Sketch(Some(s)) => index.first_sketch_except(s, except)?.map(|h| (h.id, h.jaccard)),
+        Doc::Sketch(Some(s)) => index
+            .first_sketch_acted(s, except, simhash_index::lsh::Templates::Remove)?
+            .map(|(h, _)| (h.id, h.jaccard)),
         Doc::Fingerprint(Some(fp)) => {
             index.first_fingerprint_except(*fp, except)?.map(|h| (h.id, f64::from(h.distance)))
         }
@@ -249,7 +252,7 @@ fn walk_unmatched(
             }
             simhash_index::lsh::SketchStore::finish(&mut store).map_err(crate::errors::engine)?;
             let masked = simhash_index::lsh::Masked { inner: &store, hidden };
-            // The index keeps no tokens: its pairs read as the same text (see lsh::relation).
+            // The default relations, as `simhash dedup --against` acts on them.
             let templates = simhash_index::lsh::Templates::Remove;
             let (walk, _) = simhash_index::lsh::walk(&masked, s.jaccard, rank, templates)
                 .map_err(crate::errors::engine)?;

@@ -230,7 +230,11 @@ fn decide(
     let Some(against) = against else {
         return Ok((clusters(session, corpus, m, g)?, None));
     };
-    let matched = against.matches(session, corpus)?;
+    let templates = match settings.matching {
+        crate::settings::Matching::Minhash { templates, .. } => templates,
+        crate::settings::Matching::Simhash { .. } => lsh::Templates::default(),
+    };
+    let matched = against.matches(session, corpus, templates)?;
     let hidden: Vec<bool> = matched.first.iter().map(Option::is_some).collect();
     Ok((star_clusters_without(session, corpus, m, g, &hidden)?, Some(matched)))
 }
@@ -284,9 +288,18 @@ fn write_removed<'a>(
                     Some(&rep) => corpus.id_value(rep),
                     None => IdValue { text: index.id(m.doc)?.to_owned().into(), number: false },
                 };
+                if let (Some(r), Some(counts)) = (m.relation, &mut by_relation) {
+                    *counts.entry(r.name().to_string()).or_default() += 1;
+                }
                 if let Some(out) = removed.as_deref_mut() {
-                    // The index keeps no tokens: the relation of its matches is not known.
-                    simhash_io::write_removed(out, &corpus.id_value(doc), &kept, m.score, None)?;
+                    let relation = m.relation.map(Relation::name);
+                    simhash_io::write_removed(
+                        out,
+                        &corpus.id_value(doc),
+                        &kept,
+                        m.score,
+                        relation,
+                    )?;
                 }
                 if let Some(dups) = dups.as_deref_mut() {
                     dups[doc] = Some((kept, m.score));

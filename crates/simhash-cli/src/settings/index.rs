@@ -50,7 +50,11 @@ pub fn index_input(
     // Flags that differ from an index's settings are refused when it is opened (a
     // settings mismatch naming each); the input is read as the index's documents were.
     let reading = index.filter(|&index| *index != stored).unwrap_or(&stored);
-    let (matching, fingerprinter, sketcher) = reading_of(reading)?;
+    let (mut matching, fingerprinter, sketcher) = reading_of(reading)?;
+    // Which relations are acted on is the run's choice, not the index's.
+    if let Matching::Minhash { templates, .. } = &mut matching {
+        *templates = opts.templates.unwrap_or_default();
+    }
     let input = Input::reading(args, inputs, format, fingerprinter, sketcher);
     Ok(IndexInput { stored, matching, input })
 }

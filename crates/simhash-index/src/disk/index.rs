@@ -8,8 +8,8 @@ use simhash_core::Fingerprint;
 use super::manifest::{self, Contents, MANIFEST, Manifest};
 use super::segment::{KIND_MINHASH, KIND_SIMHASH, Segment, Shape};
 use super::{DiskError, DiskErrorKind, Settings};
-use crate::lsh::DocSketch;
 use crate::lsh::JaccardHit;
+use crate::lsh::{DocSketch, Prepared, Relation, Templates};
 use crate::{Hit, Tables};
 
 /// An on-disk index as of one commit, open for reading: queries, id lookups, statistics
@@ -37,10 +37,12 @@ struct Part {
 pub(crate) enum Method {
     /// `key_bits`: the band keys' width as recorded (32: `DocSketch::bands`, or 64:
     /// `DocSketch::band_hashes`).
+    /// `tokens`: payloads carry the texts' tokens after the shingle set ([`payload`]).
     MinHash {
         jaccard: f64,
         bands: usize,
         key_bits: u32,
+        tokens: bool,
     },
     Simhash {
         tables: Tables,
@@ -80,12 +82,18 @@ pub(crate) fn no_manifest(dir: &Path) -> Result<DiskError, DiskError> {
 /// manifest's read and the segment's open.
 const OPEN_RETRIES: usize = 16;
 
+/// Whether a search stops at a verified match (document number, stored payload).
+type Stop<'a> = dyn FnMut(u64, &[u64]) -> Result<bool, DiskError> + 'a;
+
 impl Method {
     pub(crate) fn of(settings: &Settings) -> Method {
         match settings {
-            Settings::MinHash(s) => {
-                Method::MinHash { jaccard: s.jaccard, bands: s.bands, key_bits: s.band_key_bits }
-            }
+            Settings::MinHash(s) => Method::MinHash {
+                jaccard: s.jaccard,
+                bands: s.bands,
+                key_bits: s.band_key_bits,
+                tokens: s.extra.get(super::settings::TOKENS).is_some_and(|v| v == "1"),
+            },
             Settings::Simhash(s) => Method::Simhash {
                 tables: Tables::new(s.blocks, s.max_distance).expect("validated settings"),
             },
@@ -258,7 +266,7 @@ impl DiskIndex {
 
     fn minhash(&self) -> Result<(f64, usize, u32), DiskError> {
         match self.method {
-            Method::MinHash { jaccard, bands, key_bits } => Ok((jaccard, bands, key_bits)),
+            Method::MinHash { jaccard, bands, key_bits, .. } => Ok((jaccard, bands, key_bits)),
             Method::Simhash { .. } => Err(DiskError::invalid("a MinHash query of a simhash index")),
         }
     }
@@ -276,7 +284,7 @@ impl DiskIndex {
     /// with, had it been added after the indexed documents.
     pub fn query_sketch(&self, sketch: &DocSketch) -> Result<Vec<JaccardHit<u64>>, DiskError> {
         let mut hits = Vec::new();
-        self.search_sketch(sketch, false, &mut hits)?;
+        self.search_sketch(sketch, &mut |_, _| Ok(false), &mut hits)?;
         Ok(hits)
     }
 
@@ -284,8 +292,43 @@ impl DiskIndex {
     /// number: the earliest added), found without verifying the later candidates.
     pub fn first_sketch(&self, sketch: &DocSketch) -> Result<Option<JaccardHit<u64>>, DiskError> {
         let mut hits = Vec::new();
-        self.search_sketch(sketch, true, &mut hits)?;
+        self.search_sketch(sketch, &mut |_, _| Ok(true), &mut hits)?;
         Ok(hits.pop())
+    }
+
+    /// The first match of [`query_sketch`](DiskIndex::query_sketch) other than document
+    /// `except` (the record itself) whose [`Relation`] to `sketch` (the record's, as the
+    /// removed side) `templates` acts on, with that relation: what `dedup --against` removes
+    /// a record for. The relation is read from the tokens stored with each document; an
+    /// index made before tokens were stored reads every match as [`Relation::Same`].
+    pub fn first_sketch_acted(
+        &self,
+        sketch: &DocSketch,
+        except: Option<u64>,
+        templates: Templates,
+    ) -> Result<Option<(JaccardHit<u64>, Relation)>, DiskError> {
+        let mine = Prepared::new(sketch.tokens().to_vec());
+        let (mut tokens, mut relation, mut found) = (Vec::new(), Relation::Same, false);
+        let mut accept = |doc: u64, payload: &[u64]| -> Result<bool, DiskError> {
+            if Some(doc) == except {
+                return Ok(false);
+            }
+            tokens.clear();
+            if self.has_tokens() {
+                payload::tokens(payload, &mut tokens);
+            }
+            relation = if tokens.is_empty() { Relation::Same } else { mine.relation(&tokens) };
+            found = templates.acts_on(relation);
+            Ok(found)
+        };
+        let mut hits = Vec::new();
+        self.search_sketch(sketch, &mut accept, &mut hits)?;
+        Ok(if found { hits.pop().map(|hit| (hit, relation)) } else { None })
+    }
+
+    /// Whether the documents' payloads carry their tokens.
+    fn has_tokens(&self) -> bool {
+        matches!(self.method, Method::MinHash { tokens: true, .. })
     }
 
     /// [`query_sketch`](DiskIndex::query_sketch) of each sketch (none for a document
@@ -301,13 +344,17 @@ impl DiskIndex {
             .collect()
     }
 
+    /// The verified matches of `sketch`, in document order, into `hits`; `stop(doc,
+    /// payload)` of each says whether it is the one to stop at (kept, the last), or (false)
+    /// to go on (every match kept when it never stops, none but the last when it does).
     fn search_sketch(
         &self,
         sketch: &DocSketch,
-        first: bool,
+        stop: &mut Stop<'_>,
         hits: &mut Vec<JaccardHit<u64>>,
     ) -> Result<(), DiskError> {
         let (threshold, bands, key_bits) = self.minhash()?;
+        let stored_tokens = self.has_tokens();
         let keys = stored_keys(sketch, bands, key_bits)?;
         let (mut candidates, mut set) = (Vec::new(), Vec::new());
         for part in &self.parts {
@@ -322,12 +369,16 @@ impl DiskIndex {
             candidates.dedup();
             for &d in &candidates {
                 seg.read_payload(d as usize, &mut set)?;
-                let jaccard = simhash_core::jaccard(&set, sketch.set());
+                let stored = if stored_tokens { payload::set(&set) } else { &set[..] };
+                let jaccard = simhash_core::jaccard(stored, sketch.set());
                 if jaccard >= threshold {
-                    hits.push(JaccardHit { id: part.base + u64::from(d), jaccard });
-                    if first {
+                    let id = part.base + u64::from(d);
+                    if stop(id, &set)? {
+                        hits.clear();
+                        hits.push(JaccardHit { id, jaccard });
                         return Ok(());
                     }
+                    hits.push(JaccardHit { id, jaccard });
                 }
             }
         }
@@ -426,6 +477,29 @@ impl DiskIndex {
     ///
     /// Errors: no such document ([`Invalid`](DiskErrorKind::Invalid)), or a corrupt segment.
     pub fn read_payload(&self, doc: u64, out: &mut Vec<u64>) -> Result<(), DiskError> {
+        self.read_raw(doc, out)?;
+        if self.has_tokens() {
+            let len = payload::set(out).len();
+            out.truncate(len);
+        }
+        Ok(())
+    }
+
+    /// The tokens stored of document `doc` ([`simhash_core::token_word`]s in text order),
+    /// into `out` (cleared first): empty for a simhash index, a document without features,
+    /// or an index made before tokens were stored.
+    pub fn read_tokens(&self, doc: u64, out: &mut Vec<u32>) -> Result<(), DiskError> {
+        out.clear();
+        if self.has_tokens() {
+            let mut raw = Vec::new();
+            self.read_raw(doc, &mut raw)?;
+            payload::tokens(&raw, out);
+        }
+        Ok(())
+    }
+
+    /// What is stored of document `doc`, whole.
+    fn read_raw(&self, doc: u64, out: &mut Vec<u64>) -> Result<(), DiskError> {
         let part = self.part_of(doc).ok_or_else(|| {
             DiskError::invalid(format!("no document {doc} in an index of {}", self.len()))
         })?;
@@ -502,4 +576,71 @@ pub(crate) fn stored_keys(
         });
     }
     Ok(sketch.bands().iter().map(|&k| u64::from(k)).collect())
+}
+
+/// A MinHash document's payload in an index that stores tokens: the shingle set, the
+/// tokens two to a value (the first in the low half), and one value: the set's length
+/// (low half) and the tokens' (high half). Empty for a document without features.
+pub(crate) mod payload {
+    /// The payload of `set` and `tokens`.
+    pub(crate) fn encode(set: &[u64], tokens: &[u32], out: &mut Vec<u64>) {
+        out.clear();
+        if set.is_empty() {
+            return;
+        }
+        out.extend_from_slice(set);
+        out.extend(
+            tokens.chunks(2).map(|c| u64::from(c[0]) | (u64::from(*c.get(1).unwrap_or(&0)) << 32)),
+        );
+        out.push(set.len() as u64 | ((tokens.len() as u64) << 32));
+    }
+
+    /// The lengths a payload records (none for an empty or malformed one).
+    fn lengths(payload: &[u64]) -> Option<(usize, usize)> {
+        let &last = payload.last()?;
+        let (set, tokens) = ((last & 0xffff_ffff) as usize, (last >> 32) as usize);
+        (set + tokens.div_ceil(2) + 1 == payload.len()).then_some((set, tokens))
+    }
+
+    /// The shingle set of a payload.
+    pub(crate) fn set(payload: &[u64]) -> &[u64] {
+        lengths(payload).map_or(&[][..], |(set, _)| &payload[..set])
+    }
+
+    /// The tokens of a payload, into `out`.
+    pub(crate) fn tokens(payload: &[u64], out: &mut Vec<u32>) {
+        out.clear();
+        if let Some((set, n)) = lengths(payload) {
+            for &v in &payload[set..payload.len() - 1] {
+                out.push(v as u32);
+                out.push((v >> 32) as u32);
+            }
+            out.truncate(n);
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn payloads_give_back_their_set_and_tokens() {
+            let mut out = Vec::new();
+            for (stored, tokens) in [
+                (vec![1u64, 5, 9], vec![7u32, 8, 9]),
+                (vec![u64::MAX], vec![]),
+                (vec![2, 3], vec![u32::MAX, 0, 1, 2]),
+                (vec![], vec![4]),
+            ] {
+                encode(&stored, &tokens, &mut out);
+                assert_eq!(set(&out), &stored[..]);
+                let mut back = Vec::new();
+                super::tokens(&out, &mut back);
+                let want: &[u32] = if stored.is_empty() { &[] } else { &tokens };
+                assert_eq!(back, want);
+            }
+            // A payload that does not add up (a set stored before tokens were) has neither.
+            assert!(set(&[1, 2, 3]).is_empty());
+        }
+    }
 }

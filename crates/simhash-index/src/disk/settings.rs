@@ -29,6 +29,12 @@ pub enum Settings {
     Simhash(SimhashSettings),
 }
 
+/// The `extra` setting of a MinHash index whose documents carry their texts' tokens
+/// ([`DocSketch::tokens`](crate::lsh::DocSketch::tokens)) beside their shingle sets, for the
+/// [`Relation`](crate::lsh::Relation) of a match: `"1"`. Indexes made before tokens were
+/// stored have none, and their matches read as [`Relation::Same`](crate::lsh::Relation).
+pub(crate) const TOKENS: &str = "tokens";
+
 /// The settings of a MinHash index.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MinHashSettings {
@@ -102,7 +108,9 @@ impl MinHashSettings {
             jaccard,
             seed: DEFAULT_SEED,
             band_key_bits: 32,
-            extra: BTreeMap::new(),
+            // The texts' tokens are stored beside each shingle set, for the relation of a
+            // match (an index made before them has no such setting, and no tokens).
+            extra: BTreeMap::from([(TOKENS.to_string(), "1".to_string())]),
         };
         Settings::MinHash(settings.clone()).validate()?;
         Ok(settings)

@@ -352,11 +352,17 @@ impl Writer {
     /// Errors: a simhash index, a sketch of another number of bands
     /// ([`Invalid`](DiskErrorKind::Invalid)), and the errors of writing a segment.
     pub fn add_sketch(&mut self, id: &str, sketch: Option<&DocSketch>) -> Result<(), DiskError> {
-        let Method::MinHash { bands, key_bits, .. } = self.method else {
+        let Method::MinHash { bands, key_bits, tokens, .. } = self.method else {
             return Err(DiskError::invalid("a MinHash sketch added to a simhash index"));
         };
         self.keys.clear();
+        let mut encoded = Vec::new();
         let payload: &[u64] = match sketch {
+            Some(s) if tokens => {
+                self.keys = super::index::stored_keys(s, bands, key_bits)?;
+                super::index::payload::encode(s.set(), s.tokens(), &mut encoded);
+                &encoded
+            }
             Some(s) => {
                 self.keys = super::index::stored_keys(s, bands, key_bits)?;
                 s.set()

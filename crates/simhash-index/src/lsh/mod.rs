@@ -144,7 +144,7 @@
 //!
 //! The thresholds were chosen on the judged real-text set of `benches/judged` (364 pairs
 //! read by judges; see `docs/accuracy.md`). Texts without tokens (shingles given directly,
-//! the `moz` and `fork` presets, the on-disk index, which keeps no tokens) read as
+//! the `moz` and `fork` presets, an on-disk index made before it stored tokens) read as
 //! [`Relation::Same`]: every verified pair, as before relations existed. Pairs with no
 //! removed side (`pairs`, `cluster`) read as [`pair_relation`]: the lesser of both
 //! directions.

@@ -135,7 +135,7 @@ def test_settings_refusals_are_the_commands_in_argument_names():
     # One contract decides and words them (simhash_index::settings); flags become names.
     for call, message in [
         (lambda: simhash_rs.pairs(["a"], method="simhash", jaccard=0.5),
-         "jaccard, lsh_threshold and num_perm apply to method='minhash', not simhash"),
+         "jaccard, lsh_threshold, num_perm and templates apply to method='minhash', not simhash"),
         (lambda: simhash_rs.pairs(["a"], method="minhash", k=3),
          "k and blocks apply to method='simhash', not minhash (use jaccard)"),
         (lambda: simhash_rs.pairs(["a"], jaccard=1.5), "jaccard must be more than 0 and at most 1, not 1.5"),
@@ -144,7 +144,7 @@ def test_settings_refusals_are_the_commands_in_argument_names():
         (lambda: simhash_rs.pairs(["a"], method="simhash", k=3, blocks=2),
          "invalid blocks/k: blocks (2) must be greater than the maximum distance (3)"),
         (lambda: simhash_rs.dedup(["a"], method="auto", preset="moz", jaccard=0.5),
-         "jaccard, lsh_threshold and num_perm apply to method='minhash', not simhash"),
+         "jaccard, lsh_threshold, num_perm and templates apply to method='minhash', not simhash"),
     ]:
         with pytest.raises(ValueError) as raised:
             call()

@@ -1530,7 +1530,9 @@ fn relations_are_written_and_decide_alike_at_any_thread_count() {
     let boiler = "libosmocore is a library with various utility functions that were \
         originally developed as part of the OpenBSC project but which are of a more generic \
         nature and thus useful to other programs in the sphere of mobile communications.";
-    let mut jsonl = String::new();
+    // First the boilerplate alone: contained in the records after it, which are kept for
+    // their own content (a rerun against an index holding those must not remove it).
+    let mut jsonl = format!("{}\n", serde_json::json!({"id": "b", "text": boiler}));
     for i in 0..30 {
         let texts = [
             format!(
@@ -1572,6 +1574,16 @@ fn relations_are_written_and_decide_alike_at_any_thread_count() {
     dir.run(&[&args[..], &["--removed", "rm2.jsonl"]].concat()).code(0);
     let kept_siblings = dir.read("k2.jsonl").lines().filter(|l| l.contains("metapackage")).count();
     assert_eq!(kept_siblings, 30, "{}", dir.read("rm2.jsonl"));
+    // Against an index: the first run writes what dedup alone writes, and a rerun (whose
+    // records the index now holds, each with its tokens) writes it again.
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let args = ["dedup", "r.jsonl", "-q", "--against", "ix", "--update", "-o", "k3.jsonl"];
+        dir.run(&[&args[..], &["--removed", "rm3.jsonl"]].concat()).code(0);
+        runs.push((dir.read("k3.jsonl"), dir.read("rm3.jsonl")));
+    }
+    assert_eq!(runs[0], outputs[0], "dedup --against an empty index");
+    assert_eq!(runs[1], runs[0], "the rerun");
     // --templates is MinHash's: refused with simhash.
     let run = dir.run(&["dedup", "r.jsonl", "-q", "--method", "simhash", "--templates", "keep"]);
     run.code(2);

@@ -139,22 +139,16 @@ pub fn first_matches(
     index: &DiskIndex,
     templates: Templates,
 ) -> anyhow::Result<IndexMatches> {
-    let own: anyhow::Result<Vec<Option<u64>>> = pool.install(|| {
-        (0..corpus.len()).into_par_iter().map(|doc| held_copy(index, corpus, doc)).collect()
-    });
-    let own = own.context("cannot search the index")?;
-    // MinHash: the copies of this run's records are passed over (the walk decides among
-    // them, as the run that added them did: relations are directed).
-    let mut copies: Vec<u64> = own.iter().flatten().copied().collect();
-    copies.sort_unstable();
     let found: anyhow::Result<Vec<(Option<IndexMatch>, Option<u64>)>> = pool.install(|| {
         (0..corpus.len())
             .into_par_iter()
             .map(|doc| -> anyhow::Result<(Option<IndexMatch>, Option<u64>)> {
-                let own = own[doc];
+                let own = held_copy(index, corpus, doc)?;
                 let first = match &corpus.sketches {
+                    // MinHash: a record the index holds matches only what was added
+                    // before it (relations are directed).
                     Some(store) => match doc_sketch(store, doc)? {
-                        Some(sketch) => index.first_sketch_acted(&sketch, &copies, templates)?.map(
+                        Some(sketch) => index.first_sketch_acted(&sketch, own, templates)?.map(
                             |(hit, relation)| IndexMatch {
                                 doc: hit.id,
                                 score: Score::Jaccard(hit.jaccard),

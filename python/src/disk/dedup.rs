@@ -33,32 +33,6 @@ pub(crate) struct NativeDedup {
 }
 
 impl NativeDedup {
-    /// MinHash: a text whose first match in the index is the indexed copy of a text of this
-    /// dedup is searched again past every such copy (a rerun decides among its texts in
-    /// their own order, as the run that added them did: relations are directed), as `simhash
-    /// dedup --against` searches.
-    fn pass_over_copies(&mut self) -> PyResult<()> {
-        let mut copies: Vec<u64> = self.own.iter().flatten().copied().collect();
-        copies.sort_unstable();
-        for d in 0..self.docs.len() {
-            let again = matches!(self.docs[d], Doc::Sketch(Some(_)))
-                && self.matched[d].as_ref().is_some_and(|m| copies.binary_search(&m.doc).is_ok());
-            if again {
-                let index = &self.index;
-                let found = first_hit_except(index, &self.docs[d], None, &copies).map_err(disk)?;
-                self.matched[d] = match found {
-                    Some((indexed, score)) => Some(Matched {
-                        doc: indexed,
-                        id: index.id(indexed).map_err(disk)?.to_owned(),
-                        score,
-                    }),
-                    None => None,
-                };
-            }
-        }
-        Ok(())
-    }
-
     /// A dedup against `index` (a committed state), its texts' documents made as `making`.
     pub(super) fn new(index: Arc<DiskIndex>, making: Making) -> NativeDedup {
         NativeDedup {
@@ -87,14 +61,13 @@ fn first_hit_except(
     index: &DiskIndex,
     doc: &Doc,
     except: Option<u64>,
-    copies: &[u64],
 ) -> Result<Option<(u64, f64)>, DiskError> {
-    let mut passed: Vec<u64> = copies.iter().copied().chain(except).collect();
-    passed.sort_unstable();
     Ok(match doc {
         Doc::Sketch(None) | Doc::Fingerprint(None) => None,
+        // MinHash: a text the index holds matches only what was added before it (relations
+        // are directed), as `simhash dedup --against` searches.
         Doc::Sketch(Some(s)) => index
-            .first_sketch_acted(s, &passed, simhash_index::lsh::Templates::Remove)?
+            .first_sketch_acted(s, except, simhash_index::lsh::Templates::Remove)?
             .map(|(h, _)| (h.id, h.jaccard)),
         Doc::Fingerprint(Some(fp)) => {
             index.first_fingerprint_except(*fp, except)?.map(|h| (h.id, f64::from(h.distance)))
@@ -145,7 +118,7 @@ impl NativeDedup {
                         Some(ids) => held_copy(&index, &ids[i], doc)?,
                         None => None,
                     };
-                    let matched = match first_hit_except(&index, doc, own, &[])? {
+                    let matched = match first_hit_except(&index, doc, own)? {
                         Some((indexed, score)) => {
                             Some(Matched { doc: indexed, id: index.id(indexed)?.to_owned(), score })
                         }
@@ -177,7 +150,6 @@ impl NativeDedup {
         rank: Option<Vec<u32>>,
     ) -> PyResult<Decided<'py>> {
         let rank = crate::matcher::rank_of(&self.lens, keep, rank)?;
-        self.pass_over_copies()?;
         let hidden: Vec<bool> = self.matched.iter().map(Option::is_some).collect();
         let docs = std::mem::take(&mut self.docs);
         let settings = self.index.settings().clone();

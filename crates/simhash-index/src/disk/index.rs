@@ -296,23 +296,24 @@ impl DiskIndex {
         Ok(hits.pop())
     }
 
-    /// The first match of [`query_sketch`](DiskIndex::query_sketch) other than the
-    /// documents `except` (ascending: the indexed copies of the run's own records, which a
-    /// rerun decides among themselves, in their own order, as the first run did) whose
-    /// [`Relation`] to `sketch` (the record's, as the removed side) `templates` acts on,
-    /// with that relation: what `dedup --against` removes a record for. The relation is
-    /// read from the tokens stored with each document; an index made before tokens were
-    /// stored reads every match as [`Relation::Same`].
+    /// The first match of [`query_sketch`](DiskIndex::query_sketch) whose [`Relation`] to
+    /// `sketch` (the record's, as the removed side) `templates` acts on, with that
+    /// relation: what `dedup --against` removes a record for. With `before` (the record's
+    /// own indexed copy, [`find_copy`](DiskIndex::find_copy)), only the documents added
+    /// before it: those it was compared with when it was added (relations are directed: a
+    /// later document that contains it was kept for its own content, and must not remove
+    /// it on a rerun). The relation is read from the tokens stored with each document; an
+    /// index made before tokens were stored reads every match as [`Relation::Same`].
     pub fn first_sketch_acted(
         &self,
         sketch: &DocSketch,
-        except: &[u64],
+        before: Option<u64>,
         templates: Templates,
     ) -> Result<Option<(JaccardHit<u64>, Relation)>, DiskError> {
         let mine = Prepared::new(sketch.tokens().to_vec());
         let (mut tokens, mut relation, mut found) = (Vec::new(), Relation::Same, false);
         let mut accept = |doc: u64, payload: &[u64]| -> Result<bool, DiskError> {
-            if except.binary_search(&doc).is_ok() {
+            if before.is_some_and(|own| doc >= own) {
                 return Ok(false);
             }
             tokens.clear();

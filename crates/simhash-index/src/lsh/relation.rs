@@ -238,18 +238,9 @@ impl Prepared {
         }
         let (mut own, mut filled, mut names, mut bare) = (0, 0, 0, 0);
         let mut content: Vec<u32> = Vec::new();
-        let mut i = 0;
-        while i < removed.len() {
-            if shared[i] {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            while i < removed.len() && !shared[i] {
-                i += 1;
-            }
-            let long = i - start >= CONTENT_RUN;
-            for &w in &removed[start..i] {
+        for run in unshared(&shared) {
+            let long = run.len() >= CONTENT_RUN;
+            for &w in &removed[run] {
                 match w & 3 {
                     1 => names += 1,
                     3 => bare += 1,
@@ -282,21 +273,10 @@ impl Prepared {
         }
         // The kept text's fill-ins: a name or a number filled in there makes a template.
         let (mut kept_names, mut kept_bare) = (0, 0);
-        let mut j = 0;
-        while j < kept.len() {
-            if kept_shared[j] {
-                j += 1;
-                continue;
-            }
-            let start = j;
-            while j < kept.len() && !kept_shared[j] {
-                j += 1;
-            }
-            if j - start < CONTENT_RUN {
-                for &w in &kept[start..j] {
-                    kept_names += usize::from(w & 3 == 1);
-                    kept_bare += usize::from(w & 3 == 3);
-                }
+        for run in unshared(&kept_shared).filter(|r| r.len() < CONTENT_RUN) {
+            for &w in &kept[run] {
+                kept_names += usize::from(w & 3 == 1);
+                kept_bare += usize::from(w & 3 == 3);
             }
         }
         if kept_names > 0 || (bare > 0 && kept_bare > 0) {
@@ -459,22 +439,22 @@ fn shared_tokens(tokens: &[u32], other: &Set<u64>) -> Vec<bool> {
 
 /// The runs of `tokens` in no window of `other` (whose windows are `other`).
 fn runs(tokens: &[u32], other: &Set<u64>) -> Vec<Range<usize>> {
-    let n = tokens.len();
-    let shared = shared_tokens(tokens, other);
-    let mut out = Vec::new();
+    unshared(&shared_tokens(tokens, other)).collect()
+}
+
+/// The maximal runs of positions not `shared`, in order.
+fn unshared(shared: &[bool]) -> impl Iterator<Item = Range<usize>> + '_ {
     let mut i = 0;
-    while i < n {
-        if shared[i] {
+    std::iter::from_fn(move || {
+        while i < shared.len() && shared[i] {
             i += 1;
-            continue;
         }
         let start = i;
-        while i < n && !shared[i] {
+        while i < shared.len() && !shared[i] {
             i += 1;
         }
-        out.push(start..i);
-    }
-    out
+        (start < i).then_some(start..i)
+    })
 }
 
 #[cfg(test)]

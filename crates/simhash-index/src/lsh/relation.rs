@@ -317,10 +317,20 @@ pub fn pair_relation_in<S: SketchStore + ?Sized>(
     a: usize,
     b: usize,
 ) -> Result<Relation, EngineError> {
+    let (x, y) = tokens_of(store, a, b)?;
+    Ok(pair_relation(&x, &y))
+}
+
+/// The tokens of documents `a` and `b` of `store`.
+fn tokens_of<S: SketchStore + ?Sized>(
+    store: &S,
+    a: usize,
+    b: usize,
+) -> Result<(Vec<u32>, Vec<u32>), EngineError> {
     let (mut x, mut y) = (Vec::new(), Vec::new());
     store.read_tokens(a, &mut x)?;
     store.read_tokens(b, &mut y)?;
-    Ok(pair_relation(&x, &y))
+    Ok((x, y))
 }
 
 /// The [`relation`] of documents `removed` and `kept` of `store`, from their tokens
@@ -330,9 +340,7 @@ pub fn relation_in<S: SketchStore + ?Sized>(
     removed: usize,
     kept: usize,
 ) -> Result<Relation, EngineError> {
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    store.read_tokens(removed, &mut a)?;
-    store.read_tokens(kept, &mut b)?;
+    let (a, b) = tokens_of(store, removed, kept)?;
     Ok(relation(&a, &b))
 }
 

@@ -548,3 +548,146 @@ fn candidate_components_agree_with_brute_force() {
         }
     }
 }
+
+/// Texts that make every relation: template siblings (a name and a version filled in), a
+/// boilerplate paragraph with a sentence of its own, exact copies, copies with a word or
+/// two changed, copies with a passage added, and unrelated texts.
+fn relation_texts(seed: u64, n: usize) -> Vec<String> {
+    let mut rng = Rng(seed);
+    let vocab: Vec<String> = (0..60)
+        .map(|i| format!("w{}", char::from(b'a' + (i % 26) as u8)).repeat(1 + i / 26))
+        .collect();
+    let word = |rng: &mut Rng| vocab[rng.below(vocab.len() as u64) as usize].clone();
+    let boiler = "the library holds utility functions developed for the project which are \
+        useful to other programs in the sphere of mobile communications";
+    let mut texts: Vec<String> = Vec::new();
+    for i in 0..n {
+        let earlier =
+            |rng: &mut Rng, texts: &[String]| texts[rng.below(texts.len() as u64) as usize].clone();
+        let text = match (i % 6, texts.is_empty()) {
+            (0, _) | (_, true) => {
+                let name = word(&mut rng);
+                let v = rng.below(40);
+                format!(
+                    "bindings for the {name} library feature v3_{v} this metapackage enables \
+                     feature v3_{v} for the {name} crate by pulling in any dependencies"
+                )
+            }
+            (1, _) => {
+                let own: Vec<String> = (0..4 + rng.below(16)).map(|_| word(&mut rng)).collect();
+                format!("{boiler} {}", own.join(" "))
+            }
+            (2, _) => earlier(&mut rng, &texts),
+            (3, _) => {
+                let mut w: Vec<String> =
+                    earlier(&mut rng, &texts).split(' ').map(str::to_string).collect();
+                for _ in 0..=rng.below(2) {
+                    let at = rng.below(w.len() as u64) as usize;
+                    w[at] = word(&mut rng);
+                }
+                w.join(" ")
+            }
+            (4, _) => {
+                let added: Vec<String> = (0..3 + rng.below(12)).map(|_| word(&mut rng)).collect();
+                format!("{} {}", earlier(&mut rng, &texts), added.join(" "))
+            }
+            _ => (0..20).map(|_| word(&mut rng)).collect::<Vec<_>>().join(" "),
+        };
+        texts.push(text);
+    }
+    texts
+}
+
+#[test]
+fn relations_agree_with_brute_force_at_any_thread_count() {
+    let texts = relation_texts(7, 240);
+    let fp = simhash_core::Fingerprinter::new();
+    let banding = Banding::for_threshold(0.3, 128).unwrap();
+    let sketcher = Sketcher::new(simhash_core::MinHasher::new(128, 0), banding).unwrap();
+    let sketches: Vec<DocSketch> =
+        texts.iter().map(|t| sketcher.sketch(&fp, t).1.expect("features")).collect();
+    let mut store = MemoryStore::new(banding.bands);
+    for s in &sketches {
+        store.push(Some(s)).unwrap();
+    }
+    store.finish().unwrap();
+    let n = texts.len();
+    let share =
+        |a: usize, b: usize| sketches[a].bands.iter().zip(&sketches[b].bands).any(|(x, y)| x == y);
+    let same_set = |a: usize, b: usize| sketches[a].set == sketches[b].set;
+    let jaccard = |a: usize, b: usize| simhash_core::jaccard(&sketches[a].set, &sketches[b].set);
+    let mut rng = Rng(99);
+    let mut shuffled: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        shuffled.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let (mut seen, mut spared) = (std::collections::BTreeSet::new(), 0);
+    for t in [0.4, 0.6] {
+        for templates in [Templates::Remove, Templates::Keep] {
+            for rank in [(0..n as u32).collect::<Vec<u32>>(), shuffled.clone()] {
+                // The brute-force walk: every kept text, in priority order.
+                let mut order: Vec<usize> = (0..n).collect();
+                order.sort_by_key(|&d| (rank[d], d));
+                let (mut center, mut relations) =
+                    ((0..n as u32).collect::<Vec<u32>>(), vec![Relation::Same; n]);
+                let mut kept: Vec<usize> = Vec::new();
+                for &d in &order {
+                    let hit = kept.iter().find_map(|&k| {
+                        if same_set(d, k) {
+                            return Some((k, Relation::Same));
+                        }
+                        let r = relation(&sketches[d].tokens, &sketches[k].tokens);
+                        (share(d, k) && jaccard(d, k) >= t && templates.acts_on(r))
+                            .then_some((k, r))
+                    });
+                    match hit {
+                        Some((k, r)) => {
+                            center[d] = k as u32;
+                            relations[d] = r;
+                            seen.insert(r);
+                        }
+                        None => kept.push(d),
+                    }
+                }
+                for threads in [1, 2, 4] {
+                    let pool =
+                        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                    let (walked, stats) =
+                        pool.install(|| walk(&store, t, &rank, templates)).unwrap();
+                    spared += stats.spared;
+                    assert_eq!(walked.center, center, "t {t} {templates} -j{threads}");
+                    assert_eq!(walked.relation, relations, "t {t} {templates} -j{threads}");
+                    let (edges, _) = pool.install(|| components(&store, t, templates)).unwrap();
+                    let mut uf = Uf::new(n);
+                    for (a, b) in edges {
+                        uf.union(a, b);
+                    }
+                    let mut want = Uf::new(n);
+                    for a in 0..n {
+                        for b in a + 1..n {
+                            let acted = same_set(a, b)
+                                || (share(a, b)
+                                    && jaccard(a, b) >= t
+                                    && templates.acts_on(pair_relation(
+                                        &sketches[a].tokens,
+                                        &sketches[b].tokens,
+                                    )));
+                            if acted {
+                                want.union(a as u32, b as u32);
+                            }
+                        }
+                    }
+                    let got: Vec<u32> = (0..n as u32).map(|d| uf.find(d)).collect();
+                    let exp: Vec<u32> = (0..n as u32).map(|d| want.find(d)).collect();
+                    assert!(
+                        same_partition(&got, &exp),
+                        "components, t {t} {templates} -j{threads}"
+                    );
+                }
+            }
+        }
+    }
+    // The texts made every relation that is acted on, and pairs that verify but overlap.
+    assert!(seen.contains(&Relation::Same) && seen.contains(&Relation::Template), "{seen:?}");
+    assert!(spared > 0, "no verified pair was spared");
+}

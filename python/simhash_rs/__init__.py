@@ -752,6 +752,7 @@ class Index:
         *,
         keep: str = "first",
         update: bool = False,
+        templates: Optional[str] = None,
     ) -> DedupResult:
         """Deduplicates ``texts`` against the index, as ``simhash dedup --against`` does:
         the indexed texts count as kept before any of these, so a text that matches one is
@@ -773,13 +774,20 @@ class Index:
         adds nothing. A kept text whose id the index holds with other content is kept and
         not added (``added.refused`` lists it). Texts without ``ids`` are never their own
         indexed copy.
+
+        ``templates`` (a MinHash index): which relations remove a text, as :func:`dedup`'s
+        (``"remove"``, the default: the same text and template siblings; ``"keep"``: the
+        same text only); a text with content of its own is never removed.
         """
         if keep not in ("first", "longest", "lowest-id"):
             raise ValueError(f"keep must be 'first', 'longest' or 'lowest-id', not {keep!r}")
+        if templates is not None and self.settings()["method"] != "minhash":
+            raise ValueError("templates applies to a MinHash index, not simhash")
+        templates = "remove" if templates is None else str(templates)
         if update and ids is None:
             raise ValueError("update=True stores the kept texts under their ids: give ids")
         if not update:
-            return self._dedup(texts, ids, keep, None)
+            return self._dedup(texts, ids, keep, None, templates)
         writer = None
         to_result: Any = _add_result
         try:
@@ -787,7 +795,7 @@ class Index:
                 writer = self._native.writer()
                 try:
                     self._native.reload()  # what other writers committed before the lock
-                    result, (docs, already) = self._dedup(texts, ids, keep, writer)
+                    result, (docs, already) = self._dedup(texts, ids, keep, writer, templates)
                     to_result = lambda done: _add_result(done, docs, already)  # noqa: E731
                     writer.commit()
                 except BaseException:
@@ -798,11 +806,11 @@ class Index:
             _mark(e, writer, to_result)
             raise
 
-    def _dedup(self, texts: Iterable[str], ids: Any, keep: str, writer: Any) -> Any:
+    def _dedup(self, texts: Iterable[str], ids: Any, keep: str, writer: Any, templates: str) -> Any:
         """The dedup against the index's current state; with a ``writer``, the kept texts
         are added to it (not committed) and the result comes with the positions added, in
         the order added, and how many the index already held."""
-        d = self._native.deduper()
+        d = self._native.deduper(templates)
         labels = None if ids is None else list(ids)
         for start, chunk in _chunks(texts):
             if labels is None:

@@ -337,9 +337,12 @@ impl NativeIndex {
         run(py, move || index.verify())?.map_err(disk)
     }
 
-    /// A dedup against this index's committed state.
-    fn deduper(&self) -> NativeDedup {
-        NativeDedup::new(self.current(), self.making.clone())
+    /// A dedup against this index's committed state, removing (MinHash) for the relations
+    /// `templates` (`"remove"` or `"keep"`) acts on.
+    #[pyo3(signature = (templates="remove"))]
+    fn deduper(&self, templates: &str) -> PyResult<NativeDedup> {
+        let templates = templates.parse().map_err(PyValueError::new_err)?;
+        Ok(NativeDedup::new(self.current(), self.making.clone(), templates))
     }
 }
 

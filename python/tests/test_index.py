@@ -253,6 +253,33 @@ def test_dedup_batch_after_batch_equals_one_dedup(devset, tmp_path, method):
     assert again.duplicate_of.tolist() == whole.duplicate_of[:500].tolist()
 
 
+@pytest.mark.parametrize("templates", ["remove", "keep"])
+def test_dedup_templates_equal_the_cli(cli, devset, tmp_path, templates):
+    """``templates=`` against an index decides what ``simhash dedup --against
+    --templates`` decides, batch after batch."""
+    import json
+
+    _, ids, texts = devset
+    cut = len(texts) // 2
+    old_path = write_jsonl(tmp_path / "old.jsonl", ids[:cut], texts[:cut])
+    new_path = write_jsonl(tmp_path / "new.jsonl", ids[cut:], texts[cut:])
+    common = ["-q", "--against", tmp_path / "cli-ix", "--update", "--templates", templates]
+    cli("dedup", old_path, *common, "-o", tmp_path / "k0.jsonl")
+    cli("dedup", new_path, *common, "-o", tmp_path / "k1.jsonl")
+    ix = simhash_rs.Index.open(tmp_path / "ix", create=True)
+    kept = []
+    for a, b in ((0, cut), (cut, len(texts))):
+        r = ix.dedup(texts[a:b], ids[a:b], update=True, templates=templates)
+        kept += [ids[a + d] for d in r.kept.tolist()]
+    want = []
+    for name in ("k0.jsonl", "k1.jsonl"):
+        with open(tmp_path / name, encoding="utf-8") as f:
+            want += [str(json.loads(line)["id"]) for line in f]
+    assert kept == want
+    with pytest.raises(ValueError, match="templates"):
+        ix.dedup(texts[:3], templates="sometimes")
+
+
 def same_decisions(a, b):
     """Two DedupResults decide the same: keep, duplicate_of, similarity (NaN alike) and
     indexed."""

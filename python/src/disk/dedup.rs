@@ -7,6 +7,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use simhash_index::disk::{DiskError, DiskIndex, Settings};
+use simhash_index::lsh::Templates;
 
 use super::{Doc, Making, NativeWriter, add_unless_held, held_copy};
 use crate::errors::disk;
@@ -20,6 +21,8 @@ use crate::texts::Texts;
 pub(crate) struct NativeDedup {
     index: Arc<DiskIndex>,
     making: Making,
+    /// Which relations remove a text (MinHash).
+    templates: Templates,
     docs: Vec<Doc>,
     /// Each text's first match in the index, its own copy excepted.
     matched: Vec<Option<Matched>>,
@@ -34,10 +37,11 @@ pub(crate) struct NativeDedup {
 
 impl NativeDedup {
     /// A dedup against `index` (a committed state), its texts' documents made as `making`.
-    pub(super) fn new(index: Arc<DiskIndex>, making: Making) -> NativeDedup {
+    pub(super) fn new(index: Arc<DiskIndex>, making: Making, templates: Templates) -> NativeDedup {
         NativeDedup {
             index,
             making,
+            templates,
             docs: Vec::new(),
             matched: Vec::new(),
             own: Vec::new(),
@@ -55,20 +59,21 @@ struct Matched {
 }
 
 /// A document's earliest-added match in the index, passing over document `except` (its own
-/// copy), and for MinHash in a relation the default `--templates remove` acts on (never a
-/// text with content of its own), as `simhash dedup --against` finds it.
+/// copy), and for MinHash in a relation `templates` acts on (never a text with content of
+/// its own), as `simhash dedup --against` finds it.
 fn first_hit_except(
     index: &DiskIndex,
     doc: &Doc,
     except: Option<u64>,
+    templates: Templates,
 ) -> Result<Option<(u64, f64)>, DiskError> {
     Ok(match doc {
         Doc::Sketch(None) | Doc::Fingerprint(None) => None,
         // MinHash: a text the index holds matches only what was added before it (relations
         // are directed), as `simhash dedup --against` searches.
-        Doc::Sketch(Some(s)) => index
-            .first_sketch_acted(s, except, simhash_index::lsh::Templates::Remove)?
-            .map(|(h, _)| (h.id, h.jaccard)),
+        Doc::Sketch(Some(s)) => {
+            index.first_sketch_acted(s, except, templates)?.map(|(h, _)| (h.id, h.jaccard))
+        }
         Doc::Fingerprint(Some(fp)) => {
             index.first_fingerprint_except(*fp, except)?.map(|h| (h.id, f64::from(h.distance)))
         }
@@ -107,7 +112,8 @@ impl NativeDedup {
                 texts.len()
             )));
         }
-        let (index, making) = (Arc::clone(&self.index), self.making.clone());
+        let (index, making, templates) =
+            (Arc::clone(&self.index), self.making.clone(), self.templates);
         let (docs, searched, lens) = run(py, move || {
             let docs = making.docs(&texts);
             let searched: Result<Searched, DiskError> = docs
@@ -118,7 +124,7 @@ impl NativeDedup {
                         Some(ids) => held_copy(&index, &ids[i], doc)?,
                         None => None,
                     };
-                    let matched = match first_hit_except(&index, doc, own)? {
+                    let matched = match first_hit_except(&index, doc, own, templates)? {
                         Some((indexed, score)) => {
                             Some(Matched { doc: indexed, id: index.id(indexed)?.to_owned(), score })
                         }
@@ -152,10 +158,10 @@ impl NativeDedup {
         let rank = crate::matcher::rank_of(&self.lens, keep, rank)?;
         let hidden: Vec<bool> = self.matched.iter().map(Option::is_some).collect();
         let docs = std::mem::take(&mut self.docs);
-        let settings = self.index.settings().clone();
+        let (settings, templates) = (self.index.settings().clone(), self.templates);
         let walk_rank = rank.clone();
         let (docs, walked) = run(py, move || {
-            let walked = walk_unmatched(&settings, &docs, &hidden, &walk_rank);
+            let walked = walk_unmatched(&settings, &docs, &hidden, &walk_rank, templates);
             (docs, walked)
         })?;
         self.docs = docs;
@@ -239,6 +245,7 @@ fn walk_unmatched(
     docs: &[Doc],
     hidden: &[bool],
     rank: &[u32],
+    templates: Templates,
 ) -> PyResult<(Vec<i64>, Vec<f32>)> {
     let pairs: Vec<(i64, f32)> = match settings {
         Settings::MinHash(s) => {
@@ -254,8 +261,6 @@ fn walk_unmatched(
             }
             simhash_index::lsh::SketchStore::finish(&mut store).map_err(crate::errors::engine)?;
             let masked = simhash_index::lsh::Masked { inner: &store, hidden };
-            // The default relations, as `simhash dedup --against` acts on them.
-            let templates = simhash_index::lsh::Templates::Remove;
             let (walk, _) = simhash_index::lsh::walk(&masked, s.jaccard, rank, templates)
                 .map_err(crate::errors::engine)?;
             walk.center

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use rayon::prelude::*;
 use simhash_cluster::{Representative, UnionFind};
 use simhash_core::{Fingerprint, Fingerprinter};
-use simhash_index::lsh::{Decision, MinHashDedup, Relation};
+use simhash_index::lsh::{Decision, MinHashDedup};
 use simhash_index::{AllPairs, Blocks, DedupWalk, Tables, collapse_identical};
 
 use crate::interrupt::{detached, run};
@@ -274,8 +274,7 @@ fn dedup(engine: &mut Engine, rank: &[u32]) -> PyResult<(Vec<i64>, Vec<f32>, Vec
                 let (of, similarity, relation) = match *d {
                     Decision::Keep => (-1, f32::NAN, -1),
                     Decision::Duplicate { of, jaccard, relation } => {
-                        let code = Relation::ALL.iter().position(|&r| r == relation);
-                        (of as i64, jaccard as f32, code.map_or(-1, |c| c as i8))
+                        (of as i64, jaccard as f32, relation.code() as i8)
                     }
                 };
                 out.0.push(of);

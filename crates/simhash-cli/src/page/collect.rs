@@ -95,7 +95,7 @@ impl PairSample {
         let bucket = self.measure.bucket(pair.code);
         self.counts[bucket] += 1;
         if let Some(r) = pair.relation {
-            self.relations[Relation::ALL.iter().position(|&x| x == r).unwrap_or(0)] += 1;
+            self.relations[usize::from(r.code())] += 1;
         }
         let key = id_key(&corpus.id(pair.a as usize), &corpus.id(pair.b as usize));
         let heap = &mut self.heaps[bucket];

@@ -95,7 +95,7 @@ type Entry = (u64, u64, Priority, Body);
 pub(crate) enum Removal {
     /// simhash: the fingerprints' distance.
     Distance(u32),
-    /// minhash: the Jaccard similarity and the relation (its place in [`Relation::ALL`]).
+    /// minhash: the Jaccard similarity and the relation ([`Relation::code`]).
     Jaccard(f64, u8),
 }
 
@@ -112,13 +112,13 @@ impl Removal {
     pub(crate) fn relation(self) -> Option<Relation> {
         match self {
             Removal::Distance(_) => None,
-            Removal::Jaccard(_, r) => Relation::ALL.get(usize::from(r)).copied(),
+            Removal::Jaccard(_, r) => Relation::from_code(r),
         }
     }
 
     /// minhash: a removal of similarity `j` in relation `r`.
     fn jaccard(j: f64, r: Relation) -> Removal {
-        Removal::Jaccard(j, Relation::ALL.iter().position(|&x| x == r).unwrap_or(0) as u8)
+        Removal::Jaccard(j, r.code())
     }
 }
 
@@ -215,15 +215,12 @@ pub(crate) fn run(
 /// A `pairs` score code ([`Score::code`], a Jaccard similarity's at most 10,000) with the
 /// pair's relation in its two high bits, as the pairs travel to their writer.
 pub(crate) fn related_code(code: u32, relation: Relation) -> u32 {
-    code | ((Relation::ALL.iter().position(|&r| r == relation).unwrap_or(0) as u32) << 30)
+    code | (u32::from(relation.code()) << 30)
 }
 
 /// The score code and relation of a [`related_code`].
 pub(crate) fn split_code(code: u32) -> (u32, Relation) {
-    (
-        code & ((1 << 30) - 1),
-        Relation::ALL.get((code >> 30) as usize).copied().unwrap_or(Relation::Same),
-    )
+    (code & ((1 << 30) - 1), Relation::from_code((code >> 30) as u8).unwrap_or(Relation::Same))
 }
 
 /// The relation of the pair of records at positions `a` and `b` from their tokens, as

@@ -38,6 +38,17 @@ impl Relation {
 
     /// The three, in order.
     pub const ALL: [Relation; 3] = [Relation::Same, Relation::Template, Relation::Overlap];
+
+    /// Its place in [`ALL`](Relation::ALL) (0, 1, 2): a compact code for front ends that
+    /// carry it in numbers; [`from_code`](Relation::from_code) reads it back.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The relation of a [`code`](Relation::code); none past 2.
+    pub fn from_code(code: u8) -> Option<Relation> {
+        Relation::ALL.get(usize::from(code)).copied()
+    }
 }
 
 impl fmt::Display for Relation {
@@ -614,7 +625,9 @@ mod tests {
     fn names_and_policies_round_trip() {
         for r in Relation::ALL {
             assert_eq!(r.name().parse::<Relation>(), Ok(r));
+            assert_eq!(Relation::from_code(r.code()), Some(r));
         }
+        assert_eq!(Relation::from_code(3), None);
         assert!("copy".parse::<Relation>().is_err());
         assert!(Templates::Remove.acts_on(Relation::Template));
         assert!(!Templates::Keep.acts_on(Relation::Template));

@@ -5,7 +5,7 @@
 use anyhow::Context;
 use simhash_cluster::{Clusters, Representative, UnionFind};
 use simhash_core::Fingerprint;
-use simhash_index::lsh::{self, Masked, MatchSink, Relation, SpillStore};
+use simhash_index::lsh::{self, Masked, Relation, SpillStore};
 use simhash_index::{AllPairs, Blocks, DedupWalk, Tables};
 use simhash_io::Score;
 
@@ -30,9 +30,8 @@ fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> anyhow::Re
 /// first of its group, and the pairs of distinct texts are listed between the groups'
 /// first members only (every other pair they imply is not repeated), so a flood of
 /// identical documents gives one line per document, not one per pair. With minhash, each
-/// pair comes with its relation (the lesser of its two directions,
-/// [`lsh::pair_relation_in`]), and only the pairs `--templates` acts on (never two that
-/// both have content of their own).
+/// pair comes with its relation, and only the pairs `--templates` acts on (never two that
+/// both have content of their own: [`lsh::related_matches`]).
 pub fn match_docs(
     session: &mut Session,
     corpus: &Corpus,
@@ -55,45 +54,12 @@ pub fn match_docs(
             Ok(())
         }
         Matching::Minhash { jaccard, templates, .. } => {
-            /// Gathers the matches as they come (and whether each is a copy: identical sets,
-            /// the same text whatever their tokens, as the walk and simhash-dist read them).
-            struct List(Vec<(u32, u32, f64, bool)>);
-            impl MatchSink for List {
-                fn duplicate(&mut self, doc: u32, of: u32) {
-                    self.0.push((of, doc, 1.0, true));
-                }
-                fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
-                    self.0.push((a, b, jaccard, false));
-                }
-            }
             let sketches = sketches_of(corpus)?;
             session.reporter.phase("matching", None);
-            let mut found = List(Vec::new());
-            let mut stats =
-                session.pool.install(|| lsh::find_matches(sketches, jaccard, &mut found))?;
-            // Each pair's relation, in parallel and in the order found.
-            let related: Vec<Relation> = session.pool.install(|| {
-                use rayon::prelude::*;
-                found
-                    .0
-                    .par_iter()
-                    .map(|&(a, b, _, copy)| {
-                        if copy {
-                            Ok(Relation::Same)
-                        } else {
-                            lsh::pair_relation_in(sketches, a as usize, b as usize)
-                        }
-                    })
-                    .collect::<Result<_, _>>()
-            })?;
-            for (&(a, b, j, _), relation) in found.0.iter().zip(related) {
-                if templates.acts_on(relation) {
-                    sink(a, b, Score::Jaccard(j), Some(relation));
-                } else {
-                    // Counted as a pair by the search, not acted on.
-                    stats.pairs = stats.pairs.saturating_sub(1);
-                    stats.spared += 1;
-                }
+            let (found, stats) =
+                session.pool.install(|| lsh::related_matches(sketches, jaccard, templates))?;
+            for (a, b, j, relation) in found {
+                sink(a, b, Score::Jaccard(j), Some(relation));
             }
             note_match_stats(&mut session.summary, &stats);
             Ok(())

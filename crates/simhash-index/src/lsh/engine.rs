@@ -8,8 +8,8 @@ use simhash_cluster::UnionFind;
 use simhash_core::{Fingerprinter, MinHasher};
 
 use super::{
-    Banding, DocSketch, EngineError, EngineErrorKind, MatchSink, MatchStats, MemoryStore, Relation,
-    SketchStore, Sketcher, SpillStore, Templates, pair_relation_in,
+    Banding, DocSketch, EngineError, EngineErrorKind, MatchStats, MemoryStore, Relation,
+    SketchStore, Sketcher, SpillStore, Templates,
 };
 
 /// The default minimum Jaccard similarity of a match (the `simhash` command's `--jaccard`).
@@ -321,37 +321,18 @@ impl MinHashDedup {
     /// flood of identical documents gives one pair per document, not one per pair). Only
     /// the pairs whose relation the engine's [`Templates`] acts on (never two that overlap).
     pub fn pairs(&mut self) -> Result<Vec<SimilarPair>, EngineError> {
-        /// Collects the matches.
-        struct Collect(Vec<(u32, u32, f64, bool)>);
-        impl MatchSink for Collect {
-            fn duplicate(&mut self, doc: u32, of: u32) {
-                self.0.push((of, doc, 1.0, true));
-            }
-            fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
-                self.0.push((a, b, jaccard, false));
-            }
-        }
         self.store.finish()?;
-        let mut found = Collect(Vec::new());
-        self.stats = super::find_matches(&*self.store, self.jaccard, &mut found)?;
-        let (store, found_pairs) = (&*self.store, found.0.len() as u64);
-        let related: Result<Vec<SimilarPair>, EngineError> = found
-            .0
-            .par_iter()
-            .map(|&(a, b, jaccard, copy)| {
-                // Identical sets are the same text, as the walk reads them.
-                let relation = if copy {
-                    Relation::Same
-                } else {
-                    pair_relation_in(store, a as usize, b as usize)?
-                };
-                Ok(SimilarPair { a: a as usize, b: b as usize, jaccard, relation })
+        let (found, stats) = super::related_matches(&*self.store, self.jaccard, self.templates)?;
+        self.stats = stats;
+        let mut pairs: Vec<SimilarPair> = found
+            .into_iter()
+            .map(|(a, b, jaccard, relation)| SimilarPair {
+                a: a as usize,
+                b: b as usize,
+                jaccard,
+                relation,
             })
             .collect();
-        let templates = self.templates;
-        let mut pairs: Vec<SimilarPair> =
-            related?.into_iter().filter(|p| templates.acts_on(p.relation)).collect();
-        self.stats.spared = found_pairs - pairs.len() as u64;
         pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
         Ok(pairs)
     }

@@ -194,7 +194,7 @@ pub use relation::{
     CONTENT_RUN, Evidence, FILL_WORDS, NEW_WORDS, OWN_WORDS, Prepared, Relation, Templates,
     UnknownRelation, evidence, pair_relation, pair_relation_in, relation, relation_in,
 };
-pub use scan::{find_matches, similarity};
+pub use scan::{RelatedMatch, find_matches, related_matches, similarity};
 pub use sink::{MatchSink, MatchStats};
 pub use sketch::{DocSketch, Sketcher};
 pub use store::{MemoryStore, SPILL_CACHE_BYTES, SetPlace, SetWriter, SketchStore, SpillStore};

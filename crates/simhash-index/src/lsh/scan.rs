@@ -9,7 +9,10 @@ use simhash_cluster::UnionFind;
 
 use super::small::{Lookup, PROBE_MAX, SmallSets, floods};
 use super::store::trim;
-use super::{EngineError, EngineErrorKind, MatchSink, MatchStats, SketchStore};
+use super::{
+    EngineError, EngineErrorKind, MatchSink, MatchStats, Relation, SketchStore, Templates,
+    pair_relation_in,
+};
 
 thread_local! {
     /// Two shingle sets read back, reused.
@@ -93,6 +96,56 @@ pub(crate) fn collapse_identical<S: SketchStore + ?Sized>(
     duplicates.sort_unstable();
     let reps = (0..n as u32).filter(|&d| is_rep[d as usize]).collect();
     Ok(Collapsed { reps, duplicates })
+}
+
+/// A verified pair of [`related_matches`]: `a < b`, their Jaccard similarity and relation.
+pub type RelatedMatch = (u32, u32, f64, Relation);
+
+/// [`find_matches`] with each pair's relation ([`pair_relation_in`]: the lesser of its two
+/// directions; a document with the shingle set of an earlier one is the same text), only
+/// the pairs `templates` acts on, in the order found; the stats count the others as
+/// [`spared`](MatchStats::spared) (not among the `pairs`). The relations are read in
+/// parallel on rayon's current pool. What `simhash pairs` and `MinHashDedup::pairs` list.
+pub fn related_matches<S: SketchStore + ?Sized>(
+    sketches: &S,
+    threshold: f64,
+    templates: Templates,
+) -> Result<(Vec<RelatedMatch>, MatchStats), EngineError> {
+    /// The matches as they come, and whether each is a copy.
+    struct Collect(Vec<(u32, u32, f64, bool)>);
+    impl MatchSink for Collect {
+        fn duplicate(&mut self, doc: u32, of: u32) {
+            self.0.push((of, doc, 1.0, true));
+        }
+        fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
+            self.0.push((a, b, jaccard, false));
+        }
+    }
+    let mut found = Collect(Vec::new());
+    let mut stats = find_matches(sketches, threshold, &mut found)?;
+    let related: Vec<Relation> = found
+        .0
+        .par_iter()
+        .map(|&(a, b, _, copy)| {
+            if copy {
+                Ok(Relation::Same)
+            } else {
+                pair_relation_in(sketches, a as usize, b as usize)
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    let mut out = Vec::with_capacity(found.0.len());
+    for (&(a, b, j, copy), r) in found.0.iter().zip(related) {
+        if templates.acts_on(r) {
+            out.push((a, b, j, r));
+        } else {
+            // A copy is the same text, acted on: only verified pairs are spared.
+            debug_assert!(!copy);
+            stats.pairs = stats.pairs.saturating_sub(1);
+            stats.spared += 1;
+        }
+    }
+    Ok((out, stats))
 }
 
 /// Every pair of documents whose shingle sets reach `threshold` Jaccard similarity among

@@ -55,8 +55,15 @@ if ! wait "$pydeps"; then
 fi
 bash scripts/python_tests.sh 2>&1 | tee -a "$log"
 step "the --report page in headless chromium (installed with apt-get when missing)"
-SIMHASH_BIN=target/debug/simhash bash scripts/report_tests.sh
+# Its page, DOM and screenshot go to target/report-tests (replaced each run), not /tmp.
+rm -rf target/report-tests
+SIMHASH_BIN=target/debug/simhash OUT=target/report-tests bash scripts/report_tests.sh 2>&1 | tee -a "$log"
 
-# One closing line for the whole suite: the sum of cargo test's result lines.
+# One closing line for the whole suite: cargo's test and doctest result lines, the Python
+# package's doctests and pytest cases, and the browser check (one).
 step "done"
-awk '/^test result:/ { p += $4; f += $6 } /^[0-9]+ passed.* in [0-9.]+s/ { p += $1 } END { printf "\ntests: %d passed, %d failed\n", p, f }' "$log"
+awk '/^test result:/ { p += $4; f += $6 }
+     /^doctests: [0-9]+ run, [0-9]+ failed/ { p += $2 - $4; f += $4 }
+     /^[0-9]+ passed.* in [0-9.]+s/ { p += $1 }
+     /^report tests passed:/ { p += 1 }
+     END { printf "\ntests: %d passed, %d failed (Rust tests and doctests, Python doctests and tests, the browser check)\n", p, f }' "$log"

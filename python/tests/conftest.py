@@ -2,7 +2,8 @@
 
 ``SIMHASH_BIN`` names the binary (default: the workspace's ``target/debug/simhash``,
 which ``scripts/python_tests.sh`` builds); ``SIMHASH_DEVSET`` a built ``devset.jsonl`` (default:
-built once into ``target/python-tests/devset`` from ``../shared/data``).
+built once into ``target/python-tests/devset`` by the project's copies of the dev set's builders in
+``python/tests/devset``: a clone tests on its own, with no ``../shared`` beside it).
 """
 
 import json
@@ -14,7 +15,7 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHARED_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
+DEVSET_BUILDERS = os.path.join(ROOT, "python", "tests", "devset")
 
 # The interrupt tests send SIGINT to this process and to child interpreters. Started as a
 # background job of a script (`bash check.sh &`), Python inherits SIGINT ignored and installs
@@ -54,11 +55,11 @@ def devset():
         path = os.path.join(out, "devset.jsonl")
         if not os.path.exists(os.path.join(out, "devset.pairs.tsv")):
             os.makedirs(out, exist_ok=True)
-            subprocess.run([sys.executable, os.path.join(SHARED_DATA, "make_pool.py"), "--out", out], check=True)
+            subprocess.run([sys.executable, os.path.join(DEVSET_BUILDERS, "make_pool.py"), "--out", out], check=True)
             subprocess.run(
                 [
                     sys.executable,
-                    os.path.join(SHARED_DATA, "make_devset.py"),
+                    os.path.join(DEVSET_BUILDERS, "make_devset.py"),
                     "--real", os.path.join(out, "pool.jsonl"),
                     "--meta", os.path.join(out, "pool.meta.jsonl"),
                     "--out-prefix", os.path.join(out, "devset"),

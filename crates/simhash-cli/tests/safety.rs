@@ -103,12 +103,17 @@ fn stdout_paths_write_to_the_open_descriptor() {
     assert_eq!(dir.read("in.jsonl"), input);
     let (code, err) = sh(&dir, "$SIMHASH dedup in.jsonl >> in.jsonl");
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("standard output is the input in.jsonl"), "{err}");
+    assert!(err.contains("--output - (standard output) is the input in.jsonl"), "{err}");
     assert_eq!(dir.read("in.jsonl"), input);
     // Two outputs to one pipe would interleave.
     let run = dir.run(&["dedup", "c.jsonl", "-o", "-", "--removed", "/dev/stdout"]);
     run.code(2);
     assert!(run.stderr.contains("refusing to write both"), "{}", run.stderr);
+    // Both named by their flags (not "standard output is also standard output").
+    let run = dir.run(&["dedup", "c.jsonl", "-o", "-", "--report", "-"]);
+    run.code(2);
+    let both = "--report - (standard output) is also --output - (standard output)";
+    assert!(run.stderr.contains(both), "{}", run.stderr);
 }
 
 #[cfg(unix)]

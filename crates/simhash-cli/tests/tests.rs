@@ -643,6 +643,51 @@ fn a_closed_standard_input_is_refused() {
     assert!(stderr.contains("<stdin>: empty input, no records"), "{stderr}");
 }
 
+/// Standard output closed when a run starts (`>&-`) is refused where it is an output (Rust
+/// would put `/dev/null` there and the run would report success with nothing written): exit
+/// 2, naming the flag, nothing created; a run writing only to files does not mind.
+#[test]
+fn a_closed_standard_output_is_refused() {
+    let dir = Dir::new();
+    dir.write("c.jsonl", NEWS);
+    let shell = |bin: &str, args: &str| {
+        let exe = dir.cmd(bin).get_program().to_owned();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec \"$0\" {args} >&- </dev/null"))
+            .arg(exe)
+            .current_dir(dir.path(""))
+            .output()
+            .expect("run sh");
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    assert_eq!(shell("simhash", "index add ix c.jsonl -q").0, Some(0));
+    let before = dir.files();
+    for (bin, args, flag) in [
+        ("simhash", "dedup c.jsonl -o -", "--output -"),
+        ("simhash", "dedup c.jsonl", "--output -"),
+        ("simhash", "dedup c.jsonl -o k.jsonl --removed -", "--removed -"),
+        ("simhash", "dedup c.jsonl -o k.jsonl --report -", "--report -"),
+        ("simhash", "pairs c.jsonl", "--output -"),
+        ("simhash", "cluster c.jsonl", "--output -"),
+        ("simhash", "fingerprint c.jsonl", "--output -"),
+        ("simhash", "dedup c.jsonl -o /dev/stdout", "--output -"),
+        ("simhash", "index query ix c.jsonl", "--output -"),
+        ("simhash", "explain --input c.jsonl wire-001 blog-101", ""),
+        ("simhash-find-all", "c.jsonl", "--output -"),
+    ] {
+        let (code, stderr) = shell(bin, args);
+        assert_eq!(code, Some(2), "{bin} {args}: {stderr}");
+        assert!(stderr.contains("standard output is closed"), "{bin} {args}: {stderr}");
+        if !flag.is_empty() && !args.contains("/dev/stdout") {
+            assert!(stderr.contains(flag), "{bin} {args}: {stderr}");
+        }
+    }
+    assert_eq!(dir.files(), before, "nothing written");
+    let (code, stderr) = shell("simhash", "dedup c.jsonl -o k.jsonl -q");
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
 /// A line longer than a MiB (a block) within the limit is read whole, the same from a
 /// file read in blocks, standard input and compressed files; over the limit, it is skipped
 /// and the next records are read.

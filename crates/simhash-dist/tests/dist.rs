@@ -636,6 +636,31 @@ fn standard_input_is_read_by_one_worker() {
     assert!(read(&got) == read(&want), "standard input differs from simhash on the file");
 }
 
+/// Standard output closed when the job starts is refused where it is an output, as
+/// `simhash` refuses it: exit 2 naming the flag, not a success with nothing written.
+#[test]
+fn a_closed_standard_output_is_refused() {
+    let dir = Dir::new();
+    let input = dir.write("corpus.jsonl", &jsonl_corpus(50, 8));
+    for (args, flag) in [
+        (format!("dedup {} -q", s(&input)), "--output -"),
+        (format!("pairs {} -q -o -", s(&input)), "--output -"),
+        (format!("dedup {} -q -o k.jsonl --removed -", s(&input)), "--removed -"),
+    ] {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec \"$0\" {args} >&- </dev/null"))
+            .arg(BIN)
+            .current_dir(dir.path(""))
+            .output()
+            .expect("run sh");
+        assert_eq!(out.status.code(), Some(2), "{args}: {}", stderr(&out));
+        assert!(stderr(&out).contains("standard output is closed"), "{args}: {}", stderr(&out));
+        assert!(stderr(&out).contains(flag), "{args}: {}", stderr(&out));
+    }
+    assert!(!dir.path("k.jsonl").exists(), "nothing written");
+}
+
 #[test]
 fn method_auto_resolves_as_simhash_does() {
     let dir = Dir::new();

@@ -47,6 +47,9 @@ pub enum ErrorKind {
     /// Standard input is an input, but it was closed when the process started
     /// ([`crate::stdin_was_closed`]).
     StdinClosed,
+    /// Standard output is an output, but it was closed when the process started
+    /// ([`crate::stdout_was_closed`]).
+    StdoutClosed,
 }
 
 impl Error {

@@ -134,5 +134,6 @@ pub use crate::record::{
     line_hash, parse_cpp_hash, parse_hash, parse_json,
 };
 pub use crate::source::{
-    Compression, Source, compression, refuse_compressed, refuse_compressed_file, stdin_was_closed,
+    Compression, Source, closed_stdout_error, compression, refuse_compressed,
+    refuse_compressed_file, stdin_was_closed, stdout_was_closed,
 };

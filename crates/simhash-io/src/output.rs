@@ -225,6 +225,11 @@ impl Output {
         let shown = path.display();
         let location =
             locate(path).map_err(|e| Error::io(format!("{shown}: cannot resolve"), e))?;
+        // Standard output closed when the process started is `/dev/null` now: refused, not
+        // written with nothing to show for it.
+        if matches!(location, Location::Dash | Location::Fd(1)) && crate::stdout_was_closed() {
+            return Err(crate::closed_stdout_error(flag));
+        }
         let named = named_output(flag, &location, path)?;
         register_output(named, || Output::open(path, location))
     }

@@ -218,7 +218,8 @@ fn input_label(path: &Path) -> String {
 
 fn output_label(flag: &str, path: &Path) -> String {
     match (flag, path == Path::new("-")) {
-        (_, true) => "standard output".to_string(),
+        ("", true) => "standard output".to_string(),
+        (_, true) => format!("{flag} - (standard output)"),
         ("", false) => format!("output {}", path.display()),
         _ => format!("{flag} {}", path.display()),
     }

@@ -12,6 +12,11 @@ use crate::error::{Error, ErrorKind};
 /// before `main` by [`note_closed_stdin`].
 static STDIN_CLOSED: AtomicBool = AtomicBool::new(false);
 
+/// Standard output was closed when the process started (`simhash dedup x -o - >&-`), noted
+/// with [`STDIN_CLOSED`]: Rust's runtime then puts `/dev/null` there, and writing it would
+/// succeed with nothing written.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
 /// Runs before `main` (an ELF `.init_array` or Mach-O `__mod_init_func` entry), before
 /// Rust's runtime puts `/dev/null` on a closed descriptor 0, 1 or 2: after that, a closed
 /// standard input reads as an empty one and cannot be told from `< /dev/null`.
@@ -26,6 +31,10 @@ extern "C" fn note_closed_stdin() {
     // SAFETY: F_GETFD only asks about the descriptor; it touches no memory of ours.
     if unsafe { libc::fcntl(0, libc::F_GETFD) } == -1 {
         STDIN_CLOSED.store(true, Ordering::Relaxed);
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
     }
 }
 
@@ -45,6 +54,37 @@ pub fn stdin_was_closed() -> bool {
     ))]
     std::hint::black_box(&NOTE_CLOSED_STDIN);
     STDIN_CLOSED.load(Ordering::Relaxed)
+}
+
+/// Whether standard output was closed when the process started (known where
+/// [`stdin_was_closed`] is; elsewhere `false`): an output of `-` (or `/dev/stdout`) is then
+/// refused ([`crate::Output::create_for`], [`closed_stdout_error`]), where writing Rust's
+/// `/dev/null` in its place would report success with nothing written.
+pub fn stdout_was_closed() -> bool {
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "macos"
+    ))]
+    std::hint::black_box(&NOTE_CLOSED_STDIN);
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// The error for a closed standard output given as an output (`flag`, for the message:
+/// `-o`, `--removed`; empty when there is no flag).
+pub fn closed_stdout_error(flag: &str) -> Error {
+    let message = if flag.is_empty() {
+        "standard output is closed: redirect it to a file, or `> /dev/null` to discard the \
+         output"
+            .to_string()
+    } else {
+        format!(
+            "standard output is closed ({flag} -): give {flag} a file, or `> /dev/null` to \
+             discard the output"
+        )
+    };
+    Error::msg(ErrorKind::StdoutClosed, message)
 }
 
 /// The error for a closed standard input given as an input (`-`, or no input at all).

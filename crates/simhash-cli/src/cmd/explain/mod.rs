@@ -57,6 +57,10 @@ pub struct Decision {
 /// Runs `simhash explain`: the two records (texts, or ids in `--input`), what dedup's matching sees
 /// of them, and its decision.
 pub fn run(settings: &ExplainSettings) -> anyhow::Result<ExitCode> {
+    // Its report goes to standard output: closed, it would go to Rust's `/dev/null`.
+    if simhash_io::stdout_was_closed() {
+        return Err(simhash_io::closed_stdout_error("").into());
+    }
     let input = &settings.dedup.input;
     let Parser::Json(columns) = &input.reading.parser else {
         anyhow::bail!("explain needs the records' text: the input holds fingerprints (hash TSV)");

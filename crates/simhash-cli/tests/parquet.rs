@@ -355,6 +355,45 @@ fn bad_shards_are_reported_and_the_run_goes_on_or_stops() {
     );
 }
 
+/// A file with two `text` (or two `id`) columns is refused, naming the file and the column,
+/// as a duplicate JSON key is: reading the first silently decided which text was meant.
+#[test]
+fn a_column_name_given_twice_is_refused() {
+    let dir = Dir::new();
+    let texts: Vec<String> =
+        (0..20).map(|i| format!("record {i} says something of its own")).collect();
+    let same = vec!["one text for every row of the file"; 20];
+    let ids: Vec<String> = (0..20).map(|i| format!("r{i}")).collect();
+    for (name, columns) in
+        [("two-texts.parquet", ["id", "text", "text"]), ("two-ids.parquet", ["id", "id", "text"])]
+    {
+        let schema = arrow_schema::Schema::new(
+            columns.iter().map(|c| Field::new(*c, DataType::Utf8, false)).collect::<Vec<_>>(),
+        );
+        let arrays: Vec<ArrayRef> = if columns[1] == "text" {
+            vec![
+                Arc::new(StringArray::from(ids.clone())),
+                Arc::new(StringArray::from(same.clone())),
+                Arc::new(StringArray::from(texts.clone())),
+            ]
+        } else {
+            vec![
+                Arc::new(StringArray::from(ids.clone())),
+                Arc::new(StringArray::from(vec!["x"; 20])),
+                Arc::new(StringArray::from(texts.clone())),
+            ]
+        };
+        let batch = RecordBatch::try_new(Arc::new(schema), arrays).unwrap();
+        write_parquet(&dir, name, &batch, Compression::UNCOMPRESSED);
+        let column = if name == "two-texts.parquet" { "text" } else { "id" };
+        let run = dir.run(&["dedup", name, "-o", "kept.parquet", "--strict"]);
+        run.code(2);
+        let want = format!("{name}: column \"{column}\" appears 2 times");
+        assert!(run.stderr.contains(&want), "{}", run.stderr);
+        assert!(!dir.path("kept.parquet").exists());
+    }
+}
+
 /// The strings of a column, through a dictionary if it is one (`None`: null).
 /// The only input, unreadable: reported once as a bad file (exit 1, as the docs say), and
 /// `dedup` writes no Parquet output, having no schema to give it.

@@ -152,6 +152,20 @@ impl ParquetRows {
     /// Opens `path` to read the text and id columns of `columns`.
     pub fn open(path: &Path, columns: &Columns) -> Result<ParquetRows, Error> {
         let (name, builder, schema) = view_builder(path)?;
+        // Two columns of one name: which one is the text (or the id) is anyone's guess, and
+        // reading the first silently decided for the user.
+        for (path, shown) in [(&columns.text, &columns.text_name), (&columns.id, &columns.id_name)]
+        {
+            if let Some(count) = repeated(schema.fields(), path) {
+                return Err(bad(
+                    &name,
+                    format_args!(
+                        "column {shown:?} appears {count} times: refusing to guess which one \
+                         to read (rename the others)"
+                    ),
+                ));
+            }
+        }
         let text_type = field_type(schema.fields(), &columns.text).ok_or_else(|| {
             bad(
                 &name,
@@ -237,6 +251,22 @@ fn leaf_names<T>(builder: &parquet::arrow::arrow_reader::ArrowReaderBuilder<T>) 
     let names: Vec<String> =
         builder.parquet_schema().columns().iter().map(|c| c.path().string()).collect();
     names.join(", ")
+}
+
+/// How many fields the last step of `path` (through structs) names, when more than one: at
+/// any step, the fields of that name at that level.
+fn repeated(fields: &Fields, path: &[String]) -> Option<usize> {
+    let (first, rest) = path.split_first()?;
+    let mut named = fields.iter().filter(|f| f.name() == first);
+    let field = named.next()?;
+    let count = 1 + named.count();
+    if count > 1 {
+        return Some(count);
+    }
+    match field.data_type() {
+        DataType::Struct(children) if !rest.is_empty() => repeated(children, rest),
+        _ => None,
+    }
 }
 
 /// The type of the field at `path` (through structs).

@@ -254,3 +254,39 @@ fn signals_remove_temporary_files_and_exit_128_plus_the_signal() {
         assert!(files.is_empty(), "signal {signal} left {files:?}");
     }
 }
+
+/// An existing output the user may not write (mode 444) is refused, as the shell's `>`
+/// would refuse it, where renaming a new file over it needed only the directory's
+/// permission: exit 2, the file as it was, no other output written.
+#[cfg(unix)]
+#[test]
+fn a_read_only_output_is_not_replaced() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Dir::new();
+    dir.write("c.jsonl", include_str!("../../../examples/news.jsonl"));
+    for (flag, name) in
+        [("-o", "kept.jsonl"), ("--removed", "removed.jsonl"), ("--stats", "s.json")]
+    {
+        dir.write(name, "before\n");
+        std::fs::set_permissions(dir.path(name), std::fs::Permissions::from_mode(0o444))
+            .expect("chmod");
+        let mut args = vec!["dedup", "c.jsonl", "-o", "out.jsonl", "--removed", "rm.jsonl"];
+        if flag == "-o" {
+            args[3] = name;
+        } else if flag == "--removed" {
+            args[5] = name;
+        } else {
+            args.extend([flag, name]);
+        }
+        let run = dir.run(&args);
+        run.code(2);
+        assert!(run.stderr.contains(&format!("{name}: not writable (mode 444)")), "{}", run.stderr);
+        assert_eq!(dir.read(name), "before\n", "{flag}");
+        assert!(!dir.path("out.jsonl").exists() && !dir.path("rm.jsonl").exists(), "{flag}");
+        std::fs::set_permissions(dir.path(name), std::fs::Permissions::from_mode(0o644))
+            .expect("chmod");
+    }
+    // Writable, it is replaced as before.
+    dir.run(&["dedup", "c.jsonl", "-o", "kept.jsonl", "-q"]).code(0);
+    assert_ne!(dir.read("kept.jsonl"), "before\n");
+}

@@ -50,6 +50,9 @@ pub enum ErrorKind {
     /// Standard output is an output, but it was closed when the process started
     /// ([`crate::stdout_was_closed`]).
     StdoutClosed,
+    /// An existing output file that the user may not write (the shell's `>` would refuse
+    /// it; renaming over it would not).
+    ReadOnly,
 }
 
 impl Error {

@@ -265,7 +265,12 @@ impl Output {
                 let writer = BufWriter::with_capacity(1 << 16, file);
                 return Ok(Output { kind: Kind::Direct(writer), name });
             }
-            Location::Path { path: target, meta } => (target, meta.map(|m| m.permissions())),
+            Location::Path { path: target, meta } => {
+                if let Some(meta) = &meta {
+                    refuse_read_only(&shown.to_string(), &target, meta)?;
+                }
+                (target, meta.map(|m| m.permissions()))
+            }
         };
         let dir = parent_of(&target);
         let file_name =
@@ -320,6 +325,50 @@ impl Output {
     fn named(&self, e: &io::Error) -> io::Error {
         named_error(&self.name, e)
     }
+}
+
+/// Refuses to replace an existing file this user may not write, as the shell's `>` would
+/// (renaming a new file over it needs only the directory's permission): for root, whom the
+/// shell lets write anything, a file with no write permission for anyone is refused too.
+fn refuse_read_only(shown: &str, target: &Path, meta: &fs::Metadata) -> Result<(), Error> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode();
+        // SAFETY: geteuid only reads the process's credentials.
+        let root = unsafe { libc::geteuid() } == 0;
+        let writable = if root {
+            mode & 0o222 != 0
+        } else {
+            let Ok(c_path) = std::ffi::CString::new(target.as_os_str().as_bytes()) else {
+                return Ok(());
+            };
+            // SAFETY: a NUL-terminated path; access only reads it.
+            unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
+        };
+        if !writable {
+            return Err(Error::msg(
+                ErrorKind::ReadOnly,
+                format!(
+                    "{shown}: not writable (mode {:o}): refusing to replace it; remove it \
+                     first or write elsewhere",
+                    mode & 0o7777
+                ),
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    if meta.permissions().readonly() {
+        return Err(Error::msg(
+            ErrorKind::ReadOnly,
+            format!(
+                "{shown}: read-only: refusing to replace it; remove it first or write elsewhere"
+            ),
+        ));
+    }
+    let _ = target;
+    Ok(())
 }
 
 fn named_error(name: &str, e: &io::Error) -> io::Error {

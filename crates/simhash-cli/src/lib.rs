@@ -44,6 +44,9 @@ where
         let _ = flags::Cli::command().print_help();
         return ExitCode::from(2);
     }
+    if let Some(code) = unknown_subcommand(&args) {
+        return code;
+    }
     let cli = match flags::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
@@ -54,6 +57,55 @@ where
         None => cmd::fork::run(&cli.cluster),
     };
     exit_code(result)
+}
+
+/// A first argument that is neither a subcommand nor a file that exists, and reads as a
+/// word (no `/`, `.` or leading `-`): a mistyped subcommand (`simhash dedupe x.jsonl`), which
+/// the fork's job (no subcommand) would read as an input file that cannot be opened. Exit 2
+/// naming the closest subcommand.
+fn unknown_subcommand(args: &[OsString]) -> Option<ExitCode> {
+    let first = args.get(1)?.to_str()?;
+    let word = !first.is_empty()
+        && !first.starts_with('-')
+        && first.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_');
+    if !word || std::path::Path::new(first).exists() {
+        return None;
+    }
+    let command = flags::Cli::command();
+    let names: Vec<&str> = command.get_subcommands().map(clap::Command::get_name).collect();
+    if first == "help" || names.contains(&first) {
+        return None;
+    }
+    let closest = names
+        .iter()
+        .map(|&n| (edit_distance(first, n), n))
+        .min()
+        .filter(|&(d, n)| d <= 2 || n.starts_with(first) || first.starts_with(n));
+    let hint = closest.map(|(_, n)| format!(" (did you mean `{n}`?)")).unwrap_or_default();
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(
+        stderr,
+        "simhash: `{first}` is not a subcommand{hint}, nor a file that exists\n\
+         subcommands: {}; `simhash --help` for more",
+        names.join(", ")
+    );
+    Some(ExitCode::from(2))
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 fn usage_error(err: &clap::Error) -> ExitCode {

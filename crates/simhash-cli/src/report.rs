@@ -85,6 +85,17 @@ impl Reporter {
         Ok(())
     }
 
+    /// Says, unless quiet, that standard input is about to be read from a terminal (a
+    /// run given no input file would otherwise wait there without a word).
+    pub fn reading_terminal(&mut self) {
+        if !self.quiet && std::io::stdin().is_terminal() {
+            self.print(
+                "reading standard input from the terminal (no input file given): type or \
+                 paste records, then Ctrl-D; Ctrl-C to stop",
+            );
+        }
+    }
+
     /// How many input files were empty.
     pub fn empty_inputs(&self) -> u64 {
         self.empty

@@ -643,6 +643,35 @@ fn a_closed_standard_input_is_refused() {
     assert!(stderr.contains("<stdin>: empty input, no records"), "{stderr}");
 }
 
+/// A mistyped subcommand is named as one, with the closest subcommand, where the fork's job
+/// (no subcommand) read it as an input file that cannot be opened; a file of that name
+/// that exists is still an input.
+#[test]
+fn a_mistyped_subcommand_is_named_as_one() {
+    let dir = Dir::new();
+    dir.write("c.jsonl", NEWS);
+    for (typed, closest) in
+        [("dedupe", Some("dedup")), ("fingerprnt", Some("fingerprint")), ("zzz", None)]
+    {
+        let run = dir.run(&[typed, "c.jsonl"]);
+        run.code(2);
+        assert!(
+            run.stderr.contains(&format!("`{typed}` is not a subcommand")),
+            "{typed}: {}",
+            run.stderr
+        );
+        if let Some(closest) = closest {
+            assert!(run.stderr.contains(&format!("did you mean `{closest}`?")), "{}", run.stderr);
+        }
+        assert!(!run.stderr.contains("cannot open"), "{}", run.stderr);
+    }
+    // A file named like a word is an input of the fork's job, as before.
+    dir.write("dedupe", NEWS);
+    let run = dir.run(&["dedupe", "-q"]);
+    run.code(0);
+    assert!(run.stdout.starts_with("id\thash\tcluster"), "{}", run.stdout);
+}
+
 /// Standard output closed when a run starts (`>&-`) is refused where it is an output (Rust
 /// would put `/dev/null` there and the run would report success with nothing written): exit
 /// 2, naming the flag, nothing created; a run writing only to files does not mind.

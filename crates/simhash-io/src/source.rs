@@ -112,6 +112,11 @@ pub struct Source {
 }
 
 impl Source {
+    /// Whether this is standard input.
+    pub fn is_stdin(&self) -> bool {
+        self.path.is_none()
+    }
+
     /// The input at `path`; `-` is standard input. Nothing is opened yet.
     pub fn new(path: &Path) -> Source {
         if path == Path::new("-") {

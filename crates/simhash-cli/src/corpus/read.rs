@@ -133,6 +133,9 @@ pub fn read(
     options: &ReadOptions,
     reporter: &mut Reporter,
 ) -> anyhow::Result<Corpus> {
+    if sources.iter().any(Source::is_stdin) {
+        reporter.reading_terminal();
+    }
     let threads = options.threads.max(1);
     let stop = AtomicBool::new(false);
     let (raw_tx, raw_rx) = bounded::<RawBatch>(2 * threads);

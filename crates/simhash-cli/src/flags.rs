@@ -16,7 +16,13 @@ Exit codes:
   1  some records were skipped; each was reported as FILE:LINE: what was wrong
   2  error: nothing or not all was written";
 
-/// Near-duplicate detection with simhash fingerprints.
+/// Near-duplicate detection for text: MinHash LSH with exact Jaccard verification (the
+/// default), or 64-bit simhash fingerprints within k bits.
+///
+/// Start with `simhash dedup corpus.jsonl -o kept.jsonl --removed removed.jsonl` (the input
+/// without its near-duplicates, and why each went), `simhash pairs corpus.jsonl` (every
+/// near-duplicate pair) or `simhash explain --input corpus.jsonl ID_A ID_B` (why two records
+/// match or not).
 ///
 /// Without a subcommand, `simhash` runs the OpenMP fork's job with its flags: cluster the
 /// records of --input and write `id<TAB>hash<TAB>cluster` (only records in a cluster of two

@@ -394,6 +394,27 @@ fn a_column_name_given_twice_is_refused() {
     }
 }
 
+/// dedup's output is written in the inputs' format: a name that says the other one is
+/// refused (exit 2, nothing written), where Parquet went into a `.jsonl` name.
+#[test]
+fn an_output_named_for_another_format_is_refused() {
+    let dir = Dir::new();
+    let names = shards(&dir);
+    dir.write("c.jsonl", corpus(30, 2));
+    for (input, output, says) in [
+        (names[0].as_str(), "kept.jsonl", "the inputs are Parquet"),
+        (names[0].as_str(), "kept.tsv", "the inputs are Parquet"),
+        ("c.jsonl", "kept.parquet", "the inputs are lines"),
+    ] {
+        let run = dir.run(&["dedup", input, "-o", output]);
+        run.code(2);
+        assert!(run.stderr.contains(&format!("--output {output}: {says}")), "{}", run.stderr);
+        assert!(!dir.path(output).exists(), "{output}");
+    }
+    dir.run(&["dedup", &names[0], "-o", "kept.parquet", "-q"]).code(0);
+    dir.run(&["dedup", "c.jsonl", "-o", "kept.out", "-q"]).code(0);
+}
+
 /// The strings of a column, through a dictionary if it is one (`None`: null).
 /// The only input, unreadable: reported once as a bad file (exit 1, as the docs say), and
 /// `dedup` writes no Parquet output, having no schema to give it.

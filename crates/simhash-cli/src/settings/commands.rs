@@ -152,6 +152,7 @@ impl DedupSettings {
         if let Some(dir) = &args.output_dir {
             check_output_dir(dir, &args.input, &input.inputs)?;
         }
+        check_output_format(&args.output.output, &input)?;
         let parquet_compression = parquet_compression(&args.parquet, &input, None)?;
         Ok(DedupSettings {
             input,
@@ -247,6 +248,35 @@ fn parquet_compression(
         ));
     }
     Ok(compression)
+}
+
+/// dedup's `--output`: the kept records are written in the inputs' format (Parquet for
+/// Parquet inputs, their lines for the others), so a name that says the other format is
+/// refused (`x.parquet -o kept.jsonl` wrote Parquet under a `.jsonl` name).
+fn check_output_format(output: &Path, input: &Input) -> Result<(), SettingsError> {
+    let Some(ext) = output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase) else {
+        return Ok(());
+    };
+    // A mix of Parquet and other inputs is refused when the run starts (it needs
+    // --output-dir), with its own message.
+    let files = input.inputs.files();
+    let parquet = files.iter().filter(|f| simhash_io::is_parquet(&f.path)).count();
+    let (parquet_in, lines_in) = (parquet > 0 && parquet == files.len(), parquet == 0);
+    let lines = ["jsonl", "json", "ndjson", "tsv", "csv", "txt"];
+    let shown = output.display();
+    if parquet_in && lines.contains(&ext.as_str()) {
+        return Err(SettingsError::OutputFormat(format!(
+            "{shown}: the inputs are Parquet and the kept rows are written as Parquet (the \
+             inputs' schema): name the output .parquet"
+        )));
+    }
+    if lines_in && ext == "parquet" {
+        return Err(SettingsError::OutputFormat(format!(
+            "{shown}: the inputs are lines (JSONL, TSV) and the kept records are written as \
+             their lines, byte for byte: name the output for that format, not .parquet"
+        )));
+    }
+    Ok(())
 }
 
 /// `--output-dir DIR`: not standard input, no two inputs at the same relative path, and DIR

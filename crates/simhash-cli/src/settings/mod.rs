@@ -38,6 +38,9 @@ pub enum SettingsError {
     AnnotateHashes,
     /// `--output-dir` refused: why.
     OutputDir(String),
+    /// `--output`'s name says one format and the records are written in another (the
+    /// inputs').
+    OutputFormat(String),
     /// `--parquet-compression` without a Parquet output: why.
     ParquetCompression(&'static str),
 }
@@ -59,6 +62,7 @@ impl fmt::Display for SettingsError {
                 "--annotate adds JSON fields or Parquet columns: --format hash input has neither",
             ),
             SettingsError::OutputDir(why) => write!(f, "--output-dir: {why}"),
+            SettingsError::OutputFormat(why) => write!(f, "--output {why}"),
             SettingsError::ParquetCompression(why) => {
                 write!(f, "--parquet-compression applies to Parquet output only: {why}")
             }

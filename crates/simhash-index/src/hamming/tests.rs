@@ -187,6 +187,37 @@ proptest! {
     }
 }
 
+/// proptest replays the failures saved for `src/a/b.rs` from `proptest-regressions/a/b.txt`
+/// (its default `FileFailurePersistence::SourceParallel`, `src` holding `lib.rs`): a file
+/// left behind when the tests it holds cases of move is never read again.
+#[test]
+fn saved_proptest_failures_are_where_proptest_reads_them() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let saved = root.join("proptest-regressions");
+    let mut dirs = vec![saved.clone()];
+    let mut files = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let source = root.join("src").join(path.strip_prefix(&saved).unwrap());
+            let source = source.with_extension("rs");
+            assert!(
+                source.is_file(),
+                "{} is read for {}, which does not exist",
+                path.display(),
+                source.display()
+            );
+            files.push(path);
+        }
+    }
+    // This file's own saved cases, among them.
+    assert!(files.contains(&saved.join("hamming").join("tests.txt")), "{files:?}");
+}
+
 #[test]
 fn small_inputs() {
     let tables = Tables::new(6, 3).unwrap();

@@ -185,14 +185,40 @@ mod tests {
         ((index << 40) | (low & ((1 << 40) - 1))).wrapping_mul(inverse)
     }
 
+    /// `common_at_most` as its documentation defines it, counted with sets of bit indices
+    /// instead of bitmaps: the bits both sets set in a bitmap of the smaller size (folding
+    /// keeps an index's low bits), plus the crowded values of the set whose bitmap is not
+    /// folded (the fewer of the two when both are the same size).
+    fn brute_force_bound(a: &[u64], b: &[u64]) -> usize {
+        use std::collections::HashSet;
+        let indices = |set: &[u64], bits: usize| -> HashSet<usize> {
+            set.iter().map(|&x| bit(x, bits)).collect()
+        };
+        let (wa, wb) = (set_bits_words(a.len()), set_bits_words(b.len()));
+        let bits = wa.min(wb) * 64;
+        let both = indices(a, bits).intersection(&indices(b, bits)).count();
+        let crowded_a = a.len() - indices(a, wa * 64).len();
+        let crowded_b = b.len() - indices(b, wb * 64).len();
+        let crowded = match wa.cmp(&wb) {
+            std::cmp::Ordering::Less => crowded_a,
+            std::cmp::Ordering::Greater => crowded_b,
+            std::cmp::Ordering::Equal => crowded_a.min(crowded_b),
+        };
+        both + crowded
+    }
+
     fn bound(a: &[u64], b: &[u64]) -> usize {
         let (mut x, mut y) = (Vec::new(), Vec::new());
         let x = SetBits { crowded: set_bits(a, &mut x), words: &x };
         let y = SetBits { crowded: set_bits(b, &mut y), words: &y };
         assert_eq!(x.words.len(), set_bits_words(a.len()));
+        assert_eq!(y.words.len(), set_bits_words(b.len()));
         let bound = common_at_most(x, y);
-        assert_eq!(bound, common_at_most(y, x), "symmetric");
-        assert_eq!(bound, common_at_most_impl(x, y), "vector instructions or not");
+        let want = brute_force_bound(a, b);
+        assert_eq!(bound, want, "{} and {} values: the brute-force count", a.len(), b.len());
+        assert_eq!(common_at_most(y, x), want, "symmetric");
+        // The portable code, which `common_at_most` skips on a CPU with AVX2 or AVX-512.
+        assert_eq!(common_at_most_impl(x, y), want, "without vector instructions");
         bound
     }
 
@@ -207,9 +233,18 @@ mod tests {
         assert_eq!(bit(crowded(12345), 1 << 24), 12345 % 64);
         let values: [&dyn Fn(u64) -> u64; 2] = [&uniform, &crowded];
         for (v, value) in values.into_iter().enumerate() {
-            for &(na, nb) in
-                &[(0, 0), (0, 5), (1, 1), (3, 40), (50, 50), (300, 280), (700, 900), (2000, 64)]
-            {
+            for &(na, nb) in &[
+                (0, 0),
+                (0, 5),
+                (1, 1),
+                (3, 40),
+                (50, 50),
+                (300, 280),
+                (700, 900),
+                (2000, 64),
+                // Bitmaps of 512 and 1024 words: the larger is folded in several blocks.
+                (1200, 3000),
+            ] {
                 let most = na.min(nb);
                 for common in [0, 1, most / 3, most / 2, most - most / 10, most] {
                     if common > most {
@@ -220,6 +255,8 @@ mod tests {
                     assert_eq!(shared, common);
                     let bound = bound(&a, &b);
                     assert!(bound >= shared, "{na} {nb} {shared} {bound}");
+                    // Never more than the smaller set: its values set a bit or are crowded.
+                    assert!(bound <= most, "{na} {nb} {shared} {bound}");
                     cases += 1;
                     // Uniform sets of fair size: within a few percent of the sets.
                     if v == 0 && most >= 50 && bound <= shared + (na + nb) / 12 {

@@ -1,9 +1,12 @@
 """Inputs of every kind give the same answers; errors are Python exceptions with clear
 messages; Ctrl-C interrupts long calls."""
 
+import contextlib
+import math
 import os
 import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -160,34 +163,64 @@ def test_auto_method_follows_the_cli():
     assert simhash_rs.dedup(TEXTS, method="auto", k=5).method == "simhash"
 
 
-def interrupt_after(seconds):
+#: When the interrupt tests send SIGINT, in seconds after the call starts.
+INTERRUPT_AT = 0.3
+
+
+@contextlib.contextmanager
+def sigint_after(seconds):
+    """Sends this process SIGINT (Ctrl-C) `seconds` from now, from a timer thread. On the
+    way out the timer is cancelled, or its signal handled here, so that a SIGINT never
+    lands in a later test."""
     timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
-    return timer
+    try:
+        yield
+    finally:
+        try:
+            timer.cancel()
+            timer.join()
+            time.sleep(0.1)  # a signal sent but not yet handled is handled by then, here
+        except KeyboardInterrupt:
+            pass  # it came after the call: the test fails on DID NOT RAISE or on its time
+
+
+def seconds_until_interrupted(call):
+    """Runs `call()` with a SIGINT due INTERRUPT_AT seconds in; it must raise
+    KeyboardInterrupt. Returns the seconds it took. (CPython raises a KeyboardInterrupt
+    that came during a call once the call returns, so only the time tells whether the
+    call stopped for it.)"""
+    start = time.monotonic()
+    with sigint_after(INTERRUPT_AT), pytest.raises(KeyboardInterrupt):
+        call()
+    return time.monotonic() - start
 
 
 def test_ctrl_c_interrupts_a_long_sketching_call():
-    texts = ["many words in a long document " * 300] * 60000  # about 560 MB of text
-    timer = interrupt_after(0.3)
-    returned = False
-    with pytest.raises(KeyboardInterrupt):
-        simhash_rs.fingerprints(texts)
-        returned = True
-        time.sleep(30)
-    timer.join()
-    assert not returned, "the call ignored the interrupt, or ended before it (make it longer)"
+    text = "many words in a long document " * 300
+    # Ctrl-C is seen between chunks of CHUNK texts: the call ends with the chunk the signal
+    # lands in. One chunk takes 0.35 s here (2 cores); the input is at least 16 chunks and
+    # 4 s of work, so it ends long after the bound unless it stops for the signal.
+    start = time.monotonic()
+    simhash_rs.fingerprints([text] * simhash_rs.CHUNK)
+    chunk = time.monotonic() - start
+    chunks = max(16, math.ceil(4.0 / chunk))
+    texts = [text] * (chunks * simhash_rs.CHUNK)  # 16 chunks: about 1.2 GB of text
+    bound = INTERRUPT_AT + 2 * chunk + 0.5
+    elapsed = seconds_until_interrupted(lambda: simhash_rs.fingerprints(texts))
+    assert elapsed < bound, (
+        f"the call went on {elapsed:.2f} s, not stopping at the interrupt "
+        f"({chunks} chunks of {chunk:.2f} s; the bound {bound:.2f} s)"
+    )
 
 
 def test_ctrl_c_interrupts_a_long_search():
     rng = np.random.default_rng(1)
     index = simhash_rs.SimhashIndex(k=8, blocks=9)  # one-block prefixes: slow on purpose
     for i, fp in enumerate(rng.integers(0, 2**63, size=400000, dtype=np.int64).tolist()):
-        index.add(i, fp)  # about 8 s of search on two cores
-    timer = interrupt_after(0.3)
-    returned = False
-    with pytest.raises(KeyboardInterrupt):
-        index.find_all()
-        returned = True
-        time.sleep(30)
-    timer.join()
-    assert not returned, "the search ignored the interrupt, or ended before it (make it longer)"
+        index.add(i, fp)
+    # The search checks for signals every 50 ms, so it ends within a few tenths of a second
+    # of the interrupt on any machine; uninterrupted it takes 2.7 to 3.6 s here (2 cores).
+    bound = 1.2
+    elapsed = seconds_until_interrupted(index.find_all)
+    assert elapsed < bound, f"the search went on {elapsed:.2f} s, not stopping at the interrupt"

@@ -1,6 +1,7 @@
 """The persistent index: round trips, the same answers as `simhash index` (either makes
 the index, either reads it), brute force for simhash, errors, and damage."""
 
+import collections
 import os
 import random
 
@@ -629,6 +630,7 @@ def test_interrupts_and_kills_at_random_moments(tmp_path):
     count = 1 + N_CHILD
     rng = random.Random(27)
     runs = [("timer", "SIGINT")] * 5 + [("timer", "SIGKILL")] * 3 + [("commit", "SIGKILL")]
+    seen = collections.Counter()  # outcomes: "SIGINT rolled back", "SIGKILL finished", ...
     for r, (how, sig) in enumerate(runs):
         delay = rng.uniform(0.0, 1.1 * seconds)
         code, out, err = run_child(path, how, sig, N_CHILD, f"r{r}", delay=delay)
@@ -637,14 +639,25 @@ def test_interrupts_and_kills_at_random_moments(tmp_path):
             # Killed, or the add was over before the kill was due.
             finished = code == 0 and out["raised"] is False and now == count + N_CHILD
             assert code == -9 or finished, (how, delay, code, err)
+            seen[f"{sig} {'finished' if finished else 'killed'}"] += 1
         else:
             assert code == 0, err
             if out["raised"]:
                 assert out["committed"] is (now == count + N_CHILD), (delay, out, now)
                 assert out["len"] == now
+                seen[f"{sig} {'committed' if out['committed'] else 'rolled back'}"] += 1
             else:
                 assert now == count + N_CHILD and out["added"] == N_CHILD
+                seen[f"{sig} finished"] += 1
         count = now
+    # Signals landed mid-add, or the checks above checked nothing: with this seed the
+    # delays are 0.07 to 1.05 of an uninterrupted add's time, so 8 of the 9 runs are due
+    # before it ends (7 with some margin), 4 of the 5 SIGINTs (2 of them early on, before
+    # the commit: rolled back).
+    interrupted = sum(n for outcome, n in seen.items() if not outcome.endswith("finished"))
+    assert interrupted >= 6, f"too few runs were interrupted: {dict(seen)}"
+    assert seen["SIGINT rolled back"] + seen["SIGINT committed"] >= 3, f"too few KeyboardInterrupts: {dict(seen)}"
+    assert seen["SIGINT rolled back"] >= 1, f"no interrupt rolled an add back: {dict(seen)}"
     # The index takes adds after all of it.
     ix = simhash_rs.Index.open(path)
     assert ix.add(["last text here"], ["last"]).documents == count + 1

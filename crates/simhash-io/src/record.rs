@@ -77,7 +77,7 @@ pub fn parse_json<'a>(
     Walk { text: Some(&columns.text), id: Some(&columns.id), found: &mut found }
         .deserialize(&mut de)
         .and_then(|()| de.end())
-        .map_err(|e| Problem::new(Reason::InvalidJson, invalid_json(&e)))?;
+        .map_err(|e| Problem::new(Reason::InvalidJson, invalid_json_in(line, &e)))?;
     if let Some(repeat) = found.duplicate {
         return Err(repeat.problem(columns));
     }
@@ -199,6 +199,60 @@ pub(crate) fn utf8(line: &[u8]) -> Result<&str, Problem> {
     })
 }
 
+/// [`invalid_json`], saying what is wrong in the user's terms where serde_json's words
+/// are its parser's: a `\uD800`-`\uDFFF` escape not in a high-low pair is half of a
+/// character (serde_json: "unexpected end of hex escape", "lone leading surrogate").
+fn invalid_json_in(line: &str, e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    if (message.contains("hex escape") || message.contains("surrogate"))
+        && let Some(escape) = lone_surrogate(line)
+    {
+        return format!(
+            "invalid JSON at column {}: the escape {escape} is half of a UTF-16 surrogate pair \
+             with no other half, not a character (text must be valid Unicode: write the \
+             character itself, or both halves \\uD83D\\uDE00)",
+            e.column()
+        );
+    }
+    invalid_json(e)
+}
+
+/// The first `\uXXXX` escape of `line` that is a surrogate not in a high-low pair.
+fn lone_surrogate(line: &str) -> Option<String> {
+    let bytes = line.as_bytes();
+    let escape_at = |i: usize| -> Option<u16> {
+        let hex = bytes.get(i..i + 6)?;
+        if &hex[..2] != b"\\u" {
+            return None;
+        }
+        u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' {
+            if let Some(unit) = escape_at(i) {
+                if (0xD800..0xDC00).contains(&unit) {
+                    if escape_at(i + 6).is_some_and(|low| (0xDC00..0xE000).contains(&low)) {
+                        i += 12;
+                        continue;
+                    }
+                    return Some(line[i..i + 6].to_string());
+                }
+                if (0xDC00..0xE000).contains(&unit) {
+                    return Some(line[i..i + 6].to_string());
+                }
+                i += 6;
+                continue;
+            }
+            // Any other escape: skip the backslash and the escaped character.
+            i += 2;
+            continue;
+        }
+        i += 1;
+    }
+    None
+}
+
 /// serde_json's message, with its position as a column (the line is always 1 here).
 fn invalid_json(e: &serde_json::Error) -> String {
     let message = e.to_string();
@@ -265,7 +319,7 @@ fn string_value(raw: &RawValue) -> Result<Cow<'_, str>, String> {
         }
     }
     let mut de = serde_json::Deserializer::from_str(raw.get());
-    de.deserialize_str(Str).map_err(|e| invalid_json(&e))
+    de.deserialize_str(Str).map_err(|e| invalid_json_in(raw.get(), &e))
 }
 
 #[derive(Default)]
@@ -617,6 +671,29 @@ mod tests {
         parse_json(line.as_bytes(), &Columns::new(text, id))
             .map(|(id, text)| (id.map(|id| id.text.into_owned()), text.into_owned()))
             .map_err(|p| format!("{}: {}", p.reason.key(), p.message))
+    }
+
+    /// A surrogate escape without its other half is named as what it is, not in serde_json's
+    /// parser words; a pair, an escaped backslash before `u`, and other bad escapes keep
+    /// their messages.
+    #[test]
+    fn lone_surrogates_are_named() {
+        for (line, escape) in [
+            (r#"{"text":"bad \ud800 x"}"#, r"\ud800"),
+            (r#"{"text":"low \udc00 first"}"#, r"\udc00"),
+            (r#"{"text":"cut \ud83d"}"#, r"\ud83d"),
+            (r#"{"text":"ok \u00e9 \ud83d\ude00 then \uD801 x"}"#, r"\uD801"),
+            (r#"{"id":"\udfff","text":"in the id"}"#, r"\udfff"),
+        ] {
+            let err = json(line).unwrap_err();
+            assert!(err.contains("invalid JSON at column"), "{err}");
+            assert!(err.contains(&format!("the escape {escape} is half of a UTF-16")), "{err}");
+        }
+        assert_eq!(json(r#"{"text":"pair \ud83d\ude00"}"#).unwrap().1, "pair \u{1f600}");
+        assert_eq!(json(r#"{"text":"not one \\ud800"}"#).unwrap().1, r"not one \ud800");
+        let err = json(r#"{"text":"short \u12"}"#).unwrap_err();
+        assert!(err.contains("invalid escape") || err.contains("hex escape"), "{err}");
+        assert!(!err.contains("surrogate pair"), "{err}");
     }
 
     #[test]

@@ -166,7 +166,8 @@ impl Source {
         let copy =
             file.try_clone().map_err(|e| Error::io("cannot open the input's temporary copy", e))?;
         self.spool = Some(file);
-        Ok(Box::new(Tee { inner: reader, copy: io::BufWriter::with_capacity(1 << 16, copy) }))
+        let copy = io::BufWriter::with_capacity(1 << 16, copy);
+        Ok(Box::new(Tee { inner: reader, copy, of: self.name.clone() }))
     }
 
     /// Opens a regular, uncompressed file for positional reads ([`crate::read_block`]),
@@ -352,19 +353,65 @@ fn sniffed(name: &str, mut reader: Box<dyn Read + Send>) -> Result<Box<dyn Read 
     Ok(Box::new(io::Cursor::new(head[..n].to_vec()).chain(reader)))
 }
 
-/// Copies what it reads to a file (standard input's spool).
-struct Tee<R> {
+/// Copies what it reads to a file (standard input's spool). A failure to write the copy
+/// (a full TMPDIR) names the copy and where it is, not the input: the input read fine.
+struct Tee<R, W> {
     inner: R,
-    copy: io::BufWriter<File>,
+    copy: W,
+    /// The input's name, for messages.
+    of: String,
 }
 
-impl<R: Read> Read for Tee<R> {
+impl<R: Read, W: Write> Read for Tee<R, W> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.copy.write_all(&buf[..n])?;
-        if n == 0 {
-            self.copy.flush()?;
-        }
+        let written = self
+            .copy
+            .write_all(&buf[..n])
+            .and_then(|()| if n == 0 { self.copy.flush() } else { Ok(()) });
+        written.map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot write the temporary copy of {} in {} (TMPDIR; set it to a directory \
+                     with room): {e}",
+                    self.of,
+                    std::env::temp_dir().display()
+                ),
+            )
+        })?;
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer that fails as a full disk does.
+    struct Full;
+
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from_raw_os_error(28))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A full TMPDIR while standard input is copied names the copy and TMPDIR, not the
+    /// input (which read fine), and keeps the cause.
+    #[test]
+    fn a_full_tmpdir_names_the_copy() {
+        let mut tee = Tee { inner: &b"a line\n"[..], copy: Full, of: "<stdin>".into() };
+        let err = tee.read(&mut [0; 16]).unwrap_err();
+        let message = err.to_string();
+        assert!(message.starts_with("cannot write the temporary copy of <stdin> in "), "{message}");
+        assert!(message.contains("(TMPDIR; set it to a directory with room)"), "{message}");
+        assert!(message.contains("No space left on device"), "{message}");
+        // Nothing to copy, nothing to fail.
+        let mut tee = Tee { inner: &b""[..], copy: Vec::new(), of: "<stdin>".into() };
+        assert_eq!(tee.read(&mut [0; 16]).unwrap(), 0);
     }
 }

@@ -129,7 +129,7 @@ fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "simhash: {err:#}");
+            let _ = writeln!(stderr, "simhash: {}", simhash_io::printable(&format!("{err:#}")));
             ExitCode::from(2)
         }
     }

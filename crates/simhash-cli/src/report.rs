@@ -65,7 +65,7 @@ impl Reporter {
     fn print(&self, message: &str) {
         let print = || {
             let mut err = std::io::stderr().lock();
-            let _ = writeln!(err, "simhash: {message}");
+            let _ = writeln!(err, "simhash: {}", simhash_io::printable(message));
         };
         match &self.bar {
             Some(bar) => bar.suspend(print),

@@ -672,6 +672,20 @@ fn a_mistyped_subcommand_is_named_as_one() {
     assert!(run.stdout.starts_with("id\thash\tcluster"), "{}", run.stdout);
 }
 
+/// File names are printed escaped, as ids are: a terminal escape in a name is never sent to
+/// the terminal raw (problems, errors).
+#[test]
+fn file_names_in_messages_are_escaped() {
+    let dir = Dir::new();
+    let evil = "evil\u{1b}[2Jname.jsonl";
+    dir.write(evil, format!("{NEWS}{{\"text\":1}}\n"));
+    for args in [vec!["dedup", evil, "-o", "k.jsonl"], vec!["dedup", "no\u{1b}[31mne.jsonl"]] {
+        let run = dir.run(&args);
+        assert!(!run.stderr.contains('\u{1b}'), "{args:?}: {:?}", run.stderr);
+        assert!(run.stderr.contains("\\u{1b}["), "{args:?}: {}", run.stderr);
+    }
+}
+
 /// Standard output closed when a run starts (`>&-`) is refused where it is an output (Rust
 /// would put `/dev/null` there and the run would report success with nothing written): exit
 /// 2, naming the flag, nothing created; a run writing only to files does not mind.

@@ -64,7 +64,12 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            let _ = writeln!(std::io::stderr().lock(), "simhash-dist: {err:#}");
+            let message = format!("{err:#}");
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "simhash-dist: {}",
+                simhash_io::printable(&message)
+            );
             ExitCode::from(2)
         }
     }
@@ -147,7 +152,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Err(messages) => {
             let mut err = std::io::stderr().lock();
             for message in &messages {
-                let _ = writeln!(err, "simhash-dist: {message}");
+                let _ = writeln!(err, "simhash-dist: {}", simhash_io::printable(message));
             }
             return Ok(ExitCode::from(2));
         }
@@ -325,7 +330,7 @@ fn install_failure_handlers() {
             format!("a worker failed ({what}{at}): the job failed, rerun it")
         };
         remove_pending();
-        let _ = writeln!(std::io::stderr().lock(), "simhash-dist: {why}");
+        let _ = writeln!(std::io::stderr().lock(), "simhash-dist: {}", simhash_io::printable(&why));
         #[allow(clippy::exit)]
         std::process::exit(2);
     }));

@@ -127,7 +127,7 @@ pub use crate::parquet::{
 };
 pub use crate::parquet_compression::{ParquetCompression, UnknownParquetCompression};
 pub use crate::paths::{WritePlan, begin_run, check_paths, register_inputs, resolve};
-pub use crate::problem::{Located, Problem, Reason};
+pub use crate::problem::{Located, Problem, Reason, printable};
 pub use crate::process::peak_memory;
 pub use crate::record::{
     Body, Columns, Id, IdValue, Parser, Record, check_id, is_hash_header, json_fields, json_id,

@@ -137,3 +137,26 @@ impl fmt::Display for Located<'_> {
         write!(f, "{}:{}: {}", self.file, self.line, self.problem.message)
     }
 }
+
+/// `message` safe to print on a terminal: control characters (an escape sequence in a file
+/// name, a line break in a path) written as Rust escapes (`\u{1b}`, `\n`), as ids already
+/// are in messages; everything else as it is.
+///
+/// ```
+/// assert_eq!(simhash_io::printable("in.jsonl:3: bad"), "in.jsonl:3: bad");
+/// assert_eq!(simhash_io::printable("x\u{1b}[2Jy.jsonl: cannot open"), "x\\u{1b}[2Jy.jsonl: cannot open");
+/// ```
+pub fn printable(message: &str) -> std::borrow::Cow<'_, str> {
+    if !message.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(message);
+    }
+    let mut out = String::with_capacity(message.len() + 8);
+    for c in message.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}

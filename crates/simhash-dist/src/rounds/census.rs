@@ -75,10 +75,12 @@ pub(crate) fn run(
     if me == 0 {
         let mut err = std::io::stderr().lock();
         for (pos, line, message) in &bad {
-            let _ = writeln!(err, "simhash-dist: {}", located(plan, *pos, *line, message));
+            let message = located(plan, *pos, *line, message);
+            let _ = writeln!(err, "simhash-dist: {}", simhash_io::printable(&message));
         }
         for name in &empty {
-            let _ = writeln!(err, "simhash-dist: {name}: empty input, no records");
+            let message = format!("{name}: empty input, no records");
+            let _ = writeln!(err, "simhash-dist: {}", simhash_io::printable(&message));
         }
     }
     Ok(Census {

@@ -105,27 +105,66 @@ impl Job {
     /// index, `--quiet` (what it prints of itself) or the fault-injection hooks of tests.
     fn agreement(&self) -> Vec<(String, String)> {
         let Reading { parser, fingerprinter, spool, .. } = &self.reading;
-        let fingerprinter = fingerprinter.as_ref().map(|f| (f.preset().name(), f.window()));
+        // Each value as the flags that set it are written (never Rust's Debug).
+        let fingerprinter = fingerprinter.as_ref().map_or_else(
+            || "none (hashes read)".to_owned(),
+            |f| format!("--preset {} --window {}", f.preset().name(), f.window()),
+        );
         // The sketcher follows from the matching (and the command).
         let matching = match &self.matching {
-            Matching::Simhash { distance, blocks } => format!("simhash -k {distance} {blocks:?}"),
+            Matching::Simhash { distance, blocks } => {
+                format!("--method simhash -k {distance} --blocks {blocks}")
+            }
             Matching::Minhash { jaccard, sketcher, templates } => {
                 let banding = sketcher.banding();
+                let keys = match sketcher.band_keys() {
+                    simhash_index::lsh::BandKeyWidth::Auto => "auto",
+                    simhash_index::lsh::BandKeyWidth::Bits32 => "32",
+                    simhash_index::lsh::BandKeyWidth::Bits64 => "64",
+                    _ => "another width",
+                };
                 format!(
-                    "minhash --jaccard {jaccard} --templates {templates}, {} permutations in {} bands of {} rows, {:?} \
-                     band keys",
+                    "--method minhash --jaccard {jaccard} --templates {templates} --num-perm {} \
+                     ({} bands of {} rows) --band-key-bits {keys}",
                     sketcher.minhasher().num_perm(),
                     banding.bands,
                     banding.rows,
-                    sketcher.band_keys(),
                 )
             }
         };
+        let mode = match self.mode {
+            Mode::Pairs => "pairs".to_owned(),
+            Mode::Cluster { singletons } => {
+                if singletons {
+                    "cluster --singletons".to_owned()
+                } else {
+                    "cluster".to_owned()
+                }
+            }
+            Mode::Dedup { keep } => {
+                let keep =
+                    clap::ValueEnum::to_possible_value(&keep).map(|v| v.get_name().to_owned());
+                format!("dedup --keep {}", keep.unwrap_or_default())
+            }
+        };
+        let path =
+            |p: &std::path::Path| simhash_io::printable(&p.display().to_string()).into_owned();
+        let given = |p: &Option<PathBuf>| p.as_deref().map_or_else(|| "not given".to_owned(), path);
+        let inputs = self.paths.iter().map(|p| path(p)).collect::<Vec<_>>().join(" ");
+        let parser = match parser {
+            simhash_io::Parser::Json(columns) => format!(
+                "--format json --text-column {} --id-column {}",
+                columns.text_name(),
+                columns.id_name()
+            ),
+            simhash_io::Parser::Hash => "--format hash".to_owned(),
+            simhash_io::Parser::CppHash => "simhash-cpp's hashes".to_owned(),
+        };
         let settings: [(&str, String); 13] = [
-            ("the command and its mode (--keep, --singletons)", format!("{:?}", self.mode)),
-            ("the inputs", format!("{:?}", self.paths)),
-            ("the input format and columns (--format, --text, --id)", format!("{parser:?}")),
-            ("the fingerprinter (--preset, --window)", format!("{fingerprinter:?}")),
+            ("the command and its mode (--keep, --singletons)", mode),
+            ("the inputs", inputs),
+            ("the input format and columns (--format, --text, --id)", parser),
+            ("the fingerprinter (--preset, --window)", fingerprinter),
             (
                 "the matching (--method, -k, --blocks, --jaccard, --lsh-threshold, --num-perm, \
                  --band-key-bits)",
@@ -134,11 +173,11 @@ impl Job {
             ("the second pass over standard input", spool.to_string()),
             ("--max-record-bytes", self.max_record_bytes.to_string()),
             ("--strict", self.strict.to_string()),
-            ("--output", self.output.display().to_string()),
-            ("--output-dir", format!("{:?}", self.output_dir)),
-            ("--removed", format!("{:?}", self.removed)),
+            ("--output", path(&self.output)),
+            ("--output-dir", given(&self.output_dir)),
+            ("--removed", given(&self.removed)),
             ("--parquet-compression", self.parquet_compression.to_string()),
-            ("--stats", format!("{:?}", self.stats)),
+            ("--stats", given(&self.stats)),
         ];
         let mut all: Vec<(String, String)> =
             settings.into_iter().map(|(name, value)| (name.to_owned(), value)).collect();

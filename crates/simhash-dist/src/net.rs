@@ -78,6 +78,21 @@ fn connect_earlier(
         stream
             .write_all(&hello(me, processes, threads))
             .with_context(|| format!("process {me}: cannot greet process {i} at {address}"))?;
+        // Its answer: both ends check -n and -w, so that every process names a mismatch
+        // (not only the one that accepted, the other seeing its connection reset).
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let [magic, _, n, t] = read_hello(&mut stream)
+            .with_context(|| format!("process {me}: no answer from process {i} at {address}"))?;
+        stream.set_read_timeout(None)?;
+        anyhow::ensure!(
+            magic == MAGIC,
+            "process {me}: {address} (process {i}) is not a simhash-dist process"
+        );
+        anyhow::ensure!(
+            n as usize == processes && t as usize == threads,
+            "process {me}: process {i} runs -n {n} -w {t}, this one -n {processes} -w \
+             {threads}: every process must have the same -n and -w"
+        );
         streams[i] = Some(stream);
     }
     Ok(())
@@ -102,6 +117,10 @@ fn accept_later(
                 let [magic, index, n, t] = read_hello(&mut stream)
                     .with_context(|| format!("process {me}: no greeting from {from}"))?;
                 stream.set_read_timeout(None)?;
+                // The answer, before any check, so that the other end can name a mismatch.
+                if magic == MAGIC {
+                    let _ = stream.write_all(&hello(me, processes, threads));
+                }
                 anyhow::ensure!(
                     magic == MAGIC,
                     "process {me}: {from} is not a simhash-dist process"

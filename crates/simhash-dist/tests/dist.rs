@@ -247,6 +247,21 @@ fn processes_started_with_different_settings_are_refused_alike() {
         (pairs.to_vec(), vec!["dedup", &input, "-q", "-o", &got], "the command"),
         (pairs.to_vec(), with(&["--preset", "moz", "--method", "minhash"]), "the fingerprinter"),
         (pairs.to_vec(), with(&["--strict"]), "--strict"),
+        (
+            vec!["dedup", &input, "-q", "-o", &got],
+            vec!["dedup", &input, "-q", "-o", &got, "--removed", "rm.jsonl"],
+            "--removed is not given on process 0 and rm.jsonl on process 1",
+        ),
+        (
+            pairs.to_vec(),
+            with(&["--text-column", "body"]),
+            "--format json --text-column body --id-column id on process 1",
+        ),
+        (
+            pairs.to_vec(),
+            vec!["dedup", &input, "-q", "-o", &got, "--keep", "longest"],
+            "dedup --keep longest on process 1",
+        ),
     ];
     for (zero, one, name) in &cases {
         let outs = dist_each(&dir, 1, &[zero.clone(), one.clone()]);
@@ -256,6 +271,10 @@ fn processes_started_with_different_settings_are_refused_alike() {
             assert!(err.contains("started with different settings"), "{one:?}: {err}");
             assert!(err.contains(name), "{one:?}: {name:?} not named in {err}");
             assert!(!err.contains("panicked"), "{one:?}: {err}");
+            // The flags as a user typed them, never Rust's Debug.
+            for debug in ["Some(", "None", "Json(", "Columns {", "Dedup {", "\"]"] {
+                assert!(!err.contains(debug), "{one:?}: {debug} in {err}");
+            }
         }
         assert!(!dir.path("got.tsv").exists() && !dir.path("stats.json").exists(), "{one:?}");
     }
@@ -369,9 +388,12 @@ fn processes_with_different_shapes_refuse_to_run() {
         .collect();
     let outs: Vec<Output> =
         children.into_iter().map(|c| wait(c, Duration::from_secs(60))).collect();
-    assert_eq!(outs[0].status.code(), Some(2));
-    assert!(stderr(&outs[0]).contains("must have the same -n and -w"), "{}", stderr(&outs[0]));
-    assert!(!outs[1].status.success());
+    // Every process names the mismatch (the one that connected once saw only its
+    // connection reset).
+    for (p, out) in outs.iter().enumerate() {
+        assert_eq!(out.status.code(), Some(2), "process {p}: {}", stderr(out));
+        assert!(stderr(out).contains("must have the same -n and -w"), "{p}: {}", stderr(out));
+    }
     assert!(!dir.path("out.tsv").exists());
 }
 

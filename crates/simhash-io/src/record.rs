@@ -34,6 +34,16 @@ pub struct Columns {
 }
 
 impl Columns {
+    /// The text's field, as given (`meta.body`).
+    pub fn text_name(&self) -> &str {
+        &self.text_name
+    }
+
+    /// The id's field, as given.
+    pub fn id_name(&self) -> &str {
+        &self.id_name
+    }
+
     /// Dotted paths: `meta.body` is the field `body` of the object in field `meta`.
     pub fn new(text: &str, id: &str) -> Columns {
         Columns {

@@ -24,6 +24,8 @@ if [ -z "${SIMHASH_BIN:-}" ]; then
 fi
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
+# Absolute: the browser is given file:// URLs of the files in it.
+out=$(cd "$out" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

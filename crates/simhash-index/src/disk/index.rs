@@ -1,14 +1,16 @@
 //! [`DiskIndex`]: a committed state of an on-disk index, open for queries.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 use simhash_core::Fingerprint;
 
 use super::manifest::{self, Contents, MANIFEST, Manifest};
-use super::segment::{KIND_MINHASH, KIND_SIMHASH, Segment, Shape};
+use super::segment::{KIND_MINHASH, KIND_SIMHASH, Segment, Shape, Source};
 use super::{DiskError, DiskErrorKind, Settings};
 use crate::lsh::JaccardHit;
+use crate::lsh::small::{PROBE_MAX, SmallSets};
 use crate::lsh::{DocSketch, Prepared, Relation, Templates};
 use crate::{Hit, Tables};
 
@@ -25,7 +27,37 @@ pub struct DiskIndex {
     manifest: Manifest,
     parts: Vec<Part>,
     method: Method,
+    /// The prefix index of the small documents, made at the first short query that
+    /// would meet a flood in the band buckets ([`SmallDocs`]); none when the index has too
+    /// few small documents to need one.
+    small: OnceLock<Option<SmallDocs>>,
 }
+
+/// An exact search among the index's small documents (at most
+/// [`SmallSets::index_max`] shingles), for short queries: the same prefix filter the
+/// in-memory engine turns to when short documents sharing a phrase flood its band buckets
+/// (see `lsh::small`). Without it, each short query against an index of `N` such documents
+/// read and verified about `N / 10` band candidates, none of which matched: `M` queries cost
+/// `M × N / 10` reads (40,000 against 200,000: minutes, where the same records in memory
+/// take seconds). The answers are the band buckets' exactly: of the documents whose
+/// prefix meets the query's, those that share a band key with it and verify.
+struct SmallDocs {
+    sets: SmallSets,
+    /// The document number of each ordinal of `sets`, ascending.
+    docs: Vec<u64>,
+}
+
+impl std::fmt::Debug for SmallDocs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmallDocs").field("docs", &self.docs.len()).finish_non_exhaustive()
+    }
+}
+
+/// Band candidates of a short query above which it is answered from the [`SmallDocs`].
+const SMALL_FLOOD: usize = if cfg!(test) { 4 } else { 4096 };
+
+/// Small documents an index needs before a [`SmallDocs`] is made for it.
+const SMALL_MIN: usize = if cfg!(test) { 4 } else { 2048 };
 
 #[derive(Debug)]
 struct Part {
@@ -174,7 +206,7 @@ impl DiskIndex {
             parts.push(Part { segment, base });
             base += entry.docs;
         }
-        Ok(DiskIndex { dir: dir.to_path_buf(), manifest, parts, method })
+        Ok(DiskIndex { dir: dir.to_path_buf(), manifest, parts, method, small: OnceLock::new() })
     }
 
     /// The index's id (128 random bits, made with the index, in the manifest and in every
@@ -334,6 +366,102 @@ impl DiskIndex {
         matches!(self.method, Method::MinHash { tokens: true, .. })
     }
 
+    /// Whether short queries have been answered from the prefix index of the small
+    /// documents (for tests).
+    #[cfg(test)]
+    pub(crate) fn used_small_docs(&self) -> bool {
+        self.small.get().is_some_and(Option::is_some)
+    }
+
+    /// The [`SmallDocs`], made at the first call (none when the index has too few small
+    /// documents, or its threshold lets sets match with no shingle in common).
+    fn small_docs(&self) -> Result<Option<&SmallDocs>, DiskError> {
+        if let Some(small) = self.small.get() {
+            return Ok(small.as_ref());
+        }
+        let made = self.make_small_docs()?;
+        // Two threads may make it at once: the first one set is kept (both are the same).
+        Ok(self.small.get_or_init(|| made).as_ref())
+    }
+
+    /// Reads every document's set once and indexes the prefixes of those of at most
+    /// [`SmallSets::index_max`] shingles, in document order.
+    fn make_small_docs(&self) -> Result<Option<SmallDocs>, DiskError> {
+        let (threshold, ..) = self.minhash()?;
+        let Some(index_max) =
+            SmallSets::of_sets(std::iter::empty(), threshold).map(|empty| empty.index_max())
+        else {
+            return Ok(None);
+        };
+        let stored_tokens = self.has_tokens();
+        let (mut flat, mut ends, mut docs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut payload = Vec::new();
+        for part in &self.parts {
+            for d in 0..part.segment.docs() {
+                part.segment.read_payload(d, &mut payload)?;
+                let set = if stored_tokens { payload::set(&payload) } else { &payload[..] };
+                if (1..=index_max).contains(&set.len()) {
+                    flat.extend_from_slice(set);
+                    ends.push(flat.len());
+                    docs.push(part.base + d as u64);
+                }
+            }
+        }
+        if docs.len() < SMALL_MIN {
+            return Ok(None);
+        }
+        let set_of = |i: usize| &flat[if i == 0 { 0 } else { ends[i - 1] }..ends[i]];
+        let Some(mut sets) = SmallSets::of_sets((0..docs.len()).map(set_of), threshold) else {
+            return Ok(None);
+        };
+        let mut scratch = Vec::new();
+        for i in 0..docs.len() {
+            let ordinal = u32::try_from(i).map_err(|_| {
+                DiskError::invalid("more small documents than a prefix index holds")
+            })?;
+            sets.insert(set_of(i), ordinal, &mut scratch)
+                .map_err(|e| DiskError::invalid(e.to_string()))?;
+        }
+        Ok(Some(SmallDocs { sets, docs }))
+    }
+
+    /// [`search_sketch`](DiskIndex::search_sketch) of a short query through the
+    /// [`SmallDocs`]: the documents whose prefix meets the query's, in document order,
+    /// kept when they share a band key with it (as the band buckets find them) and verify.
+    fn search_small(
+        &self,
+        small: &SmallDocs,
+        sketch: &DocSketch,
+        keys: &[u64],
+        stop: &mut Stop<'_>,
+        hits: &mut Vec<JaccardHit<u64>>,
+    ) -> Result<(), DiskError> {
+        let (threshold, ..) = self.minhash()?;
+        let stored_tokens = self.has_tokens();
+        let (mut scratch, mut ordinals, mut payload) = (Vec::new(), Vec::new(), Vec::new());
+        small.sets.candidates(sketch.set(), 0, true, &mut scratch, &mut ordinals);
+        for &ordinal in &ordinals {
+            let id = small.docs[ordinal as usize];
+            let part = &self.parts[self.parts.partition_point(|p| p.base <= id) - 1];
+            part.segment.read_payload((id - part.base) as usize, &mut payload)?;
+            let stored = if stored_tokens { payload::set(&payload) } else { &payload[..] };
+            let jaccard = simhash_core::jaccard(stored, sketch.set());
+            if jaccard < threshold {
+                continue;
+            }
+            if !shares_band(&part.segment, (id - part.base) as u32, keys)? {
+                continue;
+            }
+            if stop(id, &payload)? {
+                hits.clear();
+                hits.push(JaccardHit { id, jaccard });
+                return Ok(());
+            }
+            hits.push(JaccardHit { id, jaccard });
+        }
+        Ok(())
+    }
+
     /// [`query_sketch`](DiskIndex::query_sketch) of each sketch (none for a document
     /// without features, which matches nothing), in parallel on rayon's current pool; the
     /// answers are in input order.
@@ -359,6 +487,24 @@ impl DiskIndex {
         let (threshold, bands, key_bits) = self.minhash()?;
         let stored_tokens = self.has_tokens();
         let keys = stored_keys(sketch, bands, key_bits)?;
+        // A short query that would meet a flood in the band buckets: the same answer from
+        // the prefix index of the small documents.
+        if (1..=PROBE_MAX).contains(&sketch.set().len()) {
+            let mut flood = 0usize;
+            'count: for part in &self.parts {
+                for (c, &key) in keys.iter().enumerate() {
+                    flood += part.segment.column_range(c, key, key)?.len();
+                    if flood > SMALL_FLOOD {
+                        break 'count;
+                    }
+                }
+            }
+            if flood > SMALL_FLOOD
+                && let Some(small) = self.small_docs()?
+            {
+                return self.search_small(small, sketch, &keys, stop, hits);
+            }
+        }
         let (mut candidates, mut set) = (Vec::new(), Vec::new());
         for part in &self.parts {
             let seg = &part.segment;
@@ -562,6 +708,28 @@ impl Part {
 }
 
 /// A sketch's band keys as an index of `bands` bands and `key_bits`-bit keys stores them.
+/// Whether document `doc` of `segment` has one of `keys` (one per column) in its column:
+/// the column's entries are sorted by `(key, doc)`, so it is found by binary search in
+/// the key's run.
+fn shares_band(segment: &Segment, doc: u32, keys: &[u64]) -> Result<bool, DiskError> {
+    for (c, &key) in keys.iter().enumerate() {
+        let range = segment.column_range(c, key, key)?;
+        let (mut lo, mut hi) = (range.start, range.end);
+        while lo < hi {
+            let mid = usize::midpoint(lo, hi);
+            if segment.column_doc(c, mid)? < doc {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo < range.end && segment.column_doc(c, lo)? == doc {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 pub(crate) fn stored_keys(
     sketch: &DocSketch,
     bands: usize,

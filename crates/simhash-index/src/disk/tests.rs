@@ -872,3 +872,55 @@ fn indexes_of_format_1_are_read_and_upgraded() {
         assert_eq!(answers(dir.path()), want, "{fixture}, compacted");
     }
 }
+
+/// A flood of short documents sharing a phrase, with longer documents (more shingles than
+/// a short query, fewer than the largest that can still match one) and copies among them:
+/// short queries go through the prefix index of the small documents and find exactly
+/// what brute force finds (a shared band key and the threshold), in document order, and
+/// the first that a stop accepts, as the band buckets did.
+#[test]
+fn short_queries_against_a_flood_equal_brute_force() {
+    let t = 0.5;
+    let sk = sketcher(8, 2);
+    let settings = minhash_settings(8, 2, t);
+    let mut rng = Rng(77);
+    let phrase: Vec<u64> = (0..4).map(|i| 1000 + i).collect();
+    let short = |rng: &mut Rng| -> Vec<u64> {
+        let mut set = phrase.clone();
+        set.extend((0..2).map(|_| 10_000 + rng.below(60)));
+        set
+    };
+    let mut indexed: Vec<Option<DocSketch>> = Vec::new();
+    let mut queries: Vec<DocSketch> = Vec::new();
+    for i in 0..240 {
+        indexed.push(sk.sketch_shingles(short(&mut rng)));
+        if i % 8 == 0 {
+            // A query of 32 shingles and an indexed document of 40 that holds it (0.8).
+            let base: Vec<u64> = (0..32).map(|_| 50_000 + rng.below(1 << 20)).collect();
+            let mut longer = base.clone();
+            longer.extend((0..8).map(|_| 90_000_000 + rng.below(1 << 20)));
+            indexed.push(sk.sketch_shingles(longer));
+            queries.push(sk.sketch_shingles(base).unwrap());
+        }
+        if i % 5 == 0 {
+            indexed.push(None);
+        }
+    }
+    for _ in 0..60 {
+        queries.push(sk.sketch_shingles(short(&mut rng)).unwrap());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let docs = ids("f", &indexed);
+    let n = docs.len();
+    add_commits(dir.path(), &settings, &docs, &[n / 3, n - n / 3], 3000, add_sketch);
+    let index = DiskIndex::open(dir.path()).unwrap();
+    let mut longer_found = 0;
+    for (q, query) in queries.iter().enumerate() {
+        let expected = brute_minhash(&indexed, query, t);
+        longer_found += usize::from(query.set().len() == 32 && !expected.is_empty());
+        assert_eq!(index.query_sketch(query).unwrap(), expected, "query {q}");
+        assert_eq!(index.first_sketch(query).unwrap(), expected.first().cloned(), "query {q}");
+    }
+    assert!(longer_found >= 20, "{longer_found} long documents found by short queries");
+    assert!(index.used_small_docs(), "the prefix index was used");
+}

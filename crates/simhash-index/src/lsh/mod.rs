@@ -173,7 +173,7 @@ mod relation;
 mod scan;
 mod sink;
 mod sketch;
-mod small;
+pub(crate) mod small;
 mod store;
 mod walk;
 

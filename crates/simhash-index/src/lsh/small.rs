@@ -150,6 +150,31 @@ pub(crate) struct SmallSets {
     links: Vec<(u32, u32)>,
 }
 
+/// The largest set that can reach `threshold` with one of [`PROBE_MAX`] shingles, and per
+/// set size up to it the length of its prefix; none when sets can match with no shingle in
+/// common (no prefix filter then).
+fn prefix_lengths(threshold: f64) -> Option<(usize, Vec<usize>)> {
+    let mut index_max = PROBE_MAX;
+    while simhash_core::jaccard_min_common(PROBE_MAX, index_max + 1, threshold).is_some() {
+        index_max += 1;
+    }
+    // A set of `len` shingles shares at least `fewest` with any set that reaches the
+    // threshold with it: the fewest over the other's size (a larger other needs more, so
+    // sizes up to `len` are enough).
+    let mut prefix_len = vec![0; index_max + 1];
+    for (len, prefix) in prefix_len.iter_mut().enumerate().skip(1) {
+        let fewest = (1..=len)
+            .filter_map(|other| simhash_core::jaccard_min_common(len, other, threshold))
+            .min();
+        match fewest {
+            Some(0) => return None,
+            Some(fewest) => *prefix = len - fewest + 1,
+            None => *prefix = 0,
+        }
+    }
+    Some((index_max, prefix_len))
+}
+
 impl SmallSets {
     /// The index for the component of `docs` (its documents' sets counted, none kept
     /// yet), or none when it has too few small sets to need one or the threshold lets
@@ -176,25 +201,9 @@ impl SmallSets {
         if small.into_iter().sum::<Result<usize, EngineError>>()? < MIN_COMPONENT {
             return Ok(None);
         }
-        // The largest set that can reach the threshold with one of PROBE_MAX shingles.
-        let mut index_max = PROBE_MAX;
-        while simhash_core::jaccard_min_common(PROBE_MAX, index_max + 1, threshold).is_some() {
-            index_max += 1;
-        }
-        // A set of `len` shingles shares at least `fewest` with any set that reaches the
-        // threshold with it: the fewest over the other's size (a larger other needs
-        // more, so sizes up to `len` are enough).
-        let mut prefix_len = vec![0; index_max + 1];
-        for (len, prefix) in prefix_len.iter_mut().enumerate().skip(1) {
-            let fewest = (1..=len)
-                .filter_map(|other| simhash_core::jaccard_min_common(len, other, threshold))
-                .min();
-            match fewest {
-                Some(0) => return Ok(None),
-                Some(fewest) => *prefix = len - fewest + 1,
-                None => *prefix = 0,
-            }
-        }
+        let Some((index_max, prefix_len)) = prefix_lengths(threshold) else {
+            return Ok(None);
+        };
         // Each shingle's count among the sets that can be indexed or looked up.
         let counted: Vec<Result<Map<u32>, EngineError>> = docs
             .par_chunks(4096)
@@ -226,6 +235,39 @@ impl SmallSets {
             heads: [Map::default(), Map::default()],
             links: Vec::new(),
         }))
+    }
+
+    /// The index for `sets` (the sets of [`index_max`] shingles or fewer that will be
+    /// inserted, counted here for the shingles' order; none inserted yet), or none when
+    /// the threshold lets sets match with no shingle in common. What the on-disk index
+    /// builds over its small documents for queries that would meet a flood in its band
+    /// buckets.
+    pub(crate) fn of_sets<'a>(
+        sets: impl IntoIterator<Item = &'a [u64]>,
+        threshold: f64,
+    ) -> Option<SmallSets> {
+        let (index_max, prefix_len) = prefix_lengths(threshold)?;
+        let mut counts: Map<u32> = Map::default();
+        for set in sets {
+            if set.len() <= index_max {
+                for &shingle in set {
+                    *counts.entry(shingle).or_insert(0) += 1;
+                }
+            }
+        }
+        Some(SmallSets {
+            prefix_len,
+            index_max,
+            counts,
+            heads: [Map::default(), Map::default()],
+            links: Vec::new(),
+        })
+    }
+
+    /// The largest set indexed: the largest that can reach the threshold with a set of
+    /// [`PROBE_MAX`] shingles.
+    pub(crate) fn index_max(&self) -> usize {
+        self.index_max
     }
 
     /// Where the candidates of a set of `len` shingles are found: a small set's only here

@@ -81,20 +81,30 @@ fn connect_earlier(
         // Its answer: both ends check -n and -w, so that every process names a mismatch
         // (not only the one that accepted, the other seeing its connection reset).
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-        let [magic, _, n, t] = read_hello(&mut stream)
+        let answer = read_hello(&mut stream)
             .with_context(|| format!("process {me}: no answer from process {i} at {address}"))?;
         stream.set_read_timeout(None)?;
-        anyhow::ensure!(
-            magic == MAGIC,
-            "process {me}: {address} (process {i}) is not a simhash-dist process"
-        );
-        anyhow::ensure!(
-            n as usize == processes && t as usize == threads,
-            "process {me}: process {i} runs -n {n} -w {t}, this one -n {processes} -w \
-             {threads}: every process must have the same -n and -w"
-        );
+        check_hello(me, &format!("{address} (process {i})"), answer, processes, threads)?;
         streams[i] = Some(stream);
     }
+    Ok(())
+}
+
+/// Checks another process's greeting `[magic, its index, its -n, its -w]`, from `peer` (for
+/// the message), against this one's shape.
+fn check_hello(
+    me: usize,
+    peer: &str,
+    [magic, index, n, t]: [u64; 4],
+    processes: usize,
+    threads: usize,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(magic == MAGIC, "process {me}: {peer} is not a simhash-dist process");
+    anyhow::ensure!(
+        n as usize == processes && t as usize == threads,
+        "process {me}: process {index} runs -n {n} -w {t}, this one -n {processes} -w \
+         {threads}: every process must have the same -n and -w"
+    );
     Ok(())
 }
 
@@ -114,23 +124,15 @@ fn accept_later(
             Ok((mut stream, from)) => {
                 stream.set_nonblocking(false).context("cannot make a socket blocking")?;
                 stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-                let [magic, index, n, t] = read_hello(&mut stream)
+                let greeting = read_hello(&mut stream)
                     .with_context(|| format!("process {me}: no greeting from {from}"))?;
                 stream.set_read_timeout(None)?;
                 // The answer, before any check, so that the other end can name a mismatch.
-                if magic == MAGIC {
+                if greeting[0] == MAGIC {
                     let _ = stream.write_all(&hello(me, processes, threads));
                 }
-                anyhow::ensure!(
-                    magic == MAGIC,
-                    "process {me}: {from} is not a simhash-dist process"
-                );
-                anyhow::ensure!(
-                    n as usize == processes && t as usize == threads,
-                    "process {me}: process {index} runs -n {n} -w {t}, this one -n {processes} -w \
-                     {threads}: every process must have the same -n and -w"
-                );
-                let index = index as usize;
+                check_hello(me, &from.to_string(), greeting, processes, threads)?;
+                let index = greeting[1] as usize;
                 anyhow::ensure!(
                     index > me && index < processes && streams[index].is_none(),
                     "process {me}: unexpected process index {index} from {from}"

@@ -45,6 +45,11 @@ extern "C" fn note_closed_stdin() {
 ///
 /// [`Inputs::expand`]: crate::Inputs::expand
 pub fn stdin_was_closed() -> bool {
+    noted(&STDIN_CLOSED)
+}
+
+/// What [`note_closed_stdin`] noted in `flag`.
+fn noted(flag: &AtomicBool) -> bool {
     // Naming the constructor here keeps it linked wherever this function is.
     #[cfg(any(
         target_os = "linux",
@@ -53,7 +58,7 @@ pub fn stdin_was_closed() -> bool {
         target_os = "macos"
     ))]
     std::hint::black_box(&NOTE_CLOSED_STDIN);
-    STDIN_CLOSED.load(Ordering::Relaxed)
+    flag.load(Ordering::Relaxed)
 }
 
 /// Whether standard output was closed when the process started (known where
@@ -61,14 +66,7 @@ pub fn stdin_was_closed() -> bool {
 /// refused ([`crate::Output::create_for`], [`closed_stdout_error`]), where writing Rust's
 /// `/dev/null` in its place would report success with nothing written.
 pub fn stdout_was_closed() -> bool {
-    #[cfg(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "macos"
-    ))]
-    std::hint::black_box(&NOTE_CLOSED_STDIN);
-    STDOUT_CLOSED.load(Ordering::Relaxed)
+    noted(&STDOUT_CLOSED)
 }
 
 /// The error for a closed standard output given as an output (`flag`, for the message:

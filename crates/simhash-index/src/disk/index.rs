@@ -437,29 +437,35 @@ impl DiskIndex {
         hits: &mut Vec<JaccardHit<u64>>,
     ) -> Result<(), DiskError> {
         let (threshold, ..) = self.minhash()?;
-        let stored_tokens = self.has_tokens();
         let (mut scratch, mut ordinals, mut payload) = (Vec::new(), Vec::new(), Vec::new());
         small.sets.candidates(sketch.set(), 0, true, &mut scratch, &mut ordinals);
         for &ordinal in &ordinals {
             let id = small.docs[ordinal as usize];
             let part = &self.parts[self.parts.partition_point(|p| p.base <= id) - 1];
-            part.segment.read_payload((id - part.base) as usize, &mut payload)?;
-            let stored = if stored_tokens { payload::set(&payload) } else { &payload[..] };
-            let jaccard = simhash_core::jaccard(stored, sketch.set());
-            if jaccard < threshold {
-                continue;
-            }
-            if !shares_band(&part.segment, (id - part.base) as u32, keys)? {
-                continue;
-            }
-            if stop(id, &payload)? {
-                hits.clear();
-                hits.push(JaccardHit { id, jaccard });
+            let d = (id - part.base) as u32;
+            let jaccard = self.jaccard_to(&part.segment, d, sketch, &mut payload)?;
+            if jaccard >= threshold
+                && shares_band(&part.segment, d, keys)?
+                && found(stop, hits, id, jaccard, &payload)?
+            {
                 return Ok(());
             }
-            hits.push(JaccardHit { id, jaccard });
         }
         Ok(())
+    }
+
+    /// The exact Jaccard similarity of `sketch` to document `d` of `segment`, whose stored
+    /// payload is read into `payload`.
+    fn jaccard_to(
+        &self,
+        segment: &Segment,
+        d: u32,
+        sketch: &DocSketch,
+        payload: &mut Vec<u64>,
+    ) -> Result<f64, DiskError> {
+        segment.read_payload(d as usize, payload)?;
+        let stored = if self.has_tokens() { payload::set(payload) } else { &payload[..] };
+        Ok(simhash_core::jaccard(stored, sketch.set()))
     }
 
     /// [`query_sketch`](DiskIndex::query_sketch) of each sketch (none for a document
@@ -485,7 +491,6 @@ impl DiskIndex {
         hits: &mut Vec<JaccardHit<u64>>,
     ) -> Result<(), DiskError> {
         let (threshold, bands, key_bits) = self.minhash()?;
-        let stored_tokens = self.has_tokens();
         let keys = stored_keys(sketch, bands, key_bits)?;
         // A short query that would meet a flood in the band buckets: the same answer from
         // the prefix index of the small documents.
@@ -517,17 +522,11 @@ impl DiskIndex {
             candidates.sort_unstable();
             candidates.dedup();
             for &d in &candidates {
-                seg.read_payload(d as usize, &mut set)?;
-                let stored = if stored_tokens { payload::set(&set) } else { &set[..] };
-                let jaccard = simhash_core::jaccard(stored, sketch.set());
-                if jaccard >= threshold {
-                    let id = part.base + u64::from(d);
-                    if stop(id, &set)? {
-                        hits.clear();
-                        hits.push(JaccardHit { id, jaccard });
-                        return Ok(());
-                    }
-                    hits.push(JaccardHit { id, jaccard });
+                let jaccard = self.jaccard_to(seg, d, sketch, &mut set)?;
+                if jaccard >= threshold
+                    && found(stop, hits, part.base + u64::from(d), jaccard, &set)?
+                {
+                    return Ok(());
                 }
             }
         }
@@ -708,6 +707,23 @@ impl Part {
 }
 
 /// A sketch's band keys as an index of `bands` bands and `key_bits`-bit keys stores them.
+/// A verified match `id` (its stored `payload`) of a search: added to `hits`; or, when
+/// `stop` accepts it, made the only hit, and true (the search ends there).
+fn found(
+    stop: &mut Stop<'_>,
+    hits: &mut Vec<JaccardHit<u64>>,
+    id: u64,
+    jaccard: f64,
+    payload: &[u64],
+) -> Result<bool, DiskError> {
+    let stops = stop(id, payload)?;
+    if stops {
+        hits.clear();
+    }
+    hits.push(JaccardHit { id, jaccard });
+    Ok(stops)
+}
+
 /// Whether document `doc` of `segment` has one of `keys` (one per column) in its column:
 /// the column's entries are sorted by `(key, doc)`, so it is found by binary search in
 /// the key's run.

@@ -126,8 +126,10 @@
 //!
 //! ## How a pair is read
 //!
-//! A token of the removed text is *shared* when one of the 3-token windows it lies in also
-//! occurs in the kept text; the others form *runs* (what the removed text has that the
+//! Both texts are read without the release-stage words of [`VERSION_WORDS`] (`alpha`,
+//! `beta`, ...): one command's page in its beta and GA tracks is one document, and the
+//! word that marks the track is no content. A token of the removed text is *shared* when
+//! one of the 3-token windows it lies in also occurs in the kept text; the others form *runs* (what the removed text has that the
 //! kept one lacks: a filled-in name, a changed word, an added sentence). Then:
 //!
 //! - **own content**: the words (not numbers, nor names with a number in them like `u64` or
@@ -192,7 +194,8 @@ pub use keys::{BandKeyWidth, SPURIOUS_CANDIDATE_BYTES, band_key_bits};
 pub use masked::Masked;
 pub use relation::{
     CONTENT_RUN, Evidence, FILL_WORDS, NEW_WORDS, OWN_WORDS, Prepared, Relation, Templates,
-    UnknownRelation, evidence, pair_relation, pair_relation_in, relation, relation_in,
+    UnknownRelation, VERSION_WORDS, evidence, pair_relation, pair_relation_in, relation,
+    relation_in,
 };
 pub use scan::{RelatedMatch, find_matches, related_matches, similarity};
 pub use sink::{MatchSink, MatchStats};

@@ -147,6 +147,29 @@ pub const FILL_WORDS: usize = 2;
 /// Tokens a window holds: the shingles' width under the default settings.
 const WINDOW: usize = 3;
 
+/// Release-stage words: a version marker, not content, so the relation reads a text without
+/// them (`gcloud beta compute instances create` and `gcloud compute instances create` are
+/// one command's page in two release tracks, the same document; judged so on real pages).
+/// Not `stable`/`unstable` (`sort` and `sort_unstable` are two functions).
+pub const VERSION_WORDS: [&str; 6] =
+    ["alpha", "beta", "preview", "nightly", "experimental", "deprecated"];
+
+/// The [`simhash_core::token_word`]s of [`VERSION_WORDS`].
+fn version_tokens() -> &'static [u32; VERSION_WORDS.len()] {
+    static TOKENS: std::sync::OnceLock<[u32; VERSION_WORDS.len()]> = std::sync::OnceLock::new();
+    TOKENS.get_or_init(|| VERSION_WORDS.map(simhash_core::token_word))
+}
+
+/// `tokens` without [`VERSION_WORDS`] (borrowed when it has none).
+fn without_versions(tokens: &[u32]) -> std::borrow::Cow<'_, [u32]> {
+    let versions = version_tokens();
+    if tokens.iter().any(|t| versions.contains(t)) {
+        std::borrow::Cow::Owned(tokens.iter().copied().filter(|t| !versions.contains(t)).collect())
+    } else {
+        std::borrow::Cow::Borrowed(tokens)
+    }
+}
+
 /// Why a pair is what it is: the runs of tokens each text has alone and the counts the
 /// [`Relation`] was read from (see [the module](super#relations)).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -194,6 +217,10 @@ pub struct Prepared {
 impl Prepared {
     /// `tokens` ([`simhash_core::token_word`]s in text order) read for comparisons.
     pub fn new(tokens: Vec<u32>) -> Prepared {
+        let tokens = match without_versions(&tokens) {
+            std::borrow::Cow::Owned(fewer) => fewer,
+            std::borrow::Cow::Borrowed(_) => tokens,
+        };
         let hashes: Vec<u64> = if tokens.len() < WINDOW {
             if tokens.is_empty() { Vec::new() } else { vec![window_hash(&tokens)] }
         } else {
@@ -216,6 +243,7 @@ impl Prepared {
     /// The [`relation`] of this text, removed, to `kept`.
     pub fn relation(&self, kept: &[u32]) -> Relation {
         let removed = &self.tokens[..];
+        let kept = &*without_versions(kept);
         if removed.is_empty() || kept.is_empty() || removed == kept {
             return Relation::Same;
         }
@@ -357,6 +385,28 @@ pub fn relation_in<S: SketchStore + ?Sized>(
 
 /// [`relation`] with what it was read from.
 pub fn evidence(removed: &[u32], kept: &[u32]) -> Evidence {
+    let (fewer_removed, fewer_kept) = (without_versions(removed), without_versions(kept));
+    let mut evidence = evidence_of(&fewer_removed, &fewer_kept);
+    // The runs as positions of the texts given, version words and all.
+    for (runs, tokens, fewer) in [
+        (&mut evidence.removed_runs, removed, &fewer_removed),
+        (&mut evidence.kept_runs, kept, &fewer_kept),
+    ] {
+        if fewer.len() == tokens.len() {
+            continue;
+        }
+        let versions = version_tokens();
+        let at: Vec<usize> =
+            (0..tokens.len()).filter(|&i| !versions.contains(&tokens[i])).collect();
+        for run in runs.iter_mut() {
+            *run = at[run.start]..at[run.end - 1] + 1;
+        }
+    }
+    evidence
+}
+
+/// [`evidence`] of texts without version words.
+fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
     if removed.is_empty() || kept.is_empty() || removed == kept {
         return Evidence {
             relation: Relation::Same,
@@ -497,6 +547,29 @@ mod tests {
         of Free Software and Open Source mobile communications. There is no clear scope of \
         it. We simply move all shared code between the various Osmocom projects to this \
         library to avoid code duplication.";
+
+    /// One command's page in two release tracks (`beta` inserted, `(BETA)` marks) is the
+    /// same document; the evidence's runs stay positions of the texts as given.
+    #[test]
+    fn release_tracks_of_one_page_are_the_same() {
+        let ga = "gcloud compute instances create creates a virtual machine instance in the \
+                  zone you choose with the machine type and the image you name, then starts it";
+        let beta = "gcloud beta compute instances create (BETA) creates a virtual machine \
+                    instance in the zone you choose with the machine type and the image you \
+                    name, then starts it";
+        assert_eq!(rel(ga, beta), Relation::Same);
+        assert_eq!(rel(beta, ga), Relation::Same);
+        let other = ga.replace("gcloud compute", "gcloud beta compute").replace(
+            "then starts it",
+            "and then attaches the persistent disks listed in the flags and waits for them",
+        );
+        let e = evidence(&words(&other), &words(beta));
+        let tokens: Vec<&str> = other.split_whitespace().collect();
+        let alone: Vec<&str> =
+            e.removed_runs.iter().flat_map(|r| &tokens[r.clone()]).copied().collect();
+        assert!(alone.contains(&"persistent") && !alone.contains(&"gcloud"), "{alone:?}");
+        assert_eq!(e.relation, relation(&words(&other), &words(beta)));
+    }
 
     #[test]
     fn identical_texts_under_two_ids_are_the_same() {

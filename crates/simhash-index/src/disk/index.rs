@@ -59,6 +59,11 @@ const SMALL_FLOOD: usize = if cfg!(test) { 4 } else { 4096 };
 /// Small documents an index needs before a [`SmallDocs`] is made for it.
 const SMALL_MIN: usize = if cfg!(test) { 4 } else { 2048 };
 
+/// The most shingles of small documents a [`SmallDocs`] is made of (32M: 256 MB while it
+/// is made, about half that held): an index with more answers from its band buckets, as
+/// before, so that a query's memory does not grow with the index.
+const SMALL_MAX_SHINGLES: usize = 32 << 20;
+
 #[derive(Debug)]
 struct Part {
     segment: Segment,
@@ -401,6 +406,9 @@ impl DiskIndex {
                 part.segment.read_payload(d, &mut payload)?;
                 let set = if stored_tokens { payload::set(&payload) } else { &payload[..] };
                 if (1..=index_max).contains(&set.len()) {
+                    if flat.len() + set.len() > SMALL_MAX_SHINGLES {
+                        return Ok(None);
+                    }
                     flat.extend_from_slice(set);
                     ends.push(flat.len());
                     docs.push(part.base + d as u64);

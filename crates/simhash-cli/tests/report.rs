@@ -293,6 +293,38 @@ fn report_groups_count_removals_per_value() {
     let total = input.lines().count();
     let row = format!("<tr><td>even</td><td>{}</td><td>{even_removed}</td>", total.div_ceil(2));
     assert!(page.contains(&row), "no row {row}");
+    // A field no record has (a typo) is warned of, on stderr and on the page; the run and
+    // its outputs are as before.
+    let run = dir.run(&[
+        "dedup",
+        "in.jsonl",
+        "-o",
+        "out2.jsonl",
+        "--report",
+        "p2.html",
+        "--report-group",
+        "meta.sorce",
+    ]);
+    run.code(0);
+    let warning = "--report-group meta.sorce: no record has a string field \"meta.sorce\"";
+    assert!(run.stderr.contains(&format!("simhash: warning: {warning}")), "{}", run.stderr);
+    assert!(dir.read("p2.html").contains("no record has a string field"), "no note on the page");
+    assert_eq!(dir.read("out2.jsonl"), dir.read("out.jsonl"));
+    // Records that have it are not warned of.
+    assert!(
+        !dir.run(&[
+            "dedup",
+            "in.jsonl",
+            "-o",
+            "out3.jsonl",
+            "--report",
+            "p3.html",
+            "--report-group",
+            "meta.source"
+        ])
+        .stderr
+        .contains("warning")
+    );
 }
 
 #[test]

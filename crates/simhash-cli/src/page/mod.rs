@@ -180,7 +180,7 @@ impl Report {
         wanted.sort_unstable();
         wanted.dedup();
         let flagged = |d: u32| self.flagged.get(d as usize).copied().unwrap_or(false);
-        let found = texts::read(
+        let mut found = texts::read(
             sources,
             corpus,
             &input.reading.parser,
@@ -189,6 +189,19 @@ impl Report {
             self.group.as_deref(),
             &flagged,
         );
+        // A group field no record has (a typo): every record would count as "(none)".
+        if let Some(group) = &self.group
+            && found.grouped == 0
+            && !found.groups.is_empty()
+        {
+            let message = format!(
+                "--report-group {group}: no record has a string field {group:?}; every record \
+                 is counted as {}",
+                texts::NO_VALUE
+            );
+            session.reporter.warning(&message);
+            found.note.get_or_insert(message);
+        }
         let data = html::Data::new(html::Parts {
             command: self.command,
             corpus,

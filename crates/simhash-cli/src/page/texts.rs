@@ -37,6 +37,8 @@ pub struct Found {
     pub groups: BTreeMap<String, (u64, u64)>,
     /// Why texts are missing, if they are.
     pub note: Option<String>,
+    /// Documents whose record has the group field (a string value).
+    pub grouped: u64,
 }
 
 /// The group value of a record without the field (or whose value is not a string).
@@ -177,7 +179,9 @@ impl Pass<'_> {
                 if doc >= self.corpus.len() || self.corpus.line(doc) != start + row as u64 + 1 {
                     continue;
                 }
-                count_group(found, batch.text(row).unwrap_or(NO_VALUE), flagged(doc as u32));
+                let value = batch.text(row).ok();
+                found.grouped += u64::from(value.is_some());
+                count_group(found, value.unwrap_or(NO_VALUE), flagged(doc as u32));
                 doc += 1;
             }
         }
@@ -202,7 +206,10 @@ impl Pass<'_> {
         if let Some(group) = self.group {
             let value = match group.parse(line) {
                 Ok(record) => match record.body {
-                    Body::Text(t) => t.into_owned(),
+                    Body::Text(t) => {
+                        found.grouped += 1;
+                        t.into_owned()
+                    }
                     Body::Hash(_) => NO_VALUE.to_string(),
                 },
                 Err(_) => NO_VALUE.to_string(),

@@ -604,24 +604,27 @@ fn repeated_keys_on_the_read_paths_are_bad_records() {
     }
 }
 
+/// `bin args` run in `dir` through a shell with `redirect` (`<&-`, `>&-`): its exit code
+/// and stderr.
+fn redirected(dir: &Dir, bin: &str, args: &str, redirect: &str) -> (Option<i32>, String) {
+    let exe = dir.cmd(bin).get_program().to_owned();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("exec \"$0\" {args} {redirect}"))
+        .arg(exe)
+        .current_dir(dir.path(""))
+        .output()
+        .expect("run sh");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 /// Standard input closed (`<&-`), as an input, is an error (exit 2), not an empty input:
 /// Rust's runtime would otherwise read `/dev/null` in its place.
 #[test]
 fn a_closed_standard_input_is_refused() {
     let dir = Dir::new();
     dir.write("c.jsonl", "{\"text\":\"a fine record\"}\n");
-    // `args` and the redirections of standard input, through a shell.
-    let shell = |bin: &str, args: &str, redirect: &str| {
-        let exe = dir.cmd(bin).get_program().to_owned();
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("exec \"$0\" {args} {redirect}"))
-            .arg(exe)
-            .current_dir(dir.path(""))
-            .output()
-            .expect("run sh");
-        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
-    };
+    let shell = |bin: &str, args: &str, redirect: &str| redirected(&dir, bin, args, redirect);
     let closed = |bin: &str, args: &str| shell(bin, args, "<&-");
     for (bin, args) in [
         ("simhash", "dedup - -o out.jsonl"),
@@ -693,17 +696,7 @@ fn file_names_in_messages_are_escaped() {
 fn a_closed_standard_output_is_refused() {
     let dir = Dir::new();
     dir.write("c.jsonl", NEWS);
-    let shell = |bin: &str, args: &str| {
-        let exe = dir.cmd(bin).get_program().to_owned();
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("exec \"$0\" {args} >&- </dev/null"))
-            .arg(exe)
-            .current_dir(dir.path(""))
-            .output()
-            .expect("run sh");
-        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
-    };
+    let shell = |bin: &str, args: &str| redirected(&dir, bin, args, ">&- </dev/null");
     assert_eq!(shell("simhash", "index add ix c.jsonl -q").0, Some(0));
     let before = dir.files();
     for (bin, args, flag) in [

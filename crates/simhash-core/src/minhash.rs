@@ -29,6 +29,26 @@
 //! `(1 - J) × 2^-32`: nothing next to the `1/sqrt(K)` sampling error. A value is at most
 //! `u32::MAX - 1`; [`EMPTY`] (`u32::MAX`) marks the signature of a set with no features.
 //!
+//! # Definition
+//!
+//! Exactly, in wrapping 64-bit arithmetic, with `K = num_perm` after clamping, `mix` the
+//! splitmix64 finalizer (`z ^= z >> 30; z *= 0xbf58476d1ce4e5b9; z ^= z >> 27;
+//! z *= 0x94d049bb133111eb; z ^= z >> 31`), `lo` and `hi` a word's low and high 32 bits,
+//! and the salts the ASCII names `MINHASH1`, `DENSIFY1` and `LSHBAND1` read as big-endian
+//! `u64`s:
+//!
+//! 1. `key = mix(seed ^ MINHASH1)`. Feature `h` has `m = mix(h ^ key)`, bin
+//!    `floor(lo(m) × K / 2^32)` and value `min(hi(m), 2^32 - 2)`.
+//! 2. Slot `i` holds the least value of the features in bin `i`; a bin with none is empty.
+//! 3. If every slot is empty, so is the set: no signature. Otherwise each empty slot `i`
+//!    takes the value of the filled slot `j` (filled in step 2) with the least
+//!    `mix((i × 2^32 + j) + mix(key ^ DENSIFY1))`: distinct for distinct `j`, so no ties.
+//! 4. [`band_hashes`]: band `b` of `r` rows is the slots `s = sig[b r..(b + 1) r]`. Start with
+//!    `acc = mix(LSHBAND1 ^ b)`; for each pair `s[2t], s[2t + 1]` (with `s[r] = 0` when `r` is
+//!    odd), `acc = fold(acc ^ (s[2t] + 2^32 × s[2t + 1]), 0x9e3779b97f4a7c15)`, where
+//!    `fold(a, c)` XORs the two halves of the 128-bit product `a × c`. The hash is
+//!    `mix(acc ^ r)`.
+//!
 //! # Stability contract
 //!
 //! A signature is a function of `(num_perm, seed)` and the feature hashes (as a set: order

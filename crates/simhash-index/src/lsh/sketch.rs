@@ -245,7 +245,8 @@ impl DocSketch {
         self.high = Vec::new();
     }
 
-    /// One 32-bit key per LSH band (64-bit band hashes folded to 32 bits).
+    /// One 32-bit key per LSH band: its 64-bit band hash `h` folded to 32 bits, `lo(h) ^
+    /// hi(h)` (the XOR of its low and high halves).
     pub fn bands(&self) -> &[u32] {
         &self.bands
     }

@@ -163,10 +163,22 @@ fn version_tokens() -> &'static [u32; VERSION_WORDS.len()] {
 /// `tokens` without [`VERSION_WORDS`] (borrowed when it has none).
 fn without_versions(tokens: &[u32]) -> std::borrow::Cow<'_, [u32]> {
     let versions = version_tokens();
-    if tokens.iter().any(|t| versions.contains(t)) {
+    // Without a branch per token, so that the scan of a text without them is fast.
+    let any = tokens
+        .iter()
+        .fold(0u8, |any, t| any | versions.iter().fold(0u8, |m, v| m | u8::from(t == v)));
+    if any != 0 {
         std::borrow::Cow::Owned(tokens.iter().copied().filter(|t| !versions.contains(t)).collect())
     } else {
         std::borrow::Cow::Borrowed(tokens)
+    }
+}
+
+/// Drops the [`VERSION_WORDS`] from `tokens` in place (a text's tokens as a sketch keeps
+/// them).
+pub(crate) fn drop_versions(tokens: &mut Vec<u32>) {
+    if let std::borrow::Cow::Owned(fewer) = without_versions(tokens) {
+        *tokens = fewer;
     }
 }
 
@@ -242,42 +254,42 @@ impl Prepared {
 
     /// The [`relation`] of this text, removed, to `kept`.
     pub fn relation(&self, kept: &[u32]) -> Relation {
+        SCRATCH.with(|scratch| self.relation_with(kept, &mut scratch.borrow_mut()))
+    }
+
+    /// [`Prepared::relation`] with its working memory.
+    fn relation_with(&self, kept: &[u32], scratch: &mut Scratch) -> Relation {
         let removed = &self.tokens[..];
         let kept = &*without_versions(kept);
         if removed.is_empty() || kept.is_empty() || removed == kept {
             return Relation::Same;
         }
         // What [`evidence`] reads, computed only as far as the answer needs: which of this
-        // text's tokens the kept text's windows cover (looked up in this text's sorted
-        // windows, nothing built per pair), its runs in one pass (stopping at the first
-        // sign of own content), the kept text's vocabulary only for new words, and its
-        // runs only to tell the same text from a template.
+        // text's tokens the kept text's windows cover (looked up in this text's windows,
+        // nothing built per pair), its runs in one pass (stopping at the first sign of own
+        // content), the kept text's vocabulary only for new words, and its runs only to
+        // tell the same text from a template.
         // The distinct windows of this text the kept one has, then the tokens they cover.
-        let mut hit = vec![false; self.ids.len()];
-        let mut kept_shared = vec![false; kept.len()];
-        let mut cover = |h: u64, at: usize| {
-            if let Some(&id) = self.ids.get(&h) {
-                hit[id as usize] = true;
-                kept_shared[at..(at + WINDOW).min(kept.len())].fill(true);
-            }
-        };
-        if kept.len() < WINDOW {
-            cover(window_hash(kept), 0);
+        let Scratch { hit, shared } = scratch;
+        hit.clear();
+        hit.resize(self.ids.len(), 0);
+        self.for_each_kept_window(kept, |id, _| hit[id as usize] = 1);
+        shared.clear();
+        shared.resize(removed.len(), 0);
+        if removed.len() < WINDOW {
+            shared.fill(hit[0]);
         } else {
-            for (at, w) in kept.windows(WINDOW).enumerate() {
-                cover(window_hash(w), at);
-            }
-        }
-        let mut shared = vec![false; removed.len()];
-        let width = WINDOW.min(removed.len());
-        for (p, &id) in self.at.iter().enumerate() {
-            if hit[id as usize] {
-                shared[p..p + width].fill(true);
+            // A token is shared when any of the (up to three) windows over it is.
+            for (p, &id) in self.at.iter().enumerate() {
+                let h = hit[id as usize];
+                shared[p] |= h;
+                shared[p + 1] |= h;
+                shared[p + 2] |= h;
             }
         }
         let (mut own, mut filled, mut names, mut bare) = (0, 0, 0, 0);
         let mut content: Vec<u32> = Vec::new();
-        for run in unshared(&shared) {
+        for run in unshared_runs(shared) {
             let long = run.len() >= CONTENT_RUN;
             for &w in &removed[run] {
                 match w & 3 {
@@ -297,20 +309,17 @@ impl Prepared {
                 return Relation::Overlap;
             }
         }
-        if content.len() >= NEW_WORDS {
-            let kept_words: Set<u32> = kept.iter().copied().collect();
-            content.retain(|w| !kept_words.contains(w));
-            content.sort_unstable();
-            content.dedup();
-            let new = content.iter().map(|&w| if w & 3 == 2 { 1 } else { 3 }).sum::<usize>() / 3;
-            if new >= NEW_WORDS {
-                return Relation::Overlap;
-            }
+        if content.len() >= NEW_WORDS && new_words(&mut content, kept) >= NEW_WORDS {
+            return Relation::Overlap;
         }
         if names > 0 || filled.div_ceil(3) > FILL_WORDS.max(removed.len() / 100) {
             return Relation::Template;
         }
         // The kept text's fill-ins: a name or a number filled in there makes a template.
+        let mut kept_shared = vec![false; kept.len()];
+        self.for_each_kept_window(kept, |_, at| {
+            kept_shared[at..(at + WINDOW).min(kept.len())].fill(true);
+        });
         let (mut kept_names, mut kept_bare) = (0, 0);
         for run in unshared(&kept_shared).filter(|r| r.len() < CONTENT_RUN) {
             for &w in &kept[run] {
@@ -324,6 +333,78 @@ impl Prepared {
             Relation::Same
         }
     }
+
+    /// Calls `f(id, at)` for each window of `kept` (at position `at`) that this text has,
+    /// `id` the window's number here.
+    fn for_each_kept_window(&self, kept: &[u32], mut f: impl FnMut(u32, usize)) {
+        if kept.len() < WINDOW {
+            if let Some(&id) = self.ids.get(&window_hash(kept)) {
+                f(id, 0);
+            }
+        } else {
+            for (at, w) in kept.windows(WINDOW).enumerate() {
+                if let Some(&id) = self.ids.get(&window_hash(w)) {
+                    f(id, at);
+                }
+            }
+        }
+    }
+}
+
+/// Distinct words of `content` (fewer than [`OWN_WORDS`] words' tokens, so a few dozen)
+/// that `kept` never uses, a CJK character a third of a word; `content` is left sorted,
+/// distinct and without them. One pass over `kept`, its tokens first tested against a
+/// 256-bit filter of `content`'s.
+fn new_words(content: &mut Vec<u32>, kept: &[u32]) -> usize {
+    content.sort_unstable();
+    content.dedup();
+    let bit = |w: u32| (w >> 24) as usize;
+    let mut filter = [0u64; 4];
+    for &w in content.iter() {
+        filter[bit(w) >> 6] |= 1 << (bit(w) & 63);
+    }
+    let mut used = vec![false; content.len()];
+    for &w in kept {
+        if filter[bit(w) >> 6] & (1 << (bit(w) & 63)) == 0 {
+            continue;
+        }
+        if let Ok(i) = content.binary_search(&w) {
+            used[i] = true;
+        }
+    }
+    let mut i = 0;
+    content.retain(|_| {
+        i += 1;
+        !used[i - 1]
+    });
+    content.iter().map(|&w| if w & 3 == 2 { 1 } else { 3 }).sum::<usize>() / 3
+}
+
+/// The working memory of [`Prepared::relation`], reused: whether each of the removed
+/// text's windows is in the kept text, and whether each of its tokens is (1) or not (0).
+#[derive(Default)]
+struct Scratch {
+    hit: Vec<u8>,
+    shared: Vec<u8>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// The maximal runs of positions not `shared` (0), in order.
+fn unshared_runs(shared: &[u8]) -> impl Iterator<Item = Range<usize>> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < shared.len() && shared[i] != 0 {
+            i += 1;
+        }
+        let start = i;
+        while i < shared.len() && shared[i] == 0 {
+            i += 1;
+        }
+        (start < i).then_some(start..i)
+    })
 }
 
 /// The relation of a pair with no removed side (`pairs`, `cluster`): the lesser of its

@@ -106,6 +106,9 @@ impl Sketcher {
                 );
             }
             let sketch = self.sketch_features(features, signature).map(|mut s| {
+                // Read without release-stage words, as every relation reads it: dropped
+                // once here rather than at each of the pairs it verifies in.
+                super::relation::drop_versions(tokens);
                 s.tokens.clone_from(tokens);
                 s
             });
@@ -170,8 +173,9 @@ pub struct DocSketch {
     /// stores).
     pub(crate) set_hash: u64,
     /// The text's tokens in order, as [`simhash_core::token_word`]s, for the
-    /// [`Relation`](super::Relation) of the pairs it verifies in; empty when not known
-    /// (a sketch of shingles, the `moz` and `fork` presets).
+    /// [`Relation`](super::Relation) of the pairs it verifies in, without the
+    /// [`VERSION_WORDS`](super::VERSION_WORDS) (which every relation reads past); empty
+    /// when not known (a sketch of shingles, the `moz` and `fork` presets).
     pub(crate) tokens: Vec<u32>,
 }
 
@@ -206,7 +210,8 @@ impl DocSketch {
         self
     }
 
-    /// The text's tokens, in order ([`simhash_core::token_word`]s); empty when not known.
+    /// The text's tokens, in order ([`simhash_core::token_word`]s) and without the
+    /// [`VERSION_WORDS`](super::VERSION_WORDS); empty when not known.
     pub fn tokens(&self) -> &[u32] {
         &self.tokens
     }

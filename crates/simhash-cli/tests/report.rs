@@ -390,3 +390,138 @@ fn parquet_inputs_give_texts_and_groups() {
     );
     assert!(page.contains(&row), "no row {row}");
 }
+
+/// The `<caption>`-less count rows of the page's group table: (label, records, flagged).
+fn group_rows(page: &str, field: &str) -> Vec<(String, u64, u64)> {
+    let start = page.find(&format!("<caption>per value of {field}</caption>")).expect("table");
+    let table = &page[start..start + page[start..].find("</table>").expect("end")];
+    table
+        .split("<tr><td>")
+        .skip(1)
+        .map(|row| {
+            let cells: Vec<&str> = row.split("</td><td>").collect();
+            let n = |i: usize| cells[i].split('<').next().expect("cell").parse().expect("count");
+            (cells[0].to_string(), n(1), n(2))
+        })
+        .collect()
+}
+
+/// F4: ids and group values are cut on the page (a 100,000-character id, a group value of
+/// as many), so its size does not grow with them; F5: every record is in exactly one row of
+/// the group table: a literal "(none)" value is not a missing one.
+#[test]
+fn long_ids_and_group_values_are_cut_and_every_record_counted_once() {
+    let dir = Dir::new();
+    let long = "x".repeat(100_000);
+    let mut input = String::new();
+    for (i, line) in corpus(30, 21).lines().enumerate() {
+        let mut r: serde_json::Value = serde_json::from_str(line).expect("line");
+        if i < 2 {
+            r["id"] = serde_json::json!(format!("{long}{i}"));
+        }
+        match i % 4 {
+            0 => r["g"] = serde_json::json!("(none)"),
+            1 => {}
+            2 => r["g"] = serde_json::json!(format!("{long}{}", i % 8)),
+            _ => r["g"] = serde_json::json!(7),
+        }
+        input += &r.to_string();
+        input.push('\n');
+    }
+    // Both long-id records' texts are copies, so they are among the sampled pairs.
+    let text = "one two three four five six seven eight nine ten eleven twelve thirteen";
+    for i in 0..2 {
+        let id = format!("{long}{i}");
+        input += &serde_json::json!({"id": format!("{id}-copy"), "text": text}).to_string();
+        input += "\n";
+    }
+    let records = input.lines().count() as u64;
+    dir.write("in.jsonl", &input);
+    let args = ["dedup", "in.jsonl", "-o", "out.jsonl", "--report", "p.html"];
+    dir.run(&[&args[..], &["--report-group", "g", "-q"]].concat()).code(0);
+    let page = dir.read("p.html");
+    assert!(page.len() < 300_000, "the page holds the long strings: {} bytes", page.len());
+    let data = page_data(&page);
+    let ids: Vec<&str> = data["docs"]
+        .as_array()
+        .expect("docs")
+        .iter()
+        .map(|d| d["id"].as_str().expect("id"))
+        .collect();
+    assert!(
+        ids.iter().any(|id| id.ends_with("… (100006 characters)") && id.len() < 300),
+        "{:?}",
+        ids.iter().map(|id| &id[id.len().saturating_sub(40)..]).collect::<Vec<_>>()
+    );
+    let rows = group_rows(&page, "g");
+    let count = |label: &str| rows.iter().find(|r| r.0 == label).map(|r| r.1);
+    let total: u64 = rows.iter().map(|r| r.1).sum();
+    assert_eq!(total, records, "{rows:?}");
+    // The literal value is its own row, quoted; records without a string value are (none).
+    let (literal, missing) = (input.matches(r#""g":"(none)""#).count() as u64, count("(none)"));
+    assert_eq!(count("&quot;(none)&quot;"), Some(literal), "{rows:?}");
+    assert!(missing.is_some_and(|n| n > 0), "{rows:?}");
+    // The two long values are two rows, each cut and named by its length.
+    let long_rows: Vec<_> = rows.iter().filter(|r| r.0.contains("(100001 characters, #")).collect();
+    assert_eq!(long_rows.len(), 2, "{rows:?}");
+    assert!(long_rows.iter().all(|r| r.0.len() < 300));
+}
+
+/// F5: a Parquet group column that is not a string column counts every record of the file
+/// under (none), rather than dropping the file's records from the table.
+#[test]
+fn parquet_group_column_of_numbers_counts_every_record() {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+
+    let dir = Dir::new();
+    let rows: Vec<serde_json::Value> =
+        corpus(40, 17).lines().map(|l| serde_json::from_str(l).expect("line")).collect();
+    let strings = |f: &dyn Fn(&serde_json::Value) -> String| -> ArrayRef {
+        Arc::new(StringArray::from(rows.iter().map(f).collect::<Vec<_>>()))
+    };
+    let batch = RecordBatch::try_from_iter([
+        ("id", strings(&|r| r["id"].as_str().expect("id").to_string())),
+        ("text", strings(&|r| r["text"].as_str().expect("text").to_string())),
+        (
+            "n",
+            Arc::new(Int64Array::from_iter_values(
+                (0..rows.len()).map(|i| [0i64, 1, 2, 3, 4][i % 5]),
+            )) as ArrayRef,
+        ),
+    ])
+    .expect("batch");
+    let file = std::fs::File::create(dir.path("in.parquet")).expect("create");
+    let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).expect("w");
+    writer.write(&batch).expect("write");
+    writer.close().expect("close");
+    let args = ["dedup", "in.parquet", "-o", "out", "--report", "p.html", "--report-group", "n"];
+    dir.run(&[&args[..], &["-q"]].concat()).code(0);
+    let page = dir.read("p.html");
+    let rows_of = group_rows(&page, "n");
+    assert_eq!(rows_of.len(), 1, "{rows_of:?}");
+    assert_eq!((rows_of[0].0.as_str(), rows_of[0].1), ("(none)", rows.len() as u64));
+}
+
+/// F5: with --against, the removals that matched the index are counted in the similarity
+/// chart and the relations (said to be counted, not shown), so the chart's total is every
+/// removal.
+#[test]
+fn index_removals_are_counted_in_the_charts() {
+    let dir = Dir::new();
+    let all = corpus(60, 23);
+    let lines: Vec<&str> = all.lines().collect();
+    let (first, second) = lines.split_at(lines.len() / 2);
+    dir.write("a.jsonl", first.join("\n") + "\n");
+    dir.write("b.jsonl", second.join("\n") + "\n");
+    dir.run(&["index", "add", "ix", "a.jsonl", "-q"]).code(0);
+    let args = ["dedup", "b.jsonl", "--against", "ix", "-o", "out", "--removed", "rem.jsonl"];
+    dir.run(&[&args[..], &["--report", "p.html", "-q"]].concat()).code(0);
+    let removed = dir.read("rem.jsonl").lines().count();
+    let page = dir.read("p.html");
+    let caption = format!("removals by Jaccard similarity ({removed} in all, ");
+    assert!(page.contains(&caption), "no {caption:?} in the page");
+    assert!(page.contains("of them matches of the index)"));
+    assert!(page.contains("that matched the index are counted in the charts, not shown"));
+}

@@ -107,6 +107,15 @@ impl PairSample {
         }
     }
 
+    /// Counts a pair that is never shown (a match of the index, whose kept record is not
+    /// in the run's input): in the histogram and the relations, not in the sample.
+    pub fn count(&mut self, score: Score, relation: Option<Relation>) {
+        self.counts[self.measure.bucket(score.code())] += 1;
+        if let Some(r) = relation {
+            self.relations[usize::from(r.code())] += 1;
+        }
+    }
+
     /// Counts a pair scored as the run scores it, with its relation (minhash).
     pub fn add_score(
         &mut self,

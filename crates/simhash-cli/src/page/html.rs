@@ -142,12 +142,12 @@ impl Data {
                 .into_iter()
                 .enumerate()
                 .map(|(i, (n, f))| {
-                    (sources.get(i).map_or_else(String::new, |s| s.name.clone()), n, f)
+                    (sources.get(i).map_or_else(String::new, |s| texts::cut_label(&s.name)), n, f)
                 })
                 .collect(),
         );
         let groups = parts.group.map(|field| {
-            let rows = parts.found.groups.iter().map(|(v, &(n, f))| (v.clone(), n, f)).collect();
+            let rows = parts.found.groups.iter().map(|(g, &(n, f))| (g.label(), n, f)).collect();
             (field.to_string(), top_rows(rows))
         });
         let mut notes: Vec<String> = parts.found.note.into_iter().collect();
@@ -176,7 +176,9 @@ impl Data {
 fn page_json(parts: &Parts<'_>, shard: &[u32]) -> String {
     let Parts { command, corpus, sources, pairs, sample, clusters, .. } = *parts;
     let shard_name = |d: u32| {
-        sources.get(shard[d as usize] as usize).map_or_else(String::new, |s| s.name.clone())
+        sources
+            .get(shard[d as usize] as usize)
+            .map_or_else(String::new, |s| texts::cut_label(&s.name))
     };
     let index = |d: u32| parts.wanted.binary_search(&d).unwrap_or(0);
     let docs = parts
@@ -185,7 +187,7 @@ fn page_json(parts: &Parts<'_>, shard: &[u32]) -> String {
         .map(|&d| {
             let text = parts.found.texts.get(&d);
             Doc {
-                id: corpus.id(d as usize).into_owned(),
+                id: texts::cut_label(&corpus.id(d as usize)),
                 text: text.map(|t| t.text.clone()),
                 chars: text.map_or(0, |t| t.chars),
                 shard: shard_name(d),
@@ -360,31 +362,132 @@ fn headline(page: &mut String, data: &Data, s: &Summary) {
     page.push_str(".</p>\n");
 }
 
-/// Every figure of the summary (what `--stats` writes), as a table.
+/// A figure of the summary: its key, label and meaning.
+type Figure = (&'static str, &'static str, &'static str);
+
+/// The figures of the summary (what `--stats` writes) the page lists, by section: each
+/// key, its label and what it means. A figure not listed here is shown under "Other".
+const FIGURES: [(&str, &[Figure]); 3] = [
+    (
+        "Results",
+        &[
+            ("documents", "documents", "valid records matched"),
+            ("removed", "removed", "records removed (dedup)"),
+            ("written", "written", "records written to the output"),
+            ("pairs", "pairs", "near-duplicate pairs found (those acted on)"),
+            ("removed_by_relation", "removed by relation", "same text, or template siblings"),
+            (
+                "spared",
+                "spared",
+                "verified pairs not acted on: the document has content of its own",
+            ),
+            (
+                "exact_duplicates",
+                "exact duplicates",
+                "pairs of identical fingerprints or shingle sets",
+            ),
+            ("clusters", "clusters", "clusters of two or more documents"),
+            ("documents_in_clusters", "in clusters", "documents in those clusters"),
+            ("largest_cluster", "largest cluster", "documents in the largest cluster"),
+            ("big_clusters", "big clusters", "clusters larger than --big-cluster"),
+            ("index_documents", "index documents", "documents in the index when opened"),
+            ("index_matched", "index matches", "records that matched an indexed document"),
+            ("index_added", "added to the index", "records added to the index"),
+            ("index_already", "already indexed", "records the index already held (a rerun's)"),
+        ],
+    ),
+    (
+        "Input",
+        &[
+            ("input", "input", "the inputs, as named"),
+            ("bytes_read", "bytes read", "bytes of input read"),
+            ("records_read", "records read", "records read, valid or not"),
+            ("records_skipped", "skipped", "records skipped (bad records, duplicate ids)"),
+            ("skipped", "skipped by reason", "each reason's count"),
+            ("records_not_sampled", "not sampled", "valid records left out by --sample"),
+            ("blank_lines", "blank lines", "blank lines (not records)"),
+            ("featureless", "featureless", "documents with no features: never matched"),
+        ],
+    ),
+    (
+        "Settings and work",
+        &[
+            ("command", "command", ""),
+            ("method", "method", "simhash or minhash"),
+            ("preset", "preset", "the fingerprinter's preset and window"),
+            ("jaccard", "Jaccard threshold", "pairs at least this similar are verified matches"),
+            ("lsh_bands", "LSH bands", "bands × rows of the MinHash signature"),
+            ("band_key_bits", "band key bits", "bits of the band keys candidates are grouped by"),
+            ("distance", "distance", "the most differing bits of a match (-k)"),
+            ("blocks", "blocks", "blocks of the permutation tables"),
+            ("tables", "tables", "permutation tables searched"),
+            ("big_cluster_size", "--big-cluster", "clusters larger than this are warned of"),
+            (
+                "candidates",
+                "candidates",
+                "candidate pairs (sharing a band) whose set sizes allow the threshold",
+            ),
+            ("verified", "verified", "candidates whose exact Jaccard similarity was computed"),
+            (
+                "largest_candidate_component",
+                "largest component",
+                "documents in the largest group linked by shared bands: the unit of work",
+            ),
+            ("seconds", "seconds by phase", ""),
+            ("seconds_total", "seconds", "the whole run"),
+            ("peak_memory_bytes", "peak memory", "the process's peak resident memory"),
+        ],
+    ),
+];
+
+/// Figures of the summary the page leaves out: shown elsewhere on it.
+const FIGURES_ELSEWHERE: [&str; 2] = ["largest_clusters", "annotated"];
+
+/// The figures of the summary (what `--stats` writes), in sections, each explained.
 fn figures(page: &mut String, summary: &Summary) {
     let Ok(Value::Object(map)) = serde_json::to_value(summary) else { return };
-    page.push_str("<section id=\"figures\"><h2>Figures of the run</h2><table class=\"figures\">\n");
-    for (key, value) in &map {
-        let shown = match value {
-            Value::Object(inner) if inner.is_empty() => "none".to_string(),
-            Value::Object(inner) => inner
-                .iter()
-                .map(|(k, v)| format!("{k}: {}", plain(v)))
-                .collect::<Vec<_>>()
-                .join(", "),
-            Value::Number(n) if key == "peak_memory_bytes" => {
-                format!("{:.1} MiB", n.as_f64().unwrap_or(0.0) / (1024.0 * 1024.0))
-            }
-            v => plain(v),
-        };
-        let _ = writeln!(
-            page,
-            "<tr><th>{}</th><td>{}</td></tr>",
-            escape(&key.replace('_', " ")),
-            escape(&shown)
-        );
+    page.push_str("<section id=\"figures\"><h2>Figures of the run</h2>\n");
+    let listed = |key: &str| {
+        FIGURES_ELSEWHERE.contains(&key)
+            || FIGURES.iter().any(|(_, rows)| rows.iter().any(|(k, _, _)| *k == key))
+    };
+    let other: Vec<(&str, &str, &str)> =
+        map.keys().filter(|k| !listed(k)).map(|k| (k.as_str(), k.as_str(), "")).collect();
+    let sections = FIGURES.iter().map(|&(title, rows)| (title, rows.to_vec()));
+    for (title, rows) in sections.chain(std::iter::once(("Other", other))) {
+        let rows: Vec<_> = rows
+            .into_iter()
+            .filter_map(|(key, label, meaning)| Some((key, label, meaning, map.get(key)?)))
+            .filter(|(_, _, _, v)| !v.is_null())
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = write!(page, "<table class=\"figures\"><caption>{}</caption>", escape(title));
+        for (key, label, meaning, value) in rows {
+            let shown = match value {
+                Value::Object(inner) if inner.is_empty() => "none".to_string(),
+                Value::Object(inner) => inner
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {}", plain(v)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                Value::Number(n) if key == "peak_memory_bytes" => {
+                    format!("{:.1} MiB", n.as_f64().unwrap_or(0.0) / (1024.0 * 1024.0))
+                }
+                v => plain(v),
+            };
+            let _ = writeln!(
+                page,
+                "<tr><th>{}</th><td>{}</td><td class=\"meaning\">{}</td></tr>",
+                escape(&label.replace('_', " ")),
+                escape(&texts::cut_label(&shown)),
+                escape(meaning)
+            );
+        }
+        page.push_str("</table>\n");
     }
-    page.push_str("</table></section>\n");
+    page.push_str("</section>\n");
 }
 
 fn plain(v: &Value) -> String {
@@ -410,9 +513,14 @@ fn charts(page: &mut String, data: &Data) {
             Measure::Distance(_) => "Hamming distance",
             Measure::Jaccard => "Jaccard similarity",
         };
+        let of_index = if data.index_removed > 0 {
+            format!(", {} of them matches of the index", data.index_removed)
+        } else {
+            String::new()
+        };
         bars(
             page,
-            &format!("{what} by {measure} ({} in all)", data.total_pairs),
+            &format!("{what} by {measure} ({} in all{of_index})", data.total_pairs),
             &data.histogram,
             false,
         );
@@ -503,15 +611,24 @@ fn sampling(page: &mut String, data: &Data) {
         data.total_pairs,
         collect::PAIRS_PER_BUCKET
     );
+    if data.index_removed > 0 {
+        let _ = write!(
+            page,
+            "<li>The {} removals that matched the index are counted in the charts, not shown: \
+             their kept records are in the index, not in this run's input.</li>",
+            data.index_removed
+        );
+    }
     let _ = write!(
         page,
         "<li>The {} largest clusters, each with its kept record and up to {} other members \
          (chosen by a hash of their ids).</li><li>Texts are cut at {} characters (the page \
-         says where).</li><li>Shards and group values: the {} with the most records, the \
+         says where); ids, file names and group values at {}.</li><li>Shards and group values: the {} with the most records, the \
          rest summed.</li>",
         collect::LARGEST_CLUSTERS,
         collect::MEMBERS_SHOWN,
         texts::TEXT_CHARS,
+        texts::LABEL_CHARS,
         ROWS_SHOWN
     );
     for note in &data.notes {

@@ -147,8 +147,9 @@ impl Report {
         index: Option<&IndexMatches>,
     ) -> anyhow::Result<()> {
         for doc in 0..corpus.len() {
-            if index.is_some_and(|m| m.first[doc].is_some()) {
+            if let Some(m) = index.and_then(|m| m.first[doc].as_ref()) {
                 self.index_removed += 1;
+                self.pairs.count(m.score, m.relation);
                 self.flag(doc as u32);
                 continue;
             }

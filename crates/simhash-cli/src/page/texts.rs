@@ -15,6 +15,10 @@ use crate::corpus::Corpus;
 
 /// Characters of a text shown; the rest is cut and the page says so.
 pub const TEXT_CHARS: usize = 1500;
+/// Characters of an id, a file name or a `--report-group` value shown; the rest is cut
+/// and the page says how long it was, so that neither the page nor the run's memory grows
+/// with them.
+pub const LABEL_CHARS: usize = 200;
 /// Distinct values of the `--report-group` field counted one by one; later new values
 /// count as "(other)".
 pub const GROUPS_TRACKED: usize = 10_000;
@@ -28,23 +32,85 @@ pub struct Text {
     pub chars: usize,
 }
 
+/// What a record is counted under in the `--report-group` table: every record under
+/// exactly one.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Group {
+    /// The field's string value.
+    Value(String),
+    /// A value longer than [`LABEL_CHARS`]: its first characters, its length in
+    /// characters and a hash of the whole (so that distinct values stay apart).
+    Long(String, usize, u64),
+    /// No string value: the field is missing, null, or not a string.
+    Missing,
+    /// The record could not be read again (the input changed, or a read failed).
+    Unread,
+    /// Past [`GROUPS_TRACKED`] distinct values.
+    Other,
+}
+
+impl Group {
+    /// The group of a record whose value is `value`.
+    fn of(value: &str) -> Group {
+        match value.char_indices().nth(LABEL_CHARS) {
+            None => Group::Value(value.to_string()),
+            Some((end, _)) => Group::Long(
+                value[..end].to_string(),
+                value.chars().count(),
+                simhash_io::line_hash(value.as_bytes()),
+            ),
+        }
+    }
+
+    /// Its row's name on the page: a value as it is (quoted when it starts with `(`, so
+    /// that it never reads as one of the rows that are not a value), a long value cut.
+    pub fn label(&self) -> String {
+        match self {
+            Group::Value(v) if v.starts_with('(') => {
+                serde_json::to_string(v).unwrap_or_else(|_| v.clone())
+            }
+            Group::Value(v) => v.clone(),
+            Group::Long(start, chars, hash) => {
+                format!("{start}… ({chars} characters, #{:08x})", hash >> 32)
+            }
+            Group::Missing => NO_VALUE.to_string(),
+            Group::Unread => UNREAD.to_string(),
+            Group::Other => OTHER.to_string(),
+        }
+    }
+}
+
 /// What the pass found.
 #[derive(Debug, Default)]
 pub struct Found {
     /// The texts of the wanted documents that could be read.
     pub texts: HashMap<u32, Text>,
-    /// Per value of the group field: (documents, flagged documents).
-    pub groups: BTreeMap<String, (u64, u64)>,
+    /// Per group of the group field: (documents, flagged documents).
+    pub groups: BTreeMap<Group, (u64, u64)>,
     /// Why texts are missing, if they are.
     pub note: Option<String>,
     /// Documents whose record has the group field (a string value).
     pub grouped: u64,
+    /// With a group field, the documents counted so far (a bit each), so that each is
+    /// counted once and those no pass reached are counted as [`Group::Unread`].
+    counted: Vec<u64>,
 }
 
-/// The group value of a record without the field (or whose value is not a string).
+/// The row of records without a value of the group field (or whose value is not a
+/// string).
 pub const NO_VALUE: &str = "(none)";
-/// The group value of records past [`GROUPS_TRACKED`] distinct values.
+/// The row of records past [`GROUPS_TRACKED`] distinct values.
 pub const OTHER: &str = "(other)";
+/// The row of records that could not be read again.
+pub const UNREAD: &str = "(not read again)";
+
+/// `text` cut to [`LABEL_CHARS`] characters, saying how many it had.
+pub fn cut_label(text: &str) -> String {
+    match text.char_indices().nth(LABEL_CHARS) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
+    }
+}
 
 /// Reads the inputs again: the texts of `wanted` (sorted documents), and, with `group`,
 /// each document's value of that dotted path counted with `flagged` (the documents the
@@ -65,12 +131,15 @@ pub fn read(
     };
     let group_columns = group.map(|g| Columns::new(g, "\u{1}no id"));
     let group = group_columns.clone().map(Parser::Json);
+    if group.is_some() {
+        found.counted = vec![0; corpus.len().div_ceil(64)];
+    }
     let mut pass = Pass { corpus, parser, group: group.as_ref(), wanted, next_wanted: 0, doc: 0 };
     let mut line_base = 0u64;
     for (source, &lines) in sources.iter().zip(corpus.shard_lines()) {
         let result = match source.path().filter(|p| simhash_io::is_parquet(p)) {
             Some(path) => {
-                pass.parquet(path, line_base, group_columns.as_ref(), flagged, &mut found)
+                pass.parquet(path, (line_base, lines), group_columns.as_ref(), flagged, &mut found)
             }
             None => pass.source(source, line_base, max_record_bytes, flagged, &mut found),
         };
@@ -78,6 +147,22 @@ pub fn read(
             found.note.get_or_insert(format!("{}: not read again: {e:#}", source.name));
         }
         line_base += lines;
+    }
+    if group.is_some() {
+        // Every record in exactly one row: those no pass counted (a read that failed, a
+        // record that changed) under their own.
+        let mut unread = 0u64;
+        for doc in 0..corpus.len() {
+            if found.counted[doc / 64] & (1 << (doc % 64)) == 0 {
+                count_group(&mut found, doc as u32, Group::Unread, flagged(doc as u32));
+                unread += 1;
+            }
+        }
+        if unread > 0 {
+            found.note.get_or_insert(format!(
+                "{unread} records could not be read again for --report-group: counted as {UNREAD}"
+            ));
+        }
     }
     found
 }
@@ -131,11 +216,11 @@ impl Pass<'_> {
 
     /// A Parquet file: the text column's rows for the wanted documents, then (with a
     /// group) the group column's for every document. A document's line is its row's
-    /// number (1-based) after `line_base`.
+    /// number (1-based) after `line_base`; the file has `lines` rows.
     fn parquet(
         &mut self,
         path: &Path,
-        line_base: u64,
+        (line_base, lines): (u64, u64),
         group: Option<&Columns>,
         flagged: &dyn Fn(u32) -> bool,
         found: &mut Found,
@@ -168,7 +253,13 @@ impl Pass<'_> {
         let mut rows = match ParquetRows::open(path, group) {
             Ok(rows) => Some(rows),
             Err(e) => {
+                // No such column, or not one of strings: no record of the file has a
+                // string value.
                 found.note.get_or_insert(format!("--report-group: {e}"));
+                while doc < self.corpus.len() && self.corpus.line(doc) <= line_base + lines {
+                    count_group(found, doc as u32, Group::Missing, flagged(doc as u32));
+                    doc += 1;
+                }
                 None
             }
         };
@@ -181,7 +272,8 @@ impl Pass<'_> {
                 }
                 let value = batch.text(row).ok();
                 found.grouped += u64::from(value.is_some());
-                count_group(found, value.unwrap_or(NO_VALUE), flagged(doc as u32));
+                let g = value.map_or(Group::Missing, Group::of);
+                count_group(found, doc as u32, g, flagged(doc as u32));
                 doc += 1;
             }
         }
@@ -204,17 +296,17 @@ impl Pass<'_> {
 
     fn record(&mut self, doc: u32, line: &[u8], flagged: &dyn Fn(u32) -> bool, found: &mut Found) {
         if let Some(group) = self.group {
-            let value = match group.parse(line) {
+            let g = match group.parse(line) {
                 Ok(record) => match record.body {
                     Body::Text(t) => {
                         found.grouped += 1;
-                        t.into_owned()
+                        Group::of(&t)
                     }
-                    Body::Hash(_) => NO_VALUE.to_string(),
+                    Body::Hash(_) => Group::Missing,
                 },
-                Err(_) => NO_VALUE.to_string(),
+                Err(_) => Group::Missing,
             };
-            count_group(found, &value, flagged(doc));
+            count_group(found, doc, g, flagged(doc));
         }
         while self.wanted.get(self.next_wanted).is_some_and(|&w| w < doc) {
             self.next_wanted += 1;
@@ -237,15 +329,17 @@ impl Pass<'_> {
     }
 }
 
-/// Counts a document under its group value (under [`OTHER`] past [`GROUPS_TRACKED`]
-/// values).
-fn count_group(found: &mut Found, value: &str, flagged: bool) {
-    let tracked = found.groups.len() < GROUPS_TRACKED || found.groups.contains_key(value);
-    let key = if tracked { value } else { OTHER };
-    let entry = match found.groups.get_mut(key) {
-        Some(entry) => entry,
-        None => found.groups.entry(key.to_string()).or_default(),
-    };
+/// Counts document `doc` under its group (under [`Group::Other`] past [`GROUPS_TRACKED`]
+/// values), once.
+fn count_group(found: &mut Found, doc: u32, group: Group, flagged: bool) {
+    let (word, bit) = (doc as usize / 64, 1u64 << (doc % 64));
+    match found.counted.get_mut(word) {
+        Some(w) if *w & bit != 0 => return,
+        Some(w) => *w |= bit,
+        None => {}
+    }
+    let tracked = found.groups.len() < GROUPS_TRACKED || found.groups.contains_key(&group);
+    let entry = found.groups.entry(if tracked { group } else { Group::Other }).or_default();
     entry.0 += 1;
     entry.1 += u64::from(flagged);
 }

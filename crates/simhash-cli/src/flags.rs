@@ -164,21 +164,25 @@ pub struct IndexQueryArgs {
     #[arg(value_name = "INDEX")]
     pub index: PathBuf,
     /// The records to query.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Input")]
     pub input: InputArgs,
     /// Settings given must equal the index's (they are read from the index).
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = INDEX_FIXES)]
     pub fingerprint: FingerprintOpts,
     /// The matching flags, which must equal the index's.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = INDEX_FIXES)]
     pub matching: MatchOpts,
     /// Where the matches go.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output and run")]
     pub output: OutputOpts,
     /// Threads, progress and the summary.
     #[command(flatten)]
     pub run: RunOpts,
 }
+
+/// The help heading of the settings an index fixes, on `index query`.
+const INDEX_FIXES: &str =
+    "Index settings (the index's are used: not needed, and any given must equal them)";
 
 const EVAL_HELP: &str = "\
 Formats (of both PREDICTION and --truth, recognised line by line):
@@ -335,7 +339,7 @@ pub enum Method {
 /// How records are matched.
 #[derive(Clone, Debug, Args)]
 pub struct MatchOpts {
-    /// Matching method: auto, minhash or simhash [default: auto, which is minhash for text].
+    /// Matching method: auto (minhash for text), minhash or simhash.
     ///
     /// minhash: candidates from MinHash LSH over the shingles, kept when the exact Jaccard
     /// similarity of their shingle sets is at least --jaccard. simhash: fingerprints
@@ -346,8 +350,8 @@ pub struct MatchOpts {
     pub method: Method,
 
     /// simhash: maximum Hamming distance (bits) for two records to be near-duplicates
-    /// [default: 3].
-    #[arg(short = 'k', long, value_name = "K")]
+    /// [default: 3]. `-d` works too, as on find-all.
+    #[arg(short = 'k', short_alias = 'd', long, value_name = "K")]
     pub distance: Option<u32>,
 
     /// simhash: number of blocks the 64 bits are split into, or `auto` [default: auto].

@@ -827,8 +827,19 @@ fn usage_errors_exit_2() {
     let missing = dir.run(&["pairs", "missing.jsonl"]);
     assert!(missing.stderr.contains("missing.jsonl: cannot open"), "{}", missing.stderr);
     dir.run(&["--help"]).code(0);
-    dir.run(&["dedup", "--help"]).code(0);
+    let help = dir.run(&["dedup", "--help"]);
+    help.code(0);
+    // --method's default said once (clap's own "[default: ...]").
+    let method = &help.stdout[help.stdout.find("--method <METHOD>").expect("--method")..];
+    let method = &method[..method.find("\n  -").unwrap_or(method.len())];
+    assert_eq!(method.matches("default").count(), 1, "{method}");
     dir.run(&["--version"]).code(0);
+    // `-d` (find-all's) and `-k` are one flag everywhere, not a clap tip about values.
+    let d = dir.run(&["pairs", "c.jsonl", "-d", "5"]);
+    d.code(0);
+    assert_eq!(d.stdout, dir.run(&["pairs", "c.jsonl", "-k", "5"]).stdout);
+    let d = dir.run(&["find-all", "-k", "5"]);
+    assert!(!d.stderr.contains("tip:"), "{}", d.stderr);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -14,8 +14,11 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success
   1  some records were skipped; each was reported as FILE:LINE: what was wrong
-  2  error (a bad flag, an unreadable input, a failed worker or process, --strict):
-     no output was written";
+  2  error (a bad flag, an unreadable input, a failed worker or process, a stopped or
+     unreachable process: --peer-timeout, --strict): no output was written, unless the
+     message says what this process had committed
+  129, 130, 143  stopped by SIGHUP, SIGINT or SIGTERM: nothing committed, unless the
+     message says what was";
 
 /// The `simhash` job on timely-dataflow, across worker threads, processes and hosts.
 ///
@@ -284,6 +287,18 @@ pub(crate) struct TimelyArgs {
     #[arg(long, value_name = "SECS", default_value_t = 60, hide_short_help = true)]
     pub(crate) connect_timeout: u64,
 
+    /// Seconds without a sign of life from another process before the job fails; 0 waits
+    /// for ever.
+    ///
+    /// Every process sends each other one a heartbeat (every second, or a fifth of the
+    /// other's timeout if less) on a connection of its own, from a thread of its own, so a
+    /// long computation never misses one: silence means the process is stopped (SIGSTOP, a
+    /// paused VM, a frozen host) or unreachable. After SECS of it, every process that
+    /// notices exits 2 naming it, and the others follow. Each process applies its own
+    /// value; they need not agree.
+    #[arg(long, value_name = "SECS", default_value_t = crate::heartbeat::DEFAULT_PEER_TIMEOUT, hide_short_help = true)]
+    pub(crate) peer_timeout: u64,
+
     /// Test hook: make global worker N fail with an error after reading its share.
     #[arg(long, value_name = "N", hide = true)]
     pub(crate) inject_error: Option<usize>,
@@ -296,6 +311,16 @@ pub(crate) struct TimelyArgs {
     /// Test hook: make global worker N panic at the start of the table phase.
     #[arg(long, value_name = "N", hide = true)]
     pub(crate) inject_panic: Option<usize>,
+
+    /// Test hook: make global worker N stop working, for good, before the last round (after
+    /// process 0 committed the output), its process alive: a hung worker.
+    #[arg(long, value_name = "N", hide = true)]
+    pub(crate) inject_stall: Option<usize>,
+
+    /// Test hook: the most records one worker's spanning forest numbers (default and at
+    /// most 4,294,967,295), so tests can reach the limit.
+    #[arg(long, value_name = "N", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) forest_capacity: Option<u64>,
 
     /// Test hook: the bytes of the output (and of `--removed`) that worker 0 receives in
     /// one round with -o (default 64 MiB), so tests can cut a small output into many rounds.
@@ -337,7 +362,15 @@ pub(crate) enum Launch {
     /// One process: `threads` workers exchanging through memory.
     Process { threads: usize },
     /// Process `process` of `addresses.len()`, each with `threads` workers, over TCP.
-    Cluster { threads: usize, process: usize, addresses: Vec<String>, timeout: std::time::Duration },
+    Cluster {
+        threads: usize,
+        process: usize,
+        addresses: Vec<String>,
+        /// `--connect-timeout`.
+        timeout: std::time::Duration,
+        /// `--peer-timeout`: `None` when 0 (no heartbeats watched).
+        peer_timeout: Option<std::time::Duration>,
+    },
 }
 
 /// The input format (`--format`).
@@ -479,6 +512,8 @@ impl JobArgs {
             process: t.process,
             addresses,
             timeout: std::time::Duration::from_secs(t.connect_timeout),
+            peer_timeout: Some(std::time::Duration::from_secs(t.peer_timeout))
+                .filter(|d| !d.is_zero()),
         })
     }
 }

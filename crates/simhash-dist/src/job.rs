@@ -88,6 +88,12 @@ pub(crate) struct Job {
     pub(crate) inject_panic: Option<usize>,
     /// `--inject-write-error`: the worker that fails after writing its parts (tests only).
     pub(crate) inject_write_error: Option<usize>,
+    /// `--inject-stall`: the worker that stops working, for good, before the last round
+    /// (tests only).
+    pub(crate) inject_stall: Option<usize>,
+    /// The most positions one worker's spanning forest numbers
+    /// ([`crate::forest::CAPACITY`]; `--forest-capacity`, tests only).
+    pub(crate) forest_capacity: usize,
     /// The bytes of `dedup`'s output worker 0 receives in one round
     /// ([`stream::WINDOW`](crate::rounds::stream::WINDOW)).
     pub(crate) output_window: u64,
@@ -100,6 +106,11 @@ pub(crate) struct Job {
 }
 
 impl Job {
+    /// Empty links for the job's mode ([`Links::new`]).
+    fn links(&self) -> Links {
+        Links::new(self.mode, self.forest_capacity)
+    }
+
     /// What every process must have alike, setting by setting (a name, and the value as
     /// text): everything that changes the work or what is written. Not this process's
     /// index, `--quiet` (what it prints of itself) or the fault-injection hooks of tests.
@@ -221,12 +232,25 @@ pub(crate) fn run(worker: &mut Worker, job: &Job) -> End {
         return End::Failed(messages);
     }
     let end = match rounds(worker, job) {
-        Ok(written) => outcome::run(worker, &written),
+        Ok(written) => {
+            stall(worker, job);
+            outcome::run(worker, &written)
+        }
         Err(messages) => End::Failed(messages),
     };
     match (&end, &job.stats) {
         (End::Done(_), Some(path)) => stats::write(worker, job, path, end),
         _ => end,
+    }
+}
+
+/// The test hook `--inject-stall`: the worker stops, for good, before the outcome round
+/// (after worker 0's commit), as a hung host would; its process stays alive and answers.
+fn stall(worker: &Worker, job: &Job) {
+    if job.inject_stall == Some(worker.index()) {
+        loop {
+            std::thread::park();
+        }
     }
 }
 
@@ -304,7 +328,7 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
         None => Parts::spooled(&plan),
     };
     let (parts, error) = match parts {
-        Ok(parts) => (Some(parts), None),
+        Ok(parts) => (Some(parts), matched.links.full(worker.index())),
         Err(e) => (None, Some(format!("worker {}: {e:#}", worker.index()))),
     };
     kept::agree(worker, error.as_deref())?;
@@ -325,7 +349,7 @@ fn simhash(
     let collapsed = collapse::run(worker, docs);
     let fingerprinted = census.documents - census.featureless;
     let found =
-        tables::run(worker, (job.mode, job.inject_panic), settings, fingerprinted, &collapsed)?;
+        tables::run(worker, (job.links(), job.inject_panic), settings, fingerprinted, &collapsed)?;
     let stats = MatchStats {
         record_pairs: found.matches.record_pairs + collapsed.copy_pairs,
         largest_group: found.matches.largest_group,
@@ -369,7 +393,7 @@ fn minhash(
 ) -> Result<Matched, Vec<String>> {
     crate::rounds::label("sets");
     let sets = sets::run(worker, plan, docs);
-    let mut links = Links::new(job.mode);
+    let mut links = job.links();
     let verifying = match job.mode {
         Mode::Pairs => bands::Verifying::Pairs {
             jaccard,
@@ -386,7 +410,7 @@ fn minhash(
         }
     }
     let (mut found, failed) = bands::run(worker, plan, docs, &sets, keys, verifying, &mut links);
-    kept::agree(worker, failed.as_deref())?;
+    kept::agree(worker, failed.or_else(|| links.full(worker.index())).as_deref())?;
     if let (Links::Forest(groups), Mode::Cluster { .. }) = (&mut links, job.mode) {
         let edges = std::mem::take(&mut groups.edges);
         crate::rounds::label("candidate_components");
@@ -400,7 +424,7 @@ fn minhash(
         let (edges, engine) = edges;
         (found.candidates, found.verified, found.pairs) =
             (engine.candidates, engine.verified, engine.pairs);
-        let mut forest = crate::forest::Forest::default();
+        let mut forest = crate::forest::Forest::with_capacity(job.forest_capacity);
         for (a, b) in sets.copies.iter().copied().chain(edges) {
             forest.union(a, b);
         }

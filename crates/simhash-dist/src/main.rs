@@ -16,19 +16,23 @@
 //! See `docs/scale-out.md` for launching on several hosts, the failure model and a capacity
 //! plan.
 //!
-//! The other modules: [`args`] (the flags), [`net`] (connecting the processes), [`forest`]
-//! (the spanning forest `cluster` sends instead of every pair).
+//! The other modules: [`args`] (the flags), [`net`] (connecting the processes),
+//! [`heartbeat`] (noticing a stopped one), [`failure`] (how a process ends when the job
+//! cannot finish), [`forest`] (the spanning forest `cluster` sends instead of every pair).
 //!
 //! Failure model: fail-stop. A worker that cannot read its share reports it to all the
 //! others, and every process exits 2 with the message; a worker that panics, or a process
-//! that dies, takes every process down with exit code 2 (timely's channels to it break).
-//! No output is left behind: process 0 writes a temporary file and renames it only when
-//! complete. Rerun the job.
+//! that dies, takes every process down with exit code 2 (timely's channels to it break); a
+//! process that stops (SIGSTOP, a frozen host) does after `--peer-timeout` seconds without
+//! its heartbeat. No output is left behind: process 0 writes a temporary file and renames
+//! it only when complete. Rerun the job.
 
 #![warn(missing_docs)]
 
 mod args;
+mod failure;
 mod forest;
+mod heartbeat;
 mod job;
 mod net;
 mod plan;
@@ -42,7 +46,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser as _;
-use simhash_io::{Columns, WritePlan, install_signal_handler, remove_pending};
+use simhash_io::{Columns, WritePlan};
 
 use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
 use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
@@ -145,9 +149,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let (quiet, process) = (args.quiet, args.timely.process);
     let compression = compression.unwrap_or_default();
     let job = Arc::new(build_job(&args, mode, matching, (removed, compression)));
-    install_failure_handlers();
-    let guards = start(launch, move |worker| job::run(worker, &job))?;
-    let code = match join(guards) {
+    failure::install();
+    let (guards, heartbeat) = start(launch, move |worker| job::run(worker, &job))?;
+    let joined = join(guards);
+    // Every process's workers are done (or failed alike): this one's exit is no failure.
+    if let Some(heartbeat) = heartbeat {
+        heartbeat.finish();
+    }
+    let code = match joined {
         Ok(code) => code,
         Err(messages) => {
             let mut err = std::io::stderr().lock();
@@ -234,6 +243,11 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, dedup: DedupOutputs
         inject_error: args.timely.inject_error,
         inject_panic: args.timely.inject_panic,
         inject_write_error: args.timely.inject_write_error,
+        inject_stall: args.timely.inject_stall,
+        forest_capacity: args
+            .timely
+            .forest_capacity
+            .map_or(forest::CAPACITY, |n| usize::try_from(n).unwrap_or(usize::MAX)),
         output_window: args.timely.output_window.unwrap_or(rounds::stream::WINDOW),
         verify_round_bytes: args
             .timely
@@ -278,11 +292,16 @@ fn join(guards: WorkerGuards<End>) -> Result<u8, Vec<String>> {
     Err(messages)
 }
 
-/// Starts this process's workers: in memory, or connected to the other processes first.
-fn start<F>(launch: Launch, work: F) -> anyhow::Result<WorkerGuards<End>>
+/// Starts this process's workers: in memory, or connected to the other processes first,
+/// with heartbeats between them.
+fn start<F>(
+    launch: Launch,
+    work: F,
+) -> anyhow::Result<(WorkerGuards<End>, Option<heartbeat::Heartbeat>)>
 where
     F: Fn(&mut timely::worker::Worker) -> End + Send + Sync + 'static,
 {
+    let mut heartbeat = None;
     let (builders, others): (Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>) = match launch {
         Launch::Process { threads } => {
             let hooks = Hooks::default();
@@ -292,8 +311,14 @@ where
                 .collect();
             (builders, Box::new(()))
         }
-        Launch::Cluster { threads, process, addresses, timeout } => {
-            let sockets = net::connect(&addresses, process, threads, timeout)?;
+        Launch::Cluster { threads, process, addresses, timeout, peer_timeout } => {
+            let every = heartbeat::every(peer_timeout);
+            let connected = net::connect(&addresses, process, threads, timeout, every)?;
+            heartbeat = Some(
+                heartbeat::start(connected.beats, peer_timeout, timeout)
+                    .context("cannot start the heartbeats")?,
+            );
+            let sockets = connected.data;
             let hooks = Hooks::default();
             let allocators = ProcessBuilder::new_typed_vector(
                 threads,
@@ -306,35 +331,11 @@ where
             (builders.into_iter().map(AllocatorBuilder::Tcp).collect(), Box::new(guard))
         }
     };
-    timely::execute::execute_from(builders, others, timely::WorkerConfig::default(), work)
-        .map_err(anyhow::Error::msg)
-        .context("cannot start the workers")
-}
-
-/// Fail-stop: a panic anywhere (a worker, or timely's network threads when a peer process
-/// is gone) ends this process with exit code 2, after removing unfinished output files.
-/// Without this, the other workers of the process would wait for the failed one forever.
-/// SIGINT, SIGTERM and SIGHUP remove them too, and exit with 128 + the signal, as `simhash`.
-fn install_failure_handlers() {
-    std::panic::set_hook(Box::new(|info| {
-        let what = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".to_string());
-        let why = if what.contains("timely communication error") || what.contains("poisoned") {
-            format!("lost the connection to another process ({what}): the job failed, rerun it")
-        } else {
-            let at = info.location().map(|l| format!(" at {l}")).unwrap_or_default();
-            format!("a worker failed ({what}{at}): the job failed, rerun it")
-        };
-        remove_pending();
-        let _ = writeln!(std::io::stderr().lock(), "simhash-dist: {}", simhash_io::printable(&why));
-        #[allow(clippy::exit)]
-        std::process::exit(2);
-    }));
-    install_signal_handler();
+    let guards =
+        timely::execute::execute_from(builders, others, timely::WorkerConfig::default(), work)
+            .map_err(anyhow::Error::msg)
+            .context("cannot start the workers")?;
+    Ok((guards, heartbeat))
 }
 
 /// This process's peak resident memory in MiB, as the messages show it

@@ -1868,3 +1868,211 @@ fn relations_decide_alike_at_every_shape() {
     assert!(checked > 50, "{checked} removals checked");
     assert!(!removed.contains("\"id\":\"r1\""), "{removed}");
 }
+
+/// Started processes, killed (SIGKILL ends a stopped one too) if a test fails before they
+/// end, so that none is left behind.
+#[cfg(unix)]
+struct Processes(Vec<Child>);
+
+#[cfg(unix)]
+impl Drop for Processes {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Process `p` of `n` on `hostfile` with `args`, its standard input `stdin`, its standard
+/// error piped, SIGINT, SIGTERM and SIGHUP at their default dispositions (as in
+/// [`signals_remove_the_temporary_output_and_exit_128_plus_the_signal`]).
+#[cfg(unix)]
+fn start_process(args: &[&str], (p, n): (usize, usize), hostfile: &Path, stdin: Stdio) -> Child {
+    use std::os::unix::process::CommandExt as _;
+    let mut cmd = Command::new(BIN);
+    // SAFETY: signal(2) is async-signal-safe, as the child's code before exec must be.
+    unsafe {
+        cmd.pre_exec(|| {
+            for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    let mut a = strings(args);
+    a.extend(strings(&["-n", &n.to_string(), "-p", &p.to_string(), "--hostfile", &s(hostfile)]));
+    cmd.args(a)
+        .stdin(stdin)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn simhash-dist")
+}
+
+/// `kill -SIGNAL` to `child`.
+#[cfg(unix)]
+fn send_signal(signal: &str, child: &Child) {
+    let sent = Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success(), "kill -{signal}");
+}
+
+/// How `child` ended, and when, if within `limit`; then its standard error.
+#[cfg(unix)]
+fn ended_within(child: &mut Child, limit: Duration) -> (Option<i32>, Instant, String) {
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "process {} still running after {limit:?}", child.id());
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let ended = Instant::now();
+    let mut err = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        pipe.read_to_string(&mut err).expect("read stderr");
+    }
+    (status.code(), ended, err)
+}
+
+/// The names in `dir` that end in `.tmp` (unfinished outputs).
+fn temporary_files(dir: &Dir) -> Vec<String> {
+    std::fs::read_dir(dir.0.path())
+        .expect("list")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| Path::new(name).extension().is_some_and(|e| e == "tmp"))
+        .collect()
+}
+
+/// A stopped process (SIGSTOP: a paused VM, a frozen host) once left every other process
+/// waiting for ever. Its heartbeats stop, and every other process exits 2 within
+/// `--peer-timeout` (2 s here), one naming it, with no temporary output left; resumed, it
+/// exits 2 too.
+#[cfg(unix)]
+#[test]
+fn a_stopped_process_ends_every_other_process_within_the_peer_timeout() {
+    use std::io::Write as _;
+    let dir = Dir::new();
+    let hostfile = hostfile(&dir, 3);
+    let out = s(&dir.path("out.tsv"));
+    let args = ["pairs", "-", "-q", "-o", &out, "--peer-timeout", "2", "--connect-timeout", "20"];
+    let mut processes = Processes(
+        (0..3)
+            .map(|p| {
+                // Process 0's standard input stays open: the job waits in its first rounds.
+                let stdin = if p == 0 { Stdio::piped() } else { Stdio::null() };
+                start_process(&args, (p, 3), &hostfile, stdin)
+            })
+            .collect(),
+    );
+    let mut stdin = processes.0[0].stdin.take().expect("stdin");
+    stdin.write_all(jsonl_corpus(200, 13).as_bytes()).expect("feed");
+    // Process 0 creates its temporary output once every process has connected and agreed.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while temporary_files(&dir).is_empty() {
+        assert!(Instant::now() < deadline, "no temporary output file");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    send_signal("STOP", &processes.0[1]);
+    let stopped = Instant::now();
+    let mut errs = String::new();
+    for p in [0, 2] {
+        let (code, ended, err) = ended_within(&mut processes.0[p], Duration::from_secs(15));
+        let took = ended - stopped;
+        assert_eq!(code, Some(2), "process {p}: {err}");
+        // 2 s and a heartbeat's interval (0.4 s) for the first to notice; the other may
+        // notice the first's exit instead, at once.
+        assert!(took < Duration::from_secs(8), "process {p} took {took:?}: {err}");
+        assert!(!err.contains("panicked"), "process {p}: {err}");
+        errs.push_str(&err);
+    }
+    assert!(
+        errs.contains("process 1 (127.0.0.1:")
+            && errs.contains("sent nothing for 2 s: stopped or unreachable"),
+        "{errs}"
+    );
+    assert!(temporary_files(&dir).is_empty(), "{:?}", temporary_files(&dir));
+    assert!(!dir.path("out.tsv").exists());
+    drop(stdin);
+    send_signal("CONT", &processes.0[1]);
+    let (code, _, err) = ended_within(&mut processes.0[1], Duration::from_secs(15));
+    assert_eq!(code, Some(2), "process 1, resumed: {err}");
+}
+
+/// A signal after process 0 committed the output, while it waits for a process that hung
+/// (`--inject-stall`), once only said "finishing the run" and waited on for ever. It ends
+/// the process with 128 + the signal, saying what was committed, which stays in place; the
+/// hung process, its connection closed, exits 2.
+#[cfg(unix)]
+#[test]
+fn a_signal_after_the_commit_ends_the_wait_for_a_hung_process() {
+    let dir = Dir::new();
+    let input = s(&dir.write("corpus.jsonl", &jsonl_corpus(300, 14)));
+    let hostfile = hostfile(&dir, 2);
+    let out = dir.path("out.tsv");
+    let args = ["pairs", &input, "-q", "-o", &s(&out), "--inject-stall", "1"];
+    let mut processes =
+        Processes((0..2).map(|p| start_process(&args, (p, 2), &hostfile, Stdio::null())).collect());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !out.exists() {
+        assert!(Instant::now() < deadline, "no output committed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Waiting for process 1's outcome round, which never comes.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(processes.0[0].try_wait().expect("wait").is_none(), "process 0 ended by itself");
+    send_signal("TERM", &processes.0[0]);
+    let (code, _, err) = ended_within(&mut processes.0[0], Duration::from_secs(10));
+    assert_eq!(code, Some(143), "process 0: {err}");
+    assert!(
+        err.contains(&format!("SIGTERM after this process committed the output {}", s(&out))),
+        "{err}"
+    );
+    assert!(!read(&out).is_empty(), "the committed output was removed");
+    let (code, _, err) = ended_within(&mut processes.0[1], Duration::from_secs(10));
+    assert_eq!(code, Some(2), "process 1: {err}");
+}
+
+/// A worker's spanning forest numbers its records with 32 bits; past that (a test-sized
+/// limit here, `--forest-capacity`) the job once panicked (`expect`). It fails on every
+/// worker with a message naming the limit, and writes nothing.
+#[test]
+fn a_forest_past_its_capacity_fails_the_job_naming_the_limit() {
+    let dir = Dir::new();
+    let input = s(&dir.write("corpus.jsonl", &jsonl_corpus(500, 15)));
+    let got = dir.path("got.jsonl");
+    for method in METHODS {
+        for command in ["cluster", "dedup"] {
+            let what = format!("{command} --method {method}");
+            let out = dist(&strings(&[
+                command,
+                &input,
+                "--method",
+                method,
+                "-w",
+                "2",
+                "-q",
+                "--forest-capacity",
+                "3",
+                "-o",
+                &s(&got),
+            ]));
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+            assert!(
+                err.contains("more than 3 distinct records in one worker's spanning forest"),
+                "{what}: {err}"
+            );
+            assert!(!err.contains("panicked") && !err.contains("a worker failed"), "{what}: {err}");
+            assert!(!got.exists(), "{what}");
+        }
+    }
+    // Far from the limit, the same jobs run.
+    let out = dist(&strings(&["cluster", &input, "-w", "2", "-q", "-o", &s(&got)]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -130,7 +130,11 @@ fn stream_out(
     };
     Ok(match failed {
         Some(e) => Err(e),
-        None => simhash_io::commit_all(std::iter::once(out).chain(removed_out)).map_err(|e| {
+        None => crate::failure::commit(
+            || what_is_committed(job),
+            || simhash_io::commit_all(std::iter::once(out).chain(removed_out)),
+        )
+        .map_err(|e| {
             if simhash_io::is_broken_pipe(&e) {
                 String::new()
             } else {
@@ -138,6 +142,17 @@ fn stream_out(
             }
         }),
     })
+}
+
+/// What worker 0 commits with `-o`, for the messages of a later failure.
+fn what_is_committed(job: &Job) -> String {
+    let shown = |p: &std::path::Path| p.display().to_string();
+    match &job.removed {
+        None => format!("the output {}", shown(&job.output)),
+        Some(removed) => {
+            format!("the output {} and --removed {}", shown(&job.output), shown(removed))
+        }
+    }
 }
 
 /// The test hook `--inject-write-error`: worker `me`'s outputs, written, fail.
@@ -193,6 +208,7 @@ pub(super) fn dedup(
     summary: &Summary,
 ) -> Result<Outcome, Vec<String>> {
     let Matched { links, copies, .. } = matched;
+    let full = links.full(worker.index());
     let edges = match links {
         Links::Forest(forest) => forest.edges,
         Links::Pairs(_) => Vec::new(),
@@ -202,8 +218,9 @@ pub(super) fn dedup(
         Walker::Simhash { .. } => Vec::new(),
     };
     let decisions = dedup::run(worker, d.plan, &d.share.docs, edges, &copies, d.walker, d.keep);
+    // A full forest fails the job here, after the walk's rounds that every worker runs.
     let (decisions, error) = match decisions {
-        Ok(decisions) => (decisions, None),
+        Ok(decisions) => (decisions, full),
         Err(e) => (Vec::new(), Some(e)),
     };
     kept::agree(worker, error.as_deref())?;

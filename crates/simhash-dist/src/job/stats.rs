@@ -41,7 +41,7 @@ pub(super) fn write(worker: &mut Worker, job: &Job, path: &std::path::Path, end:
     let written = Output::create_for("--stats", path).and_then(|mut out| {
         std::io::Write::write_all(&mut out, stats_json(&all).as_bytes())
             .map_err(simhash_io::Error::from)?;
-        out.commit()
+        crate::failure::commit(|| format!("--stats {}", path.display()), || out.commit())
     });
     match written {
         Ok(()) => end,

@@ -490,8 +490,13 @@ pub(crate) fn commit(
         drop(outputs);
         return Err(errors);
     }
-    let renamed =
-        simhash_io::commit_all(outputs).err().map(|e| format!("{:#}", anyhow::Error::from(e)));
+    let (count, me) = (outputs.len(), worker.index());
+    let renamed = crate::failure::commit(
+        || format!("worker {me}'s {count} output files"),
+        || simhash_io::commit_all(outputs),
+    )
+    .err()
+    .map(|e| format!("{:#}", anyhow::Error::from(e)));
     let agreed = kept::agree(worker, renamed.as_deref());
     if agreed.is_err() && renamed.is_none() {
         for path in paths {

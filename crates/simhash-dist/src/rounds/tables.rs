@@ -54,11 +54,23 @@ pub(crate) enum Links {
 }
 
 impl Links {
-    /// Empty links for `mode`: pairs, or a forest.
-    pub(crate) fn new(mode: Mode) -> Links {
+    /// Empty links for `mode`: pairs, or a forest of at most `capacity` positions
+    /// ([`crate::forest::CAPACITY`] but in tests).
+    pub(crate) fn new(mode: Mode, capacity: usize) -> Links {
         match mode {
             Mode::Pairs => Links::Pairs(Vec::new()),
-            Mode::Cluster { .. } | Mode::Dedup { .. } => Links::Forest(Forest::default()),
+            Mode::Cluster { .. } | Mode::Dedup { .. } => {
+                Links::Forest(Forest::with_capacity(capacity))
+            }
+        }
+    }
+
+    /// Worker `me`'s message if its forest filled up ([`Forest::check`]): the job fails
+    /// with it on every worker, at the next agreement.
+    pub(crate) fn full(&self, me: usize) -> Option<String> {
+        match self {
+            Links::Forest(forest) => forest.check().err().map(|e| format!("worker {me}: {e}")),
+            Links::Pairs(_) => None,
         }
     }
 
@@ -83,12 +95,12 @@ pub(crate) struct Found {
 }
 
 /// Plans the tables for the job's fingerprinted documents (every worker alike, from the
-/// census) and matches the representatives `collapsed` holds, linking them as `mode` needs.
-/// Fails, on every worker alike, when the planner refuses the settings. `inject_panic`: the
-/// worker that panics here (`--inject-panic`, for tests).
+/// census) and matches the representatives `collapsed` holds into `links` (empty: pairs or
+/// a forest, as the mode needs). Fails, on every worker alike, when the planner refuses the
+/// settings. `inject_panic`: the worker that panics here (`--inject-panic`, for tests).
 pub(crate) fn run(
     worker: &mut Worker,
-    (mode, inject_panic): (Mode, Option<usize>),
+    (mut links, inject_panic): (Links, Option<usize>),
     (distance, blocks): (u32, Blocks),
     fingerprinted: u64,
     collapsed: &Collapsed,
@@ -98,7 +110,6 @@ pub(crate) fn run(
         .map_err(|e| vec![format!("invalid --blocks/--distance: {e}")])?;
     let me = worker.index();
     assert!(inject_panic != Some(me), "worker {me}: injected panic (--inject-panic)");
-    let mut links = Links::new(mode);
     if let Links::Forest(forest) = &mut links {
         for &(rep, member) in &collapsed.copies {
             forest.union(rep, member);

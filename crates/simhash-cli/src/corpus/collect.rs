@@ -1,6 +1,6 @@
 //! The parsed batches gathered in input order into the [`Corpus`].
 
-use super::read::{Meta, Parsed, ParsedBatch, ParsedDoc};
+use super::batch::{Meta, Parsed, ParsedBatch, ParsedDoc};
 use super::sample::Sampler;
 #[allow(clippy::wildcard_imports)]
 use super::*;

@@ -22,11 +22,12 @@ use simhash_io::{
 
 use crate::report::Reporter;
 
+mod batch;
 mod collect;
 mod read;
 mod sample;
 
-use read::Meta;
+use batch::Meta;
 pub use read::read;
 
 /// How a line becomes a document: its record (read by `parser`), and for text the

@@ -4,7 +4,7 @@ use std::collections::BinaryHeap;
 
 use simhash_index::lsh::DocSketch;
 
-use super::read::Meta;
+use super::batch::Meta;
 
 /// Bottom-k sampling: each record gets a pseudo-random key from (seed, line); the n records
 /// with the smallest keys are the sample. One pass, memory for n records, and the sample

@@ -6,6 +6,7 @@ use std::io::Write;
 use anyhow::Context;
 use simhash_io::{LineReader, LineStatus, Parser, Source};
 
+use super::notes::record;
 use super::offsets::AtOffsets;
 use super::{Entry, Notes, Pass, Progress, write_line};
 
@@ -148,41 +149,4 @@ impl<'p> Copy<'p> {
         self.progress.add(self.pass.reporter, bytes, lines.saturating_sub(shown_lines));
         Ok(())
     }
-}
-
-/// Appends one record to `out`: the line `raw` as it is (with a newline if it has none),
-/// or with the annotation fields of `doc` before its closing `}`. `number`: the line's
-/// number in the file named `name`, for messages.
-pub(super) fn record(
-    notes: &Notes<'_>,
-    name: &str,
-    number: u64,
-    doc: usize,
-    raw: &[u8],
-    out: &mut Vec<u8>,
-) -> anyhow::Result<()> {
-    if matches!(notes, Notes::None) {
-        out.extend_from_slice(raw);
-    } else {
-        let buf = simhash_io::line_content(raw);
-        if let Some(field) = simhash_io::json_fields(buf, notes.names()) {
-            anyhow::bail!(
-                "{name}:{number}: the record already has a field {field:?}: --annotate would \
-                 write it twice (rename the field first); nothing was written",
-            );
-        }
-        // The record parsed as a JSON object: its last byte that is not white space is `}`.
-        let end = buf.iter().rposition(|b| !b.is_ascii_whitespace()).unwrap_or(0);
-        anyhow::ensure!(
-            buf.get(end) == Some(&b'}'),
-            "{name}:{number}: not a JSON object: cannot annotate it",
-        );
-        out.extend_from_slice(&buf[..end]);
-        notes.json(doc, out)?;
-        out.extend_from_slice(&raw[end..]);
-    }
-    if out.last() != Some(&b'\n') {
-        out.push(b'\n');
-    }
-    Ok(())
 }

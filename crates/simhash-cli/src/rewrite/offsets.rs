@@ -7,7 +7,7 @@ use anyhow::Context;
 use rayon::prelude::*;
 use simhash_io::{LineAt, LinesAt, Source};
 
-use super::copy::record;
+use super::notes::record;
 use super::{Entry, Pass, Progress};
 
 /// Bytes of lines one task of [`AtOffsets::copy`] reads (about: its lines are whole).

@@ -130,3 +130,44 @@ impl<'a> ClustersBuilder<'a> {
         }
     }
 }
+
+/// The constructors of [`Clusters`] through a [`ClustersBuilder`].
+impl Clusters {
+    /// A builder, to choose the [`Mode`] and the [`Representative`] policy.
+    pub fn builder<'a>() -> ClustersBuilder<'a> {
+        ClustersBuilder::new()
+    }
+
+    /// The connected components of the graph on `documents` documents whose edges are
+    /// `pairs`: two documents are in one cluster when a chain of pairs links them. The
+    /// representative is the first member. Self-loops and repeated pairs are allowed.
+    ///
+    /// Fails if a pair names a document `>= documents`, or if `documents` exceeds
+    /// [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS).
+    pub fn components<I>(documents: usize, pairs: I) -> Result<Clusters, ClusterError>
+    where
+        I: IntoIterator,
+        I::Item: Into<(u32, u32)>,
+    {
+        Clusters::builder().build(documents, pairs)
+    }
+
+    /// Center (star) clustering: every member of a cluster is paired directly with the
+    /// cluster's center, which is its representative. See [`Mode::Star`] for the exact
+    /// rule and the trade-off against [`components`](Clusters::components).
+    ///
+    /// Fails if a pair names a document `>= documents`, if `documents` exceeds
+    /// [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS), or if the policy's keys do not match the
+    /// number of documents.
+    pub fn star<I>(
+        documents: usize,
+        pairs: I,
+        policy: &Representative<'_>,
+    ) -> Result<Clusters, ClusterError>
+    where
+        I: IntoIterator,
+        I::Item: Into<(u32, u32)>,
+    {
+        Clusters::builder().mode(Mode::Star).representative(*policy).build(documents, pairs)
+    }
+}

@@ -1,10 +1,8 @@
 use std::iter::FusedIterator;
 use std::ops::Range;
 
-use crate::builder::{ClustersBuilder, Mode};
 use crate::error::ClusterError;
 use crate::policy::Representative;
-use crate::stats::Stats;
 
 /// "No value" in the `u32` arrays: never a valid position, since positions are below
 /// [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS).
@@ -58,44 +56,6 @@ pub struct Clusters {
 }
 
 impl Clusters {
-    /// A builder, to choose the [`Mode`] and the [`Representative`] policy.
-    pub fn builder<'a>() -> ClustersBuilder<'a> {
-        ClustersBuilder::new()
-    }
-
-    /// The connected components of the graph on `documents` documents whose edges are
-    /// `pairs`: two documents are in one cluster when a chain of pairs links them. The
-    /// representative is the first member. Self-loops and repeated pairs are allowed.
-    ///
-    /// Fails if a pair names a document `>= documents`, or if `documents` exceeds
-    /// [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS).
-    pub fn components<I>(documents: usize, pairs: I) -> Result<Clusters, ClusterError>
-    where
-        I: IntoIterator,
-        I::Item: Into<(u32, u32)>,
-    {
-        Clusters::builder().build(documents, pairs)
-    }
-
-    /// Center (star) clustering: every member of a cluster is paired directly with the
-    /// cluster's center, which is its representative. See [`Mode::Star`] for the exact
-    /// rule and the trade-off against [`components`](Clusters::components).
-    ///
-    /// Fails if a pair names a document `>= documents`, if `documents` exceeds
-    /// [`MAX_DOCUMENTS`](crate::MAX_DOCUMENTS), or if the policy's keys do not match the
-    /// number of documents.
-    pub fn star<I>(
-        documents: usize,
-        pairs: I,
-        policy: &Representative<'_>,
-    ) -> Result<Clusters, ClusterError>
-    where
-        I: IntoIterator,
-        I::Item: Into<(u32, u32)>,
-    {
-        Clusters::builder().mode(Mode::Star).representative(*policy).build(documents, pairs)
-    }
-
     /// Builds the canonical layout from a dense cluster id per document, where ids are
     /// numbered in order of first member, and picks representatives with `policy` (whose
     /// keys have been checked).
@@ -333,12 +293,6 @@ impl Clusters {
         }
         histogram
     }
-
-    /// Summary numbers, with `big` as the size above which a cluster counts as
-    /// [oversized](Stats::oversized) (a sign of chains merging unrelated documents).
-    pub fn stats(&self, big: usize) -> Stats {
-        Stats::new(self, big)
-    }
 }
 
 impl<'a> IntoIterator for &'a Clusters {
@@ -486,7 +440,7 @@ impl TryFrom<ClustersFields> for Clusters {
 #[cfg(all(test, feature = "serde"))]
 mod serde_tests {
     use super::*;
-    use crate::{ClusterErrorKind, Mode, Stats};
+    use crate::ClusterErrorKind;
 
     #[test]
     fn clusters_round_trip_and_malformed_input_is_refused() {
@@ -512,14 +466,5 @@ mod serde_tests {
             serde_json::from_str::<Clusters>(&serde_json::to_string(&empty).unwrap()).unwrap(),
             empty
         );
-    }
-
-    #[test]
-    fn settings_and_stats_round_trip() {
-        assert_eq!(serde_json::to_string(&Mode::Star).unwrap(), r#""star""#);
-        assert_eq!(serde_json::from_str::<Mode>(r#""components""#).unwrap(), Mode::Components);
-        let stats = Clusters::components(4, [(0, 1)]).unwrap().stats(1);
-        let back: Stats = serde_json::from_str(&serde_json::to_string(&stats).unwrap()).unwrap();
-        assert_eq!(back, stats);
     }
 }

@@ -77,6 +77,14 @@ impl Stats {
     }
 }
 
+impl Clusters {
+    /// Summary numbers, with `big` as the size above which a cluster counts as
+    /// [oversized](Stats::oversized) (a sign of chains merging unrelated documents).
+    pub fn stats(&self, big: usize) -> Stats {
+        Stats::new(self, big)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::clusters::Clusters;
@@ -109,5 +117,19 @@ mod tests {
         assert_eq!(stats.clustered, 1000);
         assert_eq!(stats.singletons, 2);
         assert_eq!(stats.histogram, [(1, 2), (1000, 1)]);
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod serde_tests {
+    use crate::{Clusters, Mode, Stats};
+
+    #[test]
+    fn settings_and_stats_round_trip() {
+        assert_eq!(serde_json::to_string(&Mode::Star).unwrap(), r#""star""#);
+        assert_eq!(serde_json::from_str::<Mode>(r#""components""#).unwrap(), Mode::Components);
+        let stats = Clusters::components(4, [(0, 1)]).unwrap().stats(1);
+        let back: Stats = serde_json::from_str(&serde_json::to_string(&stats).unwrap()).unwrap();
+        assert_eq!(back, stats);
     }
 }

@@ -119,14 +119,14 @@ pub use crate::lines::{
     BlockLines, LineAt, LineReader, LineStatus, LinesAt, ReadAt, line_content, read_at, read_block,
 };
 pub use crate::output::{
-    Output, SignalHold, commit_all, hold_signals, install_signal_handler, note_committed,
-    remove_pending, temp_file,
+    Output, SignalHold, begin_run, commit_all, hold_signals, install_signal_handler,
+    note_committed, remove_pending, temp_file,
 };
 pub use crate::parquet::{
     ExtraColumn, ExtraKind, ExtraRows, ExtraValue, ParquetCopy, ParquetRows, RowBatch, is_parquet,
 };
 pub use crate::parquet_compression::{ParquetCompression, UnknownParquetCompression};
-pub use crate::paths::{WritePlan, begin_run, check_paths, register_inputs, resolve};
+pub use crate::paths::{WritePlan, check_paths, register_inputs, resolve};
 pub use crate::problem::{Located, Problem, Reason, printable};
 pub use crate::process::peak_memory;
 pub use crate::record::{

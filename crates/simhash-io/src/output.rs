@@ -66,9 +66,15 @@ pub fn note_committed(what: &str) {
     *COMMITTED.lock().unwrap_or_else(PoisonError::into_inner) = Some(what.to_string());
 }
 
-/// Forgets what an earlier run of this process committed ([`crate::begin_run`]).
-pub(crate) fn forget_committed() {
+/// Forgets the inputs and outputs of earlier runs on this thread (a file freed since may
+/// reappear under another name with the same inode), and what an earlier run of this
+/// process committed.
+///
+/// A command line calls it once at the start of a run; tests that run several commands on
+/// one thread call it before each.
+pub fn begin_run() {
     *COMMITTED.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    crate::paths::forget_registered();
 }
 
 /// Removes the temporary files of outputs still being written: for signal handlers.

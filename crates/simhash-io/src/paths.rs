@@ -24,13 +24,8 @@ fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
     REGISTRY.with(|r| f(&mut r.borrow_mut()))
 }
 
-/// Forgets the inputs and outputs of earlier runs on this thread (a file freed since may
-/// reappear under another name with the same inode).
-///
-/// A command line calls it once at the start of a run; tests that run several commands on
-/// one thread call it before each.
-pub fn begin_run() {
-    crate::output::forget_committed();
+/// Forgets the inputs and outputs registered on this thread ([`crate::begin_run`]).
+pub(crate) fn forget_registered() {
     with_registry(|r| {
         r.inputs.clear();
         r.outputs.clear();

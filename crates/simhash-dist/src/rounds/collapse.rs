@@ -7,9 +7,12 @@
 
 use timely::worker::Worker;
 
-use super::tables::Rep;
 use super::{exchange, mix};
 use crate::share::Docs;
+
+/// A representative fingerprint in the table phase: its position, fingerprint, and how
+/// many records share the fingerprint.
+pub(crate) type Rep = (u64, u64, u32);
 
 /// The representatives this worker holds, and the copies they stand for.
 #[derive(Debug, Default)]

@@ -22,14 +22,10 @@ use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::{InputHandle, ProbeHandle};
 use timely::worker::Worker;
 
-use super::collapse::Collapsed;
+use super::collapse::{Collapsed, Rep};
 use super::mix;
 use crate::forest::Forest;
 use crate::plan::Mode;
-
-/// A representative fingerprint in the table phase: its position, fingerprint, and how
-/// many records share the fingerprint.
-pub(crate) type Rep = (u64, u64, u32);
 
 /// What the matching found on one worker.
 #[derive(Debug, Default)]

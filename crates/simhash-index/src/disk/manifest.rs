@@ -11,6 +11,9 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::{DiskError, DiskErrorKind, Settings};
 
+/// The lock file's name in the index directory.
+pub(crate) const LOCK: &str = "LOCK";
+
 /// The manifest's file name in the index directory.
 pub(crate) const MANIFEST: &str = "MANIFEST";
 /// The first line of a manifest, before its version number.
@@ -258,7 +261,7 @@ pub(crate) fn contents(dir: &Path) -> Result<Contents, DiskError> {
         let entry = entry.map_err(|e| DiskError::io(dir, "cannot list the index directory", e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let empty_file = || entry.metadata().is_ok_and(|m| m.is_file() && m.len() == 0);
-        let harmless = (name == super::writer::LOCK && empty_file())
+        let harmless = (name == LOCK && empty_file())
             || (name == format!("{MANIFEST}.tmp") && entry.file_type().is_ok_and(|t| t.is_file()));
         if !harmless {
             other.push(name);

@@ -10,13 +10,10 @@ use std::path::{Path, PathBuf};
 use simhash_core::Fingerprint;
 
 use super::index::Method;
-use super::manifest::{self, Contents, Manifest, SegmentEntry};
+use super::manifest::{self, Contents, LOCK, Manifest, SegmentEntry};
 use super::segment::{self, Batch, Segment, Shape, Source};
 use super::{DiskError, DiskErrorKind, DiskIndex, Settings};
 use crate::lsh::DocSketch;
-
-/// The lock file's name in the index directory.
-pub(crate) const LOCK: &str = "LOCK";
 
 /// By default, a writer writes a segment when its documents take about this much memory.
 pub const DEFAULT_FLUSH_BYTES: usize = 256 << 20;

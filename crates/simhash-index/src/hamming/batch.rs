@@ -19,7 +19,7 @@ use simhash_core::Fingerprint;
 
 use crate::hamming::group::{HUGE_BUCKET, Scratch, group_bucket, group_raw_bucket, sparse};
 use crate::hamming::kernel::{Entry, cross_run, pair_run};
-use crate::hamming::pairs::{CrossPair, Pair};
+use crate::hamming::pair::{CrossPair, Pair};
 use crate::hamming::plan::scatter_bits;
 #[cfg(test)]
 use crate::hamming::scatter::{Optional, Sides};

@@ -13,6 +13,7 @@ pub(crate) mod group;
 pub(crate) mod kernel;
 pub(crate) mod merge;
 pub(crate) mod online;
+pub(crate) mod pair;
 pub(crate) mod pairs;
 pub(crate) mod plan;
 pub(crate) mod scatter;

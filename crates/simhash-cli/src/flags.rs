@@ -548,7 +548,7 @@ pub struct PairsArgs {
     pub output: OutputOpts,
     /// `--report`: the HTML page.
     #[command(flatten)]
-    pub report: crate::page::ReportOpts,
+    pub report: ReportOpts,
 
     /// Threads, progress and the summary.
     #[command(flatten)]
@@ -616,7 +616,7 @@ pub struct DedupArgs {
 
     /// `--report`: the HTML page.
     #[command(flatten)]
-    pub report: crate::page::ReportOpts,
+    pub report: ReportOpts,
 
     /// Threads, progress and the summary.
     #[command(flatten)]
@@ -662,7 +662,7 @@ pub struct ClusterArgs {
 
     /// `--report`: the HTML page.
     #[command(flatten)]
-    pub report: crate::page::ReportOpts,
+    pub report: ReportOpts,
 
     /// Threads, progress and the summary.
     #[command(flatten)]
@@ -715,4 +715,24 @@ pub struct CppArgs {
     /// Threads, progress and the summary.
     #[command(flatten)]
     pub run: RunOpts,
+}
+
+/// `--report` and `--report-group`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct ReportOpts {
+    /// Also write an HTML page of the run (figures, charts, sampled removals beside their
+    /// kept records, the largest clusters): one self-contained file that loads nothing.
+    ///
+    /// The page holds samples, not every removal: up to 30 pairs per similarity bucket
+    /// (chosen by a hash of the ids, so the page is the same at any thread count), the 20
+    /// largest clusters with 5 members each, texts cut at 1500 characters. Written whole
+    /// or not at all, with the other outputs.
+    #[arg(long, value_name = "FILE.html", hide_short_help = true)]
+    pub report: Option<PathBuf>,
+
+    /// With --report: count records and removals per value of this field of the records
+    /// (a dotted JSON path such as meta.source, or a Parquet column), the 30 most common
+    /// values shown.
+    #[arg(long, value_name = "FIELD", requires = "report", hide_short_help = true)]
+    pub report_group: Option<String>,
 }

@@ -337,3 +337,39 @@ fn id_ranks(corpus: &Corpus) -> Vec<u64> {
     }
     ranks
 }
+
+/// The relation of removed document `doc` to its kept one `rep`, as `--removed` prints it:
+/// the walk's, or (components) read from their tokens; none with simhash.
+pub(crate) fn removal_relation(
+    sketches: Option<&SpillStore>,
+    relation: Option<&[Relation]>,
+    doc: usize,
+    rep: usize,
+) -> anyhow::Result<Option<Relation>> {
+    Ok(match (relation, sketches) {
+        (Some(relation), _) => Some(relation[doc]),
+        (None, Some(sketches)) => Some(lsh::relation_in(sketches, doc, rep)?),
+        (None, None) => None,
+    })
+}
+
+/// The score of removed document `doc` against its kept one `rep`, as `--removed` prints
+/// it: the walk's Jaccard, the Jaccard of the sketches, or the Hamming distance.
+pub(crate) fn removal_score(
+    corpus: &Corpus,
+    sketches: Option<&SpillStore>,
+    jaccard: Option<&[f64]>,
+    doc: usize,
+    rep: usize,
+) -> anyhow::Result<Score> {
+    Ok(match (sketches, jaccard) {
+        (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
+        (Some(sketches), None) => {
+            Score::Jaccard(lsh::similarity(sketches, doc as u32, rep as u32)?)
+        }
+        (None, None) => Score::Distance(match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
+            (Some(a), Some(b)) => a.distance(b),
+            _ => 0,
+        }),
+    })
+}

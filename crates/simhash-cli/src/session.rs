@@ -11,6 +11,10 @@ use crate::corpus::{self, Corpus, ReadOptions, Reading};
 use crate::report::{Reporter, Summary};
 use crate::settings::{Input, Run};
 
+/// An output made at the end with the run's summary (the `--report` page): returns it to
+/// be committed with the others.
+pub type Finisher = Box<dyn FnOnce(&Summary) -> anyhow::Result<Output>>;
+
 /// What every command shares: the thread count, reporter and summary.
 pub struct Session {
     /// Worker threads (`-j`).
@@ -28,7 +32,7 @@ pub struct Session {
     /// The --stats file, created up front so that a bad path fails before any work.
     stats: Option<Output>,
     /// The `--report` page, written with the summary at the end.
-    pub page: Option<crate::page::Pending>,
+    pub page: Option<Finisher>,
 }
 
 impl Session {
@@ -163,7 +167,7 @@ impl Session {
             outputs.push(out);
         }
         if let Some(page) = self.page.take() {
-            outputs.push(page.write(&summary)?);
+            outputs.push(page(&summary)?);
         }
         simhash_io::commit_all(outputs)?;
         if !self.quiet {

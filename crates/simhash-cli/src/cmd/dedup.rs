@@ -17,7 +17,9 @@ use simhash_cluster::Clusters;
 
 use crate::corpus::Corpus;
 use crate::indexing::{Against, IndexMatches};
-use crate::matching::{Grouped, clusters, priority, star_clusters_without};
+use crate::matching::{
+    Grouped, clusters, priority, removal_relation, removal_score, star_clusters_without,
+};
 use crate::page::Report;
 use crate::rewrite::{self, CreatedDirs, Notes, Pass, Target};
 use crate::session::Session;
@@ -333,40 +335,4 @@ fn write_removed<'a>(
         }
     }
     Ok((removed_count, by_relation))
-}
-
-/// The relation of removed document `doc` to its kept one `rep`, as `--removed` prints it:
-/// the walk's, or (components) read from their tokens; none with simhash.
-pub(crate) fn removal_relation(
-    sketches: Option<&SpillStore>,
-    relation: Option<&[Relation]>,
-    doc: usize,
-    rep: usize,
-) -> anyhow::Result<Option<Relation>> {
-    Ok(match (relation, sketches) {
-        (Some(relation), _) => Some(relation[doc]),
-        (None, Some(sketches)) => Some(lsh::relation_in(sketches, doc, rep)?),
-        (None, None) => None,
-    })
-}
-
-/// The score of removed document `doc` against its kept one `rep`, as `--removed` prints
-/// it: the walk's Jaccard, the Jaccard of the sketches, or the Hamming distance.
-pub(crate) fn removal_score(
-    corpus: &Corpus,
-    sketches: Option<&SpillStore>,
-    jaccard: Option<&[f64]>,
-    doc: usize,
-    rep: usize,
-) -> anyhow::Result<Score> {
-    Ok(match (sketches, jaccard) {
-        (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
-        (Some(sketches), None) => {
-            Score::Jaccard(lsh::similarity(sketches, doc as u32, rep as u32)?)
-        }
-        (None, None) => Score::Distance(match (corpus.fingerprint(doc), corpus.fingerprint(rep)) {
-            (Some(a), Some(b)) => a.distance(b),
-            _ => 0,
-        }),
-    })
 }

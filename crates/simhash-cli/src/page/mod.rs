@@ -6,14 +6,12 @@
 //! (`html.rs`, with `page.css` and `page.js` inlined) and put in place with the other
 //! outputs, all or none.
 
-use std::path::PathBuf;
-
-use clap::Args;
 use simhash_cluster::Clusters;
 use simhash_index::lsh::{Relation, SpillStore};
 use simhash_io::{Output, Source};
 
 use crate::corpus::Corpus;
+use crate::flags::ReportOpts;
 use crate::indexing::IndexMatches;
 use crate::report::Summary;
 use crate::session::Session;
@@ -24,26 +22,6 @@ mod html;
 mod texts;
 
 pub use collect::Measure;
-
-/// `--report` and `--report-group`.
-#[derive(Clone, Debug, Default, Args)]
-pub struct ReportOpts {
-    /// Also write an HTML page of the run (figures, charts, sampled removals beside their
-    /// kept records, the largest clusters): one self-contained file that loads nothing.
-    ///
-    /// The page holds samples, not every removal: up to 30 pairs per similarity bucket
-    /// (chosen by a hash of the ids, so the page is the same at any thread count), the 20
-    /// largest clusters with 5 members each, texts cut at 1500 characters. Written whole
-    /// or not at all, with the other outputs.
-    #[arg(long, value_name = "FILE.html", hide_short_help = true)]
-    pub report: Option<PathBuf>,
-
-    /// With --report: count records and removals per value of this field of the records
-    /// (a dotted JSON path such as meta.source, or a Parquet column), the 30 most common
-    /// values shown.
-    #[arg(long, value_name = "FIELD", requires = "report", hide_short_help = true)]
-    pub report_group: Option<String>,
-}
 
 /// Adds `--report` to the run's outputs, so that it can be neither an input nor another
 /// output.
@@ -157,8 +135,8 @@ impl Report {
             if rep == doc {
                 continue;
             }
-            let score = crate::cmd::dedup::removal_score(corpus, sketches, jaccard, doc, rep)?;
-            let related = crate::cmd::dedup::removal_relation(sketches, relation, doc, rep)?;
+            let score = crate::matching::removal_score(corpus, sketches, jaccard, doc, rep)?;
+            let related = crate::matching::removal_relation(sketches, relation, doc, rep)?;
             self.pairs.add_score(corpus, (doc as u32, rep as u32), score, related);
             self.flag(doc as u32);
         }
@@ -216,6 +194,7 @@ impl Report {
             found,
             wanted: &wanted,
         });
-        session.page = Some(Pending { out: self.out, data });
+        let pending = Pending { out: self.out, data };
+        session.page = Some(Box::new(move |summary| pending.write(summary)));
     }
 }

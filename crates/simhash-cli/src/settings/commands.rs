@@ -74,7 +74,7 @@ pub struct PairsSettings {
     /// `-o`: where the pairs go.
     pub output: PathBuf,
     /// `--report`, `--report-group`.
-    pub report: crate::page::ReportOpts,
+    pub report: crate::flags::ReportOpts,
     /// Threads, progress and the summary.
     pub run: Run,
 }
@@ -118,7 +118,7 @@ pub struct DedupSettings {
     /// `--update`: add the kept records to the index.
     pub update: bool,
     /// `--report`, `--report-group`.
-    pub report: crate::page::ReportOpts,
+    pub report: crate::flags::ReportOpts,
     /// Threads, progress and the summary.
     pub run: Run,
 }
@@ -189,7 +189,7 @@ pub struct ClusterSettings {
     /// `--parquet-compression`: the codec of the `--annotate` output.
     pub parquet_compression: ParquetCompression,
     /// `--report`, `--report-group`.
-    pub report: crate::page::ReportOpts,
+    pub report: crate::flags::ReportOpts,
     /// Threads, progress and the summary.
     pub run: Run,
 }

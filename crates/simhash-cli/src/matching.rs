@@ -11,9 +11,9 @@ use simhash_io::Score;
 
 use crate::corpus::Corpus;
 use crate::flags::{ClusterMode, KeepPolicy};
-use crate::report::{self, Summary};
 use crate::session::Session;
 use crate::settings::{Grouping, Matching};
+use crate::summary::{self, Summary};
 
 /// The tables for `n` fingerprints: the planner's choice for `--blocks auto`.
 fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> anyhow::Result<Tables> {
@@ -297,9 +297,9 @@ fn warn_big_clusters(session: &mut Session, corpus: &Corpus, clusters: &Clusters
     let count = sizes.len();
     sizes.sort_unstable_by_key(|&(size, c)| (std::cmp::Reverse(size), c));
     sizes.truncate(BIG_CLUSTERS_NAMED);
-    let named: Vec<report::BigCluster> = sizes
+    let named: Vec<summary::BigCluster> = sizes
         .iter()
-        .map(|&(size, c)| report::BigCluster {
+        .map(|&(size, c)| summary::BigCluster {
             size: size as u64,
             kept: corpus.id(clusters.representative(c) as usize).into_owned(),
         })

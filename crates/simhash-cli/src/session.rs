@@ -8,8 +8,9 @@ use anyhow::Context;
 use simhash_io::{Inputs, Output, Source};
 
 use crate::corpus::{self, Corpus, ReadOptions, Reading};
-use crate::report::{Reporter, Summary};
+use crate::progress::Reporter;
 use crate::settings::{Input, Run};
+use crate::summary::Summary;
 
 /// An output made at the end with the run's summary (the `--report` page): returns it to
 /// be committed with the others.

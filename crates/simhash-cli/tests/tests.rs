@@ -1,5 +1,9 @@
 //! Integration tests of the `simhash` binaries: every command, input format and bad input.
 
+// Test helpers are `pub` for the test modules (not an API), and the digests test prints
+// what it pins when asked.
+#![allow(unreachable_pub, clippy::print_stdout, clippy::print_stderr)]
+
 use simhash_index::lsh::Relation;
 
 mod digests;

@@ -15,8 +15,8 @@ use simhash_io::{IdValue, Output, Score};
 
 use simhash_cluster::Clusters;
 
+use crate::against::{Against, IndexMatches};
 use crate::corpus::Corpus;
-use crate::indexing::{Against, IndexMatches};
 use crate::matching::{
     Grouped, clusters, priority, removal_relation, removal_score, star_clusters_without,
 };

@@ -13,9 +13,9 @@ use simhash_index::disk::{DiskErrorKind, DiskIndex, Writer};
 use simhash_index::lsh::SketchStore;
 use simhash_io::{Output, Score};
 
+use crate::against::{add_documents, doc_sketch};
 use crate::corpus::Corpus;
 use crate::flags::{IndexAddArgs, IndexCommand, IndexDirArgs, IndexQueryArgs, IndexStatsArgs};
-use crate::indexing::{add_documents, doc_sketch};
 use crate::session::Session;
 use crate::settings::{IndexAddSettings, IndexInput, IndexQuerySettings, StoredSettings};
 

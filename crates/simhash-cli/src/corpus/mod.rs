@@ -20,7 +20,7 @@ use simhash_io::{
     Source,
 };
 
-use crate::report::Reporter;
+use crate::progress::Reporter;
 
 mod batch;
 mod collect;

@@ -16,7 +16,7 @@ use simhash_io::Source;
 use super::collect::{self, ClusterView, Measure, Pair, PairSample};
 use super::texts::{self, Found};
 use crate::corpus::Corpus;
-use crate::report::Summary;
+use crate::summary::Summary;
 
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");

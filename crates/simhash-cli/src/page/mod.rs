@@ -10,12 +10,12 @@ use simhash_cluster::Clusters;
 use simhash_index::lsh::{Relation, SpillStore};
 use simhash_io::{Output, Source};
 
+use crate::against::IndexMatches;
 use crate::corpus::Corpus;
 use crate::flags::ReportOpts;
-use crate::indexing::IndexMatches;
-use crate::report::Summary;
 use crate::session::Session;
 use crate::settings::{Input, Matching};
+use crate::summary::Summary;
 
 mod collect;
 mod html;

@@ -25,7 +25,7 @@ use anyhow::Context;
 use simhash_io::{InputFile, Output, ParquetCompression, Parser, Source};
 
 use crate::corpus::Corpus;
-use crate::report::Reporter;
+use crate::progress::Reporter;
 
 mod copy;
 mod dir;

@@ -10,7 +10,7 @@ use simhash_io::Inputs;
 
 use crate::corpus::Reading;
 use crate::flags::{FingerprintOpts, Format, InputArgs};
-use crate::report::Summary;
+use crate::summary::Summary;
 
 use super::{Matching, Run, SettingsError};
 

@@ -15,7 +15,7 @@ use simhash_core::Preset;
 use simhash_index::Blocks;
 
 use crate::flags::{ClusterMode, ClusterOpts, Format, KeepPolicy, MatchOpts, Method, RunOpts};
-use crate::report::Summary;
+use crate::summary::Summary;
 
 /// A flag, or a combination of flags, that cannot run. Displayed as the message the user
 /// sees (after `simhash: `); the index's reason, when there is one, is the source.

@@ -12,7 +12,7 @@ use simhash_index::lsh::{DocSketch, EngineError, Relation, SpillStore, Templates
 use simhash_io::{Output, Problem, Reason, Score};
 
 use crate::corpus::Corpus;
-use crate::report::Reporter;
+use crate::progress::Reporter;
 use crate::session::Session;
 use crate::settings::StoredSettings;
 

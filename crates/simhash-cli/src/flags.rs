@@ -4,7 +4,13 @@
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+/// The settings' vocabulary, defined once in the libraries (their `clap` feature) and
+/// shared with simhash-dist.
+pub use simhash_cluster::{KeepPolicy, Mode as ClusterMode};
+pub use simhash_index::settings::Method;
+pub use simhash_io::Format;
+
+use clap::{Args, Parser, Subcommand};
 use simhash_index::Blocks;
 
 mod explain;
@@ -295,17 +301,6 @@ pub struct InputArgs {
     pub seed: u64,
 }
 
-/// The input format (`--format`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// JSON Lines records (`jsonl` is accepted too).
-    #[value(alias = "jsonl")]
-    Json,
-    /// TSV `id<TAB>hash` with a header line (`tsv` is accepted too).
-    #[value(alias = "tsv")]
-    Hash,
-}
-
 /// How text becomes fingerprints.
 #[derive(Clone, Debug, Args)]
 pub struct FingerprintOpts {
@@ -321,19 +316,6 @@ pub struct FingerprintOpts {
     /// Shingle window: tokens for default and moz, bytes for fork [default: 3, fork: 5].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub window: Option<u16>,
-}
-
-/// How near-duplicates are found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Method {
-    /// minhash for text, unless a simhash-only setting is given (-k, --blocks, --preset moz
-    /// or fork) or the input is fingerprints (--format hash).
-    Auto,
-    /// Candidates from MinHash LSH, kept when the exact Jaccard similarity of the two
-    /// shingle sets reaches --jaccard: high recall, precision kept by verification.
-    Minhash,
-    /// 64-bit simhash fingerprints within --distance bits (simhash-cpp's method, exact).
-    Simhash,
 }
 
 /// How records are matched.
@@ -380,7 +362,7 @@ pub struct MatchOpts {
     /// to verify than wider keys cost (about 1.3 billion documents at 37 bands; see
     /// docs/scale-out.md), as simhash-dist does. The output is the same at either width
     /// (candidates are verified exactly); only the number of candidates differs.
-    #[arg(long, value_name = "BITS", value_parser = parse_band_key_bits, hide_short_help = true)]
+    #[arg(long, value_name = "BITS", hide_short_help = true)]
     pub band_key_bits: Option<simhash_index::lsh::BandKeyWidth>,
 
     /// minhash: which verified pairs count, by what each pair is (its relation): remove
@@ -403,18 +385,6 @@ pub struct MatchOpts {
 /// `remove` or `keep`.
 fn parse_templates(text: &str) -> Result<simhash_index::lsh::Templates, String> {
     text.parse()
-}
-
-/// `auto`, `32` or `64`.
-fn parse_band_key_bits(text: &str) -> Result<simhash_index::lsh::BandKeyWidth, String> {
-    match text {
-        "auto" => Ok(simhash_index::lsh::BandKeyWidth::Auto),
-        _ => text
-            .parse()
-            .ok()
-            .and_then(simhash_index::lsh::BandKeyWidth::from_bits)
-            .ok_or_else(|| "must be auto, 32 or 64".to_string()),
-    }
 }
 
 /// A size in bytes: digits, optionally followed by K, M, G or T (powers of 1024, with an
@@ -454,26 +424,6 @@ pub struct ClusterOpts {
     /// the largest and their kept records, on stderr and in --stats.
     #[arg(long, value_name = "N", default_value_t = 1000, hide_short_help = true)]
     pub big_cluster: usize,
-}
-
-/// How records form clusters (`--mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ClusterMode {
-    /// Connected components of the near-duplicate graph (simhash-cpp's find-clusters).
-    Components,
-    /// Center clustering: members match the kept record directly.
-    Star,
-}
-
-/// Which record of a cluster is kept (`--keep`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum KeepPolicy {
-    /// The first member in input order.
-    First,
-    /// The member with the longest text (the first of equals).
-    Longest,
-    /// The member with the lowest id (numeric if both are numbers, else bytewise).
-    LowestId,
 }
 
 /// Threads, progress and the summary.

@@ -8,10 +8,11 @@ use crate::union_find::UnionFind;
 ///
 /// Both modes are deterministic: the result depends only on the set of pairs (and the
 /// [`Representative`] policy), never on their order or on the number of threads.
+/// With the `clap` feature, a `clap::ValueEnum`: every front end's `--mode`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
-#[non_exhaustive]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Mode {
     /// Connected components: two documents share a cluster when a chain of pairs links
     /// them (single-linkage clustering; simhash-cpp's `find_clusters`).
@@ -25,6 +26,11 @@ pub enum Mode {
     ///
     /// Pairs are not stored: memory is 8 bytes per document while pairs stream in.
     #[default]
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "Connected components of the near-duplicate graph (simhash-cpp's \
+                      find-clusters)")
+    )]
     Components,
     /// Center (star) clustering: documents are taken in the policy's priority order (input
     /// order for [`Representative::First`]; longest first for
@@ -44,6 +50,10 @@ pub enum Mode {
     /// other's center), so there are more clusters and fewer documents dropped than with
     /// components, and the result depends on the priority order. It also needs all pairs
     /// in memory (up to about 24 bytes per pair, plus 16 bytes per document) before it starts.
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "Center clustering: members match the kept record directly")
+    )]
     Star,
 }
 

@@ -94,7 +94,7 @@ pub use crate::{
     builder::{ClustersBuilder, Mode},
     clusters::{Clusters, Iter},
     error::{ClusterError, ClusterErrorKind, MAX_DOCUMENTS},
-    policy::Representative,
+    policy::{KeepPolicy, Representative},
     stats::Stats,
     union_find::UnionFind,
 };

@@ -2,6 +2,23 @@ use std::cmp::Reverse;
 
 use crate::error::{ClusterError, check_documents};
 
+/// Which record of a cluster is kept, by name: every front end's `--keep` (with the `clap`
+/// feature, a `clap::ValueEnum`). The front end turns it into a [`Representative`] with the
+/// values it needs (the texts' lengths, the ids' ranks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum KeepPolicy {
+    /// The first member in input order.
+    #[default]
+    First,
+    /// The member with the longest text (the first of equals).
+    Longest,
+    /// The member with the lowest id (numeric if both are numbers, else bytewise).
+    LowestId,
+}
+
 /// Which member of a cluster is its representative: the document to keep when the others
 /// are dropped as near-duplicates.
 ///

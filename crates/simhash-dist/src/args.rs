@@ -6,7 +6,7 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use simhash_core::{Fingerprinter, Preset};
 use simhash_index::lsh::{BandKeyWidth, Sketcher};
 
@@ -77,30 +77,6 @@ pub(crate) struct DedupArgs {
     /// compression. Only for Parquet input.
     #[arg(long, value_name = "CODEC", hide_short_help = true)]
     pub(crate) parquet_compression: Option<simhash_io::ParquetCompression>,
-}
-
-/// `dedup --keep`: the priority order of the walk, as `simhash dedup --keep`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Keep {
-    /// The first in input order.
-    First,
-    /// The longest text (the first of equals).
-    Longest,
-    /// The lowest id (numeric if both are numbers, else bytewise).
-    LowestId,
-}
-
-/// The matching methods simhash-dist runs: `simhash`'s three values, resolved the same way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Method {
-    /// minhash for text, unless a simhash-only setting is given (-k, --blocks, --preset moz
-    /// or fork) or the input is fingerprints (--format hash).
-    Auto,
-    /// Candidates from MinHash LSH, kept when the exact Jaccard similarity of the two
-    /// shingle sets reaches --jaccard.
-    Minhash,
-    /// 64-bit simhash fingerprints within --distance bits.
-    Simhash,
 }
 
 /// What `pairs` and `cluster` share.
@@ -208,7 +184,7 @@ pub(crate) struct JobArgs {
     /// (simhash_index::lsh::band_key_bits: 64 from about 1.3 billion documents at 37
     /// bands). The output is the same at either width; 64-bit keys send 4 bytes more per
     /// key and find no chance candidates.
-    #[arg(long, value_name = "BITS", value_parser = parse_band_key_bits, hide_short_help = true)]
+    #[arg(long, value_name = "BITS", hide_short_help = true)]
     pub(crate) band_key_bits: Option<BandKeyWidth>,
 
     /// Write the job's figures as JSON to FILE (process 0): per worker, the records it read
@@ -373,19 +349,13 @@ pub(crate) enum Launch {
     },
 }
 
-/// The input format (`--format`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Format {
-    /// JSON Lines records (`jsonl` is accepted too).
-    #[value(alias = "jsonl")]
-    Json,
-    /// TSV `id<TAB>hash` with a header line (`tsv` is accepted too).
-    #[value(alias = "tsv")]
-    Hash,
-}
-
+/// `dedup --keep`, `--method` and `--format`: the settings' vocabulary, defined once in the
+/// libraries (their `clap` feature), as `simhash` reads them.
+pub(crate) use simhash_cluster::KeepPolicy as Keep;
 /// `--blocks`: a number, or `auto` (the planner's choice), as the `simhash` binary reads it.
 pub(crate) use simhash_index::Blocks;
+pub(crate) use simhash_index::settings::Method;
+pub(crate) use simhash_io::Format;
 
 impl JobArgs {
     /// The input files: each directory given replaced by the record files below it, as
@@ -401,10 +371,7 @@ impl JobArgs {
         self.files = inputs.files().iter().map(|f| f.path.clone()).collect();
         if self.format.is_none() {
             // Names that imply different formats are refused, as `simhash` refuses them.
-            self.format = Some(match simhash_io::Format::of_files(&self.paths())? {
-                simhash_io::Format::Hash => Format::Hash,
-                _ => Format::Json,
-            });
+            self.format = Some(Format::of_files(&self.paths())?);
         }
         Ok(inputs.skipped().to_vec())
     }
@@ -419,10 +386,7 @@ impl JobArgs {
     pub(crate) fn format(&self) -> Format {
         self.format.unwrap_or_else(|| {
             let first = self.paths().into_iter().next().unwrap_or_default();
-            match simhash_io::Format::infer(&first) {
-                simhash_io::Format::Hash => Format::Hash,
-                _ => Format::Json,
-            }
+            Format::infer(&first)
         })
     }
 
@@ -515,19 +479,6 @@ impl JobArgs {
             peer_timeout: Some(std::time::Duration::from_secs(t.peer_timeout))
                 .filter(|d| !d.is_zero()),
         })
-    }
-}
-
-/// `value` when it is more than 0 and at most 1.
-/// `auto`, `32` or `64`, as `simhash --band-key-bits` reads it.
-fn parse_band_key_bits(text: &str) -> Result<BandKeyWidth, String> {
-    match text {
-        "auto" => Ok(BandKeyWidth::Auto),
-        _ => text
-            .parse()
-            .ok()
-            .and_then(BandKeyWidth::from_bits)
-            .ok_or_else(|| "must be auto, 32 or 64".to_string()),
     }
 }
 

@@ -38,17 +38,35 @@ use crate::lsh::{
 };
 use crate::{Tables, disk};
 
-/// How near-duplicates are found, as asked.
+/// How near-duplicates are found, as asked: every front end's `--method` (with the `clap`
+/// feature, a `clap::ValueEnum`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Method {
     /// MinHash for text, unless a simhash-only setting is given (a distance, blocks, a
     /// preset that implies simhash) or the input holds only fingerprints.
     #[default]
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "minhash for text, unless a simhash-only setting is given (-k, --blocks, \
+                      --preset moz or fork) or the input is fingerprints (--format hash)")
+    )]
     Auto,
     /// Candidates from MinHash LSH, kept when the exact Jaccard similarity reaches the
     /// threshold.
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "Candidates from MinHash LSH, kept when the exact Jaccard similarity of \
+                      the two shingle sets reaches --jaccard: high recall, precision kept by \
+                      verification")
+    )]
     Minhash,
     /// 64-bit simhash fingerprints within a Hamming distance.
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "64-bit simhash fingerprints within --distance bits (simhash-cpp's \
+                      method, exact)")
+    )]
     Simhash,
 }
 

@@ -9,13 +9,25 @@ use std::path::{Path, PathBuf};
 
 use crate::record::IdValue;
 
-/// An input format.
+/// An input format: every front end's `--format` (with the `clap` feature, a
+/// `clap::ValueEnum`, which takes `jsonl` and `tsv` too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Format {
     /// JSON Lines records.
+    #[cfg_attr(
+        feature = "clap",
+        value(alias = "jsonl", help = "JSON Lines records (`jsonl` is accepted too)")
+    )]
     Json,
     /// Hash TSV: `id<TAB>hash` with a header line.
+    #[cfg_attr(
+        feature = "clap",
+        value(
+            alias = "tsv",
+            help = "TSV `id<TAB>hash` with a header line (`tsv` is accepted too)"
+        )
+    )]
     Hash,
 }
 

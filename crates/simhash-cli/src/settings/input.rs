@@ -122,10 +122,7 @@ pub(super) fn inputs_and_format(args: &InputArgs) -> Result<(Inputs, Format), Se
 /// ([`simhash_io::Format::of_files`]).
 fn inferred_format(inputs: &Inputs) -> Result<Format, SettingsError> {
     let paths: Vec<&Path> = inputs.files().iter().map(|f| f.path.as_path()).collect();
-    match simhash_io::Format::of_files(&paths).map_err(SettingsError::MixedFormats)? {
-        simhash_io::Format::Hash => Ok(Format::Hash),
-        _ => Ok(Format::Json),
-    }
+    Format::of_files(&paths).map_err(SettingsError::MixedFormats)
 }
 
 /// The MinHash sketcher of the minhash method (with fingerprints too when `fingerprints`).

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use simhash_core::Preset;
 use simhash_index::Blocks;
 
-use crate::flags::{ClusterMode, ClusterOpts, Format, KeepPolicy, MatchOpts, Method, RunOpts};
+use crate::flags::{ClusterMode, ClusterOpts, Format, KeepPolicy, MatchOpts, RunOpts};
 use crate::summary::Summary;
 
 /// A flag, or a combination of flags, that cannot run. Displayed as the message the user
@@ -127,13 +127,9 @@ fn asked(
     preset: Option<Preset>,
     fork_style: bool,
 ) -> simhash_index::settings::Asked {
-    use simhash_index::settings::{Asked, Method as Asked_};
+    use simhash_index::settings::Asked;
     Asked {
-        method: match opts.method {
-            Method::Auto => Asked_::Auto,
-            Method::Minhash => Asked_::Minhash,
-            Method::Simhash => Asked_::Simhash,
-        },
+        method: opts.method,
         preset,
         hashes: format == Format::Hash,
         simhash_only: fork_style,

@@ -59,6 +59,38 @@ pub enum BandKeyWidth {
     Bits64,
 }
 
+/// `auto`, `32` or `64` (every front end's `--band-key-bits`).
+///
+/// ```
+/// use simhash_index::lsh::BandKeyWidth;
+///
+/// assert_eq!("64".parse::<BandKeyWidth>(), Ok(BandKeyWidth::Bits64));
+/// assert_eq!("auto".parse::<BandKeyWidth>(), Ok(BandKeyWidth::Auto));
+/// assert!("48".parse::<BandKeyWidth>().is_err());
+/// ```
+impl std::str::FromStr for BandKeyWidth {
+    type Err = ParseBandKeyWidthError;
+
+    fn from_str(text: &str) -> Result<BandKeyWidth, ParseBandKeyWidthError> {
+        match text {
+            "auto" => Ok(BandKeyWidth::Auto),
+            _ => text.parse().ok().and_then(BandKeyWidth::from_bits).ok_or(ParseBandKeyWidthError),
+        }
+    }
+}
+
+/// A band key width that is not `auto`, `32` or `64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseBandKeyWidthError;
+
+impl std::fmt::Display for ParseBandKeyWidthError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("must be auto, 32 or 64")
+    }
+}
+
+impl std::error::Error for ParseBandKeyWidthError {}
+
 impl BandKeyWidth {
     /// The bits of a key for `documents` documents of `bands` bands: 32 or 64.
     ///

@@ -190,7 +190,7 @@ pub use engine::{
     MinHashDedupBuilder, SimilarPair,
 };
 pub use error::{EngineError, EngineErrorKind};
-pub use keys::{BandKeyWidth, SPURIOUS_CANDIDATE_BYTES, band_key_bits};
+pub use keys::{BandKeyWidth, ParseBandKeyWidthError, SPURIOUS_CANDIDATE_BYTES, band_key_bits};
 pub use masked::Masked;
 pub use relation::{
     CONTENT_RUN, Evidence, FILL_WORDS, NEW_WORDS, OWN_WORDS, Prepared, Relation, Templates,

@@ -20,6 +20,11 @@ trap 'kill "$pydeps" 2>/dev/null || true; rm -rf "$log" "$pydeps_log" "$units"' 
 
 step "cargo fmt --all --check"
 cargo fmt --all --check
+# No Rust file may import one that imports it back, directly or through others (a module
+# circle); the script's own checks first.
+step "module circles (scripts/module_circles.py)"
+python3 scripts/module_circles.py --self-test
+python3 scripts/module_circles.py
 step "cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo doc --workspace --no-deps (warnings are errors)"

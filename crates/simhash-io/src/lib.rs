@@ -120,7 +120,7 @@ pub use crate::lines::{
 };
 pub use crate::output::{
     Output, SignalHold, begin_run, commit_all, hold_signals, install_signal_handler,
-    note_committed, remove_pending, temp_file,
+    note_committed, remove_pending,
 };
 pub use crate::parquet::{
     ExtraColumn, ExtraKind, ExtraRows, ExtraValue, ParquetCopy, ParquetRows, RowBatch, is_parquet,
@@ -135,5 +135,5 @@ pub use crate::record::{
 };
 pub use crate::source::{
     Compression, Source, closed_stdout_error, compression, refuse_compressed,
-    refuse_compressed_file, stdin_was_closed, stdout_was_closed,
+    refuse_compressed_file, stdin_was_closed, stdout_was_closed, temp_file,
 };

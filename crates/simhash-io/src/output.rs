@@ -154,21 +154,6 @@ fn ignored(signal: i32) -> bool {
     }
 }
 
-/// A temporary file that the system removes however the process ends. Failing, the message
-/// names the directory (`TMPDIR`) and what the file was for.
-pub fn temp_file(what: &str) -> Result<File, Error> {
-    tempfile::tempfile().map_err(|e| {
-        Error::io(
-            format!(
-                "cannot create a temporary file for {what} in {} (set TMPDIR to a writable \
-                 directory)",
-                std::env::temp_dir().display()
-            ),
-            e,
-        )
-    })
-}
-
 /// An output file, written whole or not at all ([`commit_all`]): a regular file through a
 /// temporary file renamed into place, standard output, a descriptor already open
 /// (`/dev/stdout`, `/dev/fd/N`, written through its duplicate so that `>> log` appends), or

@@ -85,6 +85,21 @@ pub fn closed_stdout_error(flag: &str) -> Error {
     Error::msg(ErrorKind::StdoutClosed, message)
 }
 
+/// A temporary file that the system removes however the process ends. Failing, the message
+/// names the directory (`TMPDIR`) and what the file was for.
+pub fn temp_file(what: &str) -> Result<File, Error> {
+    tempfile::tempfile().map_err(|e| {
+        Error::io(
+            format!(
+                "cannot create a temporary file for {what} in {} (set TMPDIR to a writable \
+                 directory)",
+                std::env::temp_dir().display()
+            ),
+            e,
+        )
+    })
+}
+
 /// The error for a closed standard input given as an input (`-`, or no input at all).
 pub(crate) fn closed_stdin_error() -> Error {
     Error::msg(
@@ -160,7 +175,7 @@ impl Source {
         if !spool || self.regular {
             return Ok(reader);
         }
-        let file = crate::output::temp_file(&format!("a copy of {}", self.name))?;
+        let file = temp_file(&format!("a copy of {}", self.name))?;
         let copy =
             file.try_clone().map_err(|e| Error::io("cannot open the input's temporary copy", e))?;
         self.spool = Some(file);

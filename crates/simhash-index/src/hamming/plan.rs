@@ -1,7 +1,7 @@
 //! The planner: how many blocks to use for `n` fingerprints at distance `k`, and, under a
 //! memory budget, how many passes per table.
 
-use crate::hamming::tables::{ConfigError, MAX_TABLES, binomial, block_widths};
+use crate::hamming::tables::{ConfigError, MAX_TABLES, Tables, binomial, block_widths};
 
 /// CPU nanoseconds per fingerprint per table for the scatter pass, the scan and the
 /// bookkeeping. The three constants are fitted to `bench_all_pairs` runs on the reference
@@ -234,6 +234,26 @@ fn evaluate(n: u64, m: usize, k: u32, passes: u64) -> Plan {
 pub(crate) fn peak_bytes(n: u64, input_bytes: u64, passes: u64) -> u64 {
     let pass = n.div_ceil(passes.max(1)).saturating_mul(ENTRY_BYTES);
     input_bytes.saturating_add(pass).saturating_add(in_flight_bytes(n))
+}
+
+/// The tables of a plan (here, beside [`Plan`], so that the tables know nothing of plans).
+impl Tables {
+    /// Builds the tables a [`Plan`] recommends: its `blocks` at its
+    /// `max_distance`, so `k` is stated once.
+    ///
+    /// ```
+    /// use simhash_index::{Tables, plan};
+    ///
+    /// let plan = plan(1_000_000, 3)?;
+    /// let tables = Tables::from_plan(&plan)?;
+    /// assert_eq!((tables.blocks(), tables.max_distance(), tables.len()), (plan.blocks, 3, plan.tables));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// Errors only if the plan's public fields were changed to an invalid configuration.
+    pub fn from_plan(plan: &Plan) -> Result<Tables, ConfigError> {
+        Tables::new(plan.blocks, plan.max_distance)
+    }
 }
 
 #[cfg(test)]

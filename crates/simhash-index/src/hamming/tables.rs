@@ -377,23 +377,6 @@ impl Tables {
         Ok(Tables { max_distance, widths: widths.into(), list: tables.into() })
     }
 
-    /// Builds the tables a [`Plan`](crate::Plan) recommends: its `blocks` at its
-    /// `max_distance`, so `k` is stated once.
-    ///
-    /// ```
-    /// use simhash_index::{Tables, plan};
-    ///
-    /// let plan = plan(1_000_000, 3)?;
-    /// let tables = Tables::from_plan(&plan)?;
-    /// assert_eq!((tables.blocks(), tables.max_distance(), tables.len()), (plan.blocks, 3, plan.tables));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// Errors only if the plan's public fields were changed to an invalid configuration.
-    pub fn from_plan(plan: &crate::Plan) -> Result<Tables, ConfigError> {
-        Tables::new(plan.blocks, plan.max_distance)
-    }
-
     /// The maximum distance `k`: pairs with at most this many differing bits match.
     pub fn max_distance(&self) -> u32 {
         self.max_distance

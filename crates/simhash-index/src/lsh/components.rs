@@ -6,9 +6,9 @@ use rayon::prelude::*;
 
 use simhash_cluster::UnionFind;
 
+use super::buffers::trim;
 use super::scan::{Collapsed, candidate_components, collapse_identical, component_rows};
 use super::small::{Lookup, PROBE_MAX, SmallSets, floods};
-use super::store::trim;
 use super::{EngineError, MatchStats, SketchStore, Templates, pair_relation_in};
 
 /// A verified pair that joins two components.

@@ -165,6 +165,7 @@
 //! assert_eq!(relation(&gdk, &own), Relation::Same); // the removed one has nothing of its own
 //! ```
 mod banding;
+mod buffers;
 mod candidates;
 mod components;
 mod engine;
@@ -177,6 +178,7 @@ mod sink;
 mod sketch;
 pub(crate) mod small;
 mod store;
+mod versions;
 mod walk;
 
 pub use banding::{Banding, LshError, LshErrorKind};
@@ -194,13 +196,13 @@ pub use keys::{BandKeyWidth, ParseBandKeyWidthError, SPURIOUS_CANDIDATE_BYTES, b
 pub use masked::Masked;
 pub use relation::{
     CONTENT_RUN, Evidence, FILL_WORDS, NEW_WORDS, OWN_WORDS, Prepared, Relation, Templates,
-    UnknownRelation, VERSION_WORDS, evidence, pair_relation, pair_relation_in, relation,
-    relation_in,
+    UnknownRelation, evidence, pair_relation, pair_relation_in, relation, relation_in,
 };
 pub use scan::{RelatedMatch, find_matches, related_matches, similarity};
 pub use sink::{MatchSink, MatchStats};
 pub use sketch::{DocSketch, Sketcher};
 pub use store::{MemoryStore, SPILL_CACHE_BYTES, SetPlace, SetWriter, SketchStore, SpillStore};
+pub use versions::VERSION_WORDS;
 pub use walk::{Walk, walk};
 
 mod online;

@@ -8,6 +8,7 @@ use std::ops::Range;
 use std::str::FromStr;
 
 use super::small::MixHasher;
+use super::versions::{version_tokens, without_versions};
 use super::{EngineError, SketchStore};
 
 /// What a verified pair is, read from what the removed document has that the kept one
@@ -146,41 +147,6 @@ pub const FILL_WORDS: usize = 2;
 
 /// Tokens a window holds: the shingles' width under the default settings.
 const WINDOW: usize = 3;
-
-/// Release-stage words: a version marker, not content, so the relation reads a text without
-/// them (`gcloud beta compute instances create` and `gcloud compute instances create` are
-/// one command's page in two release tracks, the same document; judged so on real pages).
-/// Not `stable`/`unstable` (`sort` and `sort_unstable` are two functions).
-pub const VERSION_WORDS: [&str; 6] =
-    ["alpha", "beta", "preview", "nightly", "experimental", "deprecated"];
-
-/// The [`simhash_core::token_word`]s of [`VERSION_WORDS`].
-fn version_tokens() -> &'static [u32; VERSION_WORDS.len()] {
-    static TOKENS: std::sync::OnceLock<[u32; VERSION_WORDS.len()]> = std::sync::OnceLock::new();
-    TOKENS.get_or_init(|| VERSION_WORDS.map(simhash_core::token_word))
-}
-
-/// `tokens` without [`VERSION_WORDS`] (borrowed when it has none).
-fn without_versions(tokens: &[u32]) -> std::borrow::Cow<'_, [u32]> {
-    let versions = version_tokens();
-    // Without a branch per token, so that the scan of a text without them is fast.
-    let any = tokens
-        .iter()
-        .fold(0u8, |any, t| any | versions.iter().fold(0u8, |m, v| m | u8::from(t == v)));
-    if any != 0 {
-        std::borrow::Cow::Owned(tokens.iter().copied().filter(|t| !versions.contains(t)).collect())
-    } else {
-        std::borrow::Cow::Borrowed(tokens)
-    }
-}
-
-/// Drops the [`VERSION_WORDS`] from `tokens` in place (a text's tokens as a sketch keeps
-/// them).
-pub(crate) fn drop_versions(tokens: &mut Vec<u32>) {
-    if let std::borrow::Cow::Owned(fewer) = without_versions(tokens) {
-        *tokens = fewer;
-    }
-}
 
 /// Why a pair is what it is: the runs of tokens each text has alone and the counts the
 /// [`Relation`] was read from (see [the module](super#relations)).

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 use simhash_cluster::UnionFind;
 
+use super::buffers::trim;
 use super::small::{Lookup, PROBE_MAX, SmallSets, floods};
-use super::store::trim;
 use super::{
     EngineError, EngineErrorKind, MatchSink, MatchStats, Relation, SketchStore, Templates,
     pair_relation_in,

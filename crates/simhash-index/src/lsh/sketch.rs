@@ -4,8 +4,8 @@ use std::cell::RefCell;
 
 use simhash_core::{Fingerprint, Fingerprinter, MinHasher};
 
+use super::buffers::trim;
 use super::keys::fold;
-use super::store::trim;
 use super::{BandKeyWidth, Banding, EngineError, EngineErrorKind};
 
 /// Makes the [`DocSketch`] of each document: its shingle set (for exact verification) and
@@ -108,7 +108,7 @@ impl Sketcher {
             let sketch = self.sketch_features(features, signature).map(|mut s| {
                 // Read without release-stage words, as every relation reads it: dropped
                 // once here rather than at each of the pairs it verifies in.
-                super::relation::drop_versions(tokens);
+                super::versions::drop_versions(tokens);
                 s.tokens.clone_from(tokens);
                 s
             });

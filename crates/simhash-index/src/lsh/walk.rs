@@ -5,11 +5,11 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
+use super::buffers::trim;
 use super::scan::{
     Collapsed, FirstByKey, SETS, candidate_components, collapse_identical, component_rows,
 };
 use super::small::{Lookup, MixHasher, PROBE_MAX, SmallSets, is_flood};
-use super::store::trim;
 use super::{EngineError, EngineErrorKind, MatchStats, Prepared, Relation, SketchStore, Templates};
 
 /// A removed document, the kept one it duplicates, their Jaccard similarity and relation.

@@ -10,6 +10,7 @@ pub use files::{SetPlace, SetWriter};
 pub use memory::MemoryStore;
 pub use spill::{SPILL_CACHE_BYTES, SpillStore};
 
+pub(crate) use super::buffers::trim;
 use super::{BandKeyWidth, DocSketch, EngineError, EngineErrorKind};
 
 /// The sketches of a corpus, indexed by document (`0..len`, in the order they were pushed;
@@ -156,17 +157,6 @@ impl DocIndex {
     /// The size of `doc`'s set.
     fn set_len(&self, doc: usize) -> usize {
         (self.offsets[doc + 1] - self.offsets[doc]) as usize
-    }
-}
-
-/// Thread-local buffers larger than this are given back after use (one huge document must
-/// not keep every thread's buffer huge).
-const KEEP_BUFFER_BYTES: usize = 1 << 20;
-
-/// Gives back a reused buffer's memory when it grew past [`KEEP_BUFFER_BYTES`].
-pub(crate) fn trim<T>(buf: &mut Vec<T>) {
-    if buf.capacity() * std::mem::size_of::<T>() > KEEP_BUFFER_BYTES {
-        *buf = Vec::new();
     }
 }
 

@@ -12,7 +12,7 @@ step() { printf '\n==> [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 # downloading in a fresh clone) install in the background while cargo compiles; the Python
 # step waits for them.
 pydeps_log=$(mktemp)
-bash scripts/python_tests.sh --deps >"$pydeps_log" 2>&1 &
+bash scripts/check/python_tests.sh --deps >"$pydeps_log" 2>&1 &
 pydeps=$!
 log=$(mktemp)
 units=$(mktemp -d)
@@ -22,9 +22,9 @@ step "cargo fmt --all --check"
 cargo fmt --all --check
 # No Rust file may import one that imports it back, directly or through others (a module
 # circle); the script's own checks first.
-step "module circles (scripts/module_circles.py)"
-python3 scripts/module_circles.py --self-test
-python3 scripts/module_circles.py
+step "module circles (scripts/check/module_circles.py)"
+python3 scripts/check/module_circles.py --self-test
+python3 scripts/check/module_circles.py
 step "cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo doc --workspace --no-deps (warnings are errors)"
@@ -49,7 +49,7 @@ step "cargo test --workspace --tests --benches --examples, then --doc"
 cargo build --bin simhash --locked --message-format=json-render-diagnostics >"$units/main.json"
 cargo test --workspace --tests --benches --examples --locked --no-run \
   --message-format=json-render-diagnostics >"$units/test.json"
-python3 scripts/rebuilt_units.py "$units/main.json" "$units/test.json"
+python3 scripts/check/rebuilt_units.py "$units/main.json" "$units/test.json"
 cargo test --workspace --tests --benches --examples --locked 2>&1 | tee "$log"
 cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
 step "python: pip install ./python into a venv the script makes, doctests, pytest python/tests"
@@ -58,11 +58,11 @@ if ! wait "$pydeps"; then
   echo "scripts/check.sh: installing the Python tests' packages failed" >&2
   exit 1
 fi
-bash scripts/python_tests.sh 2>&1 | tee -a "$log"
+bash scripts/check/python_tests.sh 2>&1 | tee -a "$log"
 step "the --report page in headless chromium (installed with apt-get when missing)"
 # Its page, DOM and screenshot go to target/report-tests (replaced each run), not /tmp.
 rm -rf target/report-tests
-SIMHASH_BIN=target/debug/simhash OUT=target/report-tests bash scripts/report_tests.sh 2>&1 | tee -a "$log"
+SIMHASH_BIN=target/debug/simhash OUT=target/report-tests bash scripts/check/report_tests.sh 2>&1 | tee -a "$log"
 
 # One closing line for the whole suite: cargo's test and doctest result lines, the Python
 # package's doctests and pytest cases, and the browser check (one).

@@ -1,7 +1,7 @@
 """Fixtures: the `simhash` binary (to compare against) and the shared dev set.
 
 ``SIMHASH_BIN`` names the binary (default: the workspace's ``target/debug/simhash``,
-which ``scripts/python_tests.sh`` builds); ``SIMHASH_DEVSET`` a built ``devset.jsonl`` (default:
+which ``scripts/check/python_tests.sh`` builds); ``SIMHASH_DEVSET`` a built ``devset.jsonl`` (default:
 built once into ``target/python-tests/devset`` by the project's copies of the dev set's builders in
 ``python/tests/devset``: a clone tests on its own, with no ``../shared`` beside it).
 """

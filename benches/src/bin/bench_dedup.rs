@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! cargo build --release -p simhash-cli -p benches --bin simhash --bin bench_dedup
-//! python3 scripts/make_real_corpus.py /tmp/real/real.jsonl
+//! python3 scripts/bench/make_real_corpus.py /tmp/real/real.jsonl
 //! ./target/release/bench_dedup --input /tmp/real/real.jsonl \
 //!     --baseline /tmp/simhash-main-baseline/simhash --runs 4 --dir /tmp/dd2-bench
 //! ```

@@ -8,7 +8,7 @@
 //! and its `summary`), `corpus` (the read pipeline), `matching` (method, clusters and keep
 //! order), `against` (dedup against an on-disk index), `rewrite` (the kept records copied)
 //! and `page` (the `--report` HTML page). No module imports another that imports it back
-//! (`scripts/module_circles.py`).
+//! (`scripts/check/module_circles.py`).
 
 #![warn(missing_docs)]
 // The workspace's lints, relaxed where this crate differs: it is the one that prints and

@@ -2,15 +2,15 @@
 # The `--report` page in a real browser: installs Debian's chromium with apt-get when
 # /usr/bin/chromium is missing, makes a small dedup run with --report (two shards, a
 # hostile text, --report-group), renders the page headless, and checks from the rendered
-# DOM (scripts/report_check.py) that every removed record appears with its kept record and
+# DOM (scripts/check/report_check.py) that every removed record appears with its kept record and
 # that nothing was loaded from the network (CSP meta, no src/href but data: and #, and
 # chromium's net log). Leaves the page, the DOM and a screenshot in $OUT (default: a
 # temporary directory, printed).
 #
-#   bash scripts/report_tests.sh
-#   SIMHASH_BIN=target/release/simhash OUT=dir bash scripts/report_tests.sh
+#   bash scripts/check/report_tests.sh
+#   SIMHASH_BIN=target/release/simhash OUT=dir bash scripts/check/report_tests.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 if [ ! -x /usr/bin/chromium ]; then
   sudo=""
@@ -59,9 +59,9 @@ timeout 120 "${chromium[@]}" --screenshot="$out/report.png" --window-size=1400,3
 printf '<!DOCTYPE html><img src="http://127.0.0.1:9/control.png">' >"$work/control.html"
 timeout 120 "${chromium[@]}" --log-net-log="$work/control.json" --dump-dom "file://$work/control.html" \
   >/dev/null 2>>"$work/chromium.log"
-if ! python3 scripts/report_check.py --requests "$work/control.json" | grep -q '127.0.0.1:9/control.png'; then
+if ! python3 scripts/check/report_check.py --requests "$work/control.json" | grep -q '127.0.0.1:9/control.png'; then
   echo "FAIL: the net log does not show the control page's request" >&2
   exit 1
 fi
-python3 scripts/report_check.py "$out/dom.html" "$out/removed.jsonl" "$out/netlog.json"
+python3 scripts/check/report_check.py "$out/dom.html" "$out/removed.jsonl" "$out/netlog.json"
 echo "report tests passed: $out"

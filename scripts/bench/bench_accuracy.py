@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Accuracy bench: the `simhash` binary and datasketch's MinHash-LSH on the shared dev set.
 
-  python3 scripts/bench_accuracy.py [--dir /tmp/simhash-devset] [--run "ARGS"]... [--no-baseline]
+  python3 scripts/bench/bench_accuracy.py [--dir /tmp/simhash-devset] [--run "ARGS"]... [--no-baseline]
 
 1. builds the dev set into --dir with ../shared/data (skipped when it is already there);
 2. builds the `simhash` binary (release);
@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "data")
 DATASKETCH = "datasketch==1.6.5"
 

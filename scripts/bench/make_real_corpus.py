@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Builds the "real corpus" of docs/performance.md from text already on the machine.
 
-    python3 scripts/make_real_corpus.py /tmp/real/real.jsonl            # ~600 MB
-    python3 scripts/make_real_corpus.py OUT.jsonl --max-mb 100          # a smaller one
+    python3 scripts/bench/make_real_corpus.py /tmp/real/real.jsonl            # ~600 MB
+    python3 scripts/bench/make_real_corpus.py OUT.jsonl --max-mb 100          # a smaller one
 
 Sources, in this order (each in sorted path order, so the output is deterministic for the
 same files on disk):

@@ -7,7 +7,7 @@ document's word 3-shingles (lower-cased `\\w+` words; for CJK-heavy text, charac
 Jaccard threshold and writes every candidate pair as TSV `id_a<TAB>id_b`. Optionally keeps
 only the pairs whose estimated Jaccard (from the signatures) reaches the threshold.
 
-Run by scripts/bench_accuracy.py inside a virtual environment that has datasketch; never
+Run by scripts/bench/bench_accuracy.py inside a virtual environment that has datasketch; never
 needed by the project's build or tests.
 """
 import argparse

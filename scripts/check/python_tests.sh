@@ -10,14 +10,14 @@
 # them all again (87 s of CI's 2 cores). `SIMHASH_PY_PROFILE=release` builds the wheel
 # users install.
 #
-#   bash scripts/python_tests.sh            # venv in target/python-venv (kept between runs)
-#   SIMHASH_PY_VENV=DIR bash scripts/python_tests.sh
-#   SIMHASH_PY_PROFILE=release bash scripts/python_tests.sh
-#   bash scripts/python_tests.sh --deps     # only the venv and its packages (scripts/check.sh
+#   bash scripts/check/python_tests.sh            # venv in target/python-venv (kept between runs)
+#   SIMHASH_PY_VENV=DIR bash scripts/check/python_tests.sh
+#   SIMHASH_PY_PROFILE=release bash scripts/check/python_tests.sh
+#   bash scripts/check/python_tests.sh --deps     # only the venv and its packages (scripts/check.sh
 #                                           # downloads them while cargo compiles)
 set -euo pipefail
 shopt -s inherit_errexit 2>/dev/null || true
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 python=${PYTHON:-python3}
 venv=${SIMHASH_PY_VENV:-target/python-venv}

@@ -2,8 +2,8 @@
 # Prints a SHA-256 of every command's output on a JSONL corpus, one line per command, to
 # compare two builds byte for byte on corpora too large for a test (the dev set, the bench
 # corpus): a refactoring must leave every line the same.
-#   scripts/output_digests.sh target/release devset.jsonl > new.txt
-#   scripts/output_digests.sh /path/to/old/release devset.jsonl > old.txt && diff old.txt new.txt
+#   scripts/bench/output_digests.sh target/release devset.jsonl > new.txt
+#   scripts/bench/output_digests.sh /path/to/old/release devset.jsonl > old.txt && diff old.txt new.txt
 # Covers simhash's commands with both methods, keep policies, --templates, --output-dir,
 # --against (an index of the corpus's first half, the second half deduplicated against it),
 # Parquet input (when Python has pyarrow to write it), --report pages, and simhash-dist.

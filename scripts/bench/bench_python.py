@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Python bench: the simhash_rs package against datasketch and rensa on the shared dev set.
 
-  python3 scripts/bench_python.py [--dir /tmp/simhash-devset] [--venv VENV] [--verify MODE]
+  python3 scripts/bench/bench_python.py [--dir /tmp/simhash-devset] [--venv VENV] [--verify MODE]
 
 1. builds the dev set into --dir with ../shared/data (skipped when it is already there),
-   as scripts/bench_accuracy.py does;
+   as scripts/bench/bench_accuracy.py does;
 2. creates a virtual environment (--venv, default --dir/pyvenv) and installs into it the
    project's package (`pip install python/`: maturin and cargo build it, a few minutes; the
    Rust build goes to --dir/cargo-target, not the project's target/), numpy, and pinned
@@ -17,7 +17,7 @@
      simhash_rs.dedup   `simhash_rs.dedup(texts, ids)` with its defaults; each removed text
                         paired with the kept text it duplicates;
      datasketch         MinHash (--num-perm) of word 3-shingles in a MinHashLSH at
-                        --threshold, exactly as scripts/datasketch_lsh.py (the accuracy
+                        --threshold, exactly as scripts/bench/datasketch_lsh.py (the accuracy
                         bench's baseline) does: query, then insert;
      rensa              the same shingles in rensa's RMinHash / RMinHashLSH at the same
                         threshold and permutations (bulk API: from_token_sets, insert_many,
@@ -44,10 +44,10 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "data")
 PACKAGE = os.path.join(ROOT, "python")
-DATASKETCH = "datasketch==1.6.5"  # the version scripts/bench_accuracy.py pins
+DATASKETCH = "datasketch==1.6.5"  # the version scripts/bench/bench_accuracy.py pins
 RENSA = "rensa==0.5.0"  # the latest on PyPI when this was written
 NUMPY = "numpy"
 SEED = 42  # rensa's (datasketch keeps its default seed, as datasketch_lsh.py)
@@ -74,7 +74,7 @@ def sh(cmd, **kw):
 # The workers: run inside the venv, one process per tool.
 
 def _shingles_fn():
-    """scripts/datasketch_lsh.py's shingles (lower-cased `\\w+` word 3-shingles, or
+    """scripts/bench/datasketch_lsh.py's shingles (lower-cased `\\w+` word 3-shingles, or
     character 3-grams for CJK-heavy text): the same sets as the accuracy bench."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from datasketch_lsh import shingles

@@ -5,9 +5,9 @@ A module circle is a strongly connected component of two files or more in the fi
 import graph of a crate. It fails the check (exit 1) and is listed with the import edges
 that tie it; with none the script prints "no module circles in N files" and exits 0.
 
-    python3 scripts/module_circles.py [ROOT]      # ROOT: the workspace, by default this repo
-    python3 scripts/module_circles.py --upward [ROOT]  # also count edges up to a parent
-    python3 scripts/module_circles.py --self-test # the built-in checks on tiny crates
+    python3 scripts/check/module_circles.py [ROOT]      # ROOT: the workspace, by default this repo
+    python3 scripts/check/module_circles.py --upward [ROOT]  # also count edges up to a parent
+    python3 scripts/check/module_circles.py --self-test # the built-in checks on tiny crates
 
 What counts as an edge A -> B (A, B files of one crate, A != B): A names an item that B
 defines (fn, struct, enum, trait, type, const, static, union, macro_rules!, or B's module
@@ -997,7 +997,7 @@ def main(argv: list[str]) -> int:
     if len(rest) > 1 or (rest and rest[0].startswith("-")):
         print("usage: module_circles.py [--upward] [ROOT] | --self-test", file=sys.stderr)
         return 2
-    root = rest[0] if rest else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    root = rest[0] if rest else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     if not os.path.isdir(root):
         print(f"module_circles.py: {root} is not a folder", file=sys.stderr)
         return 2

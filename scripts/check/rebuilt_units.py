@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails when the test build compiles a second variant of a unit that the main job built.
 
-    python3 scripts/rebuilt_units.py MAIN_JOB.json TEST_BUILD.json
+    python3 scripts/check/rebuilt_units.py MAIN_JOB.json TEST_BUILD.json
 
 Both files are cargo's `--message-format=json` output: MAIN_JOB.json of
 `cargo build --bin simhash` (the README's main job), TEST_BUILD.json of the test build run

@@ -5,13 +5,13 @@
 # `dedup` of old + new (what each replaces). One thread each (-j 1), so the rates are per core.
 #
 #   cargo build --release -p simhash-cli
-#   bash scripts/bench_index.sh CORPUS.jsonl [NEW_RECORDS] [WORK_DIR]
+#   bash scripts/bench/bench_index.sh CORPUS.jsonl [NEW_RECORDS] [WORK_DIR]
 #
 # CORPUS is JSONL with `id` and `text`; its last NEW_RECORDS lines (default: a tenth) are the
 # new data. Prints wall seconds, documents per second, peak memory, bytes on disk per
 # document, and the ratios.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 corpus=${1:?usage: bench_index.sh CORPUS.jsonl [NEW_RECORDS] [WORK_DIR]}
 bin=${SIMHASH:-target/release/simhash}
 [ -x "$bin" ] || { echo "build it first: cargo build --release -p simhash-cli" >&2; exit 2; }

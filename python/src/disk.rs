@@ -12,23 +12,24 @@ pub(crate) use writer::NativeWriter;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 use simhash_core::Fingerprinter;
-use simhash_index::Blocks;
 use simhash_index::disk::{
-    DiskError, DiskErrorKind, DiskIndex, MinHashSettings, Settings, SimhashSettings, Writer,
+    DiskError, DiskErrorKind, DiskIndex, MinHashSettings, PLAN_DOCUMENTS, Settings,
+    SimhashSettings, Writer,
 };
 use simhash_index::lsh::{DocSketch, Sketcher};
+use simhash_index::settings::{self, Matching};
 
 use crate::errors::{CorruptIndexError, disk};
 use crate::interrupt::{detached, run};
 use crate::texts::Texts;
 
-/// Settings asked for by the caller; `None` keeps the index's (or takes the default for a
-/// new index).
+/// Settings asked for by the caller, each `None` when not given: for an existing index, its
+/// own are kept; for a new one, the settings contract fills in the rest.
 #[derive(Clone, Debug, Default, FromPyObject)]
 #[pyo3(from_item_all)]
 pub(crate) struct Asked {
@@ -43,35 +44,41 @@ pub(crate) struct Asked {
 }
 
 impl Asked {
-    /// The settings of a new index: the `simhash` command's defaults for what is not asked.
+    /// The matching settings asked, for the contract: with `preset` (a new index: a preset
+    /// can make `auto` simhash), or without (laid over an index's: the preset is laid over
+    /// here, by name).
+    fn contract(&self, preset: Option<&str>) -> PyResult<settings::Asked> {
+        crate::settings::asked(
+            self.method.as_deref(),
+            preset,
+            self.jaccard,
+            self.lsh_threshold,
+            self.num_perm,
+            self.k,
+            self.blocks,
+            None,
+        )
+    }
+
+    /// The settings of a new index: the asked ones resolved by the contract (its defaults
+    /// for what is not asked), as `simhash index add` makes a new index.
     fn new_settings(&self) -> PyResult<Settings> {
+        let matching = crate::settings::resolve(&self.contract(self.preset.as_deref())?)?;
         let preset = self.preset.as_deref().unwrap_or("default");
         let fingerprinter = crate::sketch::fingerprinter(preset, self.window)?;
-        let method = self.method.as_deref().unwrap_or("minhash");
-        Ok(match method {
-            "minhash" => Settings::MinHash(
-                MinHashSettings::new(
-                    &fingerprinter,
-                    self.jaccard.unwrap_or(simhash_index::lsh::DEFAULT_JACCARD),
-                    self.lsh_threshold.unwrap_or(simhash_index::lsh::DEFAULT_LSH_THRESHOLD),
-                    crate::sketch::num_perm(
-                        self.num_perm.unwrap_or(simhash_index::lsh::DEFAULT_NUM_PERM),
-                    )?,
-                )
-                .map_err(disk)?,
+        Ok(match matching {
+            Matching::Minhash { jaccard, lsh_threshold, num_perm, .. } => Settings::MinHash(
+                MinHashSettings::new(&fingerprinter, jaccard, lsh_threshold, num_perm)
+                    .map_err(disk)?,
             ),
-            "simhash" => Settings::Simhash(
-                SimhashSettings::new(
-                    &fingerprinter,
-                    self.k.unwrap_or(3),
-                    self.blocks.map_or(Blocks::Auto, Blocks::Fixed),
+            Matching::Simhash { distance, blocks } => {
+                // Named as the contract names it (blocks that make no tables for the
+                // documents a new index plans for).
+                settings::tables(distance, blocks, PLAN_DOCUMENTS as usize)
+                    .map_err(|e| crate::settings::error(&e))?;
+                Settings::Simhash(
+                    SimhashSettings::new(&fingerprinter, distance, blocks).map_err(disk)?,
                 )
-                .map_err(disk)?,
-            ),
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "method must be \"minhash\" or \"simhash\", not {other:?}"
-                )));
             }
         })
     }
@@ -80,16 +87,8 @@ impl Asked {
     /// that differs).
     fn laid_over(&self, stored: &Settings) -> PyResult<Settings> {
         // The matching settings by the one contract; the preset and window here.
-        let asked = crate::settings::asked(
-            self.method.as_deref().unwrap_or("auto"),
-            None,
-            self.jaccard,
-            self.lsh_threshold,
-            self.num_perm,
-            self.k,
-            self.blocks,
-        )?;
-        let mut settings = asked.lay_over(stored).map_err(|e| crate::settings::error(&e))?;
+        let mut settings =
+            self.contract(None)?.lay_over(stored).map_err(|e| crate::settings::error(&e))?;
         let (preset, window) = match &mut settings {
             Settings::MinHash(s) => (&mut s.preset, &mut s.window),
             Settings::Simhash(s) => (&mut s.preset, &mut s.window),
@@ -212,6 +211,9 @@ impl NativeIndex {
     #[staticmethod]
     #[allow(clippy::needless_pass_by_value)] // extracted from Python
     fn open(py: Python<'_>, path: PathBuf, create: bool, asked: Asked) -> PyResult<NativeIndex> {
+        // Names the contract cannot read (a method, a preset) are refused before the disk
+        // is read.
+        asked.contract(asked.preset.as_deref())?;
         let opened = detached(py, || DiskIndex::open(&path))?;
         let index = match opened {
             Ok(index) => {
@@ -339,10 +341,14 @@ impl NativeIndex {
 
     /// A dedup against this index's committed state, removing (MinHash) for the relations
     /// `templates` (`"remove"` or `"keep"`) acts on.
-    #[pyo3(signature = (templates="remove"))]
-    fn deduper(&self, templates: &str) -> PyResult<NativeDedup> {
-        let templates = templates.parse().map_err(PyValueError::new_err)?;
-        Ok(NativeDedup::new(self.current(), self.making.clone(), templates))
+    /// `None` when not given (the contract's default); given with a simhash index, refused
+    /// as the contract refuses `--templates` with `dedup --against` such an index.
+    #[pyo3(signature = (templates=None))]
+    fn deduper(&self, templates: Option<&str>) -> PyResult<NativeDedup> {
+        let index = self.current();
+        let asked = crate::settings::asked(None, None, None, None, None, None, None, templates)?;
+        asked.lay_over(index.settings()).map_err(|e| crate::settings::error(&e))?;
+        Ok(NativeDedup::new(index, self.making.clone(), asked.templates.unwrap_or_default()))
     }
 }
 

@@ -4,10 +4,12 @@
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use rayon::prelude::*;
 use simhash_cluster::{Representative, UnionFind};
 use simhash_core::{Fingerprint, Fingerprinter};
 use simhash_index::lsh::{Decision, MinHashDedup};
+use simhash_index::settings::Matching;
 use simhash_index::{AllPairs, Blocks, DedupWalk, Tables, collapse_identical};
 
 use crate::interrupt::{detached, run};
@@ -35,13 +37,10 @@ enum Engine {
 #[pyclass(module = "simhash_rs._native")]
 pub(crate) struct Matcher {
     engine: Option<Engine>,
+    /// The method and its settings, as the contract resolved the arguments.
+    matching: Matching,
     /// Text lengths in bytes (UTF-8), for `keep="longest"`.
     lens: Vec<u64>,
-}
-
-/// The blocks setting: `None` is the planner's choice.
-fn blocks_of(blocks: Option<usize>) -> Blocks {
-    blocks.map_or(Blocks::Auto, Blocks::Fixed)
 }
 
 /// The tables for `n` fingerprints within `distance` bits. Errors (`ValueError`): blocks
@@ -89,35 +88,55 @@ fn spent() -> PyErr {
 
 #[pymethods]
 impl Matcher {
-    /// `method`: `"minhash"` (with `jaccard`, `lsh_threshold`, `num_perm`, and `spill`: the
-    /// shingle sets in temporary files instead of memory) or `"simhash"` (with `k` and
-    /// `blocks`); texts become features by `preset` and `window`. `templates` (minhash):
-    /// `"remove"` (same documents and template siblings are removed, listed and joined) or
-    /// `"keep"` (same documents only); a text with content of its own never is.
+    /// The arguments as the caller gave them, each `None` when not given: `method`
+    /// (`"auto"`, `"minhash"` or `"simhash"`), `jaccard`, `lsh_threshold`, `num_perm` and
+    /// `templates` (minhash: `"remove"`, same documents and template siblings are removed,
+    /// listed and joined, or `"keep"`, same documents only; a text with content of its own
+    /// never is), `k` and `blocks` (simhash), resolved once by the settings contract
+    /// ([`crate::settings`]), which fills in the defaults. `spill` (minhash): the shingle
+    /// sets in temporary files instead of memory. Texts become features by `preset` and
+    /// `window`.
     #[new]
-    #[pyo3(signature = (method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill=false, templates="remove"))]
+    #[pyo3(signature = (
+        method=None, preset="default", window=None, jaccard=None, lsh_threshold=None,
+        num_perm=None, k=None, blocks=None, spill=false, templates=None
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        method: &str,
+        method: Option<&str>,
         preset: &str,
         window: Option<usize>,
-        jaccard: f64,
-        lsh_threshold: f64,
-        num_perm: usize,
-        k: u32,
+        jaccard: Option<f64>,
+        lsh_threshold: Option<f64>,
+        num_perm: Option<usize>,
+        k: Option<u32>,
         blocks: Option<usize>,
         spill: bool,
-        templates: &str,
+        templates: Option<&str>,
     ) -> PyResult<Matcher> {
+        let asked = crate::settings::asked(
+            method,
+            Some(preset),
+            jaccard,
+            lsh_threshold,
+            num_perm,
+            k,
+            blocks,
+            templates,
+        )?;
+        let matching = crate::settings::resolve(&asked)?;
+        if spill && matches!(matching, Matching::Simhash { .. }) {
+            return Err(PyValueError::new_err(
+                "spill applies to method='minhash' (simhash keeps 8 bytes a text)",
+            ));
+        }
         let fingerprinter = crate::sketch::fingerprinter(preset, window)?;
-        let templates: simhash_index::lsh::Templates =
-            templates.parse().map_err(PyValueError::new_err)?;
-        let engine = match method {
-            "minhash" => {
+        let engine = match matching {
+            Matching::Minhash { jaccard, lsh_threshold, num_perm, templates, .. } => {
                 let dedup = MinHashDedup::builder()
                     .jaccard(jaccard)
                     .lsh_threshold(lsh_threshold)
-                    .num_perm(crate::sketch::num_perm(num_perm)?)
+                    .num_perm(num_perm)
                     .fingerprinter(fingerprinter)
                     .spill_to_disk(spill)
                     .templates(templates)
@@ -125,23 +144,23 @@ impl Matcher {
                     .map_err(crate::errors::engine)?;
                 Engine::MinHash(Box::new(dedup))
             }
-            "simhash" if spill => {
-                return Err(PyValueError::new_err(
-                    "spill applies to method='minhash' (simhash keeps 8 bytes a text)",
-                ));
-            }
-            "simhash" => {
-                let blocks = blocks_of(blocks);
-                blocks.validate(k).map_err(crate::errors::value)?;
-                Engine::Simhash { fingerprinter, fps: Vec::new(), distance: k, blocks }
-            }
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "method must be \"minhash\", \"simhash\" or \"auto\", not {other:?}"
-                )));
+            Matching::Simhash { distance, blocks } => {
+                Engine::Simhash { fingerprinter, fps: Vec::new(), distance, blocks }
             }
         };
-        Ok(Matcher { engine: Some(engine), lens: Vec::new() })
+        Ok(Matcher { engine: Some(engine), matching, lens: Vec::new() })
+    }
+
+    /// The method the settings resolved to: `"minhash"` or `"simhash"`.
+    #[getter]
+    fn method(&self) -> &'static str {
+        self.matching.method()
+    }
+
+    /// The resolved settings: the method, and its settings with the defaults filled in
+    /// ([`crate::settings::matching_dict`]).
+    fn settings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        crate::settings::matching_dict(py, &self.matching)
     }
 
     fn __len__(&self) -> usize {

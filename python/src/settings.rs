@@ -1,30 +1,35 @@
 //! Python's keyword arguments mapped onto the one settings contract
-//! ([`simhash_index::settings`]): `auto` resolved, every combination and value checked, and
-//! asked settings laid over a stored index, as the `simhash` command does with its flags.
-//! The contract's messages name the command's flags; here they name the arguments.
+//! ([`simhash_index::settings`]): `auto` resolved, defaults filled in, every combination and
+//! value checked, and asked settings laid over a stored index, as the `simhash` command does
+//! with its flags. The Python side passes each argument as given (`None` when not given) and
+//! fills in nothing itself. The contract's messages name the command's flags; here they name
+//! the arguments.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use simhash_index::Blocks;
-use simhash_index::settings::{Asked, Method, SettingsError};
+use simhash_index::settings::{Asked, Matching, Method, SettingsError};
 
-/// What the arguments ask: `method` (`"auto"`, `"minhash"` or `"simhash"`), `preset` (its
-/// name), and each setting `None` when not given.
+/// What the arguments ask, each `None` when not given: `method` (`"auto"`, `"minhash"` or
+/// `"simhash"`; `None` is `"auto"`), `preset` (its name), the settings, and `templates`
+/// (`"remove"` or `"keep"`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn asked(
-    method: &str,
+    method: Option<&str>,
     preset: Option<&str>,
     jaccard: Option<f64>,
     lsh_threshold: Option<f64>,
     num_perm: Option<usize>,
     k: Option<u32>,
     blocks: Option<usize>,
+    templates: Option<&str>,
 ) -> PyResult<Asked> {
     let method = match method {
-        "auto" => Method::Auto,
-        "minhash" => Method::Minhash,
-        "simhash" => Method::Simhash,
-        other => {
+        None | Some("auto") => Method::Auto,
+        Some("minhash") => Method::Minhash,
+        Some("simhash") => Method::Simhash,
+        Some(other) => {
             return Err(PyValueError::new_err(format!(
                 "method must be \"minhash\", \"simhash\" or \"auto\", not {other:?}"
             )));
@@ -32,6 +37,10 @@ pub(crate) fn asked(
     };
     let preset = match preset {
         Some(name) => Some(name.parse().map_err(crate::errors::value)?),
+        None => None,
+    };
+    let templates = match templates {
+        Some(name) => Some(name.parse().map_err(PyValueError::new_err)?),
         None => None,
     };
     Ok(Asked {
@@ -42,8 +51,43 @@ pub(crate) fn asked(
         jaccard,
         lsh_threshold,
         num_perm,
+        templates,
         ..Asked::default()
     })
+}
+
+/// The contract's resolve: the method and its settings, defaults filled in and checked.
+pub(crate) fn resolve(asked: &Asked) -> PyResult<Matching> {
+    asked.resolve().map_err(|e| error(&e))
+}
+
+/// Resolved settings as a dict: `method`, then `jaccard`, `lsh_threshold`, `num_perm` and
+/// `templates` (minhash), or `k` and `blocks` (simhash; `None`: the planner's choice).
+pub(crate) fn matching_dict<'py>(
+    py: Python<'py>,
+    matching: &Matching,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("method", matching.method())?;
+    match *matching {
+        Matching::Minhash { jaccard, lsh_threshold, num_perm, templates, .. } => {
+            dict.set_item("jaccard", jaccard)?;
+            dict.set_item("lsh_threshold", lsh_threshold)?;
+            dict.set_item("num_perm", num_perm)?;
+            dict.set_item("templates", templates.name())?;
+        }
+        Matching::Simhash { distance, blocks } => {
+            dict.set_item("k", distance)?;
+            dict.set_item(
+                "blocks",
+                match blocks {
+                    Blocks::Fixed(n) => Some(n),
+                    Blocks::Auto => None,
+                },
+            )?;
+        }
+    }
+    Ok(dict)
 }
 
 /// A refusal of the contract as a `ValueError`, naming the arguments: `--jaccard` is
@@ -59,41 +103,67 @@ pub(crate) fn error(e: &SettingsError) -> PyErr {
     PyValueError::new_err(python_names(&text))
 }
 
-/// The command's flags in a message, as Python's argument names.
+/// Each of the command's flags (as the contract's messages write them) and the Python
+/// argument it stands for.
+const NAMES: [(&str, &str); 11] = [
+    ("--method minhash", "method='minhash'"),
+    ("--method simhash", "method='simhash'"),
+    ("--method", "method"),
+    ("-k/--distance", "k"),
+    ("--distance", "k"),
+    ("--blocks/--distance", "blocks/k"),
+    ("--blocks", "blocks"),
+    ("--jaccard", "jaccard"),
+    ("--lsh-threshold", "lsh_threshold"),
+    ("--num-perm", "num_perm"),
+    ("--templates", "templates"),
+];
+
+/// The command's flags in a message, as Python's argument names: one pass, each flag that
+/// starts a word replaced by the longest entry of [`NAMES`] that ends a word there, so no
+/// entry depends on the order of the others or sees another's replacement.
 fn python_names(message: &str) -> String {
-    const NAMES: [(&str, &str); 11] = [
-        ("--method minhash", "method='minhash'"),
-        ("--method simhash", "method='simhash'"),
-        ("-k/--distance and --blocks", "k and blocks"),
-        (
-            "--jaccard, --lsh-threshold, --num-perm and --templates",
-            "jaccard, lsh_threshold, num_perm and templates",
-        ),
-        ("--blocks/--distance", "blocks/k"),
-        ("--lsh-threshold", "lsh_threshold"),
-        ("--num-perm", "num_perm"),
-        ("--jaccard", "jaccard"),
-        ("--distance", "k"),
-        ("--blocks", "blocks"),
-        ("--method", "method"),
-    ];
-    NAMES.iter().fold(message.to_owned(), |text, (flag, name)| text.replace(flag, name))
+    let in_word = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find('-') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let starts_word = !out.ends_with(in_word);
+        let named = NAMES
+            .iter()
+            .filter(|(flag, _)| {
+                starts_word && rest.starts_with(flag) && !rest[flag.len()..].starts_with(in_word)
+            })
+            .max_by_key(|(flag, _)| flag.len());
+        let (taken, name) = named.map_or(("-", "-"), |&(flag, name)| (flag, name));
+        out.push_str(name);
+        rest = &rest[taken.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
-/// `method` resolved (`"minhash"` or `"simhash"`) with every setting checked, as the
-/// command resolves and checks its flags; the settings are `None` when not given.
+/// The contract's resolve of the arguments as given (each `None` when not given): a dict
+/// of the method and its settings ([`matching_dict`]). With nothing given, the contract's
+/// defaults.
 #[pyfunction]
-#[pyo3(signature = (method, preset, jaccard, lsh_threshold, num_perm, k, blocks))]
+#[pyo3(signature = (
+    method=None, preset=None, jaccard=None, lsh_threshold=None, num_perm=None, k=None,
+    blocks=None, templates=None
+))]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn resolve_method(
-    method: &str,
-    preset: &str,
+pub(crate) fn resolve_settings<'py>(
+    py: Python<'py>,
+    method: Option<&str>,
+    preset: Option<&str>,
     jaccard: Option<f64>,
     lsh_threshold: Option<f64>,
     num_perm: Option<usize>,
     k: Option<u32>,
     blocks: Option<usize>,
-) -> PyResult<&'static str> {
-    let asked = asked(method, Some(preset), jaccard, lsh_threshold, num_perm, k, blocks)?;
-    Ok(asked.resolve().map_err(|e| error(&e))?.method())
+    templates: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let asked = asked(method, preset, jaccard, lsh_threshold, num_perm, k, blocks, templates)?;
+    matching_dict(py, &resolve(&asked)?)
 }

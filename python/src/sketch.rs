@@ -6,7 +6,9 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
-use simhash_core::{EMPTY, MAX_PERM, MAX_WINDOW, Preset};
+use simhash_core::{EMPTY, MAX_WINDOW, Preset};
+use simhash_index::lsh::DEFAULT_NUM_PERM;
+use simhash_index::settings;
 
 use crate::interrupt::detached;
 use crate::texts::Texts;
@@ -27,17 +29,6 @@ pub(crate) fn fingerprinter(
         )));
     }
     Ok(simhash_core::Fingerprinter::with_settings(preset, window))
-}
-
-/// The MinHash signature length, checked. Errors (`ValueError`): out of `1..=MAX_PERM`.
-pub(crate) fn num_perm(num_perm: usize) -> PyResult<usize> {
-    if (1..=MAX_PERM).contains(&num_perm) {
-        Ok(num_perm)
-    } else {
-        Err(PyValueError::new_err(format!(
-            "num_perm must be between 1 and {MAX_PERM}, not {num_perm}"
-        )))
-    }
 }
 
 /// The preset's name as the index stores it and the window it uses (`window`, or the
@@ -119,12 +110,21 @@ pub(crate) struct MinHasher {
 
 #[pymethods]
 impl MinHasher {
+    /// `num_perm` slots (`None`: the settings contract's default, as the matching methods
+    /// take it), checked as the contract checks it.
     #[new]
-    #[pyo3(signature = (num_perm=128, seed=0, preset="default", window=None))]
-    fn new(num_perm: usize, seed: u64, preset: &str, window: Option<usize>) -> PyResult<MinHasher> {
+    #[pyo3(signature = (num_perm=None, seed=0, preset="default", window=None))]
+    fn new(
+        num_perm: Option<usize>,
+        seed: u64,
+        preset: &str,
+        window: Option<usize>,
+    ) -> PyResult<MinHasher> {
+        let num_perm = settings::num_perm(num_perm.unwrap_or(DEFAULT_NUM_PERM))
+            .map_err(|e| crate::settings::error(&e))?;
         Ok(MinHasher {
             fingerprinter: fingerprinter(preset, window)?,
-            minhasher: simhash_core::MinHasher::new(self::num_perm(num_perm)?, seed),
+            minhasher: simhash_core::MinHasher::new(num_perm, seed),
         })
     }
 

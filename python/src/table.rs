@@ -4,7 +4,8 @@
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use simhash_core::Fingerprint;
-use simhash_index::{AllPairs, Blocks, Index};
+use simhash_index::settings::{self, Matching};
+use simhash_index::{AllPairs, Index};
 
 use crate::interrupt::run;
 
@@ -21,11 +22,18 @@ pub(crate) struct HammingTable {
 
 #[pymethods]
 impl HammingTable {
+    /// Within `k` bits over `blocks` blocks, each `None` when not given: the settings
+    /// contract's simhash settings fill them in and check them.
     #[new]
-    #[pyo3(signature = (k=3, blocks=None))]
-    fn new(k: u32, blocks: Option<usize>) -> PyResult<HammingTable> {
-        let blocks = blocks.map_or(Blocks::Auto, Blocks::Fixed);
-        let tables = blocks.tables(PLAN_FINGERPRINTS, k).map_err(crate::errors::value)?;
+    #[pyo3(signature = (k=None, blocks=None))]
+    fn new(k: Option<u32>, blocks: Option<usize>) -> PyResult<HammingTable> {
+        let asked =
+            crate::settings::asked(Some("simhash"), None, None, None, None, k, blocks, None)?;
+        let Matching::Simhash { distance, blocks } = crate::settings::resolve(&asked)? else {
+            unreachable!("method='simhash' resolves to simhash")
+        };
+        let tables = settings::tables(distance, blocks, PLAN_FINGERPRINTS as usize)
+            .map_err(|e| crate::settings::error(&e))?;
         Ok(HammingTable { index: Index::new(tables) })
     }
 

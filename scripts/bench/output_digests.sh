@@ -7,7 +7,8 @@
 # Covers simhash's commands with both methods, keep policies, --templates, --output-dir,
 # --against (an index of the corpus's first half, the second half deduplicated against it),
 # Parquet input (when Python has pyarrow to write it), --report pages, and simhash-dist.
-# stderr is included without the closing summary's elapsed time; a report page without its
+# stderr is included without the closing summary's elapsed time (simhash-dist's: its times
+# and peak memory); a report page without its
 # times and peak memory (the only figures that differ between two runs).
 set -euo pipefail
 shopt -s nullglob
@@ -22,7 +23,8 @@ run() {
   rm -rf "$tmp"/out.* "$tmp"/rm.* "$tmp"/page.html "$tmp"/ix
   local code=0
   "$@" >"$tmp/stdout" 2>"$tmp/stderr" || code=$?
-  sed -E 's/ in [0-9]+\.[0-9]+s$//' "$tmp/stderr" >"$tmp/stderr.n"
+  sed -E -e 's/ in [0-9]+\.[0-9]+s$//' -e '/^simhash-dist:/ s/; (read [0-9.]+s|total [0-9.]+s).*$//' \
+    "$tmp/stderr" >"$tmp/stderr.n"
   if [ -f "$tmp/page.html" ]; then
     # The page's run figures that change from run to run: seconds and peak memory.
     sed -E -e 's#<tr><th>(seconds by phase|seconds|peak memory)</th><td>[^<]*</td>#<tr><th>\1</th><td></td>#' \
@@ -57,8 +59,8 @@ lines=$(wc -l <"$corpus")
 head -n $((lines / 2)) "$corpus" >"$tmp/shards/a.jsonl"
 tail -n +$((lines / 2 + 1)) "$corpus" >"$tmp/shards/b.jsonl"
 run dedup-output-dir "$s" dedup "$tmp/shards" --output-dir "$tmp/out.dir" --removed "$tmp/rm.jsonl"
-run dedup-against "$s" sh -c '"$1" index add "$2/ix" "$2/shards/a.jsonl" -q && "$1" dedup "$2/shards/b.jsonl" --against "$2/ix" -o "$2/out.jsonl" --removed "$2/rm.jsonl"' _ "$s" "$tmp"
-run index-query "$s" sh -c '"$1" index add "$2/ix" "$2/shards/a.jsonl" -q && "$1" index query "$2/ix" "$2/shards/b.jsonl"' _ "$s" "$tmp"
+run dedup-against sh -c '"$1" index add "$2/ix" "$2/shards/a.jsonl" -q && "$1" dedup "$2/shards/b.jsonl" --against "$2/ix" -o "$2/out.jsonl" --removed "$2/rm.jsonl"' _ "$s" "$tmp"
+run index-query sh -c '"$1" index add "$2/ix" "$2/shards/a.jsonl" -q && "$1" index query "$2/ix" "$2/shards/b.jsonl"' _ "$s" "$tmp"
 py=${PYTHON:-python3}
 if "$py" -c "import pyarrow" 2>/dev/null; then
   "$py" - "$corpus" "$tmp/corpus.parquet" <<'PY'

@@ -90,7 +90,8 @@ pub(crate) fn install() {
 #[cfg(unix)]
 fn install_signals() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let wanted: Vec<i32> = [SIGINT, SIGTERM, SIGHUP].into_iter().filter(|&s| !ignored(s)).collect();
+    let wanted: Vec<i32> =
+        [SIGINT, SIGTERM, SIGHUP].into_iter().filter(|&s| !simhash_io::signal_ignored(s)).collect();
     let Ok(mut signals) = signal_hook::iterator::Signals::new(wanted) else {
         return;
     };
@@ -116,15 +117,4 @@ fn install_signals() {
             std::process::exit(128 + signal);
         }
     });
-}
-
-/// Whether `signal` is ignored (inherited from the parent).
-#[cfg(unix)]
-fn ignored(signal: i32) -> bool {
-    // SAFETY: a query (null new action) into a zeroed `sigaction` we own.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(signal, std::ptr::null(), &raw mut old) == 0
-            && old.sa_sigaction == libc::SIG_IGN
-    }
 }

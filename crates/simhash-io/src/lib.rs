@@ -118,6 +118,8 @@ pub use crate::inputs::{InputFile, Inputs, RECORD_EXTENSIONS, SkippedFile, is_re
 pub use crate::lines::{
     BlockLines, LineAt, LineReader, LineStatus, LinesAt, ReadAt, line_content, read_at, read_block,
 };
+#[cfg(unix)]
+pub use crate::output::signal_ignored;
 pub use crate::output::{
     Output, SignalHold, begin_run, commit_all, hold_signals, install_signal_handler,
     note_committed, remove_pending,

@@ -103,7 +103,7 @@ pub fn install_signal_handler() {
     ONCE.call_once(|| {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
         let wanted: Vec<i32> =
-            [SIGINT, SIGTERM, SIGHUP].into_iter().filter(|&s| !ignored(s)).collect();
+            [SIGINT, SIGTERM, SIGHUP].into_iter().filter(|&s| !signal_ignored(s)).collect();
         let Ok(mut signals) = signal_hook::iterator::Signals::new(wanted) else {
             return;
         };
@@ -143,9 +143,10 @@ fn signal_name(signal: i32) -> &'static str {
     }
 }
 
-/// Whether `signal` is ignored (inherited from the parent).
+/// Whether `signal` is ignored (inherited from the parent: `nohup`, a shell's background
+/// job): a handler for it must not be installed, so that the run stays as immune as asked.
 #[cfg(unix)]
-fn ignored(signal: i32) -> bool {
+pub fn signal_ignored(signal: i32) -> bool {
     // SAFETY: a query (null new action) into a zeroed `sigaction` we own.
     unsafe {
         let mut old: libc::sigaction = std::mem::zeroed();

@@ -86,6 +86,7 @@ mod encode;
 mod error;
 mod format;
 #[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod hashlines;
 mod ids;

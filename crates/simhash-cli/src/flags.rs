@@ -7,7 +7,6 @@ use std::path::PathBuf;
 /// The settings' vocabulary, defined once in the libraries (their `clap` feature) and
 /// shared with simhash-dist.
 pub use simhash_cluster::{KeepPolicy, Mode as ClusterMode};
-pub use simhash_index::settings::Method;
 pub use simhash_io::Format;
 
 use clap::{Args, Parser, Subcommand};
@@ -301,77 +300,15 @@ pub struct InputArgs {
     pub seed: u64,
 }
 
-/// How text becomes fingerprints.
-#[derive(Clone, Debug, Args)]
-pub struct FingerprintOpts {
-    /// Fingerprint definition: default, default-v1, moz (simhash-cpp) or fork (the OpenMP fork).
-    ///
-    /// `default` is the current default for new users (now default-v1: Unicode words,
-    /// NFKC and case folding, 3-token shingles, sublinear tf weights). moz and fork
-    /// reproduce simhash-cpp's and the fork's fingerprints bit for bit. By default, fork for
-    /// the top-level (fork-compatible) command, default for the subcommands.
-    #[arg(long, value_name = "PRESET")]
-    pub preset: Option<simhash_core::Preset>,
+/// How text becomes fingerprints (`--preset`, `--window`): the libraries' flag group.
+pub use simhash_index::settings::FingerprintFlags as FingerprintOpts;
 
-    /// Shingle window: tokens for default and moz, bytes for fork [default: 3, fork: 5].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub window: Option<u16>,
-}
-
-/// How records are matched.
+/// How records are matched: the libraries' flag group, and `--memory`.
 #[derive(Clone, Debug, Args)]
 pub struct MatchOpts {
-    /// Matching method: auto (minhash for text), minhash or simhash.
-    ///
-    /// minhash: candidates from MinHash LSH over the shingles, kept when the exact Jaccard
-    /// similarity of their shingle sets is at least --jaccard. simhash: fingerprints
-    /// within --distance bits (simhash-cpp's method; what the fork-style top-level command
-    /// and find-all run). auto: minhash, unless a simhash-only setting is given (-k/--distance,
-    /// --blocks, --preset moz|fork) or the input holds fingerprints (--format hash).
-    #[arg(long, value_enum, value_name = "METHOD", default_value = "auto")]
-    pub method: Method,
-
-    /// simhash: maximum Hamming distance (bits) for two records to be near-duplicates
-    /// [default: 3]. `-d` works too, as on find-all.
-    #[arg(short = 'k', short_alias = 'd', long, value_name = "K")]
-    pub distance: Option<u32>,
-
-    /// simhash: number of blocks the 64 bits are split into, or `auto` [default: auto].
-    ///
-    /// More blocks mean more tables (C(blocks, distance)) but fewer candidates per table.
-    /// Must be more than --distance.
-    #[arg(long, value_name = "N|auto")]
-    pub blocks: Option<Blocks>,
-
-    /// minhash: minimum Jaccard similarity of two records' shingle sets [default: 0.4].
-    #[arg(long, value_name = "J")]
-    pub jaccard: Option<f64>,
-
-    /// minhash: the similarity the LSH bands are tuned for; lower finds more candidates
-    /// (slower), each verified exactly [default: 0.3].
-    #[arg(long, value_name = "J", hide_short_help = true)]
-    pub lsh_threshold: Option<f64>,
-
-    /// minhash: MinHash signature slots [default: 128].
-    #[arg(long, value_name = "N", hide_short_help = true)]
-    pub num_perm: Option<usize>,
-
-    /// minhash: bits of the LSH band keys: auto, 32 or 64 [default: auto].
-    ///
-    /// auto chooses 64 from the size where the chance collisions of 32-bit keys cost more
-    /// to verify than wider keys cost (about 1.3 billion documents at 37 bands; see
-    /// docs/scale-out.md), as simhash-dist does. The output is the same at either width
-    /// (candidates are verified exactly); only the number of candidates differs.
-    #[arg(long, value_name = "BITS", hide_short_help = true)]
-    pub band_key_bits: Option<simhash_index::lsh::BandKeyWidth>,
-
-    /// minhash: which verified pairs count, by what each pair is (its relation): remove
-    /// (the default) acts on the same document and on template siblings (different
-    /// entities filled into one template: names, numbers, versions, stock phrases); keep
-    /// acts on the same document only. A document with content of its own (overlap) is
-    /// never removed, listed by pairs or joined by cluster [default: remove].
-    #[arg(long, value_name = "POLICY", value_parser = parse_templates)]
-    pub templates: Option<simhash_index::lsh::Templates>,
+    /// The matching flags every front end shares.
+    #[command(flatten)]
+    pub flags: simhash_index::settings::MatchFlags,
 
     /// simhash: memory for finding all pairs within --distance (e.g. 20G): the fingerprints
     /// and each table's sort, done in as many passes as fit [default: one pass].
@@ -380,11 +317,6 @@ pub struct MatchOpts {
     /// read are held besides it. The output is the same at any budget.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, hide_short_help = true)]
     pub memory: Option<u64>,
-}
-
-/// `remove` or `keep`.
-fn parse_templates(text: &str) -> Result<simhash_index::lsh::Templates, String> {
-    text.parse()
 }
 
 /// A size in bytes: digits, optionally followed by K, M, G or T (powers of 1024, with an

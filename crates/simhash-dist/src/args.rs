@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use simhash_core::{Fingerprinter, Preset};
-use simhash_index::lsh::{BandKeyWidth, Sketcher};
+use simhash_core::Fingerprinter;
+use simhash_index::lsh::Sketcher;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -135,57 +135,13 @@ pub(crate) struct JobArgs {
     #[arg(long, value_name = "BYTES", default_value_t = simhash_io::DEFAULT_MAX_RECORD_BYTES, hide_short_help = true)]
     pub(crate) max_record_bytes: u64,
 
-    /// Fingerprint definition: default, default-v1, moz (simhash-cpp) or fork (the OpenMP fork).
-    #[arg(long, value_name = "PRESET")]
-    pub(crate) preset: Option<Preset>,
+    /// `--preset` and `--window`, as `simhash` reads them.
+    #[command(flatten)]
+    pub(crate) fingerprint: simhash_index::settings::FingerprintFlags,
 
-    /// Shingle window: tokens for default and moz, bytes for fork [default: 3, fork: 5].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub(crate) window: Option<u16>,
-
-    /// Matching method: auto, minhash or simhash [default: auto, which is minhash for text].
-    ///
-    /// As `simhash` resolves it: auto is minhash, unless a simhash-only setting is given
-    /// (-k/--distance, --blocks, --preset moz|fork) or the input holds fingerprints
-    /// (--format hash).
-    #[arg(long, value_enum, value_name = "METHOD", default_value = "auto")]
-    pub(crate) method: Method,
-
-    /// simhash: maximum Hamming distance (bits) for two records to be near-duplicates
-    /// [default: 3].
-    #[arg(short = 'k', long, value_name = "K")]
-    pub(crate) distance: Option<u32>,
-
-    /// simhash: number of blocks the 64 bits are split into, or `auto` [default: auto].
-    #[arg(long, value_name = "N|auto")]
-    pub(crate) blocks: Option<Blocks>,
-
-    /// minhash: minimum Jaccard similarity of two records' shingle sets [default: 0.4].
-    #[arg(long, value_name = "J")]
-    pub(crate) jaccard: Option<f64>,
-
-    /// minhash: which verified pairs count, by their relation: remove (same documents and
-    /// template siblings) or keep (same documents only); a record with content of its
-    /// own is never removed, listed or joined [default: remove].
-    #[arg(long, value_name = "POLICY", value_parser = parse_templates)]
-    pub(crate) templates: Option<simhash_index::lsh::Templates>,
-
-    /// minhash: the similarity the LSH bands are tuned for [default: 0.3].
-    #[arg(long, value_name = "J", hide_short_help = true)]
-    pub(crate) lsh_threshold: Option<f64>,
-
-    /// minhash: MinHash signature slots [default: 128].
-    #[arg(long, value_name = "N", hide_short_help = true)]
-    pub(crate) num_perm: Option<usize>,
-
-    /// minhash: bits of the LSH band keys: auto, 32 or 64 [default: auto].
-    ///
-    /// auto chooses as simhash does, from the documents and bands
-    /// (simhash_index::lsh::band_key_bits: 64 from about 1.3 billion documents at 37
-    /// bands). The output is the same at either width; 64-bit keys send 4 bytes more per
-    /// key and find no chance candidates.
-    #[arg(long, value_name = "BITS", hide_short_help = true)]
-    pub(crate) band_key_bits: Option<BandKeyWidth>,
+    /// The matching flags, as `simhash` reads them.
+    #[command(flatten)]
+    pub(crate) matching: simhash_index::settings::MatchFlags,
 
     /// Write the job's figures as JSON to FILE (process 0): per worker, the records it read
     /// and the bytes it sent and received in each kind of exchange (deterministic), then
@@ -349,12 +305,11 @@ pub(crate) enum Launch {
     },
 }
 
-/// `dedup --keep`, `--method` and `--format`: the settings' vocabulary, defined once in the
+/// `dedup --keep` and `--format`: the settings' vocabulary, defined once in the
 /// libraries (their `clap` feature), as `simhash` reads them.
 pub(crate) use simhash_cluster::KeepPolicy as Keep;
 /// `--blocks`: a number, or `auto` (the planner's choice), as the `simhash` binary reads it.
 pub(crate) use simhash_index::Blocks;
-pub(crate) use simhash_index::settings::Method;
 pub(crate) use simhash_io::Format;
 
 impl JobArgs {
@@ -394,8 +349,8 @@ impl JobArgs {
     pub(crate) fn fingerprinter(&self) -> Option<Fingerprinter> {
         (self.format() == Format::Json).then(|| {
             Fingerprinter::with_settings(
-                self.preset.unwrap_or_default(),
-                self.window.map(usize::from),
+                self.fingerprint.preset.unwrap_or_default(),
+                self.fingerprint.window.map(usize::from),
             )
         })
     }
@@ -404,24 +359,12 @@ impl JobArgs {
     /// `fingerprints`: the sketcher also computes the simhash fingerprint (the output shows
     /// it). The messages are `simhash`'s.
     pub(crate) fn matching(&self, fingerprints: bool) -> anyhow::Result<Matching> {
-        use simhash_index::settings::{Asked, Method as Asked_};
-        let asked = Asked {
-            method: match self.method {
-                Method::Auto => Asked_::Auto,
-                Method::Minhash => Asked_::Minhash,
-                Method::Simhash => Asked_::Simhash,
-            },
-            preset: self.preset,
-            hashes: self.format() == Format::Hash,
-            distance: self.distance,
-            blocks: self.blocks,
-            jaccard: self.jaccard,
-            lsh_threshold: self.lsh_threshold,
-            num_perm: self.num_perm,
-            band_keys: self.band_key_bits,
-            templates: self.templates,
-            ..Asked::default()
-        };
+        let asked = self.matching.asked(
+            self.fingerprint.preset,
+            self.format() == Format::Hash,
+            false,
+            false,
+        );
         let resolved = asked.resolve()?;
         Ok(match resolved {
             simhash_index::settings::Matching::Simhash { distance, blocks } => {
@@ -480,9 +423,4 @@ impl JobArgs {
                 .filter(|d| !d.is_zero()),
         })
     }
-}
-
-/// `remove` or `keep`.
-fn parse_templates(text: &str) -> Result<simhash_index::lsh::Templates, String> {
-    text.parse()
 }

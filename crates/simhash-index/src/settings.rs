@@ -38,6 +38,11 @@ use crate::lsh::{
 };
 use crate::{Tables, disk};
 
+#[cfg(feature = "clap")]
+mod flags;
+#[cfg(feature = "clap")]
+pub use flags::{FingerprintFlags, MatchFlags};
+
 /// How near-duplicates are found, as asked: every front end's `--method` (with the `clap`
 /// feature, a `clap::ValueEnum`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

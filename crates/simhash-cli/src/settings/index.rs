@@ -53,7 +53,7 @@ pub fn index_input(
     let (mut matching, fingerprinter, sketcher) = reading_of(reading)?;
     // Which relations are acted on is the run's choice, not the index's.
     if let Matching::Minhash { templates, .. } = &mut matching {
-        *templates = opts.templates.unwrap_or_default();
+        *templates = opts.flags.templates.unwrap_or_default();
     }
     let input = Input::reading(args, inputs, format, fingerprinter, sketcher);
     Ok(IndexInput { stored, matching, input })

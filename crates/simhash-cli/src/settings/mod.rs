@@ -127,21 +127,7 @@ fn asked(
     preset: Option<Preset>,
     fork_style: bool,
 ) -> simhash_index::settings::Asked {
-    use simhash_index::settings::Asked;
-    Asked {
-        method: opts.method,
-        preset,
-        hashes: format == Format::Hash,
-        simhash_only: fork_style,
-        memory: opts.memory.is_some(),
-        distance: opts.distance,
-        blocks: opts.blocks,
-        jaccard: opts.jaccard,
-        lsh_threshold: opts.lsh_threshold,
-        num_perm: opts.num_perm,
-        band_keys: opts.band_key_bits,
-        templates: opts.templates,
-    }
+    opts.flags.asked(preset, format == Format::Hash, fork_style, opts.memory.is_some())
 }
 
 /// The simhash settings of a command that has no method to choose (the fork's, an

@@ -103,37 +103,10 @@ pub(crate) struct JobArgs {
     #[arg(short = 'i', long, value_name = "FILE")]
     pub(crate) input: Option<PathBuf>,
 
-    /// Input format: json (JSONL records) or hash (TSV `id<TAB>hash`).
-    ///
-    /// By default, hash for files ending in `.tsv` (before any `.gz`/`.zst`), json otherwise.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub(crate) format: Option<Format>,
-
-    /// JSON field holding the text (dotted path for nested fields, e.g. `meta.body`).
-    #[arg(
-        long = "text-column",
-        visible_alias = "text_column",
-        value_name = "FIELD",
-        default_value = "text"
-    )]
-    pub(crate) text_column: String,
-
-    /// JSON field holding the id; records without it get their 0-based line number.
-    #[arg(
-        long = "id-column",
-        visible_alias = "id_column",
-        value_name = "FIELD",
-        default_value = "id"
-    )]
-    pub(crate) id_column: String,
-
-    /// Stop at the first bad record (exit 2) instead of reporting it and going on.
-    #[arg(long)]
-    pub(crate) strict: bool,
-
-    /// Longest record accepted, in bytes; a longer line is reported and skipped.
-    #[arg(long, value_name = "BYTES", default_value_t = simhash_io::DEFAULT_MAX_RECORD_BYTES, hide_short_help = true)]
-    pub(crate) max_record_bytes: u64,
+    /// --format, --text-column, --id-column, --strict and --max-record-bytes, as `simhash`
+    /// reads them.
+    #[command(flatten)]
+    pub(crate) records: simhash_io::RecordFlags,
 
     /// `--preset` and `--window`, as `simhash` reads them.
     #[command(flatten)]
@@ -324,9 +297,9 @@ impl JobArgs {
         };
         let inputs = simhash_io::Inputs::expand(&given)?;
         self.files = inputs.files().iter().map(|f| f.path.clone()).collect();
-        if self.format.is_none() {
+        if self.records.format.is_none() {
             // Names that imply different formats are refused, as `simhash` refuses them.
-            self.format = Some(Format::of_files(&self.paths())?);
+            self.records.format = Some(Format::of_files(&self.paths())?);
         }
         Ok(inputs.skipped().to_vec())
     }
@@ -339,7 +312,7 @@ impl JobArgs {
     /// The format: given, or inferred from the files' names by [`JobArgs::expand`]
     /// ([`simhash_io::Format::of_files`]; from the first file's name before it).
     pub(crate) fn format(&self) -> Format {
-        self.format.unwrap_or_else(|| {
+        self.records.format.unwrap_or_else(|| {
             let first = self.paths().into_iter().next().unwrap_or_default();
             Format::infer(&first)
         })

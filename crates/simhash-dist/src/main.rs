@@ -218,7 +218,10 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, dedup: DedupOutputs
         Matching::Simhash { .. } => None,
     };
     let parser = match fingerprinter {
-        Some(_) => simhash_io::Parser::Json(Columns::new(&args.text_column, &args.id_column)),
+        Some(_) => simhash_io::Parser::Json(Columns::new(
+            &args.records.text_column,
+            &args.records.id_column,
+        )),
         None => simhash_io::Parser::Hash,
     };
     Job {
@@ -230,8 +233,8 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, dedup: DedupOutputs
             sketcher,
             spool: matches!(mode, Mode::Dedup { .. }),
         },
-        max_record_bytes: args.max_record_bytes,
-        strict: args.strict,
+        max_record_bytes: args.records.max_record_bytes,
+        strict: args.records.strict,
         matching,
         output: args.output.clone(),
         output_dir: args.output_dir.clone(),

@@ -84,6 +84,8 @@
 mod digits;
 mod encode;
 mod error;
+#[cfg(feature = "clap")]
+mod flags;
 mod format;
 #[doc(hidden)]
 #[cfg(feature = "fuzzing")]
@@ -109,6 +111,8 @@ pub const DEFAULT_MAX_RECORD_BYTES: u64 = 256 << 20;
 pub use crate::digits::parse_u64_fast;
 pub use crate::encode::Encoded;
 pub use crate::error::{Error, ErrorKind, is_broken_pipe};
+#[cfg(feature = "clap")]
+pub use crate::flags::RecordFlags;
 pub use crate::format::{
     ClustersTsv, Format, HashTsv, Measure, MixedFormats, PairsTsv, Score, write_hash_list,
     write_hash_pair, write_json_id, write_removed,

@@ -57,9 +57,9 @@ fn dedup_args(args: &ExplainArgs) -> anyhow::Result<DedupArgs> {
         .map_err(|e| anyhow::anyhow!("internal error: dedup's defaults: {e}"))?
         .args;
     dedup.input.paths.clone_from(&args.input);
-    dedup.input.text_column.clone_from(&args.text_column);
-    dedup.input.id_column.clone_from(&args.id_column);
-    dedup.input.max_record_bytes = args.max_record_bytes;
+    dedup.input.records.text_column.clone_from(&args.text_column);
+    dedup.input.records.id_column.clone_from(&args.id_column);
+    dedup.input.records.max_record_bytes = args.max_record_bytes;
     dedup.fingerprint = args.fingerprint.clone();
     dedup.matching = args.matching.clone();
     dedup.cluster = args.cluster.clone();

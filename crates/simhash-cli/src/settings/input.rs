@@ -64,8 +64,8 @@ impl Input {
             Format::Hash => Reading::hashes(simhash_io::Parser::Hash),
             Format::Json => Reading {
                 parser: simhash_io::Parser::Json(simhash_io::Columns::new(
-                    &args.text_column,
-                    &args.id_column,
+                    &args.records.text_column,
+                    &args.records.id_column,
                 )),
                 fingerprinter: Some(fingerprinter),
                 sketcher,
@@ -75,8 +75,8 @@ impl Input {
         Input {
             inputs,
             named: named.clone(),
-            strict: args.strict,
-            max_record_bytes: args.max_record_bytes,
+            strict: args.records.strict,
+            max_record_bytes: args.records.max_record_bytes,
             sample: args.sample.map(|n| (n, args.seed)),
             reading,
         }
@@ -111,7 +111,7 @@ impl Input {
 pub(super) fn inputs_and_format(args: &InputArgs) -> Result<(Inputs, Format), SettingsError> {
     let paths = if args.paths.is_empty() { &args.input } else { &args.paths };
     let inputs = Inputs::expand(paths).map_err(SettingsError::Inputs)?;
-    let format = match args.format {
+    let format = match args.records.format {
         Some(format) => format,
         None => inferred_format(&inputs)?,
     };

@@ -362,3 +362,16 @@ fn killed_writers_leave_the_last_commit() {
     assert!(kills > 5, "only {kills} runs were killed: the test did not test");
     assert!(!held.is_empty(), "no add finished: the test did not test");
 }
+
+/// `index query` lists every match whatever its relation, so `--templates` would be accepted
+/// and do nothing: it is refused, naming where it applies.
+#[test]
+fn query_refuses_templates() {
+    let dir = Dir::new();
+    dir.write("A.jsonl", hard_corpus("a", 3));
+    dir.run(&["index", "add", "ix", "A.jsonl", "-q"]).code(0);
+    let run = dir.run(&["index", "query", "ix", "A.jsonl", "--templates", "keep"]);
+    run.code(2);
+    assert!(run.stderr.contains("--templates applies to dedup --against"), "{}", run.stderr);
+    dir.run(&["index", "query", "ix", "A.jsonl", "-q"]).code(0);
+}

@@ -193,8 +193,12 @@ impl IndexQuerySettings<'_> {
         }
     }
 
-    /// The input, read as the index's documents are.
+    /// The input, read as the index's documents are. `--templates` is refused: a query
+    /// lists every match (it would otherwise be accepted and do nothing).
     pub fn input(&self, index: &StoredSettings) -> Result<IndexInput, SettingsError> {
+        if self.args.matching.flags.templates.is_some() {
+            return Err(SettingsError::QueryTemplates);
+        }
         index_input(&self.args.input, &self.args.fingerprint, &self.args.matching, Some(index))
     }
 }

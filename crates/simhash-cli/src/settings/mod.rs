@@ -43,6 +43,8 @@ pub enum SettingsError {
     OutputFormat(String),
     /// `--parquet-compression` without a Parquet output: why.
     ParquetCompression(&'static str),
+    /// `index query --templates`: a query lists every match, whatever its relation.
+    QueryTemplates,
 }
 
 impl fmt::Display for SettingsError {
@@ -67,6 +69,11 @@ impl fmt::Display for SettingsError {
                 write!(f, "--parquet-compression applies to Parquet output only: {why}")
             }
             SettingsError::MixedFormats(e) => e.fmt(f),
+            SettingsError::QueryTemplates => f.write_str(
+                "index query lists every indexed document within the threshold, whatever the \
+                 pair's relation: --templates applies to dedup --against (and dedup, pairs, \
+                 cluster)",
+            ),
         }
     }
 }

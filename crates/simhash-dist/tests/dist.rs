@@ -908,7 +908,6 @@ fn stats_and_removed_are_never_an_input_nor_in_the_output_dir() {
 #[test]
 fn signals_remove_the_temporary_output_and_exit_128_plus_the_signal() {
     use std::io::Write as _;
-    use std::os::unix::process::CommandExt as _;
     for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
         let dir = Dir::new();
         let mut cmd = Command::new(BIN);
@@ -916,15 +915,7 @@ fn signals_remove_the_temporary_output_and_exit_128_plus_the_signal() {
         // ignores SIGINT) is inherited, and simhash-dist rightly leaves it ignored: the child
         // starts with the default dispositions, as from a terminal, so that the test reaches
         // the handler.
-        // SAFETY: signal(2) is async-signal-safe, as the child's code before exec must be.
-        unsafe {
-            cmd.pre_exec(|| {
-                for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
-                    libc::signal(signal, libc::SIG_DFL);
-                }
-                Ok(())
-            });
-        }
+        default_signals(&mut cmd);
         let mut child = cmd
             .args(strings(&["pairs", "-", "-q", "-o", &s(&dir.path("out.tsv"))]))
             .stdin(Stdio::piped())
@@ -1887,10 +1878,12 @@ impl Drop for Processes {
 /// Process `p` of `n` on `hostfile` with `args`, its standard input `stdin`, its standard
 /// error piped, SIGINT, SIGTERM and SIGHUP at their default dispositions (as in
 /// [`signals_remove_the_temporary_output_and_exit_128_plus_the_signal`]).
+/// Starts `cmd`'s child with the default dispositions of SIGTERM, SIGHUP and SIGINT: one
+/// ignored by whoever started the tests (a background job of a script ignores SIGINT) is
+/// inherited, and simhash-dist rightly leaves it ignored, so a test of the handler resets them.
 #[cfg(unix)]
-fn start_process(args: &[&str], (p, n): (usize, usize), hostfile: &Path, stdin: Stdio) -> Child {
+fn default_signals(cmd: &mut Command) {
     use std::os::unix::process::CommandExt as _;
-    let mut cmd = Command::new(BIN);
     // SAFETY: signal(2) is async-signal-safe, as the child's code before exec must be.
     unsafe {
         cmd.pre_exec(|| {
@@ -1900,6 +1893,12 @@ fn start_process(args: &[&str], (p, n): (usize, usize), hostfile: &Path, stdin: 
             Ok(())
         });
     }
+}
+
+#[cfg(unix)]
+fn start_process(args: &[&str], (p, n): (usize, usize), hostfile: &Path, stdin: Stdio) -> Child {
+    let mut cmd = Command::new(BIN);
+    default_signals(&mut cmd);
     let mut a = strings(args);
     a.extend(strings(&["-n", &n.to_string(), "-p", &p.to_string(), "--hostfile", &s(hostfile)]));
     cmd.args(a)

@@ -52,9 +52,9 @@ pub enum Group {
 impl Group {
     /// The group of a record whose value is `value`.
     fn of(value: &str) -> Group {
-        match value.char_indices().nth(LABEL_CHARS) {
+        match label_end(value) {
             None => Group::Value(value.to_string()),
-            Some((end, _)) => Group::Long(
+            Some(end) => Group::Long(
                 value[..end].to_string(),
                 value.chars().count(),
                 simhash_io::line_hash(value.as_bytes()),
@@ -106,10 +106,16 @@ pub const UNREAD: &str = "(not read again)";
 
 /// `text` cut to [`LABEL_CHARS`] characters, saying how many it had.
 pub fn cut_label(text: &str) -> String {
-    match text.char_indices().nth(LABEL_CHARS) {
+    match label_end(text) {
         None => text.to_string(),
-        Some((end, _)) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
+        Some(end) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
     }
+}
+
+/// Where `text` is cut as a label (the byte after its first [`LABEL_CHARS`] characters);
+/// `None` when it is not longer.
+fn label_end(text: &str) -> Option<usize> {
+    text.char_indices().nth(LABEL_CHARS).map(|(end, _)| end)
 }
 
 /// Reads the inputs again: the texts of `wanted` (sorted documents), and, with `group`,

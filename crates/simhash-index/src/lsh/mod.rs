@@ -172,6 +172,7 @@ mod engine;
 mod error;
 mod keys;
 mod masked;
+mod own;
 mod relation;
 mod scan;
 mod sink;

@@ -7,6 +7,7 @@ use std::hash::BuildHasherDefault;
 use std::ops::Range;
 use std::str::FromStr;
 
+use super::own::KeptWindows;
 use super::small::MixHasher;
 use super::versions::{version_tokens, without_versions};
 use super::{EngineError, SketchStore};
@@ -190,6 +191,8 @@ pub struct Prepared {
     /// position.
     ids: std::collections::HashMap<u64, u32, BuildHasherDefault<MixHasher>>,
     at: Vec<u32>,
+    /// Each distinct window's hash, by number.
+    hashes: Vec<u64>,
 }
 
 impl Prepared {
@@ -199,23 +202,46 @@ impl Prepared {
             std::borrow::Cow::Owned(fewer) => fewer,
             std::borrow::Cow::Borrowed(_) => tokens,
         };
-        let hashes: Vec<u64> = if tokens.len() < WINDOW {
-            if tokens.is_empty() { Vec::new() } else { vec![window_hash(&tokens)] }
-        } else {
-            tokens.windows(WINDOW).map(window_hash).collect()
-        };
+        let windows = tokens.len().saturating_sub(WINDOW - 1).max(1);
         let mut ids = std::collections::HashMap::with_capacity_and_hasher(
-            hashes.len(),
+            windows,
             BuildHasherDefault::default(),
         );
-        let at = hashes
-            .iter()
-            .map(|&h| {
-                let next = ids.len() as u32;
-                *ids.entry(h).or_insert(next)
-            })
-            .collect();
-        Prepared { tokens, ids, at }
+        let (mut at, mut hashes) = (Vec::with_capacity(windows), Vec::new());
+        for_each_window_hash(&tokens, |h| {
+            let next = ids.len() as u32;
+            let id = *ids.entry(h).or_insert(next);
+            if id == next {
+                hashes.push(h);
+            }
+            at.push(id);
+        });
+        Prepared { tokens, ids, at, hashes }
+    }
+
+    /// Whether this text, removed, has content of its own against every text whose windows
+    /// `kept` holds (see [`KeptWindows`]): its runs of tokens in no window `kept` may hold
+    /// hold [`OWN_WORDS`] words, as [`Prepared::relation`] counts them, so its relation to
+    /// each of those texts is [`Relation::Overlap`].
+    pub(super) fn own_beyond(&self, kept: &KeptWindows) -> bool {
+        if kept.has_empty() || self.tokens.len() < WINDOW {
+            return false;
+        }
+        let held: Vec<bool> = self.hashes.iter().map(|&h| kept.may_hold(h)).collect();
+        let mut shared = vec![false; self.tokens.len()];
+        for (p, &id) in self.at.iter().enumerate() {
+            if held[id as usize] {
+                shared[p..p + WINDOW].fill(true);
+            }
+        }
+        let mut own = 0;
+        for run in unshared(&shared).filter(|run| run.len() >= CONTENT_RUN) {
+            own += self.tokens[run].iter().map(|&w| own_weight(w)).sum::<usize>();
+            if own / 3 >= OWN_WORDS {
+                return true;
+            }
+        }
+        false
     }
 
     /// The [`relation`] of this text, removed, to `kept`.
@@ -261,8 +287,8 @@ impl Prepared {
                 match w & 3 {
                     1 => names += 1,
                     3 => bare += 1,
-                    kind => {
-                        let weight = if kind == 2 { 1 } else { 3 };
+                    _ => {
+                        let weight = own_weight(w);
                         filled += weight;
                         if long {
                             own += weight;
@@ -314,6 +340,29 @@ impl Prepared {
                 }
             }
         }
+    }
+}
+
+/// A token's weight in own content, in thirds of a word: a word 3, a CJK character 1 (a
+/// word of Chinese is one to three of them), a name with a number in it or a number 0
+/// (fill-ins, not content).
+fn own_weight(w: u32) -> usize {
+    match w & 3 {
+        0 => 3,
+        2 => 1,
+        _ => 0,
+    }
+}
+
+/// Calls `f` with the hash of each window of `tokens` in text order (one window, the whole
+/// text, when it is shorter than a window; none when it is empty).
+pub(super) fn for_each_window_hash(tokens: &[u32], mut f: impl FnMut(u64)) {
+    if tokens.len() < WINDOW {
+        if !tokens.is_empty() {
+            f(window_hash(tokens));
+        }
+    } else {
+        tokens.windows(WINDOW).for_each(|w| f(window_hash(w)));
     }
 }
 
@@ -739,6 +788,92 @@ mod tests {
             assert_eq!(relation(&other, &base), evidence(&other, &base).relation, "case {case}");
             assert_eq!(relation(&base, &other), evidence(&base, &other).relation, "case {case}");
         }
+    }
+
+    /// A text with content of its own that no kept text has is known to overlap each of
+    /// them; one whose own content a kept text has, or any text when a kept one has no
+    /// tokens, is not.
+    #[test]
+    fn own_content_beyond_every_kept_text() {
+        let gsm = format!(
+            "{BOILER}\n\nThe GSM library implements the A5/1 and A5/2 ciphers, the COMP128v1 \
+             authentication algorithm, the LAPDm data link layer, a TLV parser and the \
+             routines to encode and decode SMS messages."
+        );
+        let doc = format!("{BOILER}\n\nThis package contains documentation for the codec.");
+        let mut kept = KeptWindows::new(100);
+        kept.insert_text(&words(&doc));
+        kept.insert_text(&words(BOILER));
+        assert!(Prepared::new(words(&gsm)).own_beyond(&kept));
+        assert!(!Prepared::new(words(&doc)).own_beyond(&kept), "a kept text's own content");
+        kept.insert_text(&words("the routines to encode and decode SMS messages"));
+        assert!(Prepared::new(words(&gsm)).own_beyond(&kept), "a part of it still has enough");
+        kept.insert_text(&words("LAPDm data link layer, a TLV parser and the routines"));
+        assert!(!Prepared::new(words(&gsm)).own_beyond(&kept), "too little left");
+        let mut with_empty = KeptWindows::new(100);
+        with_empty.insert_text(&words(BOILER));
+        assert!(Prepared::new(words(&gsm)).own_beyond(&with_empty));
+        with_empty.insert_text(&words("beta"));
+        assert!(!Prepared::new(words(&gsm)).own_beyond(&with_empty), "a kept text without tokens");
+    }
+
+    /// Whenever a text is known to have content beyond a set of kept texts, its relation to
+    /// each of them is `Overlap` (random texts of a small vocabulary, with passages copied
+    /// between them, against filters of every size down to one that holds too much).
+    #[test]
+    fn own_content_beyond_is_never_wrong() {
+        let vocab: Vec<u32> = (0..40u8)
+            .map(|i| {
+                simhash_core::token_word(&format!(
+                    "w{}{}",
+                    char::from(b'a' + i % 20),
+                    "q".repeat(usize::from(i / 20))
+                ))
+            })
+            .chain(["u8", "12", "頭"].map(simhash_core::token_word))
+            .collect();
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let (mut known, mut cases) = (0, 0);
+        for _ in 0..400 {
+            let texts: Vec<Vec<u32>> = (0..6)
+                .map(|_| (0..20 + next(60)).map(|_| vocab[next(vocab.len())]).collect())
+                .collect();
+            // A kept text with a passage of another, words changed, and up to two runs of
+            // its own (0 to 24 tokens).
+            let mut mine = texts[1].clone();
+            let other = &texts[2 + next(4)];
+            let at = next(other.len());
+            let to = next(mine.len() + 1);
+            mine.splice(to..to, other[at..at + next(other.len() - at)].iter().copied());
+            for _ in 0..next(4) {
+                let at = next(mine.len());
+                mine[at] = vocab[next(vocab.len())];
+            }
+            for _ in 0..next(3) {
+                let (to, own) = (next(mine.len() + 1), next(25).min(texts[0].len()));
+                mine.splice(to..to, texts[0][..own].iter().copied());
+            }
+            for windows in [1, 1000] {
+                let mut kept = KeptWindows::new(windows);
+                for other in &texts[1..] {
+                    kept.insert_text(other);
+                }
+                cases += 1;
+                if Prepared::new(mine.clone()).own_beyond(&kept) {
+                    known += 1;
+                    for other in &texts[1..] {
+                        assert_eq!(relation(&mine, other), Relation::Overlap);
+                    }
+                }
+            }
+        }
+        assert!(known > cases / 4 && known < cases, "{known} of {cases} known");
     }
 
     #[test]

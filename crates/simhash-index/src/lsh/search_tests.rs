@@ -621,7 +621,7 @@ fn relations_agree_with_brute_force_at_any_thread_count() {
     for i in (1..n).rev() {
         shuffled.swap(i, rng.below(i as u64 + 1) as usize);
     }
-    let (mut seen, mut spared) = (std::collections::BTreeSet::new(), 0);
+    let (mut seen, mut spared, mut known_kept) = (std::collections::BTreeSet::new(), 0, 0);
     for t in [0.4, 0.6] {
         for templates in [Templates::Remove, Templates::Keep] {
             for rank in [(0..n as u32).collect::<Vec<u32>>(), shuffled.clone()] {
@@ -655,6 +655,7 @@ fn relations_agree_with_brute_force_at_any_thread_count() {
                     let (walked, stats) =
                         pool.install(|| walk(&store, t, &rank, templates)).unwrap();
                     spared += stats.spared;
+                    known_kept += stats.known_kept;
                     assert_eq!(walked.center, center, "t {t} {templates} -j{threads}");
                     assert_eq!(walked.relation, relations, "t {t} {templates} -j{threads}");
                     let (edges, _) = pool.install(|| components(&store, t, templates)).unwrap();
@@ -690,4 +691,6 @@ fn relations_agree_with_brute_force_at_any_thread_count() {
     // The texts made every relation that is acted on, and pairs that verify but overlap.
     assert!(seen.contains(&Relation::Same) && seen.contains(&Relation::Template), "{seen:?}");
     assert!(spared > 0, "no verified pair was spared");
+    // And records known to be kept by content no kept record has.
+    assert!(known_kept > 0, "no record was known to be kept");
 }

@@ -28,6 +28,11 @@ pub struct MatchStats {
     /// components only): the document has content of its own (or, when template siblings
     /// are kept, is one).
     pub spared: u64,
+    /// Records the dedup walk stopped comparing with kept records after a pair it does not
+    /// act on, because they have content of their own that no kept record of their
+    /// candidate component shares (so no comparison could act; the decisions are those of
+    /// comparing them all).
+    pub known_kept: u64,
 }
 
 impl MatchStats {
@@ -36,6 +41,7 @@ impl MatchStats {
         self.verified += other.verified;
         self.pairs += other.pairs;
         self.spared += other.spared;
+        self.known_kept += other.known_kept;
         self.largest_component = self.largest_component.max(other.largest_component);
     }
 }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use super::buffers::trim;
+use super::own::KeptWindows;
 use super::scan::{
     Collapsed, FirstByKey, SETS, candidate_components, collapse_identical, component_rows,
 };
@@ -332,6 +333,11 @@ impl Kept {
     /// several candidates, a bound on the shared count rules out most of those that fall
     /// short first: from the two bitmaps ([`simhash_core::common_at_most`]) for a set held
     /// here, from the record's bitmap ([`simhash_core::SetFilter`]) for another.
+    ///
+    /// `own`, when given, holds the windows of every candidate: after the first relation
+    /// not acted on, a record with content of its own that none of them has
+    /// ([`Prepared::own_beyond`](super::relation::Prepared::own_beyond)) is compared no
+    /// further (no candidate can act on it).
     #[allow(clippy::too_many_arguments)]
     fn first_match<S: SketchStore + ?Sized>(
         &self,
@@ -341,6 +347,7 @@ impl Kept {
         bits: &mut Bits,
         candidates: &[u32],
         recent: &Recent,
+        own: Option<&KeptWindows>,
         stats: &mut MatchStats,
     ) -> Result<Option<Match>, EngineError> {
         stats.candidates += candidates.len() as u64;
@@ -358,6 +365,7 @@ impl Kept {
                 let mut filter_made = false;
                 let mut found = None;
                 let mut tokens = None;
+                let mut own = own;
                 for &k in candidates {
                     let k = k as usize;
                     stats.verified += 1;
@@ -400,6 +408,12 @@ impl Kept {
                             break;
                         }
                         stats.spared += 1;
+                        if let Some(own) = own.take()
+                            && tokens.as_ref().is_some_and(|mine| mine.own_beyond(own))
+                        {
+                            stats.known_kept += 1;
+                            break;
+                        }
                     }
                 }
                 trim(other);
@@ -574,12 +588,17 @@ fn walk_component<S: SketchStore + ?Sized>(
     let mut kept = Kept::default();
     let mut removed = Vec::new();
     let no_recent = Recent::default();
+    // The kept records' windows, once relations spare records (see `own`).
+    let mut own: Option<KeptWindows> = None;
+    let mut tokens = Vec::new();
     for chunk in order.chunks(WALK_CHUNK) {
         // Each record's set, read in parallel, then compared with the records kept before
         // the chunk (none in the first); the sets of records left undecided come back
         // (up to HELD_SET_WORDS each), so the ordered pass below does not read them again.
-        let before: Vec<Result<Early, EngineError>> =
-            chunk.par_iter().map(|&i| early(&c, &kept, small.as_ref(), &no_recent, i)).collect();
+        let before: Vec<Result<Early, EngineError>> = chunk
+            .par_iter()
+            .map(|&i| early(&c, &kept, small.as_ref(), &no_recent, own.as_ref(), i))
+            .collect();
         let before: Vec<Early> = before.into_iter().collect::<Result<_, _>>()?;
         let undecided: Vec<usize> =
             chunk.iter().zip(&before).filter(|(_, e)| e.found.is_none()).map(|(&i, _)| i).collect();
@@ -606,13 +625,25 @@ fn walk_component<S: SketchStore + ?Sized>(
                 {
                     flood.record(set.len(), candidates.len(), false);
                 }
-                found =
-                    kept.first_match(&c, i, &set, &mut bits, &candidates, &recent, &mut stats)?;
+                found = kept.first_match(
+                    &c,
+                    i,
+                    &set,
+                    &mut bits,
+                    &candidates,
+                    &recent,
+                    own.as_ref(),
+                    &mut stats,
+                )?;
                 if found.is_none() {
                     let ordinal = kept.docs.len() as u32;
                     index.keep(r, ordinal);
                     if let Some(small) = &mut small {
                         small.insert(&set, ordinal, &mut scratch)?;
+                    }
+                    if let Some(own) = &mut own {
+                        c.sketches.read_tokens(c.docs[i] as usize, &mut tokens)?;
+                        own.insert_text(&tokens);
                     }
                     let held_by_kept = kept.push(i, &set, &mut bits);
                     recent.push(set, held_by_kept);
@@ -623,6 +654,9 @@ fn walk_component<S: SketchStore + ?Sized>(
                 stats.pairs += 1;
                 removed.push((docs[i], docs[k], j, relation));
             }
+            if own.is_none() && stats.spared >= OWN_AFTER_SPARED {
+                own = Some(kept_windows(&c, &kept, &mut tokens)?);
+            }
         }
         kept.index_new(&c)?;
         if small.is_none() && flood.starts() {
@@ -632,13 +666,39 @@ fn walk_component<S: SketchStore + ?Sized>(
     Ok((removed, stats))
 }
 
+/// Verified pairs not acted on in a component after which the walk keeps the windows of
+/// its kept records ([`KeptWindows`]), so that records with content none of them has are
+/// compared no further. Small in tests, so that they cover both.
+const OWN_AFTER_SPARED: u64 = if cfg!(test) { 2 } else { 64 };
+
+/// The windows of the records kept so far in the component, in a filter sized for all of
+/// its records' shingles.
+fn kept_windows<S: SketchStore + ?Sized>(
+    c: &Component<'_, S>,
+    kept: &Kept,
+    tokens: &mut Vec<u32>,
+) -> Result<KeptWindows, EngineError> {
+    let mut windows = 0usize;
+    for &doc in c.docs {
+        windows = windows.saturating_add(c.sketches.set_len(doc as usize)?);
+    }
+    let mut own = KeptWindows::new(windows);
+    for &i in &kept.docs {
+        c.sketches.read_tokens(c.docs[i] as usize, tokens)?;
+        own.insert_text(tokens);
+    }
+    Ok(own)
+}
+
 /// The parallel pass's look at record `i` of a chunk: its set read and compared with the
-/// records kept before the chunk (`small`: the component's [`SmallSets`], if it has one).
+/// records kept before the chunk (`small`: the component's [`SmallSets`], if it has one;
+/// `own`: their windows, if kept).
 fn early<S: SketchStore + ?Sized>(
     c: &Component<'_, S>,
     kept: &Kept,
     small: Option<&SmallSets>,
     no_recent: &Recent,
+    own: Option<&KeptWindows>,
     i: usize,
 ) -> Result<Early, EngineError> {
     let mut set = Vec::new();
@@ -654,7 +714,7 @@ fn early<S: SketchStore + ?Sized>(
         if !candidates_of(c, small, kept, i, &set, 0, bands, &mut candidates) {
             band_candidates = candidates.len();
         }
-        kept.first_match(c, i, &set, &mut bits, &candidates, no_recent, &mut s)?
+        kept.first_match(c, i, &set, &mut bits, &candidates, no_recent, own, &mut s)?
     };
     let held = found.is_none() && set.len() <= HELD_SET_WORDS;
     if held {

@@ -9,7 +9,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use simhash_index::Blocks;
-use simhash_index::settings::{Asked, Matching, Method, SettingsError};
+use simhash_index::settings::{Asked, Matching, Method, Setting, SettingsError};
 
 /// What the arguments ask, each `None` when not given: `method` (`"auto"`, `"minhash"` or
 /// `"simhash"`; `None` is `"auto"`), `preset` (its name), the settings, and `templates`
@@ -91,57 +91,34 @@ pub(crate) fn matching_dict<'py>(
 }
 
 /// A refusal of the contract as a `ValueError`, naming the arguments: `--jaccard` is
-/// `jaccard`, `--method minhash` is `method='minhash'`, and so on.
+/// `jaccard`, `--method minhash` is `method='minhash'`, and so on ([`argument`]).
 pub(crate) fn error(e: &SettingsError) -> PyErr {
-    let mut text = e.to_string();
+    let mut text = e.message(&argument);
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
         text.push_str(": ");
         text.push_str(&s.to_string());
         source = s.source();
     }
-    PyValueError::new_err(python_names(&text))
+    PyValueError::new_err(text)
 }
 
-/// Each of the command's flags (as the contract's messages write them) and the Python
-/// argument it stands for.
-const NAMES: [(&str, &str); 11] = [
-    ("--method minhash", "method='minhash'"),
-    ("--method simhash", "method='simhash'"),
-    ("--method", "method"),
-    ("-k/--distance", "k"),
-    ("--distance", "k"),
-    ("--blocks/--distance", "blocks/k"),
-    ("--blocks", "blocks"),
-    ("--jaccard", "jaccard"),
-    ("--lsh-threshold", "lsh_threshold"),
-    ("--num-perm", "num_perm"),
-    ("--templates", "templates"),
-];
-
-/// The command's flags in a message, as Python's argument names: one pass, each flag that
-/// starts a word replaced by the longest entry of [`NAMES`] that ends a word there, so no
-/// entry depends on the order of the others or sees another's replacement.
-fn python_names(message: &str) -> String {
-    let in_word = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
-    let mut out = String::with_capacity(message.len());
-    let mut rest = message;
-    while let Some(at) = rest.find('-') {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        let starts_word = !out.ends_with(in_word);
-        let named = NAMES
-            .iter()
-            .filter(|(flag, _)| {
-                starts_word && rest.starts_with(flag) && !rest[flag.len()..].starts_with(in_word)
-            })
-            .max_by_key(|(flag, _)| flag.len());
-        let (taken, name) = named.map_or(("-", "-"), |&(flag, name)| (flag, name));
-        out.push_str(name);
-        rest = &rest[taken.len()..];
+/// A setting as this module's arguments name it.
+fn argument(setting: Setting) -> String {
+    match setting {
+        Setting::Method(Some(Method::Auto)) => "method='auto'".to_string(),
+        Setting::Method(Some(Method::Minhash)) => "method='minhash'".to_string(),
+        Setting::Method(Some(Method::Simhash)) => "method='simhash'".to_string(),
+        Setting::Method(None) => "method".to_string(),
+        Setting::Distance => "k".to_string(),
+        Setting::Blocks => "blocks".to_string(),
+        Setting::Jaccard => "jaccard".to_string(),
+        Setting::LshThreshold => "lsh_threshold".to_string(),
+        Setting::NumPerm => "num_perm".to_string(),
+        Setting::Templates => "templates".to_string(),
+        // No argument of this module: its command-line name.
+        other => other.flag(),
     }
-    out.push_str(rest);
-    out
 }
 
 /// The contract's resolve of the arguments as given (each `None` when not given): a dict

@@ -145,7 +145,7 @@ def test_settings_refusals_are_the_commands_in_argument_names():
         (lambda: simhash_rs.pairs(["a"], lsh_threshold=1.0), "lsh_threshold must be below 1, not 1"),
         (lambda: simhash_rs.pairs(["a"], num_perm=0), "num_perm must be between 1 and 1024, not 0"),
         (lambda: simhash_rs.pairs(["a"], method="simhash", k=3, blocks=2),
-         "invalid blocks/k: blocks (2) must be greater than the maximum distance (3)"),
+         "invalid blocks and k: blocks (2) must be greater than the maximum distance (3)"),
         (lambda: simhash_rs.dedup(["a"], method="auto", preset="moz", jaccard=0.5),
          "jaccard, lsh_threshold, num_perm and templates apply to method='minhash', not simhash"),
     ]:

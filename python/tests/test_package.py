@@ -216,7 +216,7 @@ def test_a_new_index_takes_the_contracts_defaults(tmp_path):
         (lambda p: simhash_rs.Index.open(p / "m", create=True, lsh_threshold=-0.5),
          "lsh_threshold must be more than 0 and at most 1, not -0.5"),
         (lambda p: simhash_rs.MinHasher(num_perm=0), "num_perm must be between 1 and"),
-        (lambda p: simhash_rs.SimhashIndex(k=3, blocks=3), "invalid blocks/k: "),
+        (lambda p: simhash_rs.SimhashIndex(k=3, blocks=3), "invalid blocks and k: "),
     ],
 )
 def test_refusals_name_the_arguments_not_the_flags(tmp_path, call, message):

@@ -1118,7 +1118,7 @@ fn bad_settings_fail_before_reading() {
     dir.write("c.jsonl", "{\"text\":\"x\"}\n");
     let run = dir.run(&["pairs", "c.jsonl", "--blocks", "2", "-k", "3", "-o", "out.tsv"]);
     run.code(2);
-    assert!(run.stderr.contains("invalid --blocks/--distance"), "{}", run.stderr);
+    assert!(run.stderr.contains("invalid --blocks and -k/--distance"), "{}", run.stderr);
     assert!(!run.stderr.contains("records read"), "nothing was read: {}", run.stderr);
     let run = dir.run(&["dedup", "c.jsonl", "-o", "no/such/dir/out.jsonl"]);
     run.code(2);

@@ -201,13 +201,12 @@ impl Asked {
     /// signature length). Opening the index with the result then reports each setting that
     /// differs from the stored one. The preset and window are the front end's to lay over.
     pub fn lay_over(&self, stored: &disk::Settings) -> Result<disk::Settings, SettingsError> {
-        let asked = match self.method {
-            Method::Auto => None,
-            Method::Minhash => Some("minhash"),
-            Method::Simhash => Some("simhash"),
+        let index = match stored {
+            disk::Settings::MinHash(_) => Method::Minhash,
+            disk::Settings::Simhash(_) => Method::Simhash,
         };
-        if let Some(asked) = asked.filter(|&a| a != stored.method()) {
-            return Err(SettingsError(Repr::IndexMethod { index: stored.method(), asked }));
+        if self.method != Method::Auto && self.method != index {
+            return Err(SettingsError(Repr::IndexMethod { index, asked: self.method }));
         }
         let mut laid = stored.clone();
         match &mut laid {
@@ -282,7 +281,7 @@ impl Matching {
 
 /// `--jaccard`, checked: more than 0 and at most 1.
 pub fn jaccard(value: f64) -> Result<f64, SettingsError> {
-    unit("--jaccard", value)
+    unit(Setting::Jaccard, value)
 }
 
 /// `--lsh-threshold`, checked: more than 0 and below 1.
@@ -290,7 +289,7 @@ pub fn lsh_threshold(value: f64) -> Result<f64, SettingsError> {
     if value >= 1.0 {
         return Err(SettingsError(Repr::LshThresholdNotBelowOne(value)));
     }
-    unit("--lsh-threshold", value)
+    unit(Setting::LshThreshold, value)
 }
 
 /// `--num-perm`, checked: 1 to [`MAX_PERM`].
@@ -306,17 +305,79 @@ pub fn banding(lsh_threshold: f64, num_perm: usize) -> Result<Banding, SettingsE
     Banding::for_threshold(lsh_threshold, num_perm).map_err(SettingsError::lsh_threshold)
 }
 
-fn unit(flag: &'static str, value: f64) -> Result<f64, SettingsError> {
+fn unit(setting: Setting, value: f64) -> Result<f64, SettingsError> {
     if value > 0.0 && value <= 1.0 {
         Ok(value)
     } else {
-        Err(SettingsError(Repr::NotUnit { flag, value }))
+        Err(SettingsError(Repr::NotUnit { setting, value }))
     }
 }
 
-/// Settings that cannot go together, or a value out of range. Its message names the flag
-/// (`--jaccard must be more than 0 and at most 1, not 1.5`); [`kind`](SettingsError::kind)
-/// says it as a value to match on.
+/// One of the contract's settings, as its refusals name it ([`SettingsError::settings`]):
+/// each front end says it in its own terms ([`SettingsError::message`]), the command line
+/// by its flag ([`Setting::flag`]), Python by its argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Setting {
+    /// The method; with the method named (`--method minhash`), or the setting alone.
+    Method(Option<Method>),
+    /// The simhash distance (`-k/--distance`).
+    Distance,
+    /// The simhash blocks (`--blocks`).
+    Blocks,
+    /// The memory budget of all-pairs (`--memory`).
+    Memory,
+    /// The Jaccard threshold (`--jaccard`).
+    Jaccard,
+    /// The LSH tuning threshold (`--lsh-threshold`).
+    LshThreshold,
+    /// The signature length (`--num-perm`).
+    NumPerm,
+    /// Whether template siblings are acted on (`--templates`).
+    Templates,
+    /// Input that holds only fingerprints (`--format hash`).
+    HashInput,
+}
+
+impl Setting {
+    /// Its name on the command line: `--jaccard`, `-k/--distance`, `--method minhash`.
+    pub fn flag(self) -> String {
+        let flag = match self {
+            Setting::Method(Some(Method::Auto)) => "--method auto",
+            Setting::Method(Some(Method::Minhash)) => "--method minhash",
+            Setting::Method(Some(Method::Simhash)) => "--method simhash",
+            Setting::Method(None) => "--method",
+            Setting::Distance => "-k/--distance",
+            Setting::Blocks => "--blocks",
+            Setting::Memory => "--memory",
+            Setting::Jaccard => "--jaccard",
+            Setting::LshThreshold => "--lsh-threshold",
+            Setting::NumPerm => "--num-perm",
+            Setting::Templates => "--templates",
+            Setting::HashInput => "--format hash",
+        };
+        flag.to_string()
+    }
+}
+
+/// Settings that cannot go together, or a value out of range. Its message names the
+/// settings as flags (`--jaccard must be more than 0 and at most 1, not 1.5`), or in a
+/// front end's own terms ([`message`](SettingsError::message)); [`kind`](SettingsError::kind)
+/// says what is wrong and [`settings`](SettingsError::settings) with which settings, as
+/// values to match on.
+///
+/// ```
+/// use simhash_index::settings::{Asked, Method, Setting};
+///
+/// let err = Asked { jaccard: Some(1.5), ..Asked::default() }.resolve().unwrap_err();
+/// assert_eq!(err.settings(), [Setting::Jaccard]);
+/// assert_eq!(err.to_string(), "--jaccard must be more than 0 and at most 1, not 1.5");
+/// let python = |s: Setting| match s {
+///     Setting::Method(Some(m)) => format!("method={:?}", format!("{m:?}").to_lowercase()),
+///     other => format!("{other:?}").to_lowercase(),
+/// };
+/// assert_eq!(err.message(&python), "jaccard must be more than 0 and at most 1, not 1.5");
+/// ```
 #[derive(Debug)]
 pub struct SettingsError(Repr);
 
@@ -346,22 +407,28 @@ enum Repr {
     MinhashOnHashes,
     SimhashFlagsWithMinhash,
     MemoryWithMinhash,
-    NotUnit { flag: &'static str, value: f64 },
+    NotUnit {
+        setting: Setting,
+        value: f64,
+    },
     LshThresholdNotBelowOne(f64),
     NumPerm(usize),
-    Blocks { flag: &'static str, source: ConfigError },
+    /// `fixed`: blocks were given (else chosen for the distance).
+    Blocks {
+        fixed: bool,
+        source: ConfigError,
+    },
     LshThreshold(LshError),
     Sketcher(EngineError),
-    IndexMethod { index: &'static str, asked: &'static str },
+    IndexMethod {
+        index: Method,
+        asked: Method,
+    },
 }
 
 impl SettingsError {
     fn blocks(blocks: Blocks, source: ConfigError) -> SettingsError {
-        let flag = match blocks {
-            Blocks::Fixed(_) => "--blocks/--distance",
-            Blocks::Auto => "--distance",
-        };
-        SettingsError(Repr::Blocks { flag, source })
+        SettingsError(Repr::Blocks { fixed: matches!(blocks, Blocks::Fixed(_)), source })
     }
 
     fn lsh_threshold(source: LshError) -> SettingsError {
@@ -386,36 +453,90 @@ impl SettingsError {
     }
 }
 
-impl fmt::Display for SettingsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl SettingsError {
+    /// The settings it is about, in the order its message names them first.
+    pub fn settings(&self) -> Vec<Setting> {
+        use Setting as S;
+        let (minhash, simhash) =
+            (S::Method(Some(Method::Minhash)), S::Method(Some(Method::Simhash)));
         match &self.0 {
-            Repr::MinhashFlagsWithSimhash => f.write_str(
-                "--jaccard, --lsh-threshold, --num-perm and --templates apply to --method minhash, \
-                 not simhash",
-            ),
-            Repr::MinhashOnHashes => f.write_str(
-                "--method minhash needs the text: --format hash input holds only fingerprints \
-                 (use --method simhash)",
-            ),
-            Repr::SimhashFlagsWithMinhash => f.write_str(
-                "-k/--distance and --blocks apply to --method simhash, not minhash (use --jaccard)",
-            ),
-            Repr::MemoryWithMinhash => {
-                f.write_str("--memory applies to --method simhash (all pairs within --distance)")
+            Repr::MinhashFlagsWithSimhash => {
+                vec![S::Jaccard, S::LshThreshold, S::NumPerm, S::Templates, minhash]
             }
-            Repr::NotUnit { flag, value } => {
-                write!(f, "{flag} must be more than 0 and at most 1, not {value}")
+            Repr::MinhashOnHashes => vec![minhash, S::HashInput],
+            Repr::SimhashFlagsWithMinhash => vec![S::Distance, S::Blocks, simhash],
+            Repr::MemoryWithMinhash => vec![S::Memory, simhash],
+            Repr::NotUnit { setting, .. } => vec![*setting],
+            Repr::LshThresholdNotBelowOne(_) | Repr::LshThreshold(_) | Repr::Sketcher(_) => {
+                vec![S::LshThreshold]
+            }
+            Repr::NumPerm(_) => vec![S::NumPerm],
+            Repr::Blocks { fixed: true, .. } => vec![S::Blocks, S::Distance],
+            Repr::Blocks { fixed: false, .. } => vec![S::Distance],
+            Repr::IndexMethod { asked, .. } => vec![S::Method(Some(*asked))],
+        }
+    }
+
+    /// The message with each setting named by `name` (the [`Display`](fmt::Display) form
+    /// names them by [`Setting::flag`]); the source's message is not included.
+    pub fn message(&self, name: &dyn Fn(Setting) -> String) -> String {
+        use Setting as S;
+        let method = |m: Method| name(S::Method(Some(m)));
+        match &self.0 {
+            Repr::MinhashFlagsWithSimhash => format!(
+                "{}, {}, {} and {} apply to {}, not simhash",
+                name(S::Jaccard),
+                name(S::LshThreshold),
+                name(S::NumPerm),
+                name(S::Templates),
+                method(Method::Minhash)
+            ),
+            Repr::MinhashOnHashes => format!(
+                "{} needs the text: {} input holds only fingerprints (use {})",
+                method(Method::Minhash),
+                name(S::HashInput),
+                method(Method::Simhash)
+            ),
+            Repr::SimhashFlagsWithMinhash => format!(
+                "{} and {} apply to {}, not minhash (use {})",
+                name(S::Distance),
+                name(S::Blocks),
+                method(Method::Simhash),
+                name(S::Jaccard)
+            ),
+            Repr::MemoryWithMinhash => format!(
+                "{} applies to {} (all pairs within {})",
+                name(S::Memory),
+                method(Method::Simhash),
+                name(S::Distance)
+            ),
+            Repr::NotUnit { setting, value } => {
+                format!("{} must be more than 0 and at most 1, not {value}", name(*setting))
             }
             Repr::LshThresholdNotBelowOne(v) => {
-                write!(f, "--lsh-threshold must be below 1, not {v}")
+                format!("{} must be below 1, not {v}", name(S::LshThreshold))
             }
-            Repr::NumPerm(n) => write!(f, "--num-perm must be between 1 and {MAX_PERM}, not {n}"),
-            Repr::Blocks { flag, .. } => write!(f, "invalid {flag}"),
-            Repr::LshThreshold(_) | Repr::Sketcher(_) => f.write_str("invalid --lsh-threshold"),
+            Repr::NumPerm(n) => {
+                format!("{} must be between 1 and {MAX_PERM}, not {n}", name(S::NumPerm))
+            }
+            Repr::Blocks { fixed: true, .. } => {
+                format!("invalid {} and {}", name(S::Blocks), name(S::Distance))
+            }
+            Repr::Blocks { fixed: false, .. } => format!("invalid {}", name(S::Distance)),
+            Repr::LshThreshold(_) | Repr::Sketcher(_) => {
+                format!("invalid {}", name(S::LshThreshold))
+            }
             Repr::IndexMethod { index, asked } => {
-                write!(f, "--method {asked}: the index holds {index} sketches")
+                let index = if *index == Method::Minhash { "minhash" } else { "simhash" };
+                format!("{}: the index holds {index} sketches", method(*asked))
             }
         }
+    }
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message(&Setting::flag))
     }
 }
 
@@ -506,14 +627,23 @@ mod tests {
             (
                 Asked { distance: Some(3), blocks: Some(Blocks::Fixed(3)), ..Asked::default() },
                 K::Blocks,
-                "invalid --blocks/--distance",
+                "invalid --blocks and -k/--distance",
             ),
-            (Asked { distance: Some(65), ..Asked::default() }, K::Blocks, "invalid --distance"),
+            (Asked { distance: Some(65), ..Asked::default() }, K::Blocks, "invalid -k/--distance"),
         ];
         for (asked, kind, message) in cases {
             let err = asked.resolve().unwrap_err();
             assert_eq!(err.kind(), kind, "{asked:?}");
             assert!(err.to_string().contains(message), "{asked:?}: {err}");
+            // Every setting the message names is one of the error's settings, named by
+            // the front end's names wherever the message names it.
+            let named = err.message(&|s| format!("<{s:?}>"));
+            assert!(!named.contains("--"), "{named}");
+            let settings = err.settings();
+            assert!(!settings.is_empty(), "{asked:?}");
+            for s in &settings {
+                assert!(named.contains(&format!("<{s:?}>")), "{named} lacks {s:?}");
+            }
         }
     }
 

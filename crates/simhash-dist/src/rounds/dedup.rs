@@ -337,7 +337,7 @@ fn walk_fingerprints(
     let walk = DedupWalk::new(&fps, &rank);
     let tables = blocks
         .tables(walk.distinct() as u64, distance)
-        .map_err(|e| format!("invalid --blocks/--distance: {e}"))?;
+        .map_err(|e| format!("invalid --blocks and -k/--distance: {e}"))?;
     let outcome = walk.run(&tables, |_, _| {});
     let mut out = Vec::new();
     for (i, &c) in outcome.center.iter().enumerate() {

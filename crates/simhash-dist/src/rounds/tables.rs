@@ -103,7 +103,7 @@ pub(crate) fn run(
 ) -> Result<Found, Vec<String>> {
     let tables = blocks
         .tables(fingerprinted, distance)
-        .map_err(|e| vec![format!("invalid --blocks/--distance: {e}")])?;
+        .map_err(|e| vec![format!("invalid --blocks and -k/--distance: {e}")])?;
     let me = worker.index();
     assert!(inject_panic != Some(me), "worker {me}: injected panic (--inject-panic)");
     if let Links::Forest(forest) = &mut links {

@@ -11,10 +11,10 @@ use simhash_index::disk::{DiskIndex, Writer};
 use simhash_index::lsh::{DocSketch, EngineError, Relation, SpillStore, Templates};
 use simhash_io::{Output, Problem, Reason, Score};
 
-use crate::corpus::Corpus;
-use crate::progress::Reporter;
-use crate::session::Session;
 use crate::settings::StoredSettings;
+use simhash_jobs::Corpus;
+use simhash_jobs::Reporter;
+use simhash_jobs::Session;
 
 /// The sketch of `doc` as the corpus's store holds it (none for a featureless document).
 pub fn doc_sketch(store: &SpillStore, doc: usize) -> Result<Option<DocSketch>, EngineError> {
@@ -255,14 +255,14 @@ impl Against {
     /// additions, and a rerun then writes the same outputs and adds them.
     pub fn commit(self, session: Session, outputs: Vec<Output>) -> anyhow::Result<ExitCode> {
         let Against::Writing(writer) = self else {
-            return session.finish(outputs);
+            return crate::progress::finish(session, outputs);
         };
         let dir =
             writer.index().map_or_else(|| "--against".into(), |i| i.dir().display().to_string());
         let mut outputs_in_place = false;
         let done = writer.commit_with(|| -> anyhow::Result<_> {
             let hold = simhash_io::hold_signals();
-            let code = session.finish(outputs)?;
+            let code = crate::progress::finish(session, outputs)?;
             outputs_in_place = true;
             Ok((hold, code))
         });

@@ -26,7 +26,6 @@
 
 mod against;
 mod cmd;
-mod corpus;
 mod flags;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -34,9 +33,7 @@ mod matching;
 mod page;
 mod progress;
 mod rewrite;
-mod session;
 mod settings;
-mod summary;
 
 use std::ffi::OsString;
 use std::io::Write;

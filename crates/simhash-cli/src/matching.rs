@@ -9,11 +9,11 @@ use simhash_index::lsh::{self, Masked, Relation, SpillStore};
 use simhash_index::{AllPairs, Blocks, DedupWalk, Tables};
 use simhash_io::Score;
 
-use crate::corpus::Corpus;
 use crate::flags::{ClusterMode, KeepPolicy};
-use crate::session::Session;
 use crate::settings::{Grouping, Matching};
-use crate::summary::{self, Summary};
+use simhash_jobs::Corpus;
+use simhash_jobs::Session;
+use simhash_jobs::{self as summary, Summary};
 
 /// The tables for `n` fingerprints: the planner's choice for `--blocks auto`.
 fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> anyhow::Result<Tables> {

@@ -16,14 +16,14 @@ use simhash_io::{IdValue, Output, Score};
 use simhash_cluster::Clusters;
 
 use crate::against::{Against, IndexMatches};
-use crate::corpus::Corpus;
 use crate::matching::{
     Grouped, clusters, priority, removal_relation, removal_score, star_clusters_without,
 };
 use crate::page::Report;
 use crate::rewrite::{self, CreatedDirs, Notes, Pass, Target};
-use crate::session::Session;
 use crate::settings::DedupSettings;
+use simhash_jobs::Corpus;
+use simhash_jobs::Session;
 
 /// Runs `simhash dedup`: matches, writes `--removed` and the report, then the kept (or annotated)
 /// records in a second pass.
@@ -31,9 +31,9 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     write_plan(settings).check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
-    let mut session = Session::new("dedup", &settings.run, input.strict)?;
+    let mut session = crate::progress::session("dedup", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
-    crate::settings::note_matching(&settings.matching, &mut session.summary);
+    session.summary.note_matching(&settings.matching);
     input.note(&mut session.summary);
     let parquet = parquet_output(settings)?;
     // Declared first, dropped last: after the outputs (whose temporary files are in them).
@@ -122,7 +122,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let code = match against {
         // The outputs and the index's additions as one commit (see `Against::commit`).
         Some(against) => against.commit(session, outputs)?,
-        None => session.finish(outputs)?,
+        None => crate::progress::finish(session, outputs)?,
     };
     created.keep();
     Ok(code)

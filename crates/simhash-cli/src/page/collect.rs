@@ -10,7 +10,7 @@ use simhash_cluster::Clusters;
 use simhash_index::lsh::Relation;
 use simhash_io::Score;
 
-use crate::corpus::Corpus;
+use simhash_jobs::Corpus;
 
 /// Pairs kept per similarity bucket.
 pub const PAIRS_PER_BUCKET: usize = 30;

@@ -15,8 +15,8 @@ use simhash_io::Source;
 
 use super::collect::{self, ClusterView, Measure, Pair, PairSample};
 use super::texts::{self, Found};
-use crate::corpus::Corpus;
-use crate::summary::Summary;
+use simhash_jobs::Corpus;
+use simhash_jobs::Summary;
 
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");

@@ -11,11 +11,11 @@ use simhash_index::lsh::{Relation, SpillStore};
 use simhash_io::{Output, Source};
 
 use crate::against::IndexMatches;
-use crate::corpus::Corpus;
 use crate::flags::ReportOpts;
-use crate::session::Session;
 use crate::settings::{Input, Matching};
-use crate::summary::Summary;
+use simhash_jobs::Corpus;
+use simhash_jobs::Session;
+use simhash_jobs::Summary;
 
 mod collect;
 mod html;
@@ -195,6 +195,13 @@ impl Report {
             wanted: &wanted,
         });
         let pending = Pending { out: self.out, data };
-        session.page = Some(Box::new(move |summary| pending.write(summary)));
+        session.page = Some(Box::new(move |summary| {
+            pending.write(summary).map_err(|e| {
+                simhash_jobs::JobError::wrap(
+                    simhash_jobs::ErrorKind::Output,
+                    e.into_boxed_dyn_error(),
+                )
+            })
+        }));
     }
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use simhash_io::{Body, Columns, LineReader, LineStatus, ParquetRows, Parser, Source};
 
-use crate::corpus::Corpus;
+use simhash_jobs::Corpus;
 
 /// Characters of a text shown; the rest is cut and the page says so.
 pub const TEXT_CHARS: usize = 1500;

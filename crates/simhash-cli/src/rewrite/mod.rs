@@ -24,8 +24,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::Context;
 use simhash_io::{InputFile, Output, ParquetCompression, Parser, Source};
 
-use crate::corpus::Corpus;
-use crate::progress::Reporter;
+use simhash_jobs::Corpus;
+use simhash_jobs::Reporter;
 
 mod copy;
 mod dir;

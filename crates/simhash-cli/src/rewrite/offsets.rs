@@ -38,7 +38,7 @@ impl Spare {
 }
 
 /// One input file read at offsets: the wanted lines only, where the first pass found them
-/// ([`Corpus::offset`](crate::corpus::Corpus::offset)).
+/// ([`Corpus::offset`](simhash_jobs::Corpus::offset)).
 pub(super) struct AtOffsets<'a> {
     /// The pass.
     pub(super) pass: &'a Pass<'a>,

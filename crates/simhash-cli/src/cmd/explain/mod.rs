@@ -4,7 +4,7 @@
 //! The settings are dedup's own ([`ExplainSettings`] resolves them through
 //! [`DedupSettings::new`](crate::settings::DedupSettings::new)), and the decision is
 //! dedup's own: the two records are written to a temporary JSONL file and read, matched
-//! and clustered by the same code `simhash dedup` runs ([`crate::session::Session::read`],
+//! and clustered by the same code `simhash dedup` runs ([`simhash_jobs::Session::read`],
 //! [`crate::matching::clusters`]). The rest of the report (the fingerprints, the shingle
 //! sets, the bands that meet) explains that decision from the same fingerprinter and
 //! sketcher ([`analysis`]).
@@ -20,10 +20,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use simhash_io::{Columns, IdValue, Parser};
 
-use crate::corpus::Reading;
 use crate::matching::{Grouped, clusters};
-use crate::session::Session;
 use crate::settings::{ExplainSettings, Matching, Run};
+use simhash_jobs::Reading;
 
 use records::Found;
 
@@ -124,7 +123,7 @@ pub fn decide(settings: &ExplainSettings, a: &Found, b: &Found) -> anyhow::Resul
         sketcher: dedup.input.reading.sketcher.clone(),
     };
     let run = Run { threads: 1, quiet: true, stats: None, memory: dedup.run.memory };
-    let mut session = Session::new("explain", &run, true)?;
+    let mut session = crate::progress::session("explain", &run, true)?;
     let mut sources = vec![simhash_io::Source::new(&path)];
     let corpus = session.read(&mut sources, reading, None, false)?;
     anyhow::ensure!(corpus.len() == 2, "internal error: {} records read of 2", corpus.len());

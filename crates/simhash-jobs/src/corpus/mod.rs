@@ -20,7 +20,8 @@ use simhash_io::{
     Source,
 };
 
-use crate::progress::Reporter;
+use crate::error::{ErrorKind, JobError, Result, bail};
+use crate::reporter::Reporter;
 
 mod batch;
 mod collect;
@@ -28,7 +29,7 @@ mod read;
 mod sample;
 
 use batch::Meta;
-pub use read::read;
+pub(crate) use read::read;
 
 /// How a line becomes a document: its record (read by `parser`), and for text the
 /// fingerprint and, with a sketcher, the MinHash sketch.
@@ -50,7 +51,8 @@ impl Reading {
 }
 
 /// How the input is read: the records, the threads, and what is kept.
-pub struct ReadOptions {
+#[allow(missing_debug_implementations)]
+pub(crate) struct ReadOptions {
     /// How a line becomes a document.
     pub reading: Reading,
     /// Worker threads that parse and fingerprint.
@@ -119,10 +121,25 @@ pub struct Corpus {
     pub bytes: u64,
 }
 
+impl std::fmt::Debug for Corpus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Corpus")
+            .field("documents", &self.len())
+            .field("records", &self.records)
+            .field("bytes", &self.bytes)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Corpus {
     /// How many documents.
     pub fn len(&self) -> usize {
         self.compact.as_ref().map_or(self.fps.len(), Vec::len)
+    }
+
+    /// Whether there are no documents.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The hashes of a corpus read with [`ReadOptions::compact`], in input order (records
@@ -256,7 +273,7 @@ impl Corpus {
         meta: Meta,
         sketch: Option<&DocSketch>,
         place: Option<SetPlace>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<()> {
         let Meta { numeric, generated, fp, line, len, line_hash, offset } = meta;
         if let Some(hashes) = &mut self.compact {
             match fp {

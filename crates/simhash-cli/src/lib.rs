@@ -24,12 +24,10 @@
     clippy::fn_params_excessive_bools
 )]
 
-mod against;
 mod cmd;
 mod flags;
 #[doc(hidden)]
 pub mod fuzzing;
-mod matching;
 mod page;
 mod progress;
 mod rewrite;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use simhash_io::Output;
-use simhash_jobs::{Progress, Run, Session};
+use simhash_jobs::{Finished, Progress, Run, Session};
 
 /// A session of `command` whose progress and messages go to stderr.
 pub fn session(command: &'static str, run: &Run, strict: bool) -> anyhow::Result<Session> {
@@ -20,11 +20,15 @@ pub fn session(command: &'static str, run: &Run, strict: bool) -> anyhow::Result
 /// Ends the run ([`Session::finish`]): the summary line on stderr unless quiet, and the
 /// exit code (1 when records or inputs were skipped).
 pub fn finish(session: Session, outputs: Vec<Output>) -> anyhow::Result<ExitCode> {
-    let finished = session.finish(outputs)?;
+    Ok(finished(&session.finish(outputs)?))
+}
+
+/// The end of a finished run: the summary line on stderr unless quiet, and the exit code.
+pub fn finished(finished: &Finished) -> ExitCode {
     if !finished.quiet {
         let _ = writeln!(std::io::stderr().lock(), "simhash: {}", finished.summary.line());
     }
-    Ok(if finished.skipped > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    if finished.skipped > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
 /// Progress bars and messages on stderr.

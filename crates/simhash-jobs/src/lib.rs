@@ -52,8 +52,10 @@
 
 #![warn(missing_docs)]
 
+pub mod against;
 mod corpus;
 mod error;
+pub mod matching;
 mod reporter;
 mod session;
 mod settings;

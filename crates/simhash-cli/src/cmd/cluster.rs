@@ -7,11 +7,11 @@ use simhash_cluster::Clusters;
 use simhash_core::Fingerprint;
 use simhash_io::{ClustersTsv, Output};
 
-use crate::matching::clusters;
 use crate::page::Report;
 use crate::rewrite::{self, Notes, Pass, Target};
 use crate::settings::ClusterSettings;
 use simhash_jobs::Corpus;
+use simhash_jobs::matching::clusters;
 
 /// Runs `simhash cluster` (and the top-level fork-style command) with its settings.
 pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {

@@ -15,15 +15,15 @@ use simhash_io::{IdValue, Output, Score};
 
 use simhash_cluster::Clusters;
 
-use crate::against::{Against, IndexMatches};
-use crate::matching::{
-    Grouped, clusters, priority, removal_relation, removal_score, star_clusters_without,
-};
 use crate::page::Report;
 use crate::rewrite::{self, CreatedDirs, Notes, Pass, Target};
 use crate::settings::DedupSettings;
 use simhash_jobs::Corpus;
 use simhash_jobs::Session;
+use simhash_jobs::against::{Against, IndexMatches};
+use simhash_jobs::matching::{
+    Grouped, clusters, priority, removal_relation, removal_score, star_clusters_without,
+};
 
 /// Runs `simhash dedup`: matches, writes `--removed` and the report, then the kept (or annotated)
 /// records in a second pass.
@@ -121,7 +121,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let outputs = outputs.into_iter().chain(removed).collect();
     let code = match against {
         // The outputs and the index's additions as one commit (see `Against::commit`).
-        Some(against) => against.commit(session, outputs)?,
+        Some(against) => crate::progress::finished(&against.commit(session, outputs)?),
         None => crate::progress::finish(session, outputs)?,
     };
     created.keep();
@@ -171,7 +171,7 @@ fn add_kept(
     let rank = priority(corpus, settings.grouping.keep)?;
     let mut kept_docs: Vec<usize> = (0..corpus.len()).filter(|&d| kept(d)).collect();
     kept_docs.sort_by_key(|&d| rank[d]);
-    against.add_kept(session, corpus, &names, kept_docs)
+    Ok(against.add_kept(session, corpus, &names, kept_docs)?)
 }
 
 /// Every file the run writes: `--output` or the `--output-dir` entries, `--removed`,

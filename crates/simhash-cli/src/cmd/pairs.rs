@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use simhash_index::lsh::Relation;
 use simhash_io::{Measure, Output, PairsTsv};
 
-use crate::matching::match_docs;
 use crate::page::Report;
 use crate::settings::{Matching, PairsSettings};
+use simhash_jobs::matching::match_docs;
 
 /// Runs `simhash pairs`: every near-duplicate pair.
 pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {

@@ -10,12 +10,12 @@ use simhash_cluster::Clusters;
 use simhash_index::lsh::{Relation, SpillStore};
 use simhash_io::{Output, Source};
 
-use crate::against::IndexMatches;
 use crate::flags::ReportOpts;
 use crate::settings::{Input, Matching};
 use simhash_jobs::Corpus;
 use simhash_jobs::Session;
 use simhash_jobs::Summary;
+use simhash_jobs::against::IndexMatches;
 
 mod collect;
 mod html;
@@ -135,8 +135,8 @@ impl Report {
             if rep == doc {
                 continue;
             }
-            let score = crate::matching::removal_score(corpus, sketches, jaccard, doc, rep)?;
-            let related = crate::matching::removal_relation(sketches, relation, doc, rep)?;
+            let score = simhash_jobs::matching::removal_score(corpus, sketches, jaccard, doc, rep)?;
+            let related = simhash_jobs::matching::removal_relation(sketches, relation, doc, rep)?;
             self.pairs.add_score(corpus, (doc as u32, rep as u32), score, related);
             self.flag(doc as u32);
         }

@@ -5,7 +5,7 @@
 //! [`DedupSettings::new`](crate::settings::DedupSettings::new)), and the decision is
 //! dedup's own: the two records are written to a temporary JSONL file and read, matched
 //! and clustered by the same code `simhash dedup` runs ([`simhash_jobs::Session::read`],
-//! [`crate::matching::clusters`]). The rest of the report (the fingerprints, the shingle
+//! [`simhash_jobs::matching::clusters`]). The rest of the report (the fingerprints, the shingle
 //! sets, the bands that meet) explains that decision from the same fingerprinter and
 //! sketcher ([`analysis`]).
 
@@ -20,9 +20,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use simhash_io::{Columns, IdValue, Parser};
 
-use crate::matching::{Grouped, clusters};
 use crate::settings::{ExplainSettings, Matching, Run};
 use simhash_jobs::Reading;
+use simhash_jobs::matching::{Grouped, clusters};
 
 use records::Found;
 
@@ -147,7 +147,7 @@ pub fn decide(settings: &ExplainSettings, a: &Found, b: &Found) -> anyhow::Resul
         _ => None,
     };
     // The keep order: the rank of each record; the later one is the walk's candidate.
-    let rank = crate::matching::priority(&corpus, dedup.grouping.keep)?;
+    let rank = simhash_jobs::matching::priority(&corpus, dedup.grouping.keep)?;
     let second_later = rank[1] >= rank[0];
     let b_later = second_later == a_first;
     Ok(Decision { outcome, verified_jaccard, relation, b_later })

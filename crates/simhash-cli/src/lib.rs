@@ -28,9 +28,7 @@ mod cmd;
 mod flags;
 #[doc(hidden)]
 pub mod fuzzing;
-mod page;
 mod progress;
-mod rewrite;
 mod settings;
 
 use std::ffi::OsString;

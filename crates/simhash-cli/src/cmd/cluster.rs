@@ -7,18 +7,18 @@ use simhash_cluster::Clusters;
 use simhash_core::Fingerprint;
 use simhash_io::{ClustersTsv, Output};
 
-use crate::page::Report;
-use crate::rewrite::{self, Notes, Pass, Target};
 use crate::settings::ClusterSettings;
 use simhash_jobs::Corpus;
 use simhash_jobs::matching::clusters;
+use simhash_jobs::page::Report;
+use simhash_jobs::rewrite::{self, Notes, Pass, Target};
 
 /// Runs `simhash cluster` (and the top-level fork-style command) with its settings.
 pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     let mut plan = input.write_plan(&settings.run);
     plan.output("--output", &settings.output);
-    crate::page::plan(&mut plan, &settings.report);
+    simhash_jobs::page::plan(&mut plan, &settings.report);
     plan.check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = crate::progress::session("cluster", &settings.run, input.strict)?;

@@ -1,6 +1,6 @@
 //! `simhash dedup`: the input without its near-duplicates, each kept record byte for byte
 //! (or every record, annotated: `--annotate`). The input is read twice: once to match,
-//! once to copy the records ([`crate::rewrite`]). Several input files are read as one
+//! once to copy the records ([`simhash_jobs::rewrite`]). Several input files are read as one
 //! (their concatenation): the output holds the kept lines of each in turn, and one hash
 //! TSV header, the first file's; or, with `--output-dir`, each file's go to an output of
 //! its own.
@@ -15,8 +15,6 @@ use simhash_io::{IdValue, Output, Score};
 
 use simhash_cluster::Clusters;
 
-use crate::page::Report;
-use crate::rewrite::{self, CreatedDirs, Notes, Pass, Target};
 use crate::settings::DedupSettings;
 use simhash_jobs::Corpus;
 use simhash_jobs::Session;
@@ -24,6 +22,8 @@ use simhash_jobs::against::{Against, IndexMatches};
 use simhash_jobs::matching::{
     Grouped, clusters, priority, removal_relation, removal_score, star_clusters_without,
 };
+use simhash_jobs::page::Report;
+use simhash_jobs::rewrite::{self, CreatedDirs, Notes, Pass, Target};
 
 /// Runs `simhash dedup`: matches, writes `--removed` and the report, then the kept (or annotated)
 /// records in a second pass.
@@ -192,7 +192,7 @@ fn write_plan(settings: &DedupSettings) -> simhash_io::WritePlan {
     if let Some(removed) = &settings.removed {
         plan.output("--removed", removed);
     }
-    crate::page::plan(&mut plan, &settings.report);
+    simhash_jobs::page::plan(&mut plan, &settings.report);
     if let Some((index, _)) = &settings.against {
         if settings.update {
             plan.forbid_written_dir("the index", index);

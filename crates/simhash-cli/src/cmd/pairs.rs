@@ -6,16 +6,16 @@ use std::process::ExitCode;
 use simhash_index::lsh::Relation;
 use simhash_io::{Measure, Output, PairsTsv};
 
-use crate::page::Report;
 use crate::settings::{Matching, PairsSettings};
 use simhash_jobs::matching::match_docs;
+use simhash_jobs::page::Report;
 
 /// Runs `simhash pairs`: every near-duplicate pair.
 pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     let mut plan = input.write_plan(&settings.run);
     plan.output("--output", &settings.output);
-    crate::page::plan(&mut plan, &settings.report);
+    simhash_jobs::page::plan(&mut plan, &settings.report);
     plan.check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
     let mut session = crate::progress::session("pairs", &settings.run, input.strict)?;

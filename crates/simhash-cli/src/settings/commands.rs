@@ -82,7 +82,7 @@ pub struct PairsSettings {
     /// `-o`: where the pairs go.
     pub output: PathBuf,
     /// `--report`, `--report-group`.
-    pub report: crate::flags::ReportOpts,
+    pub report: simhash_jobs::page::ReportSettings,
     /// Threads, progress and the summary.
     pub run: Run,
 }
@@ -96,7 +96,7 @@ impl PairsSettings {
             input,
             matching,
             output: args.output.output.clone(),
-            report: args.report.clone(),
+            report: report(&args.report),
             run: Run { memory: args.matching.memory, ..super::run(&args.run) },
         })
     }
@@ -126,7 +126,7 @@ pub struct DedupSettings {
     /// `--update`: add the kept records to the index.
     pub update: bool,
     /// `--report`, `--report-group`.
-    pub report: crate::flags::ReportOpts,
+    pub report: simhash_jobs::page::ReportSettings,
     /// Threads, progress and the summary.
     pub run: Run,
 }
@@ -173,7 +173,7 @@ impl DedupSettings {
             removed: args.removed.clone(),
             against,
             update: args.update,
-            report: args.report.clone(),
+            report: report(&args.report),
             run: Run { memory: args.matching.memory, ..super::run(&args.run) },
         })
     }
@@ -197,7 +197,7 @@ pub struct ClusterSettings {
     /// `--parquet-compression`: the codec of the `--annotate` output.
     pub parquet_compression: ParquetCompression,
     /// `--report`, `--report-group`.
-    pub report: crate::flags::ReportOpts,
+    pub report: simhash_jobs::page::ReportSettings,
     /// Threads, progress and the summary.
     pub run: Run,
 }
@@ -221,7 +221,7 @@ impl ClusterSettings {
             singletons: args.singletons,
             annotate: args.annotate,
             parquet_compression,
-            report: args.report.clone(),
+            report: report(&args.report),
             run: Run { memory: args.matching.memory, ..super::run(&args.run) },
         })
     }
@@ -381,5 +381,13 @@ impl EvalSettings {
             json: args.json,
             output: args.output.output.clone(),
         }
+    }
+}
+
+/// `--report` and `--report-group`.
+fn report(opts: &crate::flags::ReportOpts) -> simhash_jobs::page::ReportSettings {
+    simhash_jobs::page::ReportSettings {
+        report: opts.report.clone(),
+        report_group: opts.report_group.clone(),
     }
 }

@@ -1,14 +1,15 @@
 //! The `simhash` command line. This library is only the three binaries' entry points
 //! (`simhash`, `simhash-find-all`, `simhash-find-clusters`) and what the fuzz targets
-//! need; it is not an API: use `simhash-core`, `simhash-index`, `simhash-cluster` and
-//! `simhash-io` from code.
+//! need; it is not an API: use `simhash-jobs` (whole runs), `simhash-core`,
+//! `simhash-index`, `simhash-cluster` and `simhash-io` from code.
 //!
 //! Layout: `flags` (what the user typed, clap derive) → `settings` (converted once,
-//! validated) → `cmd/<command>.rs`, over the shared `session` (the run: its `progress`
-//! and its `summary`), `corpus` (the read pipeline), `matching` (method, clusters and keep
-//! order), `against` (dedup against an on-disk index), `rewrite` (the kept records copied)
-//! and `page` (the `--report` HTML page). No module imports another that imports it back
-//! (`scripts/check/module_circles.py`).
+//! validated) → `cmd/<command>.rs`, over the application layer, `simhash-jobs` (the
+//! session and its summary, the corpus read pipeline, matching and keep order, dedup
+//! against an on-disk index, the kept records rewritten, the `--report` page); `progress`
+//! is the terminal side of a run (indicatif bars implementing [`simhash_jobs::Progress`],
+//! messages and the summary line on stderr, the exit code). No module imports another
+//! that imports it back (`scripts/check/module_circles.py`).
 
 #![warn(missing_docs)]
 // The workspace's lints, relaxed where this crate differs: it is the one that prints and

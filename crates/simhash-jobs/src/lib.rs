@@ -17,6 +17,11 @@
 //! - [`JobError`]: every failure, with an [`ErrorKind`] and the error behind it as its
 //!   source; [`Context`] adds a message in front, as `anyhow`'s does.
 //!
+//! The steps a command runs between reading and finishing are modules of their own:
+//! [`matching`] (pairs, clusters in either mode, the keep order), [`against`] (dedup
+//! against an on-disk index and its one commit), [`rewrite`] (the second pass that copies
+//! the kept records) and [`page`] (the `--report` HTML page).
+//!
 //! # Example
 //!
 //! Fingerprint a small JSONL file:

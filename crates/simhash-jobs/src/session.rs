@@ -105,7 +105,7 @@ impl Session {
     }
 
     /// Reads simhash-cpp's input keeping only the hashes (8 bytes a record), in input order:
-    /// see [`ReadOptions::compact`].
+    /// see [`Corpus::take_hashes`].
     pub fn read_hashes(
         &mut self,
         sources: &mut [Source],

@@ -91,7 +91,7 @@ pub struct Corpus {
     id_tag: Option<String>,
     /// None when featureless.
     fps: Vec<Option<Fingerprint>>,
-    /// Read with [`ReadOptions::compact`]: the hashes alone, in input order, and no other
+    /// Read with the compact reading ([`Session::read_hashes`](crate::Session::read_hashes)): the hashes alone, in input order, and no other
     /// per-record field (`fps`, `lines` and the rest stay empty).
     compact: Option<Vec<Fingerprint>>,
     /// The id was a JSON number (or a line number), not a string.
@@ -142,8 +142,10 @@ impl Corpus {
         self.len() == 0
     }
 
-    /// The hashes of a corpus read with [`ReadOptions::compact`], in input order (records
-    /// without one, which simhash-cpp's input never has, left out); empty otherwise.
+    /// The hashes of a corpus read compact (8 bytes a record, as
+    /// [`Session::read_hashes`](crate::Session::read_hashes) reads), in input order
+    /// (records without one, which simhash-cpp's input never has, left out); empty
+    /// otherwise.
     pub fn take_hashes(&mut self) -> Vec<Fingerprint> {
         self.compact.take().unwrap_or_default()
     }
@@ -182,8 +184,8 @@ impl Corpus {
     /// (line numbers alone restart at 0 in every run), and the same files read again have
     /// the same ids, so that a rerun finds its records already indexed; the same lines in
     /// another file are another input. Needs the line hashes (a corpus read for two passes,
-    /// or [`ReadOptions::line_hashes`]); returns the tag, or none when the records have ids
-    /// (or there are none).
+    /// or by [`Session::read_for_index`](crate::Session::read_for_index)); returns the tag,
+    /// or none when the records have ids (or there are none).
     pub fn tag_line_ids(&mut self, inputs: &[&Path]) -> Option<&str> {
         if !self.generated || self.line_hashes.len() != self.fps.len() || self.fps.is_empty() {
             return None;

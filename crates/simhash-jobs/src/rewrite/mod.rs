@@ -8,8 +8,8 @@
 //! A JSONL or hash TSV file that can be read at offsets (not compressed; standard input's
 //! temporary copy) has only its wanted lines read, where the first pass found them
 //! ([`Corpus::offset`]): chunks of them read, checked and annotated on the job's threads,
-//! and written in order on one ([`AtOffsets`](offsets::AtOffsets)). A compressed file is read again from its
-//! start, the lines not wanted skipped without being copied. Either way each wanted line
+//! and written in order on one (`offsets.rs`'s `AtOffsets`). A compressed file is read
+//! again from its start, the lines not wanted skipped without being copied. Either way each wanted line
 //! is hashed and checked against the first pass's hash of it: a line that differs (or is
 //! gone) is an error, and nothing is written.
 //!

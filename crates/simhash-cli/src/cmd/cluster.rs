@@ -6,12 +6,12 @@ use std::process::ExitCode;
 use simhash_cluster::Clusters;
 use simhash_core::Fingerprint;
 use simhash_io::{ClustersTsv, Output};
-
-use crate::settings::ClusterSettings;
 use simhash_jobs::Corpus;
 use simhash_jobs::matching::clusters;
 use simhash_jobs::page::Report;
 use simhash_jobs::rewrite::{self, Notes, Pass, Target};
+
+use crate::settings::ClusterSettings;
 
 /// Runs `simhash cluster` (and the top-level fork-style command) with its settings.
 pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {

@@ -9,12 +9,12 @@ use rayon::slice::{ParallelSlice, ParallelSliceMut};
 use simhash_core::Fingerprint;
 use simhash_index::{Blocks, Distinct};
 use simhash_io::Output;
-
-use crate::flags::{ClusterMode, KeepPolicy};
-use crate::settings::{CppSettings, Grouping, Matching};
 use simhash_jobs::Reading;
 use simhash_jobs::Session;
 use simhash_jobs::matching::{clusters, match_fingerprints};
+
+use crate::flags::{ClusterMode, KeepPolicy};
+use crate::settings::{CppSettings, Grouping, Matching};
 
 /// simhash-cpp's `find-all` and `find-clusters`.
 pub fn run(settings: &CppSettings, clusters_out: bool) -> anyhow::Result<ExitCode> {

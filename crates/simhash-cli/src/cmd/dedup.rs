@@ -15,7 +15,6 @@ use simhash_io::{IdValue, Output, Score};
 
 use simhash_cluster::Clusters;
 
-use crate::settings::DedupSettings;
 use simhash_jobs::Corpus;
 use simhash_jobs::Session;
 use simhash_jobs::against::{Against, IndexMatches};
@@ -24,6 +23,8 @@ use simhash_jobs::matching::{
 };
 use simhash_jobs::page::Report;
 use simhash_jobs::rewrite::{self, CreatedDirs, Notes, Pass, Target};
+
+use crate::settings::DedupSettings;
 
 /// Runs `simhash dedup`: matches, writes `--removed` and the report, then the kept (or annotated)
 /// records in a second pass.

@@ -12,11 +12,11 @@ use simhash_core::Fingerprint;
 use simhash_index::disk::{DiskErrorKind, DiskIndex, Writer};
 use simhash_index::lsh::SketchStore;
 use simhash_io::{Output, Score};
+use simhash_jobs::Corpus;
+use simhash_jobs::against::{add_documents, doc_sketch};
 
 use crate::flags::{IndexAddArgs, IndexCommand, IndexDirArgs, IndexQueryArgs, IndexStatsArgs};
 use crate::settings::{IndexAddSettings, IndexInput, IndexQuerySettings, StoredSettings};
-use simhash_jobs::Corpus;
-use simhash_jobs::against::{add_documents, doc_sketch};
 
 /// Runs `simhash index add` or `simhash index query`.
 pub fn run(command: &IndexCommand) -> anyhow::Result<ExitCode> {

@@ -5,10 +5,10 @@ use std::process::ExitCode;
 
 use simhash_index::lsh::Relation;
 use simhash_io::{Measure, Output, PairsTsv};
-
-use crate::settings::{Matching, PairsSettings};
 use simhash_jobs::matching::match_docs;
 use simhash_jobs::page::Report;
+
+use crate::settings::{Matching, PairsSettings};
 
 /// Runs `simhash pairs`: every near-duplicate pair.
 pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use simhash_core::{Fingerprinter, Preset};
 use simhash_index::lsh::Sketcher;
 use simhash_io::Inputs;
+use simhash_jobs::{Input, Reading};
 
 use crate::flags::{FingerprintOpts, Format, InputArgs};
-use simhash_jobs::{Input, Reading};
 
 use super::{Matching, SettingsError};
 

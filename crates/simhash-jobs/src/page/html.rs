@@ -5,7 +5,6 @@
 //! Texts are user data: the JSON escapes `<`, `>`, `&` and U+2028/9, and the script only
 //! ever sets them as `textContent`.
 
-use crate::error::Result;
 use std::fmt::Write as _;
 use std::io::Write;
 
@@ -17,6 +16,7 @@ use simhash_io::Source;
 use super::collect::{self, ClusterView, Measure, Pair, PairSample};
 use super::texts::{self, Found};
 use crate::corpus::Corpus;
+use crate::error::Result;
 use crate::summary::Summary;
 
 const CSS: &str = include_str!("page.css");

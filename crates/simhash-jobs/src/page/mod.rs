@@ -6,17 +6,16 @@
 //! (`html.rs`, with `page.css` and `page.js` inlined) and put in place with the other
 //! outputs, all or none.
 
-use crate::error::Result;
 use std::path::PathBuf;
 
 use simhash_cluster::Clusters;
 use simhash_index::lsh::{Relation, SpillStore};
-use simhash_io::{Output, Source};
-
 use simhash_index::settings::Matching;
+use simhash_io::{Output, Source};
 
 use crate::against::IndexMatches;
 use crate::corpus::Corpus;
+use crate::error::Result;
 use crate::session::Session;
 use crate::settings::Input;
 use crate::summary::Summary;

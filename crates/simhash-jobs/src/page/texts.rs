@@ -5,7 +5,6 @@
 //! group's). A record whose line
 //! no longer hashes as it did in the first pass is not shown (the input changed).
 
-use crate::error::Result;
 use std::collections::{BTreeMap, HashMap};
 
 use std::path::Path;
@@ -13,6 +12,7 @@ use std::path::Path;
 use simhash_io::{Body, Columns, LineReader, LineStatus, ParquetRows, Parser, Source};
 
 use crate::corpus::Corpus;
+use crate::error::Result;
 
 /// Characters of a text shown; the rest is cut and the page says so.
 pub(super) const TEXT_CHARS: usize = 1500;

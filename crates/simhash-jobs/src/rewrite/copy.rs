@@ -1,7 +1,6 @@
 //! The second pass over JSONL and hash TSV inputs: each wanted line copied (annotated
 //! when asked), read at offsets where the file allows, else from the file's start.
 
-use crate::error::{Context, Result, ensure};
 use std::io::Write;
 
 use simhash_io::{LineReader, LineStatus, Parser, Source};
@@ -9,6 +8,7 @@ use simhash_io::{LineReader, LineStatus, Parser, Source};
 use super::notes::record;
 use super::offsets::AtOffsets;
 use super::{Entry, Notes, Pass, PassProgress, write_line};
+use crate::error::{Context, Result, ensure};
 
 /// The second pass over JSONL and hash TSV inputs.
 ///

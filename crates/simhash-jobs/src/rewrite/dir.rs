@@ -1,6 +1,5 @@
 //! `--output-dir`: one output per input file, written on the job's threads in input order.
 
-use crate::error::{Context, Result, bail};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -9,6 +8,7 @@ use simhash_io::{Encoded, InputFile, Output, ParquetCompression, ParquetCopy, So
 use super::copy::Copy;
 use super::parquet::copy_rows;
 use super::{Entry, Pass, PassProgress, Written};
+use crate::error::{Context, Result, bail};
 
 /// One input file of `--output-dir`: its lines are `base + 1 ..= base + lines` of the
 /// concatenation, and `wanted` are the records to write among them.

@@ -17,7 +17,6 @@
 //! pass's inputs); `notes` the annotation fields, `copy` the JSONL and hash TSV copy,
 //! `offsets` its reads at offsets, `parquet` the Parquet rows, `dir` the `--output-dir` files.
 
-use crate::error::{Context, Result, bail};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use simhash_io::{InputFile, Output, ParquetCompression, Parser, Source};
 
 use crate::corpus::Corpus;
+use crate::error::{Context, Result, bail};
 use crate::reporter::Reporter;
 
 mod copy;

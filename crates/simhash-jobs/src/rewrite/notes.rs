@@ -1,9 +1,10 @@
 //! What `--annotate` adds to each record: JSON members, or Parquet columns.
 
-use crate::error::{Result, bail, ensure};
 use std::io::Write;
 
 use simhash_io::{ExtraColumn, ExtraKind, ExtraRows, ExtraValue, IdValue, Score};
+
+use crate::error::{Result, bail, ensure};
 
 /// What `--annotate` adds to each record written.
 #[allow(missing_debug_implementations)]

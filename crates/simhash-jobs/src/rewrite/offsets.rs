@@ -1,7 +1,6 @@
 //! A JSONL or hash TSV file read at offsets: only the wanted lines, where the first pass
 //! found them, in chunks on the job's threads.
 
-use crate::error::{Context, JobError, Result, bail, ensure};
 use std::io::Write;
 
 use rayon::prelude::*;
@@ -9,6 +8,7 @@ use simhash_io::{LineAt, LinesAt, Source};
 
 use super::notes::record;
 use super::{Entry, Pass, PassProgress};
+use crate::error::{Context, JobError, Result, bail, ensure};
 
 /// Bytes of lines one task of [`AtOffsets::copy`] reads (about: its lines are whole).
 const CHUNK_BYTES: u64 = 512 << 10;

@@ -1,12 +1,12 @@
 //! The second pass over Parquet inputs: rows copied with their schema, checked against
 //! the first pass, with the annotation columns added.
 
-use crate::error::{Result, bail, ensure};
 use std::path::Path;
 
 use simhash_io::{Output, ParquetCompression, ParquetCopy, Parser, Source};
 
 use super::{Iter, Pass};
+use crate::error::{Result, bail, ensure};
 
 /// The Parquet inputs into one output with the schema and compression of the first file
 /// read.

@@ -19,10 +19,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use simhash_io::{Columns, IdValue, Parser};
-
-use crate::settings::{ExplainSettings, Matching, Run};
 use simhash_jobs::Reading;
 use simhash_jobs::matching::{Grouped, clusters};
+
+use crate::settings::{ExplainSettings, Matching, Run};
 
 use records::Found;
 

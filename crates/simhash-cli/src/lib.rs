@@ -135,7 +135,13 @@ fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            if simhash_io::is_broken_pipe(err.as_ref()) {
+            // A closed pipe anywhere in the chain, or inside a job's error (which displays
+            // as the error it wraps, so the chain passes over that one).
+            let job_pipe = err.chain().any(|e| {
+                e.downcast_ref::<simhash_jobs::JobError>()
+                    .is_some_and(simhash_jobs::JobError::is_broken_pipe)
+            });
+            if job_pipe || simhash_io::is_broken_pipe(err.as_ref()) {
                 return ExitCode::SUCCESS;
             }
             let mut stderr = std::io::stderr().lock();

@@ -80,7 +80,9 @@ impl JobError {
         self.0.kind
     }
 
-    /// The [`io::Error`] at the bottom of the chain, if there is one.
+    /// The first [`io::Error`] in the chain, if there is one, looking inside the errors this
+    /// one displays as (a [`simhash_io::Error`] converted whole is not in the chain of
+    /// sources: its message is this error's).
     pub fn io_error(&self) -> Option<&io::Error> {
         let mut cause: Option<&(dyn StdError + 'static)> = self.0.source.as_deref().map(|s| {
             let s: &(dyn StdError + 'static) = s;
@@ -228,6 +230,17 @@ mod tests {
         assert_eq!(chain(&e), "x.jsonl: cannot write: closed");
         assert_eq!(e.kind(), ErrorKind::Io);
         assert!(e.is_broken_pipe());
+    }
+
+    /// A closed pipe inside a converted simhash-io error (its message is this error's, so
+    /// a chain walker passes over it) is still found.
+    #[test]
+    fn a_broken_pipe_inside_an_io_error_is_found() {
+        let pipe = io::Error::new(io::ErrorKind::BrokenPipe, "closed");
+        let e = JobError::from(simhash_io::Error::from(pipe)).context("writing");
+        assert!(e.is_broken_pipe());
+        let e = JobError::from(simhash_io::Error::from(io::Error::other("disk full")));
+        assert!(!e.is_broken_pipe());
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! `anyhow`'s `{:#}` shows `x.jsonl:3: read error: stream did not contain valid UTF-8`.
 //! An error converted from another (an [`std::io::Error`], a [`simhash_io::Error`], an
 //! engine's) displays as that error and has its sources: the conversion adds nothing to
-//! the chain.
+//! the chain. So a chain walker that looks for a type finds the wrapped error's sources but
+//! not the wrapped error itself: ask [`JobError::io_error`] or
+//! [`JobError::is_broken_pipe`], which look inside.
 
 use std::error::Error as StdError;
 use std::fmt;

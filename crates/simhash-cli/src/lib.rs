@@ -1,14 +1,15 @@
 //! The `simhash` command line. This library is only the three binaries' entry points
 //! (`simhash`, `simhash-find-all`, `simhash-find-clusters`) and what the fuzz targets
-//! need; it is not an API: use `simhash-core`, `simhash-index`, `simhash-cluster` and
-//! `simhash-io` from code.
+//! need; it is not an API: use `simhash-jobs` (whole runs), `simhash-core`,
+//! `simhash-index`, `simhash-cluster` and `simhash-io` from code.
 //!
 //! Layout: `flags` (what the user typed, clap derive) → `settings` (converted once,
-//! validated) → `cmd/<command>.rs`, over the shared `session` (the run: its `progress`
-//! and its `summary`), `corpus` (the read pipeline), `matching` (method, clusters and keep
-//! order), `against` (dedup against an on-disk index), `rewrite` (the kept records copied)
-//! and `page` (the `--report` HTML page). No module imports another that imports it back
-//! (`scripts/check/module_circles.py`).
+//! validated) → `cmd/<command>.rs`, over the application layer, `simhash-jobs` (the
+//! session and its summary, the corpus read pipeline, matching and keep order, dedup
+//! against an on-disk index, the kept records rewritten, the `--report` page); `progress`
+//! is the terminal side of a run (indicatif bars implementing [`simhash_jobs::Progress`],
+//! messages and the summary line on stderr, the exit code). No module imports another
+//! that imports it back (`scripts/check/module_circles.py`).
 
 #![warn(missing_docs)]
 // The workspace's lints, relaxed where this crate differs: it is the one that prints and
@@ -24,19 +25,12 @@
     clippy::fn_params_excessive_bools
 )]
 
-mod against;
 mod cmd;
-mod corpus;
 mod flags;
 #[doc(hidden)]
 pub mod fuzzing;
-mod matching;
-mod page;
 mod progress;
-mod rewrite;
-mod session;
 mod settings;
-mod summary;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -141,7 +135,13 @@ fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            if simhash_io::is_broken_pipe(err.as_ref()) {
+            // A closed pipe anywhere in the chain, or inside a job's error (which displays
+            // as the error it wraps, so the chain passes over that one).
+            let job_pipe = err.chain().any(|e| {
+                e.downcast_ref::<simhash_jobs::JobError>()
+                    .is_some_and(simhash_jobs::JobError::is_broken_pipe)
+            });
+            if job_pipe || simhash_io::is_broken_pipe(err.as_ref()) {
                 return ExitCode::SUCCESS;
             }
             let mut stderr = std::io::stderr().lock();

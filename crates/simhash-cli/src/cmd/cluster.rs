@@ -6,12 +6,11 @@ use std::process::ExitCode;
 use simhash_cluster::Clusters;
 use simhash_core::Fingerprint;
 use simhash_io::{ClustersTsv, Output};
+use simhash_jobs::Corpus;
+use simhash_jobs::matching::clusters;
+use simhash_jobs::page::Report;
+use simhash_jobs::rewrite::{self, Notes, Pass, Target};
 
-use crate::corpus::Corpus;
-use crate::matching::clusters;
-use crate::page::Report;
-use crate::rewrite::{self, Notes, Pass, Target};
-use crate::session::Session;
 use crate::settings::ClusterSettings;
 
 /// Runs `simhash cluster` (and the top-level fork-style command) with its settings.
@@ -19,12 +18,12 @@ pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     let mut plan = input.write_plan(&settings.run);
     plan.output("--output", &settings.output);
-    crate::page::plan(&mut plan, &settings.report);
+    simhash_jobs::page::plan(&mut plan, &settings.report);
     plan.check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
-    let mut session = Session::new("cluster", &settings.run, input.strict)?;
+    let mut session = crate::progress::session("cluster", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
-    crate::settings::note_matching(&settings.matching, &mut session.summary);
+    session.summary.note_matching(&settings.matching);
     input.note(&mut session.summary);
     let out = Output::create_for("--output", &settings.output)?;
     let mut report = Report::open(&settings.report, "cluster", &settings.matching)?;
@@ -61,7 +60,7 @@ pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
         if let Some(report) = report {
             report.finish(&mut session, &corpus, &sources, input);
         }
-        return session.finish(outputs);
+        return crate::progress::finish(session, outputs);
     }
     session.reporter.phase("writing", None);
     let (out, written) = write_tsv(out, &corpus, &clusters, settings.singletons)?;
@@ -69,7 +68,7 @@ pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
     if let Some(report) = report {
         report.finish(&mut session, &corpus, &sources, input);
     }
-    session.finish(vec![out])
+    crate::progress::finish(session, vec![out])
 }
 
 /// Each document's cluster number, as the TSV numbers them: the clusters written (of two or

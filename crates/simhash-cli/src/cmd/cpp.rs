@@ -9,11 +9,11 @@ use rayon::slice::{ParallelSlice, ParallelSliceMut};
 use simhash_core::Fingerprint;
 use simhash_index::{Blocks, Distinct};
 use simhash_io::Output;
+use simhash_jobs::Reading;
+use simhash_jobs::Session;
+use simhash_jobs::matching::{clusters, match_fingerprints};
 
-use crate::corpus::Reading;
 use crate::flags::{ClusterMode, KeepPolicy};
-use crate::matching::{clusters, match_fingerprints};
-use crate::session::Session;
 use crate::settings::{CppSettings, Grouping, Matching};
 
 /// simhash-cpp's `find-all` and `find-clusters`.
@@ -26,10 +26,10 @@ pub fn run(settings: &CppSettings, clusters_out: bool) -> anyhow::Result<ExitCod
     plan.check()?;
     simhash_io::register_inputs(&settings.inputs.paths())?;
     let command = if clusters_out { "find-clusters" } else { "find-all" };
-    let mut session = Session::new(command, &settings.run, settings.strict)?;
+    let mut session = crate::progress::session(command, &settings.run, settings.strict)?;
     session.note_skipped(&settings.inputs);
     let matching = settings.matching;
-    crate::settings::note_matching(&matching, &mut session.summary);
+    session.summary.note_matching(&matching);
     let mut out = Output::create_for("--output", &settings.output)?;
     let mut sources = settings.inputs.sources();
     if clusters_out {
@@ -55,7 +55,7 @@ pub fn run(settings: &CppSettings, clusters_out: bool) -> anyhow::Result<ExitCod
         write_lines(&session, &mut out, &lines)?;
         session.summary.written = lines.lines.len() as u64;
     }
-    session.finish(vec![out])
+    crate::progress::finish(session, vec![out])
 }
 
 /// One output line of `find-all`, `[h(first),h(second)]` (indexes of distinct hashes), at

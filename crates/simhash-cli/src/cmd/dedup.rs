@@ -1,6 +1,6 @@
 //! `simhash dedup`: the input without its near-duplicates, each kept record byte for byte
 //! (or every record, annotated: `--annotate`). The input is read twice: once to match,
-//! once to copy the records ([`crate::rewrite`]). Several input files are read as one
+//! once to copy the records ([`simhash_jobs::rewrite`]). Several input files are read as one
 //! (their concatenation): the output holds the kept lines of each in turn, and one hash
 //! TSV header, the first file's; or, with `--output-dir`, each file's go to an output of
 //! its own.
@@ -15,14 +15,15 @@ use simhash_io::{IdValue, Output, Score};
 
 use simhash_cluster::Clusters;
 
-use crate::against::{Against, IndexMatches};
-use crate::corpus::Corpus;
-use crate::matching::{
+use simhash_jobs::Corpus;
+use simhash_jobs::Session;
+use simhash_jobs::against::{Against, IndexMatches};
+use simhash_jobs::matching::{
     Grouped, clusters, priority, removal_relation, removal_score, star_clusters_without,
 };
-use crate::page::Report;
-use crate::rewrite::{self, CreatedDirs, Notes, Pass, Target};
-use crate::session::Session;
+use simhash_jobs::page::Report;
+use simhash_jobs::rewrite::{self, CreatedDirs, Notes, Pass, Target};
+
 use crate::settings::DedupSettings;
 
 /// Runs `simhash dedup`: matches, writes `--removed` and the report, then the kept (or annotated)
@@ -31,9 +32,9 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     write_plan(settings).check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
-    let mut session = Session::new("dedup", &settings.run, input.strict)?;
+    let mut session = crate::progress::session("dedup", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
-    crate::settings::note_matching(&settings.matching, &mut session.summary);
+    session.summary.note_matching(&settings.matching);
     input.note(&mut session.summary);
     let parquet = parquet_output(settings)?;
     // Declared first, dropped last: after the outputs (whose temporary files are in them).
@@ -121,8 +122,8 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let outputs = outputs.into_iter().chain(removed).collect();
     let code = match against {
         // The outputs and the index's additions as one commit (see `Against::commit`).
-        Some(against) => against.commit(session, outputs)?,
-        None => session.finish(outputs)?,
+        Some(against) => crate::progress::finished(&against.commit(session, outputs)?),
+        None => crate::progress::finish(session, outputs)?,
     };
     created.keep();
     Ok(code)
@@ -171,7 +172,7 @@ fn add_kept(
     let rank = priority(corpus, settings.grouping.keep)?;
     let mut kept_docs: Vec<usize> = (0..corpus.len()).filter(|&d| kept(d)).collect();
     kept_docs.sort_by_key(|&d| rank[d]);
-    against.add_kept(session, corpus, &names, kept_docs)
+    Ok(against.add_kept(session, corpus, &names, kept_docs)?)
 }
 
 /// Every file the run writes: `--output` or the `--output-dir` entries, `--removed`,
@@ -192,7 +193,7 @@ fn write_plan(settings: &DedupSettings) -> simhash_io::WritePlan {
     if let Some(removed) = &settings.removed {
         plan.output("--removed", removed);
     }
-    crate::page::plan(&mut plan, &settings.report);
+    simhash_jobs::page::plan(&mut plan, &settings.report);
     if let Some((index, _)) = &settings.against {
         if settings.update {
             plan.forbid_written_dir("the index", index);

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 use simhash_core::Fingerprint;
 use simhash_io::{HashTsv, Output};
 
-use crate::session::Session;
 use crate::settings::FingerprintSettings;
 
 /// Runs `simhash fingerprint`: each record's id and fingerprint.
@@ -13,7 +12,7 @@ pub fn run(settings: &FingerprintSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     input.write_plan(&settings.run).output("--output", &settings.output).check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
-    let mut session = Session::new("fingerprint", &settings.run, input.strict)?;
+    let mut session = crate::progress::session("fingerprint", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
     input.note(&mut session.summary);
     let out = Output::create_for("--output", &settings.output)?;
@@ -25,5 +24,5 @@ pub fn run(settings: &FingerprintSettings) -> anyhow::Result<ExitCode> {
         tsv.record(&corpus.id(doc), corpus.fingerprint(doc).map(Fingerprint::get))?;
     }
     session.summary.written = corpus.len() as u64;
-    session.finish(vec![tsv.into_inner()])
+    crate::progress::finish(session, vec![tsv.into_inner()])
 }

@@ -12,11 +12,10 @@ use simhash_core::Fingerprint;
 use simhash_index::disk::{DiskErrorKind, DiskIndex, Writer};
 use simhash_index::lsh::SketchStore;
 use simhash_io::{Output, Score};
+use simhash_jobs::Corpus;
+use simhash_jobs::against::{add_documents, doc_sketch};
 
-use crate::against::{add_documents, doc_sketch};
-use crate::corpus::Corpus;
 use crate::flags::{IndexAddArgs, IndexCommand, IndexDirArgs, IndexQueryArgs, IndexStatsArgs};
-use crate::session::Session;
 use crate::settings::{IndexAddSettings, IndexInput, IndexQuerySettings, StoredSettings};
 
 /// Runs `simhash index add` or `simhash index query`.
@@ -52,9 +51,9 @@ fn add(args: &IndexAddArgs) -> anyhow::Result<ExitCode> {
     drop(existing);
     input.write_plan(&settings.run).forbid_written_dir("the index", &settings.index).check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
-    let mut session = Session::new("index add", &settings.run, input.strict)?;
+    let mut session = crate::progress::session("index add", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
-    crate::settings::note_matching(&matching, &mut session.summary);
+    session.summary.note_matching(&matching);
     input.note(&mut session.summary);
     // The lock first: a second writer fails before reading anything.
     let mut writer = Writer::open(&settings.index, &stored)?;
@@ -78,7 +77,7 @@ fn add(args: &IndexAddArgs) -> anyhow::Result<ExitCode> {
     drop(hold);
     session.summary.index_added = Some(added.added);
     session.summary.index_already = Some(added.already);
-    session.finish(Vec::new())
+    crate::progress::finish(session, Vec::new())
 }
 
 fn query(args: &IndexQueryArgs) -> anyhow::Result<ExitCode> {
@@ -89,9 +88,9 @@ fn query(args: &IndexQueryArgs) -> anyhow::Result<ExitCode> {
     let mut plan = input.write_plan(&settings.run);
     plan.output("--output", &settings.output).forbid_dir("the index", &settings.index).check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
-    let mut session = Session::new("index query", &settings.run, input.strict)?;
+    let mut session = crate::progress::session("index query", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
-    crate::settings::note_matching(&matching, &mut session.summary);
+    session.summary.note_matching(&matching);
     input.note(&mut session.summary);
     session.summary.index_documents = Some(index.len());
     let mut out = Output::create_for("--output", &settings.output)?;
@@ -114,7 +113,7 @@ fn query(args: &IndexQueryArgs) -> anyhow::Result<ExitCode> {
     session.summary.pairs = pairs;
     session.summary.index_matched = Some(matched);
     session.summary.written = pairs;
-    session.finish(vec![out])
+    crate::progress::finish(session, vec![out])
 }
 
 /// Every indexed document each document of the corpus matches, in index order.

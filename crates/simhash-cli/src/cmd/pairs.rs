@@ -5,10 +5,9 @@ use std::process::ExitCode;
 
 use simhash_index::lsh::Relation;
 use simhash_io::{Measure, Output, PairsTsv};
+use simhash_jobs::matching::match_docs;
+use simhash_jobs::page::Report;
 
-use crate::matching::match_docs;
-use crate::page::Report;
-use crate::session::Session;
 use crate::settings::{Matching, PairsSettings};
 
 /// Runs `simhash pairs`: every near-duplicate pair.
@@ -16,12 +15,12 @@ pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     let mut plan = input.write_plan(&settings.run);
     plan.output("--output", &settings.output);
-    crate::page::plan(&mut plan, &settings.report);
+    simhash_jobs::page::plan(&mut plan, &settings.report);
     plan.check()?;
     simhash_io::register_inputs(&input.inputs.paths())?;
-    let mut session = Session::new("pairs", &settings.run, input.strict)?;
+    let mut session = crate::progress::session("pairs", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
-    crate::settings::note_matching(&settings.matching, &mut session.summary);
+    session.summary.note_matching(&settings.matching);
     input.note(&mut session.summary);
     let out = Output::create_for("--output", &settings.output)?;
     let mut report = Report::open(&settings.report, "pairs", &settings.matching)?;
@@ -57,5 +56,5 @@ pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
         }
         report.finish(&mut session, &corpus, &sources, input);
     }
-    session.finish(vec![tsv.into_inner()])
+    crate::progress::finish(session, vec![tsv.into_inner()])
 }

@@ -11,8 +11,9 @@ use crate::flags::{
     InputArgs, MatchOpts, PairsArgs, ParquetOpts,
 };
 
+use super::Input;
 use super::index::{IndexInput, StoredSettings, index_input};
-use super::input::{Input, inputs_and_format};
+use super::input::inputs_and_format;
 use super::{Grouping, Matching, Run, SettingsError, matching, simhash};
 
 /// `simhash fingerprint`.
@@ -30,7 +31,7 @@ impl FingerprintSettings {
     /// The settings of `args`, checked.
     pub fn new(args: &FingerprintArgs) -> Result<FingerprintSettings, SettingsError> {
         let (inputs, format) = inputs_and_format(&args.input)?;
-        let input = Input::new(
+        let input = super::input::new(
             &args.input,
             inputs,
             format,
@@ -42,7 +43,7 @@ impl FingerprintSettings {
         Ok(FingerprintSettings {
             input,
             output: args.output.output.clone(),
-            run: Run::new(&args.run),
+            run: super::run(&args.run),
         })
     }
 }
@@ -59,8 +60,15 @@ fn matching_input(
     let default = if fork_style { Preset::Fork } else { Preset::default() };
     let (inputs, format) = inputs_and_format(input)?;
     let matching = matching(opts, format, fingerprint.preset, fork_style)?;
-    let input =
-        Input::new(input, inputs, format, fingerprint, default, Some(&matching), fingerprints)?;
+    let input = super::input::new(
+        input,
+        inputs,
+        format,
+        fingerprint,
+        default,
+        Some(&matching),
+        fingerprints,
+    )?;
     Ok((matching, input))
 }
 
@@ -74,7 +82,7 @@ pub struct PairsSettings {
     /// `-o`: where the pairs go.
     pub output: PathBuf,
     /// `--report`, `--report-group`.
-    pub report: crate::flags::ReportOpts,
+    pub report: simhash_jobs::page::ReportSettings,
     /// Threads, progress and the summary.
     pub run: Run,
 }
@@ -88,8 +96,8 @@ impl PairsSettings {
             input,
             matching,
             output: args.output.output.clone(),
-            report: args.report.clone(),
-            run: Run::new(&args.run).with_memory(args.matching.memory),
+            report: report(&args.report),
+            run: Run { memory: args.matching.memory, ..super::run(&args.run) },
         })
     }
 }
@@ -118,7 +126,7 @@ pub struct DedupSettings {
     /// `--update`: add the kept records to the index.
     pub update: bool,
     /// `--report`, `--report-group`.
-    pub report: crate::flags::ReportOpts,
+    pub report: simhash_jobs::page::ReportSettings,
     /// Threads, progress and the summary.
     pub run: Run,
 }
@@ -130,7 +138,7 @@ impl DedupSettings {
         args: &DedupArgs,
         index: Option<&StoredSettings>,
     ) -> Result<DedupSettings, SettingsError> {
-        let grouping = Grouping::new(&args.cluster, ClusterMode::Star);
+        let grouping = super::grouping(&args.cluster, ClusterMode::Star);
         let (matching, input, against) = match &args.against {
             None => {
                 let (matching, input) =
@@ -165,8 +173,8 @@ impl DedupSettings {
             removed: args.removed.clone(),
             against,
             update: args.update,
-            report: args.report.clone(),
-            run: Run::new(&args.run).with_memory(args.matching.memory),
+            report: report(&args.report),
+            run: Run { memory: args.matching.memory, ..super::run(&args.run) },
         })
     }
 }
@@ -189,7 +197,7 @@ pub struct ClusterSettings {
     /// `--parquet-compression`: the codec of the `--annotate` output.
     pub parquet_compression: ParquetCompression,
     /// `--report`, `--report-group`.
-    pub report: crate::flags::ReportOpts,
+    pub report: simhash_jobs::page::ReportSettings,
     /// Threads, progress and the summary.
     pub run: Run,
 }
@@ -208,13 +216,13 @@ impl ClusterSettings {
         Ok(ClusterSettings {
             input,
             matching,
-            grouping: Grouping::new(&args.cluster, ClusterMode::Components),
+            grouping: super::grouping(&args.cluster, ClusterMode::Components),
             output: args.output.output.clone(),
             singletons: args.singletons,
             annotate: args.annotate,
             parquet_compression,
-            report: args.report.clone(),
-            run: Run::new(&args.run).with_memory(args.matching.memory),
+            report: report(&args.report),
+            run: Run { memory: args.matching.memory, ..super::run(&args.run) },
         })
     }
 }
@@ -343,7 +351,7 @@ impl CppSettings {
             matching: simhash(args.distance, args.blocks)?,
             strict: args.strict,
             output: args.output.output.clone(),
-            run: Run::new(&args.run).with_memory(args.memory),
+            run: Run { memory: args.memory, ..super::run(&args.run) },
         })
     }
 }
@@ -373,5 +381,13 @@ impl EvalSettings {
             json: args.json,
             output: args.output.output.clone(),
         }
+    }
+}
+
+/// `--report` and `--report-group`.
+fn report(opts: &crate::flags::ReportOpts) -> simhash_jobs::page::ReportSettings {
+    simhash_jobs::page::ReportSettings {
+        report: opts.report.clone(),
+        report_group: opts.report_group.clone(),
     }
 }

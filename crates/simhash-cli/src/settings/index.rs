@@ -10,7 +10,8 @@ use simhash_index::lsh::{BandKeyWidth, Sketcher};
 
 use crate::flags::{FingerprintOpts, Format, IndexAddArgs, IndexQueryArgs, InputArgs, MatchOpts};
 
-use super::input::{Input, inputs_and_format};
+use super::Input;
+use super::input::inputs_and_format;
 use super::{Matching, Run, SettingsError, asked, matching, simhash, tables};
 
 /// The settings stored in an on-disk index.
@@ -55,7 +56,7 @@ pub fn index_input(
     if let Matching::Minhash { templates, .. } = &mut matching {
         *templates = opts.flags.templates.unwrap_or_default();
     }
-    let input = Input::reading(args, inputs, format, fingerprinter, sketcher);
+    let input = super::input::reading(args, inputs, format, fingerprinter, sketcher);
     Ok(IndexInput { stored, matching, input })
 }
 
@@ -159,7 +160,7 @@ pub struct IndexAddSettings<'a> {
 impl IndexAddSettings<'_> {
     /// The settings of `args`.
     pub fn new(args: &IndexAddArgs) -> IndexAddSettings<'_> {
-        IndexAddSettings { index: args.index.clone(), args, run: Run::new(&args.run) }
+        IndexAddSettings { index: args.index.clone(), args, run: super::run(&args.run) }
     }
 
     /// The input, read as the index's documents are (`index`: its settings, none for a
@@ -189,7 +190,7 @@ impl IndexQuerySettings<'_> {
             index: args.index.clone(),
             args,
             output: args.output.output.clone(),
-            run: Run::new(&args.run),
+            run: super::run(&args.run),
         }
     }
 

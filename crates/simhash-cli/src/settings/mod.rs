@@ -9,13 +9,12 @@
 
 use std::fmt;
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
 
 use simhash_core::Preset;
 use simhash_index::Blocks;
 
-use crate::flags::{ClusterMode, ClusterOpts, Format, KeepPolicy, MatchOpts, RunOpts};
-use crate::summary::Summary;
+use crate::flags::{ClusterMode, ClusterOpts, Format, MatchOpts, RunOpts};
+pub use simhash_jobs::{Grouping, Input, Run};
 
 /// A flag, or a combination of flags, that cannot run. Displayed as the message the user
 /// sees (after `simhash: `); the index's reason, when there is one, is the source.
@@ -99,7 +98,6 @@ pub use commands::{
 };
 pub use explain::ExplainSettings;
 pub use index::{IndexAddSettings, IndexInput, IndexQuerySettings, StoredSettings};
-pub use input::Input;
 pub use simhash_index::settings::Matching;
 
 impl From<simhash_index::settings::SettingsError> for SettingsError {
@@ -115,14 +113,6 @@ pub fn tables(
     n: usize,
 ) -> Result<simhash_index::Tables, SettingsError> {
     Ok(simhash_index::settings::tables(distance, blocks, n)?)
-}
-
-/// Notes the method (and the Jaccard threshold) in the summary.
-pub fn note_matching(matching: &Matching, summary: &mut Summary) {
-    summary.method = Some(matching.method());
-    if let Matching::Minhash { jaccard, .. } = *matching {
-        summary.jaccard = Some(jaccard);
-    }
 }
 
 /// What the flags ask of the one settings contract ([`simhash_index::settings::Asked`]).
@@ -159,52 +149,16 @@ fn matching(
 ) -> Result<Matching, SettingsError> {
     Ok(asked(opts, format, preset, fork_style).resolve()?)
 }
-/// Threads, progress and the summary.
-#[derive(Debug)]
-pub struct Run {
-    /// Worker threads (`-j`; all the cores when not given).
-    pub threads: usize,
-    /// `--quiet`: no progress and no summary.
-    pub quiet: bool,
-    /// `--stats`: where the run's counts go, as JSON.
-    pub stats: Option<PathBuf>,
-    /// `--memory`: the budget of all pairs within k bits (none: one pass).
-    pub memory: Option<u64>,
+/// The run's settings of `run`'s flags (threads: all the cores when not given).
+fn run(run: &RunOpts) -> Run {
+    let threads = run
+        .threads
+        .or_else(|| std::thread::available_parallelism().ok())
+        .map_or(1, NonZeroUsize::get);
+    Run { threads, quiet: run.quiet, stats: run.stats.clone(), memory: None }
 }
 
-impl Run {
-    fn new(run: &RunOpts) -> Run {
-        let threads = run
-            .threads
-            .or_else(|| std::thread::available_parallelism().ok())
-            .map_or(1, NonZeroUsize::get);
-        Run { threads, quiet: run.quiet, stats: run.stats.clone(), memory: None }
-    }
-
-    /// With the `--memory` budget of the simhash method.
-    fn with_memory(mut self, memory: Option<u64>) -> Run {
-        self.memory = memory;
-        self
-    }
-}
-
-/// How clusters are formed and which record of each is kept.
-#[derive(Clone, Copy, Debug)]
-pub struct Grouping {
-    /// `--mode`: star (each kept record's duplicates) or components.
-    pub mode: ClusterMode,
-    /// `--keep`: which record of a cluster is kept.
-    pub keep: KeepPolicy,
-    /// `--big-cluster`: clusters larger than this are warned about.
-    pub big_cluster: usize,
-}
-
-impl Grouping {
-    fn new(opts: &ClusterOpts, default: ClusterMode) -> Grouping {
-        Grouping {
-            mode: opts.mode.unwrap_or(default),
-            keep: opts.keep,
-            big_cluster: opts.big_cluster,
-        }
-    }
+/// The clusters' settings of `opts`, in `default` mode unless given.
+fn grouping(opts: &ClusterOpts, default: ClusterMode) -> Grouping {
+    Grouping { mode: opts.mode.unwrap_or(default), keep: opts.keep, big_cluster: opts.big_cluster }
 }

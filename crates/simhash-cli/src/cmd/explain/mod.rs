@@ -4,8 +4,8 @@
 //! The settings are dedup's own ([`ExplainSettings`] resolves them through
 //! [`DedupSettings::new`](crate::settings::DedupSettings::new)), and the decision is
 //! dedup's own: the two records are written to a temporary JSONL file and read, matched
-//! and clustered by the same code `simhash dedup` runs ([`crate::session::Session::read`],
-//! [`crate::matching::clusters`]). The rest of the report (the fingerprints, the shingle
+//! and clustered by the same code `simhash dedup` runs ([`simhash_jobs::Session::read`],
+//! [`simhash_jobs::matching::clusters`]). The rest of the report (the fingerprints, the shingle
 //! sets, the bands that meet) explains that decision from the same fingerprinter and
 //! sketcher ([`analysis`]).
 
@@ -19,10 +19,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use simhash_io::{Columns, IdValue, Parser};
+use simhash_jobs::Reading;
+use simhash_jobs::matching::{Grouped, clusters};
 
-use crate::corpus::Reading;
-use crate::matching::{Grouped, clusters};
-use crate::session::Session;
 use crate::settings::{ExplainSettings, Matching, Run};
 
 use records::Found;
@@ -124,7 +123,7 @@ pub fn decide(settings: &ExplainSettings, a: &Found, b: &Found) -> anyhow::Resul
         sketcher: dedup.input.reading.sketcher.clone(),
     };
     let run = Run { threads: 1, quiet: true, stats: None, memory: dedup.run.memory };
-    let mut session = Session::new("explain", &run, true)?;
+    let mut session = crate::progress::session("explain", &run, true)?;
     let mut sources = vec![simhash_io::Source::new(&path)];
     let corpus = session.read(&mut sources, reading, None, false)?;
     anyhow::ensure!(corpus.len() == 2, "internal error: {} records read of 2", corpus.len());
@@ -148,7 +147,7 @@ pub fn decide(settings: &ExplainSettings, a: &Found, b: &Found) -> anyhow::Resul
         _ => None,
     };
     // The keep order: the rank of each record; the later one is the walk's candidate.
-    let rank = crate::matching::priority(&corpus, dedup.grouping.keep)?;
+    let rank = simhash_jobs::matching::priority(&corpus, dedup.grouping.keep)?;
     let second_later = rank[1] >= rank[0];
     let b_later = second_later == a_first;
     Ok(Decision { outcome, verified_jaccard, relation, b_later })

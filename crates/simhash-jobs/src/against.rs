@@ -3,18 +3,18 @@
 //! with the matched documents hidden for the dedup walk.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
-use anyhow::Context;
 use rayon::prelude::*;
 use simhash_index::disk::{DiskIndex, Writer};
 use simhash_index::lsh::{DocSketch, EngineError, Relation, SpillStore, Templates};
 use simhash_io::{Output, Problem, Reason, Score};
 
+use simhash_index::disk::Settings as StoredSettings;
+
 use crate::corpus::Corpus;
-use crate::progress::Reporter;
-use crate::session::Session;
-use crate::settings::StoredSettings;
+use crate::error::{Context, Result};
+use crate::reporter::Reporter;
+use crate::session::{Finished, Session};
 
 /// The sketch of `doc` as the corpus's store holds it (none for a featureless document).
 pub fn doc_sketch(store: &SpillStore, doc: usize) -> Result<Option<DocSketch>, EngineError> {
@@ -46,7 +46,7 @@ pub struct Added {
 /// same content (the same shingle set, or the same fingerprint; both featureless counts).
 /// Such a record is not a duplicate of itself: a rerun of a committed run finds its kept
 /// records there.
-pub fn held_copy(index: &DiskIndex, corpus: &Corpus, doc: usize) -> anyhow::Result<Option<u64>> {
+pub fn held_copy(index: &DiskIndex, corpus: &Corpus, doc: usize) -> Result<Option<u64>> {
     // Most records' ids are not indexed: no payload is made for them.
     if index.find_id(&corpus.id(doc))?.is_none() {
         return Ok(None);
@@ -70,7 +70,7 @@ pub fn add_documents(
     names: &[String],
     docs: impl IntoIterator<Item = usize>,
     what: &str,
-) -> anyhow::Result<Added> {
+) -> Result<Added> {
     let mut counts = Added::default();
     for doc in docs {
         let id = corpus.id(doc);
@@ -138,11 +138,11 @@ pub fn first_matches(
     corpus: &Corpus,
     index: &DiskIndex,
     templates: Templates,
-) -> anyhow::Result<IndexMatches> {
-    let found: anyhow::Result<Vec<(Option<IndexMatch>, Option<u64>)>> = pool.install(|| {
+) -> Result<IndexMatches> {
+    let found: Result<Vec<(Option<IndexMatch>, Option<u64>)>> = pool.install(|| {
         (0..corpus.len())
             .into_par_iter()
-            .map(|doc| -> anyhow::Result<(Option<IndexMatch>, Option<u64>)> {
+            .map(|doc| -> Result<(Option<IndexMatch>, Option<u64>)> {
                 let own = held_copy(index, corpus, doc)?;
                 let first = match &corpus.sketches {
                     // MinHash: a record the index holds matches only what was added
@@ -175,6 +175,7 @@ pub fn first_matches(
 
 /// `dedup --against INDEX [--update]`: the index read, or (with --update) held by its one
 /// writer, which adds the kept records when the run succeeds.
+#[allow(missing_debug_implementations)]
 pub enum Against {
     /// The index, read only.
     Reading(Box<DiskIndex>),
@@ -188,10 +189,7 @@ impl Against {
     /// missing directory, whose parent exists, or an empty one). A directory that holds
     /// files but no MANIFEST, or a segment of another index, is an error (exit 2), and
     /// nothing is written into it.
-    pub fn open(
-        (path, stored): &(PathBuf, StoredSettings),
-        update: bool,
-    ) -> anyhow::Result<Against> {
+    pub fn open((path, stored): &(PathBuf, StoredSettings), update: bool) -> Result<Against> {
         Ok(if update {
             Against::Writing(Box::new(Writer::open(path, stored)?))
         } else {
@@ -215,7 +213,7 @@ impl Against {
         session: &mut Session,
         corpus: &Corpus,
         templates: Templates,
-    ) -> anyhow::Result<IndexMatches> {
+    ) -> Result<IndexMatches> {
         session.reporter.phase("matching the index", None);
         let matched = match self.index() {
             Some(index) => first_matches(&session.pool, corpus, index, templates)?,
@@ -235,7 +233,7 @@ impl Against {
         corpus: &Corpus,
         names: &[String],
         docs: impl IntoIterator<Item = usize>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<()> {
         if let Against::Writing(writer) = self {
             session.reporter.phase("indexing", None);
             let what = "kept in the output, not added to the index";
@@ -253,14 +251,14 @@ impl Against {
     /// after it, the run finishes and exits as usual. Only `kill -9` (or a failure to
     /// write the manifest) between the two leaves the outputs without the index's
     /// additions, and a rerun then writes the same outputs and adds them.
-    pub fn commit(self, session: Session, outputs: Vec<Output>) -> anyhow::Result<ExitCode> {
+    pub fn commit(self, session: Session, outputs: Vec<Output>) -> Result<Finished> {
         let Against::Writing(writer) = self else {
             return session.finish(outputs);
         };
         let dir =
             writer.index().map_or_else(|| "--against".into(), |i| i.dir().display().to_string());
         let mut outputs_in_place = false;
-        let done = writer.commit_with(|| -> anyhow::Result<_> {
+        let done = writer.commit_with(|| -> Result<_> {
             let hold = simhash_io::hold_signals();
             let code = session.finish(outputs)?;
             outputs_in_place = true;
@@ -272,7 +270,7 @@ impl Against {
                 drop(hold);
                 Ok(code)
             }
-            Err(e) if outputs_in_place => Err(e.context(format!(
+            Err(e) if outputs_in_place => Err(e.context(format_args!(
                 "{dir}: the output is written, but the kept records were not added to the index"
             ))),
             Err(e) => Err(e.context("nothing was committed")),

@@ -12,20 +12,21 @@ use std::path::Path;
 use simhash_io::{Body, Columns, LineReader, LineStatus, ParquetRows, Parser, Source};
 
 use crate::corpus::Corpus;
+use crate::error::Result;
 
 /// Characters of a text shown; the rest is cut and the page says so.
-pub const TEXT_CHARS: usize = 1500;
+pub(super) const TEXT_CHARS: usize = 1500;
 /// Characters of an id, a file name or a `--report-group` value shown; the rest is cut
 /// and the page says how long it was, so that neither the page nor the run's memory grows
 /// with them.
-pub const LABEL_CHARS: usize = 200;
+pub(super) const LABEL_CHARS: usize = 200;
 /// Distinct values of the `--report-group` field counted one by one; later new values
 /// count as "(other)".
-pub const GROUPS_TRACKED: usize = 10_000;
+pub(super) const GROUPS_TRACKED: usize = 10_000;
 
 /// A sampled record's text as the page shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Text {
+pub(super) struct Text {
     /// At most [`TEXT_CHARS`] characters.
     pub text: String,
     /// Characters in the whole text.
@@ -35,7 +36,7 @@ pub struct Text {
 /// What a record is counted under in the `--report-group` table: every record under
 /// exactly one.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Group {
+pub(super) enum Group {
     /// The field's string value.
     Value(String),
     /// A value longer than [`LABEL_CHARS`]: its first characters, its length in
@@ -64,7 +65,7 @@ impl Group {
 
     /// Its row's name on the page: a value as it is (quoted when it starts with `(`, so
     /// that it never reads as one of the rows that are not a value), a long value cut.
-    pub fn label(&self) -> String {
+    pub(super) fn label(&self) -> String {
         match self {
             Group::Value(v) if v.starts_with('(') => {
                 serde_json::to_string(v).unwrap_or_else(|_| v.clone())
@@ -82,7 +83,7 @@ impl Group {
 
 /// What the pass found.
 #[derive(Debug, Default)]
-pub struct Found {
+pub(super) struct Found {
     /// The texts of the wanted documents that could be read.
     pub texts: HashMap<u32, Text>,
     /// Per group of the group field: (documents, flagged documents).
@@ -98,14 +99,14 @@ pub struct Found {
 
 /// The row of records without a value of the group field (or whose value is not a
 /// string).
-pub const NO_VALUE: &str = "(none)";
+pub(super) const NO_VALUE: &str = "(none)";
 /// The row of records past [`GROUPS_TRACKED`] distinct values.
-pub const OTHER: &str = "(other)";
+pub(super) const OTHER: &str = "(other)";
 /// The row of records that could not be read again.
-pub const UNREAD: &str = "(not read again)";
+pub(super) const UNREAD: &str = "(not read again)";
 
 /// `text` cut to [`LABEL_CHARS`] characters, saying how many it had.
-pub fn cut_label(text: &str) -> String {
+pub(super) fn cut_label(text: &str) -> String {
     match label_end(text) {
         None => text.to_string(),
         Some(end) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
@@ -121,7 +122,7 @@ fn label_end(text: &str) -> Option<usize> {
 /// Reads the inputs again: the texts of `wanted` (sorted documents), and, with `group`,
 /// each document's value of that dotted path counted with `flagged` (the documents the
 /// run removed, or that are in a pair).
-pub fn read(
+pub(super) fn read(
     sources: &[Source],
     corpus: &Corpus,
     parser: &Parser,
@@ -191,7 +192,7 @@ impl Pass<'_> {
         max: u64,
         flagged: &dyn Fn(u32) -> bool,
         found: &mut Found,
-    ) -> anyhow::Result<()> {
+    ) -> Result<()> {
         let mut lines = LineReader::new(source.reopen()?, max);
         let mut buf = Vec::new();
         loop {
@@ -230,7 +231,7 @@ impl Pass<'_> {
         group: Option<&Columns>,
         flagged: &dyn Fn(u32) -> bool,
         found: &mut Found,
-    ) -> anyhow::Result<()> {
+    ) -> Result<()> {
         let Parser::Json(columns) = self.parser else { return Ok(()) };
         let first = self.first_doc_after(line_base);
         let mut doc = first;
@@ -351,7 +352,7 @@ fn count_group(found: &mut Found, doc: u32, group: Group, flagged: bool) {
 }
 
 /// The first [`TEXT_CHARS`] characters of `text`, and how many it has.
-pub fn truncate(text: &str) -> Text {
+pub(super) fn truncate(text: &str) -> Text {
     let chars = text.chars().count();
     let end = text.char_indices().nth(TEXT_CHARS).map_or(text.len(), |(i, _)| i);
     Text { text: text[..end].to_string(), chars }

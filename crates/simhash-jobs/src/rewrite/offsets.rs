@@ -3,12 +3,12 @@
 
 use std::io::Write;
 
-use anyhow::Context;
 use rayon::prelude::*;
 use simhash_io::{LineAt, LinesAt, Source};
 
 use super::notes::record;
-use super::{Entry, Pass, Progress};
+use super::{Entry, Pass, PassProgress};
+use crate::error::{Context, JobError, Result, bail, ensure};
 
 /// Bytes of lines one task of [`AtOffsets::copy`] reads (about: its lines are whole).
 const CHUNK_BYTES: u64 = 512 << 10;
@@ -38,7 +38,7 @@ impl Spare {
 }
 
 /// One input file read at offsets: the wanted lines only, where the first pass found them
-/// ([`Corpus::offset`](crate::corpus::Corpus::offset)).
+/// ([`Corpus::offset`](crate::Corpus::offset)).
 pub(super) struct AtOffsets<'a> {
     /// The pass.
     pub(super) pass: &'a Pass<'a>,
@@ -65,7 +65,7 @@ struct Place {
 
 impl AtOffsets<'_> {
     /// The file's first line when it is a hash TSV header.
-    pub(super) fn header(&self) -> anyhow::Result<Option<Vec<u8>>> {
+    pub(super) fn header(&self) -> Result<Option<Vec<u8>>> {
         let mut lines = LinesAt::new(self.file);
         let limit = self.pass.max_record_bytes.saturating_add(2);
         let line = lines.line(0, limit).with_context(|| self.read_error())?;
@@ -80,7 +80,7 @@ impl AtOffsets<'_> {
     }
 
     /// Where the lines of `wanted` are.
-    fn places(&self, wanted: &[Entry]) -> anyhow::Result<Vec<Place>> {
+    fn places(&self, wanted: &[Entry]) -> Result<Vec<Place>> {
         let corpus = self.pass.corpus;
         let longest = self.pass.max_record_bytes.saturating_add(2);
         let mut places = Vec::with_capacity(wanted.len());
@@ -106,9 +106,9 @@ impl AtOffsets<'_> {
     pub(super) fn copy(
         &self,
         wanted: &[Entry],
-        progress: &Progress,
+        progress: &PassProgress,
         out: &mut (dyn Write + Send),
-    ) -> anyhow::Result<u64> {
+    ) -> Result<u64> {
         let mut places = self.places(wanted)?;
         let mut ends = Vec::new();
         let mut start = 0;
@@ -135,14 +135,14 @@ impl AtOffsets<'_> {
         let window = 4 * self.pass.pool.current_num_threads();
         // Buffers used before, to use again rather than clear new memory for each chunk.
         let spare = Spare::default();
-        let write = |out: &mut (dyn Write + Send), done: Vec<anyhow::Result<Vec<u8>>>| {
+        let write = |out: &mut (dyn Write + Send), done: Vec<Result<Vec<u8>>>| {
             for bytes in done {
                 let mut bytes = bytes?;
                 out.write_all(&bytes)?;
                 bytes.clear();
                 Spare::put(&spare.written, bytes);
             }
-            anyhow::Ok(())
+            Ok::<(), JobError>(())
         };
         let read = |chunk: &&[Place]| {
             let mut lines = LinesAt::with_buffer(self.file, Spare::take(&spare.read));
@@ -178,7 +178,7 @@ impl AtOffsets<'_> {
         lines: &mut LinesAt<'_>,
         places: &[Place],
         mut out: Vec<u8>,
-    ) -> anyhow::Result<Vec<u8>> {
+    ) -> Result<Vec<u8>> {
         for place in places {
             let (_, expected, doc) = place.entry;
             let number = place.entry.0 - self.base;
@@ -187,17 +187,19 @@ impl AtOffsets<'_> {
                 match lines.line(place.offset, place.limit).with_context(|| self.read_error())? {
                     LineAt::Line(raw) => raw,
                     LineAt::Unended => &[],
-                    LineAt::Gone => anyhow::bail!(
+                    LineAt::Gone => bail!(
+                        Input,
                         "{}: the input changed while it was read (line {number} is gone)",
                         self.source.name
                     ),
                 };
             let buf = simhash_io::line_content(raw);
             // The line must be the record that was read and matched in the first pass.
-            anyhow::ensure!(
+            ensure!(
                 !raw.is_empty()
                     && buf.len() as u64 <= self.pass.max_record_bytes
                     && expected.is_none_or(|h| h == simhash_io::line_hash(buf)),
+                Input,
                 "{}:{number}: the input changed while it was read (this record differs from \
                  the first pass); nothing was written",
                 self.source.name,

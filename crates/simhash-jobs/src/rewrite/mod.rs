@@ -8,8 +8,8 @@
 //! A JSONL or hash TSV file that can be read at offsets (not compressed; standard input's
 //! temporary copy) has only its wanted lines read, where the first pass found them
 //! ([`Corpus::offset`]): chunks of them read, checked and annotated on the job's threads,
-//! and written in order on one ([`AtOffsets`](offsets::AtOffsets)). A compressed file is read again from its
-//! start, the lines not wanted skipped without being copied. Either way each wanted line
+//! and written in order on one (`offsets.rs`'s `AtOffsets`). A compressed file is read
+//! again from its start, the lines not wanted skipped without being copied. Either way each wanted line
 //! is hashed and checked against the first pass's hash of it: a line that differs (or is
 //! gone) is an error, and nothing is written.
 //!
@@ -21,11 +21,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::Context;
 use simhash_io::{InputFile, Output, ParquetCompression, Parser, Source};
 
 use crate::corpus::Corpus;
-use crate::progress::Reporter;
+use crate::error::{Context, Result, bail};
+use crate::reporter::Reporter;
 
 mod copy;
 mod dir;
@@ -64,14 +64,21 @@ pub fn drop_in_background<T: Send + 'static>(value: T) {
 }
 
 /// Where the records go.
+#[allow(missing_debug_implementations)]
 pub enum Target<'a> {
     /// One output for every input.
     One(Output),
     /// One output per input file, at its relative path under the directory.
-    Dir { root: &'a Path, files: &'a [InputFile] },
+    Dir {
+        /// The directory (`--output-dir`).
+        root: &'a Path,
+        /// The input files, whose relative paths the outputs take.
+        files: &'a [InputFile],
+    },
 }
 
 /// What the second pass reads and how.
+#[allow(missing_debug_implementations)]
 pub struct Pass<'a> {
     /// Reads the records (JSON or hash TSV).
     pub parser: &'a Parser,
@@ -83,7 +90,7 @@ pub struct Pass<'a> {
     pub corpus: &'a Corpus,
     /// What `--annotate` adds.
     pub notes: &'a Notes<'a>,
-    /// Progress and warnings.
+    /// PassProgress and warnings.
     pub reporter: &'a Reporter,
     /// The job's threads: `--output-dir` writes its files on them.
     pub pool: &'a rayon::ThreadPool,
@@ -96,11 +103,7 @@ pub struct Pass<'a> {
 
 /// Writes the `wanted` records to `target`; returns the outputs to commit and how many
 /// records were written.
-pub fn write(
-    pass: &Pass<'_>,
-    wanted: &Wanted,
-    target: Target<'_>,
-) -> anyhow::Result<(Vec<Output>, u64)> {
+pub fn write(pass: &Pass<'_>, wanted: &Wanted, target: Target<'_>) -> Result<(Vec<Output>, u64)> {
     let (result, rest) = match target {
         Target::One(out) if pass.parquet => {
             let mut rest = wanted.iter().peekable();
@@ -108,7 +111,7 @@ pub fn write(
             (result, &wanted[wanted.len() - rest.len()..])
         }
         Target::One(out) => {
-            let progress = Progress::default();
+            let progress = PassProgress::default();
             let mut copy = Copy::new(pass, false, &progress);
             let mut out = out;
             let mut rest = &wanted[..];
@@ -122,7 +125,7 @@ pub fn write(
         Target::Dir { root, files } => dir(pass, wanted, root, files)?,
     };
     if let Some(&(line, ..)) = rest.first() {
-        anyhow::bail!("the input changed while it was read (line {line} is gone)");
+        bail!(Input, "the input changed while it was read (line {line} is gone)");
     }
     Ok(result)
 }
@@ -134,12 +137,12 @@ type Written = (Vec<Output>, u64);
 
 /// Bytes and lines of the second pass so far, over every file (for the progress bar).
 #[derive(Default)]
-struct Progress {
+struct PassProgress {
     bytes: AtomicU64,
     lines: AtomicU64,
 }
 
-impl Progress {
+impl PassProgress {
     /// Adds what a file read since its last report, and shows the totals.
     fn add(&self, reporter: &Reporter, bytes: u64, lines: u64) {
         let bytes = self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
@@ -149,7 +152,7 @@ impl Progress {
 }
 
 /// Writes a line, adding the newline a last line may lack.
-fn write_line(out: &mut dyn Write, line: &[u8]) -> anyhow::Result<()> {
+fn write_line(out: &mut dyn Write, line: &[u8]) -> Result<()> {
     out.write_all(line)?;
     if line.last() != Some(&b'\n') {
         out.write_all(b"\n")?;
@@ -159,7 +162,7 @@ fn write_line(out: &mut dyn Write, line: &[u8]) -> anyhow::Result<()> {
 
 /// The directories `--output-dir` creates, removed again (when still empty) unless the run
 /// succeeds: a failed run leaves nothing.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct CreatedDirs {
     dirs: Vec<PathBuf>,
     keep: bool,
@@ -167,7 +170,7 @@ pub struct CreatedDirs {
 
 impl CreatedDirs {
     /// Creates `dir` and the directories above it that are missing, noting each.
-    pub fn create(&mut self, dir: &Path) -> anyhow::Result<()> {
+    pub fn create(&mut self, dir: &Path) -> Result<()> {
         let mut missing = Vec::new();
         let mut at = Some(dir);
         while let Some(d) = at.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
@@ -199,11 +202,12 @@ impl Drop for CreatedDirs {
 }
 
 /// Whether the inputs are Parquet files; all or none must be (`what`: why, for the error).
-pub fn parquet_inputs(inputs: &simhash_io::Inputs, what: &str) -> anyhow::Result<bool> {
+pub fn parquet_inputs(inputs: &simhash_io::Inputs, what: &str) -> Result<bool> {
     let files = inputs.files();
     let parquet = files.first().is_some_and(|f| simhash_io::is_parquet(&f.path));
     if let Some(other) = files.iter().find(|f| simhash_io::is_parquet(&f.path) != parquet) {
-        anyhow::bail!(
+        bail!(
+            Input,
             "{what}: {} and {} are not both Parquet",
             files[0].path.display(),
             other.path.display()

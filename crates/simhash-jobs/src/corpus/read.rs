@@ -17,13 +17,13 @@ use super::*;
 /// simhash-dist numbers shards), and each file's lines end at its end: a file without a
 /// final newline is read as if it had one. A hash TSV header is skipped at the top of each
 /// file. Problems name the file and the line in it.
-pub fn read(
+pub(crate) fn read(
     sources: &mut [Source],
     options: &ReadOptions,
     reporter: &mut Reporter,
-) -> anyhow::Result<Corpus> {
+) -> Result<Corpus> {
     if sources.iter().any(Source::is_stdin) {
-        reporter.reading_terminal();
+        reporter.reading_stdin();
     }
     let threads = options.threads.max(1);
     let stop = AtomicBool::new(false);
@@ -67,8 +67,9 @@ pub fn read(
         }
         // Let the workers finish: drain what is left so that no sender blocks.
         for _ in &done_rx {}
-        let read_result =
-            reader_thread.join().map_err(|_| anyhow::anyhow!("reader thread panicked"))?;
+        let read_result = reader_thread
+            .join()
+            .map_err(|_| JobError::new(ErrorKind::Internal, "reader thread panicked"))?;
         let corpus = result?;
         read_result?;
         Ok(corpus)
@@ -81,7 +82,7 @@ pub(super) fn read_sources(
     options: &ReadOptions,
     tx: &Sender<RawBatch>,
     stop: &AtomicBool,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let mut seq = 0;
     // Records (not hash input) in a regular file: the workers read the file themselves.
     let spans = options.reading.parser.hash_format().is_none();
@@ -104,7 +105,7 @@ pub(super) fn read_sources(
                 read_batches(reader, options, batches)
             }
             .map_err(|(line, e)| {
-                anyhow::Error::new(e).context(format!("{}:{line}: read error", source.name))
+                JobError::from(e).context(format!("{}:{line}: read error", source.name))
             })?
         };
         seq = next_seq;
@@ -340,9 +341,10 @@ pub(super) fn read_parquet(
     size: Option<u64>,
     options: &ReadOptions,
     mut out: Batches<'_>,
-) -> anyhow::Result<u64> {
+) -> Result<u64> {
     let simhash_io::Parser::Json(columns) = &options.reading.parser else {
-        anyhow::bail!(
+        bail!(
+            Input,
             "{}: Parquet input holds text columns: --format hash does not apply",
             path.display()
         );

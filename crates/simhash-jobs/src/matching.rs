@@ -2,22 +2,23 @@
 //! either mode with the record each keeps. The engines are the index crate's; this module
 //! picks them, reports progress and notes their counts in the summary.
 
-use anyhow::Context;
-use simhash_cluster::{Clusters, Representative, UnionFind};
+use simhash_cluster::{Clusters, KeepPolicy, Mode as ClusterMode, Representative, UnionFind};
 use simhash_core::Fingerprint;
 use simhash_index::lsh::{self, Masked, Relation, SpillStore};
 use simhash_index::{AllPairs, Blocks, DedupWalk, Tables};
 use simhash_io::Score;
 
+use simhash_index::settings::Matching;
+
 use crate::corpus::Corpus;
-use crate::flags::{ClusterMode, KeepPolicy};
+use crate::error::{Context, Result, ensure};
 use crate::session::Session;
-use crate::settings::{Grouping, Matching};
+use crate::settings::Grouping;
 use crate::summary::{self, Summary};
 
 /// The tables for `n` fingerprints: the planner's choice for `--blocks auto`.
-fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> anyhow::Result<Tables> {
-    let tables = crate::settings::tables(k, blocks, n)?;
+fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> Result<Tables> {
+    let tables = simhash_index::settings::tables(k, blocks, n)?;
     summary.blocks = Some(tables.blocks());
     summary.distance = Some(k);
     summary.tables = Some(tables.len());
@@ -37,7 +38,7 @@ pub fn match_docs(
     corpus: &Corpus,
     matching: &Matching,
     mut sink: impl FnMut(u32, u32, Score, Option<Relation>) + Send,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     match *matching {
         Matching::Simhash { distance, blocks } => {
             let identical = simhash_index::collapse_identical(corpus.fingerprints(), None);
@@ -67,7 +68,7 @@ pub fn match_docs(
     }
 }
 
-fn sketches_of(corpus: &Corpus) -> anyhow::Result<&SpillStore> {
+fn sketches_of(corpus: &Corpus) -> Result<&SpillStore> {
     corpus.sketches.as_ref().context("internal error: no MinHash sketches")
 }
 
@@ -90,13 +91,13 @@ fn fingerprints_of(corpus: &Corpus, docs: &[u32]) -> Vec<Fingerprint> {
 
 /// Runs the index over `fps` and calls `sink` with each pair of positions `(a, b,
 /// distance)`, `a < b`, each pair once; returns the number of pairs.
-pub(crate) fn match_fingerprints(
+pub fn match_fingerprints(
     session: &mut Session,
     fps: &[Fingerprint],
     distance: u32,
     blocks: Blocks,
     mut sink: impl FnMut(u32, u32, u32) + Send,
-) -> anyhow::Result<u64> {
+) -> Result<u64> {
     let tables = tables(distance, blocks, fps.len(), &mut session.summary)?;
     session.reporter.phase("matching", None);
     let mut count = 0u64;
@@ -124,7 +125,7 @@ pub(crate) fn match_fingerprints(
 /// Each document's place in the keep policy's priority order (0 first): input order,
 /// longest text first (ties in input order), or lowest id first; the library's
 /// [`Representative::ranks`] over the texts' lengths or the ids' ranks.
-pub fn priority(corpus: &Corpus, keep: KeepPolicy) -> anyhow::Result<Vec<u32>> {
+pub fn priority(corpus: &Corpus, keep: KeepPolicy) -> Result<Vec<u32>> {
     with_policy(corpus, keep, |policy| policy.ranks(corpus.len())).context("too many documents")
 }
 
@@ -140,6 +141,7 @@ fn with_policy<R>(corpus: &Corpus, keep: KeepPolicy, f: impl FnOnce(Representati
 
 /// Near-duplicate clusters, and for the star walk with minhash each removed document's
 /// Jaccard similarity to its kept one.
+#[derive(Debug)]
 pub struct Grouped {
     /// The clusters (with the star walk, each removed document's kept one).
     pub clusters: Clusters,
@@ -157,7 +159,7 @@ fn simhash_walk(
     distance: u32,
     blocks: Blocks,
     rank: &[u32],
-) -> anyhow::Result<Vec<u32>> {
+) -> Result<Vec<u32>> {
     let Session { pool, reporter, summary, .. } = session;
     let walk = pool.install(|| DedupWalk::new(fps, rank));
     let tables = tables(distance, blocks, walk.distinct(), summary)?;
@@ -179,7 +181,7 @@ pub fn clusters(
     corpus: &Corpus,
     matching: &Matching,
     grouping: &Grouping,
-) -> anyhow::Result<Grouped> {
+) -> Result<Grouped> {
     clusters_of(session, corpus, matching, grouping, None)
 }
 
@@ -192,8 +194,8 @@ pub fn star_clusters_without(
     matching: &Matching,
     grouping: &Grouping,
     hidden: &[bool],
-) -> anyhow::Result<Grouped> {
-    anyhow::ensure!(grouping.mode == ClusterMode::Star, "internal error: hiding needs star mode");
+) -> Result<Grouped> {
+    ensure!(grouping.mode == ClusterMode::Star, Internal, "internal error: hiding needs star mode");
     clusters_of(session, corpus, matching, grouping, Some(hidden))
 }
 
@@ -203,7 +205,7 @@ fn clusters_of(
     matching: &Matching,
     grouping: &Grouping,
     hidden: Option<&[bool]>,
-) -> anyhow::Result<Grouped> {
+) -> Result<Grouped> {
     let opts = grouping;
     let (mut jaccard_of, mut relation_of) = (None, None);
     let clusters = match grouping.mode {
@@ -340,12 +342,12 @@ fn id_ranks(corpus: &Corpus) -> Vec<u64> {
 
 /// The relation of removed document `doc` to its kept one `rep`, as `--removed` prints it:
 /// the walk's, or (components) read from their tokens; none with simhash.
-pub(crate) fn removal_relation(
+pub fn removal_relation(
     sketches: Option<&SpillStore>,
     relation: Option<&[Relation]>,
     doc: usize,
     rep: usize,
-) -> anyhow::Result<Option<Relation>> {
+) -> Result<Option<Relation>> {
     Ok(match (relation, sketches) {
         (Some(relation), _) => Some(relation[doc]),
         (None, Some(sketches)) => Some(lsh::relation_in(sketches, doc, rep)?),
@@ -355,13 +357,13 @@ pub(crate) fn removal_relation(
 
 /// The score of removed document `doc` against its kept one `rep`, as `--removed` prints
 /// it: the walk's Jaccard, the Jaccard of the sketches, or the Hamming distance.
-pub(crate) fn removal_score(
+pub fn removal_score(
     corpus: &Corpus,
     sketches: Option<&SpillStore>,
     jaccard: Option<&[f64]>,
     doc: usize,
     rep: usize,
-) -> anyhow::Result<Score> {
+) -> Result<Score> {
     Ok(match (sketches, jaccard) {
         (_, Some(jaccard)) => Score::Jaccard(jaccard[doc]),
         (Some(sketches), None) => {

@@ -6,15 +6,18 @@
 //! (`html.rs`, with `page.css` and `page.js` inlined) and put in place with the other
 //! outputs, all or none.
 
+use std::path::PathBuf;
+
 use simhash_cluster::Clusters;
 use simhash_index::lsh::{Relation, SpillStore};
+use simhash_index::settings::Matching;
 use simhash_io::{Output, Source};
 
 use crate::against::IndexMatches;
 use crate::corpus::Corpus;
-use crate::flags::ReportOpts;
+use crate::error::Result;
 use crate::session::Session;
-use crate::settings::{Input, Matching};
+use crate::settings::Input;
 use crate::summary::Summary;
 
 mod collect;
@@ -23,15 +26,25 @@ mod texts;
 
 pub use collect::Measure;
 
+/// `--report FILE.html` and `--report-group FIELD`.
+#[derive(Clone, Debug, Default)]
+pub struct ReportSettings {
+    /// Where the page goes (none: no page).
+    pub report: Option<PathBuf>,
+    /// The field whose values the page counts records and removals by.
+    pub report_group: Option<String>,
+}
+
 /// Adds `--report` to the run's outputs, so that it can be neither an input nor another
 /// output.
-pub fn plan(plan: &mut simhash_io::WritePlan, opts: &ReportOpts) {
+pub fn plan(plan: &mut simhash_io::WritePlan, opts: &ReportSettings) {
     if let Some(path) = &opts.report {
         plan.output("--report", path);
     }
 }
 
 /// The page being gathered during a run.
+#[allow(missing_debug_implementations)]
 pub struct Report {
     out: Output,
     group: Option<String>,
@@ -45,6 +58,7 @@ pub struct Report {
 }
 
 /// The rendered page waiting for the summary (see [`Session::finish`]).
+#[allow(missing_debug_implementations)]
 pub struct Pending {
     out: Output,
     data: html::Data,
@@ -52,7 +66,7 @@ pub struct Pending {
 
 impl Pending {
     /// Writes the page with the run's summary; returns the output to commit.
-    pub fn write(self, summary: &Summary) -> anyhow::Result<Output> {
+    pub fn write(self, summary: &Summary) -> Result<Output> {
         let mut out = self.out;
         html::write(&mut out, &self.data, summary)?;
         Ok(out)
@@ -63,10 +77,10 @@ impl Report {
     /// The page's output, created now so that a bad path fails before any work; `None`
     /// without `--report`.
     pub fn open(
-        opts: &ReportOpts,
+        opts: &ReportSettings,
         command: &'static str,
         matching: &Matching,
-    ) -> anyhow::Result<Option<Report>> {
+    ) -> Result<Option<Report>> {
         let Some(path) = &opts.report else { return Ok(None) };
         let measure = match *matching {
             Matching::Simhash { distance, .. } => Measure::Distance(distance),
@@ -123,7 +137,7 @@ impl Report {
         clusters: &Clusters,
         (jaccard, relation): (Option<&[f64]>, Option<&[Relation]>),
         index: Option<&IndexMatches>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<()> {
         for doc in 0..corpus.len() {
             if let Some(m) = index.and_then(|m| m.first[doc].as_ref()) {
                 self.index_removed += 1;

@@ -3,12 +3,12 @@
 
 use std::io::Write;
 
-use anyhow::Context;
 use simhash_io::{LineReader, LineStatus, Parser, Source};
 
 use super::notes::record;
 use super::offsets::AtOffsets;
-use super::{Entry, Notes, Pass, Progress, write_line};
+use super::{Entry, Notes, Pass, PassProgress, write_line};
+use crate::error::{Context, Result, ensure};
 
 /// The second pass over JSONL and hash TSV inputs.
 ///
@@ -25,14 +25,18 @@ pub(super) struct Copy<'p> {
     /// Records written so far.
     pub(super) written: u64,
     /// Bytes and lines read, for the progress bar.
-    progress: &'p Progress,
+    progress: &'p PassProgress,
     /// The annotated line.
     line: Vec<u8>,
 }
 
 impl<'p> Copy<'p> {
     /// A copy for `pass` (`header_each`: each output gets its input's hash TSV header).
-    pub(super) fn new(pass: &'p Pass<'p>, header_each: bool, progress: &'p Progress) -> Copy<'p> {
+    pub(super) fn new(
+        pass: &'p Pass<'p>,
+        header_each: bool,
+        progress: &'p PassProgress,
+    ) -> Copy<'p> {
         Copy { pass, header_each, header_written: false, written: 0, progress, line: Vec::new() }
     }
 
@@ -47,7 +51,7 @@ impl<'p> Copy<'p> {
         lines: u64,
         wanted: &mut &[Entry],
         out: &mut (dyn Write + Send),
-    ) -> anyhow::Result<()> {
+    ) -> Result<()> {
         if self.header_each {
             self.header_written = false;
         }
@@ -82,7 +86,7 @@ impl<'p> Copy<'p> {
         lines: u64,
         wanted: &mut &[Entry],
         out: &mut (dyn Write + Send),
-    ) -> anyhow::Result<()> {
+    ) -> Result<()> {
         // What was added to the progress so far.
         let (mut shown_bytes, mut shown_lines) = (0, 0);
         let mut reader = LineReader::new(source.reopen()?, self.pass.max_record_bytes);
@@ -112,9 +116,10 @@ impl<'p> Copy<'p> {
                 } else if let Some(&(_, expected, doc)) = entry {
                     *wanted = &wanted[1..];
                     // The line must be the record that was read and matched in the first pass.
-                    anyhow::ensure!(
+                    ensure!(
                         status == LineStatus::Ok
                             && expected.is_none_or(|h| h == simhash_io::line_hash(buf)),
+                        Input,
                         "{}:{number}: the input changed while it was read (this record differs \
                          from the first pass); nothing was written",
                         source.name,
@@ -139,8 +144,9 @@ impl<'p> Copy<'p> {
                 break;
             }
         }
-        anyhow::ensure!(
+        ensure!(
             wanted.first().is_none_or(|w| w.0 > base + lines),
+            Input,
             "{}: the input changed while it was read (line {} is gone)",
             source.name,
             wanted.first().map_or(0, |w| w.0 - base)

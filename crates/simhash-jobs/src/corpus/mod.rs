@@ -20,7 +20,8 @@ use simhash_io::{
     Source,
 };
 
-use crate::progress::Reporter;
+use crate::error::{ErrorKind, JobError, Result, bail};
+use crate::reporter::Reporter;
 
 mod batch;
 mod collect;
@@ -28,7 +29,7 @@ mod read;
 mod sample;
 
 use batch::Meta;
-pub use read::read;
+pub(crate) use read::read;
 
 /// How a line becomes a document: its record (read by `parser`), and for text the
 /// fingerprint and, with a sketcher, the MinHash sketch.
@@ -50,7 +51,8 @@ impl Reading {
 }
 
 /// How the input is read: the records, the threads, and what is kept.
-pub struct ReadOptions {
+#[allow(missing_debug_implementations)]
+pub(crate) struct ReadOptions {
     /// How a line becomes a document.
     pub reading: Reading,
     /// Worker threads that parse and fingerprint.
@@ -89,7 +91,7 @@ pub struct Corpus {
     id_tag: Option<String>,
     /// None when featureless.
     fps: Vec<Option<Fingerprint>>,
-    /// Read with [`ReadOptions::compact`]: the hashes alone, in input order, and no other
+    /// Read with the compact reading ([`Session::read_hashes`](crate::Session::read_hashes)): the hashes alone, in input order, and no other
     /// per-record field (`fps`, `lines` and the rest stay empty).
     compact: Option<Vec<Fingerprint>>,
     /// The id was a JSON number (or a line number), not a string.
@@ -119,14 +121,31 @@ pub struct Corpus {
     pub bytes: u64,
 }
 
+impl std::fmt::Debug for Corpus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Corpus")
+            .field("documents", &self.len())
+            .field("records", &self.records)
+            .field("bytes", &self.bytes)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Corpus {
     /// How many documents.
     pub fn len(&self) -> usize {
         self.compact.as_ref().map_or(self.fps.len(), Vec::len)
     }
 
-    /// The hashes of a corpus read with [`ReadOptions::compact`], in input order (records
-    /// without one, which simhash-cpp's input never has, left out); empty otherwise.
+    /// Whether there are no documents.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The hashes of a corpus read compact (8 bytes a record, as
+    /// [`Session::read_hashes`](crate::Session::read_hashes) reads), in input order
+    /// (records without one, which simhash-cpp's input never has, left out); empty
+    /// otherwise.
     pub fn take_hashes(&mut self) -> Vec<Fingerprint> {
         self.compact.take().unwrap_or_default()
     }
@@ -165,8 +184,8 @@ impl Corpus {
     /// (line numbers alone restart at 0 in every run), and the same files read again have
     /// the same ids, so that a rerun finds its records already indexed; the same lines in
     /// another file are another input. Needs the line hashes (a corpus read for two passes,
-    /// or [`ReadOptions::line_hashes`]); returns the tag, or none when the records have ids
-    /// (or there are none).
+    /// or by [`Session::read_for_index`](crate::Session::read_for_index)); returns the tag,
+    /// or none when the records have ids (or there are none).
     pub fn tag_line_ids(&mut self, inputs: &[&Path]) -> Option<&str> {
         if !self.generated || self.line_hashes.len() != self.fps.len() || self.fps.is_empty() {
             return None;
@@ -256,7 +275,7 @@ impl Corpus {
         meta: Meta,
         sketch: Option<&DocSketch>,
         place: Option<SetPlace>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<()> {
         let Meta { numeric, generated, fp, line, len, line_hash, offset } = meta;
         if let Some(hashes) = &mut self.compact {
             match fp {

@@ -4,12 +4,20 @@ use std::io::Write;
 
 use simhash_io::{ExtraColumn, ExtraKind, ExtraRows, ExtraValue, IdValue, Score};
 
+use crate::error::{Result, bail, ensure};
+
 /// What `--annotate` adds to each record written.
+#[allow(missing_debug_implementations)]
 pub enum Notes<'a> {
     /// Nothing: the records are copied as they are.
     None,
     /// dedup: `duplicate_of` and `similarity`, for each document (`None`: kept).
-    Dedup { of: Vec<Option<(IdValue<'a>, Score)>>, jaccard: bool },
+    Dedup {
+        /// Each removed document's kept record (its id) and score; `None`: kept.
+        of: Vec<Option<(IdValue<'a>, Score)>>,
+        /// Scores are Jaccard similarities (a float column), not distances.
+        jaccard: bool,
+    },
     /// cluster: `cluster`, for each document (`None`: in no cluster that is written).
     Cluster(Vec<Option<u64>>),
 }
@@ -92,21 +100,23 @@ pub(super) fn record(
     doc: usize,
     raw: &[u8],
     out: &mut Vec<u8>,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     if matches!(notes, Notes::None) {
         out.extend_from_slice(raw);
     } else {
         let buf = simhash_io::line_content(raw);
         if let Some(field) = simhash_io::json_fields(buf, notes.names()) {
-            anyhow::bail!(
+            bail!(
+                Input,
                 "{name}:{number}: the record already has a field {field:?}: --annotate would \
                  write it twice (rename the field first); nothing was written",
             );
         }
         // The record parsed as a JSON object: its last byte that is not white space is `}`.
         let end = buf.iter().rposition(|b| !b.is_ascii_whitespace()).unwrap_or(0);
-        anyhow::ensure!(
+        ensure!(
             buf.get(end) == Some(&b'}'),
+            Input,
             "{name}:{number}: not a JSON object: cannot annotate it",
         );
         out.extend_from_slice(&buf[..end]);

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write;
 
 use serde::Serialize;
 
@@ -131,12 +130,16 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// The summary line on stderr.
-    pub fn print(&self) {
-        let _ = writeln!(std::io::stderr().lock(), "simhash: {}", self.one_line());
+    /// Notes the method (and the Jaccard threshold).
+    pub fn note_matching(&mut self, matching: &simhash_index::settings::Matching) {
+        self.method = Some(matching.method());
+        if let simhash_index::settings::Matching::Minhash { jaccard, .. } = *matching {
+            self.jaccard = Some(jaccard);
+        }
     }
 
-    fn one_line(&self) -> String {
+    /// The summary line a command line prints on stderr at the end (after `simhash: `).
+    pub fn line(&self) -> String {
         let mut s = format!(
             "{} records read ({} skipped), {} documents ({} featureless)",
             self.records_read, self.records_skipped, self.documents, self.featureless

@@ -16,6 +16,7 @@ use simhash_io::Source;
 use super::collect::{self, ClusterView, Measure, Pair, PairSample};
 use super::texts::{self, Found};
 use crate::corpus::Corpus;
+use crate::error::Result;
 use crate::summary::Summary;
 
 const CSS: &str = include_str!("page.css");
@@ -24,7 +25,7 @@ const JS: &str = include_str!("page.js");
 const ROWS_SHOWN: usize = 30;
 
 /// What the page is made of, gathered by [`super::Report`].
-pub struct Parts<'a> {
+pub(super) struct Parts<'a> {
     /// The command the page reports (`dedup`, `pairs`, `cluster`).
     pub command: &'static str,
     /// The documents read.
@@ -81,7 +82,7 @@ struct JsonCluster {
 }
 
 /// The page, all but the summary.
-pub struct Data {
+pub(super) struct Data {
     command: &'static str,
     measure: Measure,
     json: String,
@@ -99,7 +100,7 @@ pub struct Data {
 
 impl Data {
     /// The page's data, made from its parts.
-    pub fn new(parts: Parts<'_>) -> Data {
+    pub(super) fn new(parts: Parts<'_>) -> Data {
         let Parts { command, corpus, sources, pairs, sample, clusters, flagged, .. } = parts;
         let shard = collect::shard_of_docs(corpus);
         let json = page_json(&parts, &shard);
@@ -258,7 +259,7 @@ fn bucket_label(measure: Measure, b: usize) -> String {
 /// JSON that can sit inside a `<script>` element: no `<`, `>` or `&` (so no `</script>`
 /// or `<!--`), and no U+2028/U+2029 (line ends to older JavaScript). serde_json writes
 /// these characters only inside strings, where the escapes mean the same.
-pub fn script_json(json: &str) -> String {
+pub(super) fn script_json(json: &str) -> String {
     let mut out = String::with_capacity(json.len() + json.len() / 16);
     for c in json.chars() {
         match c {
@@ -274,7 +275,7 @@ pub fn script_json(json: &str) -> String {
 }
 
 /// Text as HTML (element content or a quoted attribute).
-pub fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -290,7 +291,7 @@ pub fn escape(text: &str) -> String {
 }
 
 /// Writes the page.
-pub fn write(out: &mut impl Write, data: &Data, summary: &Summary) -> anyhow::Result<()> {
+pub(super) fn write(out: &mut impl Write, data: &Data, summary: &Summary) -> Result<()> {
     let mut page = String::with_capacity(data.json.len() + 64 * 1024);
     let title = format!("simhash {}: {}", data.command, summary.input);
     let _ = write!(

@@ -13,13 +13,13 @@ use simhash_io::Score;
 use crate::corpus::Corpus;
 
 /// Pairs kept per similarity bucket.
-pub const PAIRS_PER_BUCKET: usize = 30;
+pub(super) const PAIRS_PER_BUCKET: usize = 30;
 /// Jaccard buckets: 20 of width 0.05.
-pub const JACCARD_BUCKETS: usize = 20;
+pub(super) const JACCARD_BUCKETS: usize = 20;
 /// The largest clusters shown.
-pub const LARGEST_CLUSTERS: usize = 20;
+pub(super) const LARGEST_CLUSTERS: usize = 20;
 /// Members shown for each of the largest clusters (besides its kept record).
-pub const MEMBERS_SHOWN: usize = 5;
+pub(super) const MEMBERS_SHOWN: usize = 5;
 
 /// How the run scores a pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +53,7 @@ impl Measure {
 /// One sampled pair: `a` removed (or the first of a pair), `b` kept (or the second),
 /// the score's code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Pair {
+pub(super) struct Pair {
     /// The first document.
     pub a: u32,
     /// The second.
@@ -65,7 +65,7 @@ pub struct Pair {
 }
 
 /// The similarity histogram of every pair seen and a sample of each bucket.
-pub struct PairSample {
+pub(super) struct PairSample {
     /// Distance or Jaccard similarity: what the buckets are of.
     pub measure: Measure,
     /// Pairs seen in each bucket.
@@ -79,7 +79,7 @@ pub struct PairSample {
 
 impl PairSample {
     /// An empty sample with the buckets of `measure`.
-    pub fn new(measure: Measure) -> PairSample {
+    pub(super) fn new(measure: Measure) -> PairSample {
         let n = measure.buckets();
         PairSample {
             measure,
@@ -91,7 +91,7 @@ impl PairSample {
 
     /// Counts a pair, and keeps it if its key is among the smallest of its bucket. The key
     /// is a hash of both ids, so which pairs are kept depends on the pairs, not their order.
-    pub fn add(&mut self, corpus: &Corpus, pair: Pair) {
+    pub(super) fn add(&mut self, corpus: &Corpus, pair: Pair) {
         let bucket = self.measure.bucket(pair.code);
         self.counts[bucket] += 1;
         if let Some(r) = pair.relation {
@@ -109,7 +109,7 @@ impl PairSample {
 
     /// Counts a pair that is never shown (a match of the index, whose kept record is not
     /// in the run's input): in the histogram and the relations, not in the sample.
-    pub fn count(&mut self, score: Score, relation: Option<Relation>) {
+    pub(super) fn count(&mut self, score: Score, relation: Option<Relation>) {
         self.counts[self.measure.bucket(score.code())] += 1;
         if let Some(r) = relation {
             self.relations[usize::from(r.code())] += 1;
@@ -117,7 +117,7 @@ impl PairSample {
     }
 
     /// Counts a pair scored as the run scores it, with its relation (minhash).
-    pub fn add_score(
+    pub(super) fn add_score(
         &mut self,
         corpus: &Corpus,
         (a, b): (u32, u32),
@@ -128,13 +128,13 @@ impl PairSample {
     }
 
     /// Every pair seen.
-    pub fn total(&self) -> u64 {
+    pub(super) fn total(&self) -> u64 {
         self.counts.iter().sum()
     }
 
     /// The sampled pairs, those nearest the threshold first (lowest Jaccard, or largest
     /// distance), then by the pair.
-    pub fn sample(&self) -> Vec<Pair> {
+    pub(super) fn sample(&self) -> Vec<Pair> {
         let mut all: Vec<Pair> =
             self.heaps.iter().flat_map(|h| h.iter().map(|&(_, p)| p)).collect();
         match self.measure {
@@ -158,7 +158,7 @@ fn id_key(a: &str, b: &str) -> u64 {
 
 /// One of the largest clusters: its size, kept record and a sample of the others.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BigCluster {
+pub(super) struct BigCluster {
     /// Documents in the cluster.
     pub size: usize,
     /// The kept document.
@@ -169,7 +169,7 @@ pub struct BigCluster {
 
 /// The clusters as the page shows them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ClusterView {
+pub(super) struct ClusterView {
     /// Clusters of each size class: `[2]`, `[3, 4]`, `[5, 8]`, … (class `i` holds sizes
     /// `2^i + 1 ..= 2^(i+1)`, class 0 the size 2).
     pub size_classes: Vec<u64>,
@@ -179,7 +179,7 @@ pub struct ClusterView {
 
 /// The size classes and the largest clusters (ties: the cluster listed first), each
 /// with [`MEMBERS_SHOWN`] members chosen by a hash of their ids.
-pub fn cluster_view(corpus: &Corpus, clusters: &Clusters) -> ClusterView {
+pub(super) fn cluster_view(corpus: &Corpus, clusters: &Clusters) -> ClusterView {
     let mut view = ClusterView::default();
     let mut sizes: Vec<(usize, u32)> = Vec::new();
     for c in 0..clusters.len() as u32 {
@@ -214,7 +214,7 @@ pub fn cluster_view(corpus: &Corpus, clusters: &Clusters) -> ClusterView {
 }
 
 /// Each document's input shard (file), from the lines of each file.
-pub fn shard_of_docs(corpus: &Corpus) -> Vec<u32> {
+pub(super) fn shard_of_docs(corpus: &Corpus) -> Vec<u32> {
     let mut ends = Vec::with_capacity(corpus.shard_lines().len());
     let mut end = 0u64;
     for &lines in corpus.shard_lines() {

@@ -2,21 +2,21 @@
 //! file, from the first read to the last output put in place.
 
 use std::io::Write;
-use std::process::ExitCode;
 
-use anyhow::Context;
 use simhash_io::{Inputs, Output, Source};
 
 use crate::corpus::{self, Corpus, ReadOptions, Reading};
-use crate::progress::Reporter;
+use crate::error::{Context, Result};
+use crate::reporter::{Progress, Reporter};
 use crate::settings::{Input, Run};
 use crate::summary::Summary;
 
 /// An output made at the end with the run's summary (the `--report` page): returns it to
 /// be committed with the others.
-pub type Finisher = Box<dyn FnOnce(&Summary) -> anyhow::Result<Output>>;
+pub type Finisher = Box<dyn FnOnce(&Summary) -> Result<Output>>;
 
 /// What every command shares: the thread count, reporter and summary.
+#[allow(missing_debug_implementations)]
 pub struct Session {
     /// Worker threads (`-j`).
     pub threads: usize,
@@ -38,8 +38,14 @@ pub struct Session {
 
 impl Session {
     /// The session of `command` with `run`'s settings (`strict`: the first bad record fails the
-    /// run): the thread pool, and the `--stats` file created up front.
-    pub fn new(command: &'static str, run: &Run, strict: bool) -> anyhow::Result<Session> {
+    /// run), showing its progress through `progress`: the thread pool, and the `--stats`
+    /// file created up front.
+    pub fn new(
+        command: &'static str,
+        run: &Run,
+        strict: bool,
+        progress: Box<dyn Progress>,
+    ) -> Result<Session> {
         let threads = run.threads;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -48,7 +54,7 @@ impl Session {
         Ok(Session {
             threads,
             pool,
-            reporter: Reporter::new(strict, run.quiet),
+            reporter: Reporter::new(strict, run.quiet, progress),
             summary: Summary { command, ..Summary::default() },
             quiet: run.quiet,
             memory: run.memory,
@@ -65,7 +71,7 @@ impl Session {
         reading: Reading,
         input: Option<&Input>,
         spool: bool,
-    ) -> anyhow::Result<Corpus> {
+    ) -> Result<Corpus> {
         let options = ReadOptions {
             reading,
             threads: self.threads,
@@ -85,7 +91,7 @@ impl Session {
         sources: &mut [Source],
         reading: Reading,
         input: &Input,
-    ) -> anyhow::Result<Corpus> {
+    ) -> Result<Corpus> {
         let options = ReadOptions {
             reading,
             threads: self.threads,
@@ -99,11 +105,11 @@ impl Session {
     }
 
     /// Reads simhash-cpp's input keeping only the hashes (8 bytes a record), in input order:
-    /// see [`ReadOptions::compact`].
+    /// see [`Corpus::take_hashes`].
     pub fn read_hashes(
         &mut self,
         sources: &mut [Source],
-    ) -> anyhow::Result<Vec<simhash_core::Fingerprint>> {
+    ) -> Result<Vec<simhash_core::Fingerprint>> {
         let options = ReadOptions {
             reading: Reading::hashes(simhash_io::Parser::CppHash),
             threads: self.threads,
@@ -116,11 +122,7 @@ impl Session {
         Ok(self.read_with(sources, &options)?.take_hashes())
     }
 
-    fn read_with(
-        &mut self,
-        sources: &mut [Source],
-        options: &ReadOptions,
-    ) -> anyhow::Result<Corpus> {
+    fn read_with(&mut self, sources: &mut [Source], options: &ReadOptions) -> Result<Corpus> {
         self.summary.input = inputs_label(sources);
         self.reporter.phase("reading", sources.iter().map(|s| s.size).sum());
         let corpus = corpus::read(sources, options, &mut self.reporter)?;
@@ -157,10 +159,12 @@ impl Session {
     }
 
     /// Ends the run: puts `outputs` and the --stats file in place together (all or none;
-    /// see [`simhash_io::commit_all`]), then the summary line and the exit code.
-    pub fn finish(mut self, outputs: Vec<Output>) -> anyhow::Result<ExitCode> {
+    /// see [`simhash_io::commit_all`]); returns the summary and how many inputs or records
+    /// were skipped (a command line prints the summary unless quiet, and exits 1 when some
+    /// were).
+    pub fn finish(mut self, outputs: Vec<Output>) -> Result<Finished> {
         let skipped = self.reporter.skipped_total() + self.reporter.empty_inputs();
-        let summary = self.reporter.finish(std::mem::take(&mut self.summary), true);
+        let summary = self.reporter.finish(std::mem::take(&mut self.summary));
         let mut outputs = outputs;
         if let Some(mut out) = self.stats.take() {
             serde_json::to_writer_pretty(&mut out, &summary).context("cannot write --stats")?;
@@ -171,11 +175,19 @@ impl Session {
             outputs.push(page(&summary)?);
         }
         simhash_io::commit_all(outputs)?;
-        if !self.quiet {
-            summary.print();
-        }
-        Ok(if skipped > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        Ok(Finished { summary, skipped, quiet: self.quiet })
     }
+}
+
+/// How a run ended ([`Session::finish`]): its outputs are in place.
+#[derive(Debug)]
+pub struct Finished {
+    /// The run's figures.
+    pub summary: Summary,
+    /// Bad records skipped and empty inputs: a command line exits 1 when there are any.
+    pub skipped: u64,
+    /// `--quiet`: the summary is not shown.
+    pub quiet: bool,
 }
 
 /// The inputs as the summary names them: the file, or how many and the first and last.

@@ -4,6 +4,7 @@ use super::batch::{Meta, Parsed, ParsedBatch, ParsedDoc};
 use super::sample::Sampler;
 #[allow(clippy::wildcard_imports)]
 use super::*;
+use crate::error::Result;
 
 /// Puts batches back in order and builds the corpus.
 pub(super) fn collect(
@@ -13,7 +14,7 @@ pub(super) fn collect(
     options: &ReadOptions,
     reporter: &mut Reporter,
     names: &[String],
-) -> anyhow::Result<Corpus> {
+) -> Result<Corpus> {
     let mut corpus = Corpus {
         keep_line_hashes: options.hash_lines(),
         compact: options.compact.then(Vec::new),
@@ -47,7 +48,7 @@ pub(super) fn collect(
             shard_lines[batch.shard] += batch.file_lines;
             if let Some((line, e)) = batch.read_error {
                 let line = offset + line;
-                return Err(anyhow::Error::new(e).context(format!("{name}:{line}: read error")));
+                return Err(JobError::from(e).context(format!("{name}:{line}: read error")));
             }
             if let Some(e) = batch.failed_write {
                 return Err(e.into());
@@ -108,7 +109,7 @@ fn collect_records(
     mut sampler: Option<&mut Sampler>,
     done: &mut Vec<DocSketch>,
     reporter: &mut Reporter,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let Records { items, ids: batch_ids, name, base, in_file } = records;
     let mut id_start = 0;
     for (line, item) in items {
@@ -225,7 +226,7 @@ pub(super) fn collect_hashes(
     state: &mut Collecting<'_>,
     mut sampler: Option<&mut Sampler>,
     reporter: &mut Reporter,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let HashLines { lines, hashes, ids: block_ids, keys, problems, count: _ } = hashes;
     // A line's number in its file, and in the concatenation of the files.
     let in_file = |line: u64| at.first_line - 1 + line;

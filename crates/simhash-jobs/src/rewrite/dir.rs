@@ -3,12 +3,12 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use anyhow::Context;
 use simhash_io::{Encoded, InputFile, Output, ParquetCompression, ParquetCopy, Source};
 
 use super::copy::Copy;
 use super::parquet::copy_rows;
-use super::{Entry, Pass, Progress, Written};
+use super::{Entry, Pass, PassProgress, Written};
+use crate::error::{Context, Result, bail};
 
 /// One input file of `--output-dir`: its lines are `base + 1 ..= base + lines` of the
 /// concatenation, and `wanted` are the records to write among them.
@@ -29,7 +29,7 @@ pub(super) fn dir<'w>(
     wanted: &'w [Entry],
     root: &Path,
     files: &[InputFile],
-) -> anyhow::Result<(Written, &'w [Entry])> {
+) -> Result<(Written, &'w [Entry])> {
     // Each file's records are a contiguous run of the sorted `wanted`.
     let mut shards = Vec::with_capacity(files.len());
     let (mut base, mut start) = (0, 0);
@@ -38,7 +38,7 @@ pub(super) fn dir<'w>(
         shards.push(Shard { file, source, base, lines, wanted: &wanted[start..end] });
         (base, start) = (base + lines, end);
     }
-    let progress = Progress::default();
+    let progress = PassProgress::default();
     let written =
         in_order(pass.pool, shards.len(), |i| shard_output(pass, root, &shards[i], &progress))?;
     let mut outputs = Vec::with_capacity(written.len());
@@ -56,8 +56,8 @@ fn shard_output(
     pass: &Pass<'_>,
     root: &Path,
     shard: &Shard<'_>,
-    progress: &Progress,
-) -> anyhow::Result<(Option<Output>, u64)> {
+    progress: &PassProgress,
+) -> Result<(Option<Output>, u64)> {
     let Shard { file, source, base, lines, .. } = *shard;
     let path = root.join(&file.relative);
     // Each file in its own format: a directory may mix JSONL and Parquet shards.
@@ -96,11 +96,11 @@ fn shard_output(
 fn in_order<T: Send>(
     pool: &rayon::ThreadPool,
     n: usize,
-    task: impl Fn(usize) -> anyhow::Result<T> + Sync,
-) -> anyhow::Result<Vec<T>> {
+    task: impl Fn(usize) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
     let next = AtomicUsize::new(0);
     let failed = AtomicUsize::new(usize::MAX);
-    let done: Vec<Vec<(usize, anyhow::Result<T>)>> = pool.broadcast(|_| {
+    let done: Vec<Vec<(usize, Result<T>)>> = pool.broadcast(|_| {
         let mut done = Vec::new();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -114,14 +114,14 @@ fn in_order<T: Send>(
             done.push((i, result));
         }
     });
-    let mut results: Vec<Option<anyhow::Result<T>>> = (0..n).map(|_| None).collect();
+    let mut results: Vec<Option<Result<T>>> = (0..n).map(|_| None).collect();
     for (i, result) in done.into_iter().flatten() {
         results[i] = Some(result);
     }
     let mut out = Vec::with_capacity(n);
     for (i, result) in results.into_iter().enumerate() {
         // An index not run comes after one that failed, which has returned.
-        let Some(result) = result else { anyhow::bail!("internal error: task {i} was not run") };
+        let Some(result) = result else { bail!(Internal, "internal error: task {i} was not run") };
         out.push(result?);
     }
     Ok(out)

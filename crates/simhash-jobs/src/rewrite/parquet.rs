@@ -6,6 +6,7 @@ use std::path::Path;
 use simhash_io::{Output, ParquetCompression, ParquetCopy, Parser, Source};
 
 use super::{Iter, Pass};
+use crate::error::{Result, bail, ensure};
 
 /// The Parquet inputs into one output with the schema and compression of the first file
 /// read.
@@ -13,7 +14,7 @@ pub(super) fn parquet_one(
     pass: &Pass<'_>,
     wanted: &mut Iter<'_>,
     out: Output,
-) -> anyhow::Result<(Vec<Output>, u64)> {
+) -> Result<(Vec<Output>, u64)> {
     let paths: Vec<&Path> = pass.sources.iter().filter_map(Source::path).collect();
     let shard_lines = pass.corpus.shard_lines();
     // The schema of the first file that was read (a bad file has no rows, and was reported
@@ -56,9 +57,9 @@ pub(super) fn copy_rows(
     rows: u64,
     wanted: &mut Iter<'_>,
     written: &mut u64,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let Parser::Json(columns) = pass.parser else {
-        anyhow::bail!("Parquet input holds text columns: --format hash does not apply");
+        bail!(Input, "Parquet input holds text columns: --format hash does not apply");
     };
     copy.copy(path, columns, |row, text, extra| {
         let at = base + row + 1;
@@ -78,8 +79,9 @@ pub(super) fn copy_rows(
         *written += 1;
         Ok(true)
     })?;
-    anyhow::ensure!(
+    ensure!(
         wanted.peek().is_none_or(|w| w.0 > base + rows),
+        Input,
         "{}: the input changed while it was read (row {} is gone)",
         path.display(),
         wanted.peek().map_or(0, |w| w.0 - base)

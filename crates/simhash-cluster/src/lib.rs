@@ -94,7 +94,7 @@ pub use crate::{
     builder::{ClustersBuilder, Mode},
     clusters::{Clusters, Iter},
     error::{ClusterError, ClusterErrorKind, MAX_DOCUMENTS},
-    policy::{KeepPolicy, Representative},
+    policy::{KeepKey, KeepPolicy, Representative},
     stats::Stats,
     union_find::UnionFind,
 };

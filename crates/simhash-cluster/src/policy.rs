@@ -19,6 +19,67 @@ pub enum KeepPolicy {
     LowestId,
 }
 
+impl KeepPolicy {
+    /// Record `position`'s place in this policy's order, from what the policy reads of the
+    /// record alone (its text's `len`gth, its `id`): smaller keys are kept first. Keys of
+    /// records read anywhere (another thread, process or host) compare alike, so the order
+    /// needs no view of the whole input: the order of [`Representative::ranks`] over the
+    /// lengths or the ids' ranks, which `simhash` uses, and of `simhash-dist`'s exchange.
+    ///
+    /// `first`: the position; `longest`: the longest first, then the position;
+    /// `lowest-id`: integer ids (by value) before other ids (bytewise), then the position.
+    ///
+    /// ```
+    /// use simhash_cluster::KeepPolicy;
+    ///
+    /// let key = |p, id| KeepPolicy::LowestId.key(p, 0, id);
+    /// assert!(key(5, "-3") < key(0, "2") && key(0, "2") < key(1, "10"));
+    /// assert!(key(1, "10") < key(0, "1a") && key(0, "1a") < key(0, "b"));
+    /// assert!(key(0, "7") < key(1, "7")); // equal ids: the first wins
+    /// assert!(KeepPolicy::Longest.key(9, 40, "") < KeepPolicy::Longest.key(0, 12, ""));
+    /// ```
+    pub fn key(self, position: u64, len: u64, id: &str) -> KeepKey<'_> {
+        let (class, high, low, id) = match self {
+            KeepPolicy::First => (0, 0, 0, ""),
+            KeepPolicy::Longest => (u64::MAX - len, 0, 0, ""),
+            KeepPolicy::LowestId => match id.parse::<i128>() {
+                Ok(n) => {
+                    // Order-preserving as unsigned: the sign bit flipped.
+                    let u = n.cast_unsigned() ^ (1 << 127);
+                    (0, (u >> 64) as u64, u as u64, id)
+                }
+                Err(_) => (1, 0, 0, id),
+            },
+        };
+        KeepKey { class, high, low, id: std::borrow::Cow::Borrowed(id), position }
+    }
+}
+
+/// A record's place in a [`KeepPolicy`]'s order ([`KeepPolicy::key`]): compare two to know
+/// which is kept first. Borrows the record's id; [`KeepKey::into_owned`] keeps it (to send
+/// it elsewhere, with the `serde` feature).
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct KeepKey<'a> {
+    class: u64,
+    high: u64,
+    low: u64,
+    id: std::borrow::Cow<'a, str>,
+    position: u64,
+}
+
+impl KeepKey<'_> {
+    /// The record's position (the last tie-break).
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// The key with its id owned.
+    pub fn into_owned(self) -> KeepKey<'static> {
+        KeepKey { id: std::borrow::Cow::Owned(self.id.into_owned()), ..self }
+    }
+}
+
 /// Which member of a cluster is its representative: the document to keep when the others
 /// are dropped as near-duplicates.
 ///

@@ -317,22 +317,20 @@ fn warn_big_clusters(session: &mut Session, corpus: &Corpus, clusters: &Clusters
     session.summary.largest_clusters = named;
 }
 
-/// Each document's rank when ids are sorted: numerically when both ids are integers,
-/// bytewise otherwise (numbers before other ids).
+/// Each document's rank when ids are sorted in [`KeepPolicy::key`]'s order (the one
+/// `simhash-dist` sends between workers): numerically when both ids are integers, bytewise
+/// otherwise (numbers before other ids), then by position.
 fn id_ranks(corpus: &Corpus) -> Vec<u64> {
     if corpus.ids_are_line_numbers() {
         // Line numbers, increasing with the document: the ranks are the documents.
         return (0..corpus.len() as u64).collect();
     }
     let mut order: Vec<u32> = (0..corpus.len() as u32).collect();
-    let key = |d: u32| {
-        let id = corpus.id(d as usize);
-        match id.parse::<i128>() {
-            Ok(n) => (0, n, id),
-            Err(_) => (1, 0, id),
-        }
-    };
-    order.sort_by(|&a, &b| key(a).cmp(&key(b)).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| {
+        let (id_a, id_b) = (corpus.id(a as usize), corpus.id(b as usize));
+        let key = |d: u32, id| KeepPolicy::LowestId.key(u64::from(d), 0, id);
+        key(a, &id_a).cmp(&key(b, &id_b))
+    });
     let mut ranks = vec![0u64; corpus.len()];
     for (rank, &doc) in order.iter().enumerate() {
         ranks[doc as usize] = rank as u64;

@@ -15,7 +15,7 @@
 //!    together, each named by its smallest position, and the name sent to the reader of
 //!    each record in a component ([`components`]);
 //! 3. from each reader, to the worker a well-mixed hash of the component's name picks
-//!    ([`mix`]): the record's position, its `--keep` priority ([`Priority`]) and what the
+//!    ([`mix`]): the record's position, its `--keep` priority ([`KeepKey`]) and what the
 //!    walk reads: the fingerprint, the sketch (band keys and shingle set), or for a record
 //!    whose set equals an earlier record's, that record's position only (so a flood of
 //!    copies sends one set);
@@ -34,6 +34,7 @@
 //! clusters (text sharing boilerplate can join most of a corpus into one: docs/scale-out.md).
 
 use serde::{Deserialize, Serialize};
+use simhash_cluster::KeepKey;
 use simhash_index::lsh::{
     self, BandKeyWidth, DocSketch, MemoryStore, Relation, SketchStore, Templates,
 };
@@ -48,32 +49,11 @@ use crate::share::{Docs, InputPlan};
 /// The routing table of components, apart from the permutation tables' numbers.
 const COMPONENT_TABLE: u64 = u64::MAX - 2;
 
-/// A record's place in the `--keep` order, comparable across workers: `first`, the
-/// position; `longest`, the length reversed, then the position; `lowest-id`, numbers
-/// (by value) before other ids (bytewise), then the position, as `simhash` ranks them.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub(crate) struct Priority(u64, u64, u64, String, u64);
-
-impl Priority {
-    /// Record `d` of `docs`'s priority under `keep`.
-    pub(crate) fn of(keep: Keep, docs: &Docs, d: usize) -> Priority {
-        let pos = docs.pos[d];
-        match keep {
-            Keep::First => Priority(0, 0, 0, String::new(), pos),
-            Keep::Longest => Priority(u64::MAX - docs.len[d], 0, 0, String::new(), pos),
-            Keep::LowestId => {
-                let id = docs.id(d);
-                match id.parse::<i128>() {
-                    Ok(n) => {
-                        // Order-preserving: flip the sign bit.
-                        let u = (n as u128) ^ (1 << 127);
-                        Priority(0, (u >> 64) as u64, u as u64, id, pos)
-                    }
-                    Err(_) => Priority(1, 0, 0, id, pos),
-                }
-            }
-        }
-    }
+/// Record `d` of `docs`'s place in the `--keep` order, comparable across workers: the
+/// library's [`KeepKey`], as `simhash` orders records (the id read only for `lowest-id`).
+fn priority(keep: Keep, docs: &Docs, d: usize) -> KeepKey<'static> {
+    let id = if keep == Keep::LowestId { docs.id(d) } else { String::new() };
+    keep.key(docs.pos[d], docs.len[d], &id).into_owned()
 }
 
 /// What the walk reads of a record.
@@ -88,7 +68,7 @@ pub(crate) enum Body {
 }
 
 /// A record on its way to its component's worker: component, position, priority, body.
-type Entry = (u64, u64, Priority, Body);
+type Entry = (u64, u64, KeepKey<'static>, Body);
 
 /// The score of a removed record against its kept one.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
@@ -172,7 +152,7 @@ pub(crate) fn run(
             }
         };
         let target = (mix(COMPONENT_TABLE, root) % peers) as usize;
-        Some((target, (root, pos, Priority::of(keep, docs, d), body)))
+        Some((target, (root, pos, priority(keep, docs, d), body)))
     });
     let mut entries: Vec<Entry> = exchange(worker, entries);
     let mut decisions = Vec::new();
@@ -261,7 +241,7 @@ pub(crate) fn verified_edges(
     let entries = roots.into_iter().filter_map(|(pos, root)| {
         let body = sketch_body(docs.sketch[docs.find(pos)?].as_ref()?, key_bits);
         let target = (mix(COMPONENT_TABLE, root) % peers) as usize;
-        Some((target, (root, pos, Priority::default(), body)))
+        Some((target, (root, pos, KeepKey::default(), body)))
     });
     let mut entries: Vec<Entry> = exchange(worker, entries);
     // All of this worker's components in one run of the engine, as in `run`'s walk.
@@ -309,8 +289,8 @@ pub(crate) fn store_of<'e>(
 }
 
 /// Dense ranks (0 first) of `keys` in their order.
-fn ranks<'k>(keys: impl Iterator<Item = &'k Priority>) -> Vec<u32> {
-    let keys: Vec<&Priority> = keys.collect();
+fn ranks<'k>(keys: impl Iterator<Item = &'k KeepKey<'static>>) -> Vec<u32> {
+    let keys: Vec<&KeepKey<'static>> = keys.collect();
     let mut order: Vec<u32> = (0..keys.len() as u32).collect();
     order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(keys[b as usize]));
     let mut rank = vec![0u32; keys.len()];
@@ -364,7 +344,7 @@ fn walk_sketches(
     let sets: Vec<&Entry> = component.iter().filter(|e| matches!(e.3, Body::Sketch(..))).collect();
     // Per set: its members' positions, and its first member in priority order.
     let mut members: Vec<Vec<u64>> = sets.iter().map(|e| vec![e.1]).collect();
-    let mut first: Vec<&Priority> = sets.iter().map(|e| &e.2).collect();
+    let mut first: Vec<&KeepKey<'static>> = sets.iter().map(|e| &e.2).collect();
     for e in component {
         if let Body::CopyOf(rep) = e.3 {
             let g = sets
@@ -380,7 +360,7 @@ fn walk_sketches(
     let store = store_of(sets.iter().map(|e| &e.3), bands, key_bits).map_err(fail)?;
     let rank = ranks(first.iter().copied());
     let (walk, _) = lsh::walk(&store, jaccard, &rank, templates).map_err(fail)?;
-    let kept_of = |g: usize| first[g].4;
+    let kept_of = |g: usize| first[g].position();
     let mut out = Vec::new();
     for (g, &c) in walk.center.iter().enumerate() {
         let c = c as usize;

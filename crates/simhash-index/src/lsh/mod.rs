@@ -194,6 +194,7 @@ pub(crate) mod small;
 mod store;
 mod versions;
 mod walk;
+mod windows;
 
 pub use banding::{Banding, LshError, LshErrorKind};
 pub use candidates::{

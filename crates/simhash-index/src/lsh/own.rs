@@ -13,6 +13,7 @@
 //! decisions are those of the comparisons; only the work is less.
 
 use super::versions::without_versions;
+use super::windows::for_each_window_hash;
 
 /// Bits a window sets in its block.
 const PROBES: u32 = 4;
@@ -53,7 +54,7 @@ impl KeptWindows {
             self.empty = true;
             return;
         }
-        super::relation::for_each_window_hash(&tokens, |h| self.insert(h));
+        for_each_window_hash(&tokens, |h| self.insert(h));
     }
 
     /// Whether a kept record with no tokens was added (then no record is known to be kept).

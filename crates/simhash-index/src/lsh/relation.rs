@@ -10,6 +10,7 @@ use std::str::FromStr;
 use super::own::KeptWindows;
 use super::small::MixHasher;
 use super::versions::{version_tokens, without_versions};
+use super::windows::{WINDOW, for_each_window_hash, window_hash};
 use super::{EngineError, SketchStore};
 
 /// What a verified pair is, read from what the removed document has that the kept one
@@ -145,9 +146,6 @@ pub const NEW_WORDS: usize = 6;
 /// Words the removed text may have alone (or 1% of its tokens) and still be the
 /// [`Relation::Same`] document, when neither side has a number of its own.
 pub const FILL_WORDS: usize = 2;
-
-/// Tokens a window holds: the shingles' width under the default settings.
-const WINDOW: usize = 3;
 
 /// Why a pair is what it is: the runs of tokens each text has alone and the counts the
 /// [`Relation`] was read from (see [the module](super#relations)).
@@ -351,18 +349,6 @@ fn own_weight(w: u32) -> usize {
         0 => 3,
         2 => 1,
         _ => 0,
-    }
-}
-
-/// Calls `f` with the hash of each window of `tokens` in text order (one window, the whole
-/// text, when it is shorter than a window; none when it is empty).
-pub(super) fn for_each_window_hash(tokens: &[u32], mut f: impl FnMut(u64)) {
-    if tokens.len() < WINDOW {
-        if !tokens.is_empty() {
-            f(window_hash(tokens));
-        }
-    } else {
-        tokens.windows(WINDOW).for_each(|w| f(window_hash(w)));
     }
 }
 
@@ -573,14 +559,6 @@ fn windows(tokens: &[u32]) -> Set<u64> {
     let mut set = Set::with_capacity_and_hasher(tokens.len(), BuildHasherDefault::default());
     set.extend(tokens.windows(WINDOW).map(window_hash));
     set
-}
-
-fn window_hash(w: &[u32]) -> u64 {
-    let mut h = w.len() as u64;
-    for &x in w {
-        h = (h.rotate_left(23) ^ u64::from(x)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-    h ^ (h >> 31)
 }
 
 /// Whether each token of `tokens` lies in a window of the other text (whose windows are

@@ -25,6 +25,11 @@ cargo fmt --all --check
 step "module circles (scripts/check/module_circles.py)"
 python3 scripts/check/module_circles.py --self-test
 python3 scripts/check/module_circles.py
+# No flag may be declared in two front ends: each is declared once, in a flag group the
+# front ends flatten.
+step "flags declared once (scripts/check/flags_once.py)"
+python3 scripts/check/flags_once.py --self-test
+python3 scripts/check/flags_once.py
 step "cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo doc --workspace --no-deps (warnings are errors)"

@@ -1,7 +1,6 @@
 //! The command-line flags as the user typed them (clap derive): rg's low-level args. They
 //! are converted once into validated settings by [`crate::settings`].
 
-use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 /// The settings' vocabulary, defined once in the libraries (their `clap` feature) and
@@ -116,15 +115,18 @@ pub enum IndexCommand {
 
 /// The index directory.
 #[derive(Debug, Args)]
+#[command(mut_arg("quiet", |a| a.help(NO_SUMMARY)))]
 pub struct IndexDirArgs {
     /// The index directory.
     #[arg(value_name = "INDEX")]
     pub index: PathBuf,
 
-    /// No summary on stderr (errors are still reported).
-    #[arg(short, long)]
-    pub quiet: bool,
+    /// `-q/--quiet`: no summary (these commands show no progress).
+    #[command(flatten)]
+    pub quiet: simhash_jobs::flags::Quiet,
 }
+
+const NO_SUMMARY: &str = "No summary on stderr (errors are still reported)";
 
 /// `simhash index stats`.
 #[derive(Debug, Args)]
@@ -232,25 +234,9 @@ pub struct EvalArgs {
 /// Where records come from and how to read them.
 #[derive(Debug, Args)]
 pub struct InputArgs {
-    /// Input files or directories; `-` reads standard input. Several are read as one input.
-    ///
-    /// Several inputs are read one after the other as if concatenated: a record without an
-    /// id gets its 0-based line number in the concatenation, and messages name the file and
-    /// the line in it. A directory means the files below it, recursively, in the byte order
-    /// of their paths, skipping hidden names (starting with `.`); only files ending in
-    /// `.jsonl`, `.json`, `.ndjson` or `.tsv`, optionally followed by `.gz` or `.zst`, are
-    /// read from a directory (the others are listed on stderr). A file named on the command
-    /// line is read whatever its name. `.gz` and `.zst` files are decompressed. No input
-    /// means standard input; the same file twice is an error.
-    #[arg(value_name = "INPUT", conflicts_with = "input")]
-    pub paths: Vec<PathBuf>,
-
-    /// Input file or directory (the same as a positional INPUT; may be repeated).
-    ///
-    /// `-` (the default) reads standard input. Files ending in `.gz` or `.zst` are
-    /// decompressed.
-    #[arg(short = 'i', long, value_name = "FILE")]
-    pub input: Vec<PathBuf>,
+    /// INPUT... and `-i`: every front end's.
+    #[command(flatten)]
+    pub inputs: simhash_jobs::flags::InputPaths,
 
     /// --format, --text-column, --id-column, --strict and --max-record-bytes: every front
     /// end's record flags.
@@ -317,9 +303,9 @@ pub struct ClusterOpts {
     #[arg(long, value_enum, value_name = "MODE")]
     pub mode: Option<ClusterMode>,
 
-    /// Which record of a cluster is kept: first (in input order), longest text, lowest id.
-    #[arg(long, value_enum, value_name = "POLICY", default_value = "first")]
-    pub keep: KeepPolicy,
+    /// `--keep`: every front end's.
+    #[command(flatten)]
+    pub keep: simhash_jobs::flags::Keep,
 
     /// Warn about clusters larger than N (a template flood, or chained over-merging), naming
     /// the largest and their kept records, on stderr and in --stats.
@@ -327,43 +313,25 @@ pub struct ClusterOpts {
     pub big_cluster: usize,
 }
 
-/// Threads, progress and the summary.
+/// Threads, progress and the summary: every front end's flags.
 #[derive(Debug, Args)]
 pub struct RunOpts {
-    /// Number of threads [default: all cores]. The output does not depend on it.
-    #[arg(short = 'j', long, value_name = "N")]
-    pub threads: Option<NonZeroUsize>,
-
-    /// No progress bars and no summary on stderr (errors are still reported).
-    #[arg(short, long)]
-    pub quiet: bool,
-
-    /// Write a JSON summary of the run (counts, skipped records by reason, seconds per phase).
-    #[arg(long, value_name = "FILE")]
-    pub stats: Option<PathBuf>,
+    /// `-j/--threads`.
+    #[command(flatten)]
+    pub threads: simhash_jobs::flags::Threads,
+    /// `-q/--quiet`.
+    #[command(flatten)]
+    pub quiet: simhash_jobs::flags::Quiet,
+    /// `--stats`.
+    #[command(flatten)]
+    pub stats: simhash_jobs::flags::Stats,
 }
 
-/// Where the output goes (`-o`).
-#[derive(Debug, Args)]
-pub struct OutputOpts {
-    /// Output file; `-` (the default) writes standard output. Written whole or not at all.
-    #[arg(short, long, value_name = "FILE", default_value = "-")]
-    pub output: PathBuf,
-}
+/// Where the output goes (`-o`): every front end's flag.
+pub use simhash_jobs::flags::OutputFile as OutputOpts;
 
-/// How Parquet outputs are written.
-#[derive(Debug, Args)]
-pub struct ParquetOpts {
-    /// Codec of the Parquet output: mirror (the input's), zstd, snappy, lz4 or none.
-    ///
-    /// mirror (the default) writes each output with the codec of its input (of the first
-    /// Parquet input, for one output). zstd is level 1 (Arrow's default); lz4 is Parquet's
-    /// LZ4_RAW codec; none stores the pages uncompressed (no compression cost, the largest
-    /// files). The rows are the same whatever the codec. Only for Parquet input, whose
-    /// output is Parquet (dedup, and cluster --annotate).
-    #[arg(long, value_name = "CODEC", hide_short_help = true)]
-    pub parquet_compression: Option<simhash_io::ParquetCompression>,
-}
+/// How Parquet outputs are written (`--parquet-compression`): every front end's flag.
+pub use simhash_jobs::flags::ParquetCodec as ParquetOpts;
 
 /// `simhash fingerprint`'s flags.
 #[derive(Debug, Args)]
@@ -425,19 +393,13 @@ pub struct DedupArgs {
     #[command(flatten)]
     pub output: OutputOpts,
 
-    /// Also write one JSON line per dropped record: {"id", "duplicate_of", "jaccard"} (or
-    /// "distance" with simhash).
-    #[arg(long, value_name = "FILE")]
-    pub removed: Option<PathBuf>,
+    /// `--removed`.
+    #[command(flatten)]
+    pub removed: simhash_jobs::flags::Removed,
 
-    /// Write one output per input file, at its path relative to its input argument under DIR.
-    ///
-    /// Each output has its input's format and compression (`.gz` and `.zst` are compressed
-    /// again; Parquet keeps the input's schema and codec, or --parquet-compression's); a
-    /// file with nothing kept gets an empty output. All are put in place together, or none. DIR may not be, contain or be
-    /// inside an input; two inputs with the same relative path are an error.
-    #[arg(long, value_name = "DIR", conflicts_with = "output")]
-    pub output_dir: Option<PathBuf>,
+    /// `--output-dir`.
+    #[command(flatten)]
+    pub output_dir: simhash_jobs::flags::OutputDir,
 
     /// Keep every record, adding "duplicate_of" (the kept record's id) and "similarity" (the
     /// Jaccard with 4 decimals, or the distance with simhash), null for kept records.
@@ -493,9 +455,9 @@ pub struct ClusterArgs {
     #[command(flatten)]
     pub output: OutputOpts,
 
-    /// Also print records that are in no cluster (each is a cluster of its own).
-    #[arg(long)]
-    pub singletons: bool,
+    /// `--singletons`.
+    #[command(flatten)]
+    pub singletons: simhash_jobs::flags::Singletons,
 
     /// Write the input records with a "cluster" field (the cluster number the TSV would
     /// show) instead of the TSV.

@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use simhash_core::Fingerprinter;
 use simhash_index::lsh::Sketcher;
+use simhash_jobs::flags;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -52,56 +53,59 @@ pub(crate) enum Command {
     Dedup(DedupArgs),
 }
 
-/// `dedup`'s own flags.
+/// `dedup`'s own flags: `simhash`'s declarations (`simhash_jobs::flags`), with this
+/// front end's help where the flag means more here.
 #[derive(Debug, Args)]
+#[command(mut_arg("removed", |a| a.help(REMOVED)))]
+#[command(mut_arg("keep", |a| a.help(KEEP)))]
+#[command(mut_arg("parquet_compression", |a| a
+    .help("Codec of the Parquet parts: mirror (each input's), zstd, snappy, lz4 or none.")
+    .long_help(PARQUET_COMPRESSION)))]
 pub(crate) struct DedupArgs {
     /// The flags every job has.
     #[command(flatten)]
     pub(crate) job: JobArgs,
 
-    /// Also write one JSON line per dropped record: {"id", "duplicate_of", "jaccard"} (or
-    /// "distance" with simhash). Written whole by process 0, with the output.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) removed: Option<PathBuf>,
+    /// `--removed`.
+    #[command(flatten)]
+    pub(crate) removed: flags::Removed,
 
-    /// Which record of a group of near-duplicates is kept: first (in input order), longest
-    /// text, lowest id (numeric if both are numbers, else bytewise).
-    #[arg(long, value_enum, value_name = "POLICY", default_value = "first")]
-    pub(crate) keep: Keep,
+    /// `--keep`.
+    #[command(flatten)]
+    pub(crate) keep: flags::Keep,
 
-    /// Codec of the Parquet parts: mirror (each input's), zstd, snappy, lz4 or none.
-    ///
-    /// As `simhash dedup --parquet-compression`, so that each part is still byte for byte
-    /// the file `simhash dedup --output-dir` writes: mirror (the default) writes each part
-    /// with its input file's codec; zstd is level 1, lz4 Parquet's LZ4_RAW codec, none no
-    /// compression. Only for Parquet input.
-    #[arg(long, value_name = "CODEC", hide_short_help = true)]
-    pub(crate) parquet_compression: Option<simhash_io::ParquetCompression>,
+    /// `--parquet-compression`.
+    #[command(flatten)]
+    pub(crate) parquet_compression: flags::ParquetCodec,
 }
 
-/// What `pairs` and `cluster` share.
-#[derive(Debug, Args)]
-pub(crate) struct JobArgs {
-    /// Input files or directories; `-` reads standard input. Several files are shards of one
-    /// input.
-    ///
-    /// A directory stands for the record files below it (`.jsonl`, `.json`, `.ndjson`,
-    /// `.tsv`, optionally `.gz` or `.zst`, and `.parquet`), in the byte order of their paths,
-    /// as `simhash` reads it. A Parquet file's rows are records (its text and id columns,
-    /// by --text-column and --id-column); it is read whole by one worker.
-    ///
-    /// Shards are read as if concatenated, in the order given (a record without an id gets
-    /// its 0-based line number in the concatenation; messages name the shard and the line in
-    /// it); every process must see the same files with the same sizes (a shared file system
-    /// or identical copies).
-    /// Uncompressed files are split into line-aligned byte ranges, one per worker; a `.gz`
-    /// or `.zst` file or standard input is read whole by one worker.
-    #[arg(value_name = "INPUT", conflicts_with = "input")]
-    pub(crate) paths: Vec<PathBuf>,
+const REMOVED: &str = "Also write one JSON line per dropped record: {\"id\", \"duplicate_of\", \
+    \"jaccard\"} (or \"distance\" with simhash). Written whole by process 0, with the output";
+const KEEP: &str = "Which record of a group of near-duplicates is kept: first (in input order), \
+    longest text, lowest id (numeric if both are numbers, else bytewise)";
+const PARQUET_COMPRESSION: &str = "Codec of the Parquet parts: mirror (each input's), zstd, \
+    snappy, lz4 or none.
 
-    /// Input file (the same as a positional INPUT).
-    #[arg(short = 'i', long, value_name = "FILE")]
-    pub(crate) input: Option<PathBuf>,
+As `simhash dedup --parquet-compression`, so that each part is still byte for byte the file \
+`simhash dedup --output-dir` writes: mirror (the default) writes each part with its input \
+file's codec; zstd is level 1, lz4 Parquet's LZ4_RAW codec, none no compression. Only for \
+Parquet input.";
+
+/// What `pairs` and `cluster` share: `simhash`'s declarations (`simhash_jobs::flags`, and
+/// the libraries' flag groups), with this front end's help where the flag means more here.
+#[derive(Debug, Args)]
+#[command(mut_arg("paths", |a| a.help(PATHS_HELP).long_help(PATHS)))]
+#[command(mut_arg("input", |a| a
+    .help("Input file (the same as a positional INPUT; may be repeated)")
+    .long_help("Input file (the same as a positional INPUT; may be repeated)")))]
+#[command(mut_arg("stats", |a| a.help(STATS).hide_short_help(true)))]
+#[command(mut_arg("output", |a| a.help(OUTPUT)))]
+#[command(mut_arg("output_dir", |a| a.help(OUTPUT_DIR_HELP).long_help(OUTPUT_DIR)))]
+#[command(mut_arg("quiet", |a| a.help(QUIET)))]
+pub(crate) struct JobArgs {
+    /// INPUT... and `-i`.
+    #[command(flatten)]
+    pub(crate) inputs: flags::InputPaths,
 
     /// --format, --text-column, --id-column, --strict and --max-record-bytes, as `simhash`
     /// reads them.
@@ -116,35 +120,21 @@ pub(crate) struct JobArgs {
     #[command(flatten)]
     pub(crate) matching: simhash_index::settings::MatchFlags,
 
-    /// Write the job's figures as JSON to FILE (process 0): per worker, the records it read
-    /// and the bytes it sent and received in each kind of exchange (deterministic), then
-    /// the peak memory of its process (measured).
-    #[arg(long, value_name = "FILE", hide_short_help = true)]
-    pub(crate) stats: Option<PathBuf>,
+    /// `--stats`.
+    #[command(flatten)]
+    pub(crate) stats: flags::Stats,
 
-    /// Output file; `-` (the default) writes standard output. Written whole or not at all,
-    /// by process 0 only.
-    #[arg(short, long, value_name = "FILE", default_value = "-")]
-    pub(crate) output: PathBuf,
+    /// `-o`.
+    #[command(flatten)]
+    pub(crate) output: flags::OutputFile,
 
-    /// Write the output as one file per piece of the input, each by the worker that read it.
-    ///
-    /// DIR/part-00000.tsv, part-00001.tsv, ... (`.jsonl` or `.tsv` for dedup, as the input),
-    /// one per piece of the input (a worker's byte range of a file, or a file read whole),
-    /// numbered in input order: concatenated in the order of their names they are byte for
-    /// byte the output -o writes (the header is in the first part only). dedup of Parquet
-    /// writes one `.parquet` part per input file, the file `simhash dedup --output-dir`
-    /// writes for it. Each process
-    /// writes its own workers' parts into DIR on its host, and creates DIR; a DIR that holds
-    /// part-* files already is refused. The parts are written to temporary files and renamed
-    /// into place only when every worker has written all of its own: a failed job leaves
-    /// none.
-    #[arg(long, value_name = "DIR", conflicts_with = "output")]
-    pub(crate) output_dir: Option<PathBuf>,
+    /// `--output-dir`.
+    #[command(flatten)]
+    pub(crate) output_dir: flags::OutputDir,
 
-    /// No summary on stderr (errors are still reported).
-    #[arg(short, long)]
-    pub(crate) quiet: bool,
+    /// `-q`.
+    #[command(flatten)]
+    pub(crate) quiet: flags::Quiet,
 
     /// The processes and workers, and the test hooks.
     #[command(flatten)]
@@ -155,6 +145,41 @@ pub(crate) struct JobArgs {
     pub(crate) files: Vec<PathBuf>,
 }
 
+const PATHS_HELP: &str = "Input files or directories; `-` reads standard input. Several \
+    files are shards of one input";
+const PATHS: &str = "Input files or directories; `-` reads standard input. Several files are \
+    shards of one input.
+
+A directory stands for the record files below it (`.jsonl`, `.json`, `.ndjson`, `.tsv`, \
+optionally `.gz` or `.zst`, and `.parquet`), in the byte order of their paths, as `simhash` \
+reads it. A Parquet file's rows are records (its text and id columns, by --text-column and \
+--id-column); it is read whole by one worker.
+
+Shards are read as if concatenated, in the order given (a record without an id gets its \
+0-based line number in the concatenation; messages name the shard and the line in it); every \
+process must see the same files with the same sizes (a shared file system or identical \
+copies). Uncompressed files are split into line-aligned byte ranges, one per worker; a `.gz` \
+or `.zst` file or standard input is read whole by one worker.";
+const STATS: &str = "Write the job's figures as JSON to FILE (process 0): per worker, the \
+    records it read and the bytes it sent and received in each kind of exchange \
+    (deterministic), then the peak memory of its process (measured)";
+const OUTPUT: &str = "Output file; `-` (the default) writes standard output. Written whole or \
+    not at all, by process 0 only";
+const OUTPUT_DIR_HELP: &str = "Write the output as one file per piece of the input, each by the \
+    worker that read it";
+const OUTPUT_DIR: &str = "Write the output as one file per piece of the input, each by the \
+    worker that read it.
+
+DIR/part-00000.tsv, part-00001.tsv, ... (`.jsonl` or `.tsv` for dedup, as the input), one per \
+piece of the input (a worker's byte range of a file, or a file read whole), numbered in input \
+order: concatenated in the order of their names they are byte for byte the output -o writes \
+(the header is in the first part only). dedup of Parquet writes one `.parquet` part per input \
+file, the file `simhash dedup --output-dir` writes for it. Each process writes its own \
+workers' parts into DIR on its host, and creates DIR; a DIR that holds part-* files already \
+is refused. The parts are written to temporary files and renamed into place only when every \
+worker has written all of its own: a failed job leaves none.";
+const QUIET: &str = "No summary on stderr (errors are still reported)";
+
 /// `cluster`'s own flags.
 #[derive(Debug, Args)]
 pub(crate) struct ClusterArgs {
@@ -162,17 +187,19 @@ pub(crate) struct ClusterArgs {
     #[command(flatten)]
     pub(crate) job: JobArgs,
 
-    /// Also print records that are in no cluster (each is a cluster of its own).
-    #[arg(long)]
-    pub(crate) singletons: bool,
+    /// `--singletons`.
+    #[command(flatten)]
+    pub(crate) singletons: flags::Singletons,
 }
 
 /// timely's own flags, with timely's short names; `--hostfile` has no `-h`, which is help.
+/// `--threads` is `simhash`'s flag with timely's `-w` and one worker by default.
 #[derive(Debug, Args)]
+#[command(mut_arg("threads", |a| a.short('w').default_value("1").help(THREADS)))]
 pub(crate) struct TimelyArgs {
-    /// Worker threads in this process; keep it at most the cores the process may use.
-    #[arg(short = 'w', long = "threads", value_name = "N", default_value = "1")]
-    pub(crate) threads: NonZeroUsize,
+    /// `-w/--threads`.
+    #[command(flatten)]
+    pub(crate) threads: flags::Threads,
 
     /// Number of processes in the job (each runs this command with its own -p).
     #[arg(short = 'n', long = "processes", value_name = "N", default_value = "1")]
@@ -278,6 +305,9 @@ pub(crate) enum Launch {
     },
 }
 
+const THREADS: &str =
+    "Worker threads in this process; keep it at most the cores the process may use";
+
 /// `dedup --keep` and `--format`: the settings' vocabulary, defined once in the
 /// libraries (their `clap` feature), as `simhash` reads them.
 pub(crate) use simhash_cluster::KeepPolicy as Keep;
@@ -291,11 +321,7 @@ impl JobArgs {
     /// given. Call it once, before [`JobArgs::paths`]; returns the files of the
     /// directories that are not read.
     pub(crate) fn expand(&mut self) -> anyhow::Result<Vec<simhash_io::SkippedFile>> {
-        let given = match &self.input {
-            Some(p) => vec![p.clone()],
-            None => self.paths.clone(),
-        };
-        let inputs = simhash_io::Inputs::expand(&given)?;
+        let inputs = simhash_io::Inputs::expand(self.inputs.given())?;
         self.files = inputs.files().iter().map(|f| f.path.clone()).collect();
         if self.records.format.is_none() {
             // Names that imply different formats are refused, as `simhash` refuses them.
@@ -358,7 +384,8 @@ impl JobArgs {
     /// How this process joins the job: alone with `-w` threads, or as one of `-n` processes.
     pub(crate) fn launch(&self) -> anyhow::Result<Launch> {
         let t = &self.timely;
-        let (threads, processes) = (t.threads.get(), t.processes.get());
+        let (threads, processes) =
+            (t.threads.threads.map_or(1, NonZeroUsize::get), t.processes.get());
         anyhow::ensure!(
             t.process < processes,
             "-p/--process ({}) must be less than -n/--processes ({processes})",

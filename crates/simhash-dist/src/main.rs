@@ -82,10 +82,15 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let (mut args, mode, removed, compression) = match cli.command {
         Command::Pairs(args) => (args, Mode::Pairs, None, None),
-        Command::Cluster(c) => (c.job, Mode::Cluster { singletons: c.singletons }, None, None),
-        Command::Dedup(d) => {
-            (d.job, Mode::Dedup { keep: d.keep }, d.removed, d.parquet_compression)
+        Command::Cluster(c) => {
+            (c.job, Mode::Cluster { singletons: c.singletons.singletons }, None, None)
         }
+        Command::Dedup(d) => (
+            d.job,
+            Mode::Dedup { keep: d.keep.keep },
+            d.removed.removed,
+            d.parquet_compression.parquet_compression,
+        ),
     };
     let skipped = args.expand()?;
     if args.timely.process == 0 {
@@ -112,13 +117,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let paths = args.paths();
     let inputs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
     if matches!(mode, Mode::Dedup { .. }) {
-        check_parquet_dedup(&inputs, args.output_dir.is_some(), compression.is_some())?;
+        check_parquet_dedup(&inputs, args.output_dir.output_dir.is_some(), compression.is_some())?;
     }
     let mut plan = WritePlan::new();
     plan.inputs(&inputs);
-    match &args.output_dir {
+    match &args.output_dir.output_dir {
         None => {
-            plan.output("--output", &args.output);
+            plan.output("--output", &args.output.output);
         }
         // The directory holds the parts and nothing else (they are concatenated).
         Some(dir) => {
@@ -128,25 +133,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Some(removed) = &removed {
         plan.output("--removed", removed);
     }
-    if let Some(stats) = &args.stats {
+    if let Some(stats) = &args.stats.stats {
         plan.output("--stats", stats);
     }
     plan.check()?;
     // Every output created from here on is checked against the inputs (the parts).
     simhash_io::register_inputs(&inputs)?;
-    if let Some(dir) = &args.output_dir {
+    if let Some(dir) = &args.output_dir.output_dir {
         rounds::parts::prepare(dir)?;
     }
     let launch = args.launch()?;
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let threads = args.timely.threads.get();
+    let threads = args.timely.threads.threads.map_or(1, std::num::NonZero::get);
     if threads > cores {
         let _ = writeln!(
             std::io::stderr().lock(),
             "simhash-dist: warning: -w {threads} workers on {cores} cores: workers will share cores"
         );
     }
-    let (quiet, process) = (args.quiet, args.timely.process);
+    let (quiet, process) = (args.quiet.quiet, args.timely.process);
     let compression = compression.unwrap_or_default();
     let job = Arc::new(build_job(&args, mode, matching, (removed, compression)));
     failure::install();
@@ -236,12 +241,12 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, dedup: DedupOutputs
         max_record_bytes: args.records.max_record_bytes,
         strict: args.records.strict,
         matching,
-        output: args.output.clone(),
-        output_dir: args.output_dir.clone(),
+        output: args.output.output.clone(),
+        output_dir: args.output_dir.output_dir.clone(),
         removed,
         parquet_compression,
-        quiet: args.quiet,
-        stats: args.stats.clone(),
+        quiet: args.quiet.quiet,
+        stats: args.stats.stats.clone(),
         process: args.timely.process,
         inject_error: args.timely.inject_error,
         inject_panic: args.timely.inject_panic,

@@ -60,6 +60,8 @@
 pub mod against;
 mod corpus;
 mod error;
+#[cfg(feature = "clap")]
+pub mod flags;
 pub mod matching;
 pub mod page;
 mod reporter;

@@ -314,7 +314,7 @@ fn compact(args: &IndexDirArgs) -> anyhow::Result<ExitCode> {
         .compact_with(|| Ok::<_, simhash_index::disk::DiskError>(simhash_io::hold_signals()))?;
     simhash_io::note_committed("the compacted index");
     drop(hold);
-    if !args.quiet {
+    if !args.quiet.quiet {
         let after = DiskIndex::open(&args.index)?.stats();
         eprintln!(
             "simhash: {}: {} documents, {} segments ({} bytes) compacted into {} ({} bytes)",
@@ -332,7 +332,7 @@ fn compact(args: &IndexDirArgs) -> anyhow::Result<ExitCode> {
 fn verify(args: &IndexDirArgs) -> anyhow::Result<ExitCode> {
     let index = DiskIndex::open(&args.index)?;
     index.verify()?;
-    if !args.quiet {
+    if !args.quiet.quiet {
         let stats = index.stats();
         eprintln!(
             "simhash: {}: ok: {} documents in {} segments, {} bytes, every checksum verified",

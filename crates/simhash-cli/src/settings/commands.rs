@@ -157,7 +157,7 @@ impl DedupSettings {
         if args.annotate {
             check_annotate(&input)?;
         }
-        if let Some(dir) = &args.output_dir {
+        if let Some(dir) = &args.output_dir.output_dir {
             check_output_dir(dir, &args.input, &input.inputs)?;
         }
         check_output_format(&args.output.output, &input)?;
@@ -167,10 +167,10 @@ impl DedupSettings {
             matching,
             grouping,
             output: args.output.output.clone(),
-            output_dir: args.output_dir.clone(),
+            output_dir: args.output_dir.output_dir.clone(),
             annotate: args.annotate,
             parquet_compression,
-            removed: args.removed.clone(),
+            removed: args.removed.removed.clone(),
             against,
             update: args.update,
             report: report(&args.report),
@@ -218,7 +218,7 @@ impl ClusterSettings {
             matching,
             grouping: super::grouping(&args.cluster, ClusterMode::Components),
             output: args.output.output.clone(),
-            singletons: args.singletons,
+            singletons: args.singletons.singletons,
             annotate: args.annotate,
             parquet_compression,
             report: report(&args.report),
@@ -304,7 +304,7 @@ fn check_output_dir(dir: &Path, args: &InputArgs, inputs: &Inputs) -> Result<(),
         }
     }
     let out = simhash_io::resolve(dir);
-    let paths = if args.paths.is_empty() { &args.input } else { &args.paths };
+    let paths = args.inputs.given();
     let named = paths.iter().map(PathBuf::as_path);
     for input in named.chain(inputs.files().iter().map(|f| f.path.as_path())) {
         let input = simhash_io::resolve(input);

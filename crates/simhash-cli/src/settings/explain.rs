@@ -56,7 +56,7 @@ fn dedup_args(args: &ExplainArgs) -> anyhow::Result<DedupArgs> {
     let mut dedup = Dedup::try_parse_from(["dedup", "--quiet", "--strict"])
         .map_err(|e| anyhow::anyhow!("internal error: dedup's defaults: {e}"))?
         .args;
-    dedup.input.paths.clone_from(&args.input);
+    dedup.input.inputs.paths.clone_from(&args.input);
     dedup.input.records.text_column.clone_from(&args.text_column);
     dedup.input.records.id_column.clone_from(&args.id_column);
     dedup.input.records.max_record_bytes = args.max_record_bytes;

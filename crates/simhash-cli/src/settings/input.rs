@@ -50,10 +50,10 @@ pub(super) fn reading(
             sketcher,
         },
     };
-    let named = if args.paths.is_empty() { &args.input } else { &args.paths };
+    let named = args.inputs.given();
     Input {
         inputs,
-        named: named.clone(),
+        named: named.to_vec(),
         strict: args.records.strict,
         max_record_bytes: args.records.max_record_bytes,
         sample: args.sample.map(|n| (n, args.seed)),
@@ -64,7 +64,7 @@ pub(super) fn reading(
 /// The input files (standard input when none is given) and their format, inferred from
 /// the file names when not given.
 pub(super) fn inputs_and_format(args: &InputArgs) -> Result<(Inputs, Format), SettingsError> {
-    let paths = if args.paths.is_empty() { &args.input } else { &args.paths };
+    let paths = args.inputs.given();
     let inputs = Inputs::expand(paths).map_err(SettingsError::Inputs)?;
     let format = match args.records.format {
         Some(format) => format,

@@ -153,12 +153,17 @@ fn matching(
 fn run(run: &RunOpts) -> Run {
     let threads = run
         .threads
+        .threads
         .or_else(|| std::thread::available_parallelism().ok())
         .map_or(1, NonZeroUsize::get);
-    Run { threads, quiet: run.quiet, stats: run.stats.clone(), memory: None }
+    Run { threads, quiet: run.quiet.quiet, stats: run.stats.stats.clone(), memory: None }
 }
 
 /// The clusters' settings of `opts`, in `default` mode unless given.
 fn grouping(opts: &ClusterOpts, default: ClusterMode) -> Grouping {
-    Grouping { mode: opts.mode.unwrap_or(default), keep: opts.keep, big_cluster: opts.big_cluster }
+    Grouping {
+        mode: opts.mode.unwrap_or(default),
+        keep: opts.keep.keep,
+        big_cluster: opts.big_cluster,
+    }
 }

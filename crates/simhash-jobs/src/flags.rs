@@ -1,0 +1,127 @@
+//! The flags of a job's inputs, outputs and run, declared once for every command-line front
+//! end (`simhash` and `simhash-dist` flatten them; with the `clap` feature).
+//!
+//! Each group holds one or two flags, so that a command takes the ones it has. The help is
+//! `simhash`'s; a front end whose flag means more (`simhash-dist`'s `--output-dir` writes
+//! one part per worker's piece) says so with clap's `mut_arg` on its own command, keeping
+//! the one declaration.
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// The inputs: positional INPUTs, or `-i`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct InputPaths {
+    /// Input files or directories; `-` reads standard input. Several are read as one input.
+    ///
+    /// Several inputs are read one after the other as if concatenated: a record without an
+    /// id gets its 0-based line number in the concatenation, and messages name the file and
+    /// the line in it. A directory means the files below it, recursively, in the byte order
+    /// of their paths, skipping hidden names (starting with `.`); only files ending in
+    /// `.jsonl`, `.json`, `.ndjson` or `.tsv`, optionally followed by `.gz` or `.zst`, are
+    /// read from a directory (the others are listed on stderr). A file named on the command
+    /// line is read whatever its name. `.gz` and `.zst` files are decompressed. No input
+    /// means standard input; the same file twice is an error.
+    #[arg(value_name = "INPUT", conflicts_with = "input")]
+    pub paths: Vec<PathBuf>,
+
+    /// Input file or directory (the same as a positional INPUT; may be repeated).
+    ///
+    /// `-` (the default) reads standard input. Files ending in `.gz` or `.zst` are
+    /// decompressed.
+    #[arg(short = 'i', long, value_name = "FILE")]
+    pub input: Vec<PathBuf>,
+}
+
+impl InputPaths {
+    /// The inputs as given: `-i`'s, or the positional ones (clap refuses both together).
+    pub fn given(&self) -> &[PathBuf] {
+        if self.input.is_empty() { &self.paths } else { &self.input }
+    }
+}
+
+/// Where the output goes (`-o`).
+#[derive(Clone, Debug, Args)]
+pub struct OutputFile {
+    /// Output file; `-` (the default) writes standard output. Written whole or not at all.
+    #[arg(short, long, value_name = "FILE", default_value = "-")]
+    pub output: PathBuf,
+}
+
+/// `--output-dir`: several outputs instead of `-o`'s one.
+#[derive(Clone, Debug, Default, Args)]
+pub struct OutputDir {
+    /// Write one output per input file, at its path relative to its input argument under DIR.
+    ///
+    /// Each output has its input's format and compression (`.gz` and `.zst` are compressed
+    /// again; Parquet keeps the input's schema and codec, or --parquet-compression's); a
+    /// file with nothing kept gets an empty output. All are put in place together, or none. DIR may not be, contain or be
+    /// inside an input; two inputs with the same relative path are an error.
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    pub output_dir: Option<PathBuf>,
+}
+
+/// `--removed`: dedup's list of what it dropped.
+#[derive(Clone, Debug, Default, Args)]
+pub struct Removed {
+    /// Also write one JSON line per dropped record: {"id", "duplicate_of", "jaccard"} (or
+    /// "distance" with simhash).
+    #[arg(long, value_name = "FILE")]
+    pub removed: Option<PathBuf>,
+}
+
+/// `--keep`: which record of a group of near-duplicates is kept.
+#[derive(Clone, Copy, Debug, Default, Args)]
+pub struct Keep {
+    /// Which record of a cluster is kept: first (in input order), longest text, lowest id.
+    #[arg(long, value_enum, value_name = "POLICY", default_value = "first")]
+    pub keep: simhash_cluster::KeepPolicy,
+}
+
+/// `--singletons`: cluster's records in no cluster.
+#[derive(Clone, Copy, Debug, Default, Args)]
+pub struct Singletons {
+    /// Also print records that are in no cluster (each is a cluster of its own).
+    #[arg(long)]
+    pub singletons: bool,
+}
+
+/// How Parquet outputs are written (`--parquet-compression`).
+#[derive(Clone, Debug, Default, Args)]
+pub struct ParquetCodec {
+    /// Codec of the Parquet output: mirror (the input's), zstd, snappy, lz4 or none.
+    ///
+    /// mirror (the default) writes each output with the codec of its input (of the first
+    /// Parquet input, for one output). zstd is level 1 (Arrow's default); lz4 is Parquet's
+    /// LZ4_RAW codec; none stores the pages uncompressed (no compression cost, the largest
+    /// files). The rows are the same whatever the codec. Only for Parquet input, whose
+    /// output is Parquet (dedup, and cluster --annotate).
+    #[arg(long, value_name = "CODEC", hide_short_help = true)]
+    pub parquet_compression: Option<simhash_io::ParquetCompression>,
+}
+
+/// `-j/--threads`: the threads a run uses.
+#[derive(Clone, Copy, Debug, Default, Args)]
+pub struct Threads {
+    /// Number of threads [default: all cores]. The output does not depend on it.
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<NonZeroUsize>,
+}
+
+/// `-q/--quiet`: no progress and no summary.
+#[derive(Clone, Copy, Debug, Default, Args)]
+pub struct Quiet {
+    /// No progress bars and no summary on stderr (errors are still reported).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `--stats`: the run's figures as JSON.
+#[derive(Clone, Debug, Default, Args)]
+pub struct Stats {
+    /// Write a JSON summary of the run (counts, skipped records by reason, seconds per phase).
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
+}

@@ -116,7 +116,7 @@ impl Hasher for WordHasher {
     }
 }
 
-/// Passes an n-gram hash through as it is (it is mixed already).
+/// Passes an n-gram hash through as it is (it is mixed already); mixes an n-gram's number.
 #[derive(Default)]
 pub(crate) struct GramHasher(u64);
 
@@ -133,6 +133,11 @@ impl Hasher for GramHasher {
 
     fn write_u64(&mut self, x: u64) {
         self.0 = x;
+    }
+
+    fn write_u32(&mut self, x: u32) {
+        // A distinct n-gram's number (a tally's key): mixed.
+        self.0 = step(GRAM_SEED, u64::from(x)).wrapping_mul(MIX);
     }
 }
 
@@ -377,11 +382,11 @@ impl EvalSetsBuilder {
 /// Computed from the layout, not measured with an allocator. Per eval word (n-gram
 /// position): 4 bytes for the word's number and 4 for the position in its distinct
 /// n-gram's list. Per distinct n-gram: 19 to 39 bytes of hash table (a 16-byte entry and a
-/// control byte, at a load between 7/16 and 7/8), 12 bytes of chain link, representative
-/// and list offset, and 8 bytes of document frequency in each [`Tally`](super::Tally).
-/// Per distinct word: the word and about 30 bytes; per item: its id and 24 bytes. So
-/// about 50 to 70 bytes per eval n-gram when most n-grams are distinct: 100 million eval
-/// words take 5 to 7 GB.
+/// control byte, at a load between 7/16 and 7/8) and 12 bytes of chain link,
+/// representative and list offset. Per distinct word: the word and about 30 bytes; per
+/// item: its id and 24 bytes. So about 40 to 60 bytes per eval n-gram when most n-grams
+/// are distinct: 100 million eval words take 4 to 6 GB. A [`Tally`](super::Tally) adds
+/// 20 to 40 bytes for each distinct n-gram its documents contain.
 #[derive(Clone, Debug)]
 pub struct EvalSets {
     pub(crate) ngram: usize,

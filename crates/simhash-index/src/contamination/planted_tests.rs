@@ -239,8 +239,14 @@ fn boilerplate_is_dropped_and_plants_still_found() {
         oracle(&corpus.items, &corpus.docs, DEFAULT_NGRAM, max_df, DEFAULT_MIN_OVERLAP);
     assert!(said(&report) == want, "the engine and the brute-force scan disagree");
     assert_eq!(report.dropped, dropped);
+    assert!(report.dropped > 0);
+    // A plant is missed only when its item is made wholly of text common in the corpus.
     let s = score(&corpus, &said(&report));
-    assert!(recall(&s, Kind::Whole) >= 0.95, "{s:?}");
+    for kind in [Kind::Whole, Kind::Rewrapped, Kind::Recased, Kind::Repunctuated, Kind::MidSentence]
+    {
+        let row = s.recall.iter().find(|r| r.0 == kind).unwrap();
+        assert!(row.1 - row.2 <= report.unmatchable, "{kind:?}: {s:?}, {}", report.unmatchable);
+    }
 }
 
 /// The figures behind the defaults: recall per kind, hits on unplanted pairs and spans

@@ -1,10 +1,12 @@
 //! The corpus-wide part: document frequencies, the documents with matches, and the hits
 //! they make once the frequent n-grams are dropped.
 
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::ops::Range;
 
 use super::error::ContaminationError;
-use super::eval::{EvalSets, MaxDf};
+use super::eval::{EvalSets, GramHasher, MaxDf};
 use super::scan::{DocHits, Match};
 
 /// What the scans of a corpus found, accumulated: each distinct eval n-gram's document
@@ -14,14 +16,17 @@ use super::scan::{DocHits, Match};
 /// the corpus [`merge`](Tally::merge) in any order, and [`EvalSets::finish`] sorts by
 /// document, so the result does not depend on how the corpus was split among threads.
 ///
-/// With a [`MaxDf::Count`] limit a tally keeps at most that many documents' matches per
-/// n-gram (the matches of an n-gram already over the limit are dropped as they come), so
-/// its memory is bounded by the eval sets; with a share or no limit it keeps every
-/// document with a match.
+/// A new tally costs nothing (document frequencies are kept for the n-grams found), so one
+/// per thread or per batch, as rayon's `fold` makes them, is fine. With a [`MaxDf::Count`]
+/// limit a tally keeps at most that many documents' matches per n-gram (the matches of an
+/// n-gram already over the limit are dropped as they come), so its memory is bounded by
+/// the eval sets; with a share or no limit it keeps every document with a match.
 #[derive(Clone, Debug)]
 pub struct Tally {
+    ngrams: usize,
     documents: u64,
-    df: Vec<u64>,
+    /// The document frequency of each distinct n-gram found.
+    df: HashMap<u32, u64, BuildHasherDefault<GramHasher>>,
     docs: Vec<(u64, Vec<Match>)>,
     cap: Option<u64>,
 }
@@ -33,7 +38,8 @@ impl Tally {
             MaxDf::Count(max) => Some(max),
             MaxDf::Unlimited | MaxDf::Share(_) => None,
         };
-        Tally { documents: 0, df: vec![0; eval.ngrams()], docs: Vec::new(), cap }
+        let (ngrams, df) = (eval.ngrams(), HashMap::default());
+        Tally { ngrams, documents: 0, df, docs: Vec::new(), cap }
     }
 
     /// Adds the scan of document number `doc`. Every document of the corpus is added,
@@ -48,11 +54,11 @@ impl Tally {
         keys.sort_unstable();
         keys.dedup();
         for &key in &keys {
-            self.df[key as usize] += 1;
+            *self.df.entry(key).or_insert(0) += 1;
         }
         if let Some(cap) = self.cap {
             // Over the limit here, over it in every merge: dropped at the end.
-            matches.retain(|m| self.df[m.key as usize] <= cap);
+            matches.retain(|m| self.df.get(&m.key).is_some_and(|&df| df <= cap));
         }
         if !matches.is_empty() {
             self.docs.push((doc, matches));
@@ -61,12 +67,12 @@ impl Tally {
 
     /// Adds the documents of `other`, a tally of other documents of the same eval sets.
     pub fn merge(&mut self, other: Tally) -> Result<(), ContaminationError> {
-        if other.df.len() != self.df.len() {
-            return Err(ContaminationError::mismatch(other.df.len(), self.df.len()));
+        if other.ngrams != self.ngrams {
+            return Err(ContaminationError::mismatch(other.ngrams, self.ngrams));
         }
         self.documents += other.documents;
-        for (a, b) in self.df.iter_mut().zip(&other.df) {
-            *a += b;
+        for (key, df) in other.df {
+            *self.df.entry(key).or_insert(0) += df;
         }
         self.docs.extend(other.docs);
         Ok(())
@@ -141,11 +147,14 @@ impl EvalSets {
     /// Drops the n-grams over the document-frequency limit, then turns each document's
     /// matches into a [`Hit`] per item that reaches the minimum overlap.
     pub fn finish(&self, tally: Tally) -> Result<Report<'_>, ContaminationError> {
-        if tally.df.len() != self.ngrams() {
-            return Err(ContaminationError::mismatch(tally.df.len(), self.ngrams()));
+        if tally.ngrams != self.ngrams() {
+            return Err(ContaminationError::mismatch(tally.ngrams, self.ngrams()));
         }
         let Tally { documents, df, mut docs, .. } = tally;
-        let dropped: Vec<bool> = df.iter().map(|&d| self.max_df.drops(d, documents)).collect();
+        let mut dropped = vec![false; self.ngrams()];
+        for (key, df) in df {
+            dropped[key as usize] = self.max_df.drops(df, documents);
+        }
         // Each item's n-grams less the dropped ones.
         let mut kept: Vec<u32> = self.items.iter().map(|i| i.grams).collect();
         for key in (0..dropped.len()).filter(|&k| dropped[k]) {

@@ -22,7 +22,8 @@
 //!   verify candidates exactly.
 //! * The parts: [`Tokenizer`] ([`Words`], [`AsciiLetters`]), the feature hashes
 //!   ([`jenkins64`], [`unsigned_hash`]) and the rolling windows ([`Window`],
-//!   [`CyclicWindow`], [`shingle`](fn@shingle)).
+//!   [`CyclicWindow`], [`shingle`](fn@shingle)); [`for_each_normalized_token`] gives the
+//!   default preset's normalized words with their places in the text, for exact matching.
 //!
 //! # Example
 //!
@@ -119,7 +120,7 @@ pub use crate::minhash::{
 };
 pub use crate::setbits::{SetBits, common_at_most, set_bits, set_bits_words};
 pub use crate::shingle::{CyclicWindow, MAX_WINDOW, Window, combine, shingle};
-pub use crate::tokenize::{AsciiLetters, Tokenizer, Words};
+pub use crate::tokenize::{AsciiLetters, Tokenizer, Words, for_each_normalized_token};
 
 #[cfg(test)]
 mod testoibits {

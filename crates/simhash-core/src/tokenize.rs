@@ -188,7 +188,7 @@ pub(crate) fn hash_normalized(token: &str, buf: &mut String) -> u64 {
     if is_stable_cjk(token) {
         return xxh3(bytes);
     }
-    xxh3(normalize(token, buf))
+    xxh3(normalize(token, buf).as_bytes())
 }
 
 /// A one-character token that NFKC and lowercasing leave as it is, checked without the
@@ -205,15 +205,15 @@ pub(crate) fn is_stable_cjk(token: &str) -> bool {
 }
 
 /// `lowercase(NFKC(token))`, borrowing the token itself when it is already normal.
-pub(crate) fn normalize<'a>(token: &'a str, buf: &'a mut String) -> &'a [u8] {
+pub(crate) fn normalize<'a>(token: &'a str, buf: &'a mut String) -> &'a str {
     if token.is_ascii() {
         if !token.bytes().any(|b| b.is_ascii_uppercase()) {
-            return token.as_bytes();
+            return token;
         }
         buf.clear();
         buf.push_str(token);
         buf.make_ascii_lowercase();
-        return buf.as_bytes();
+        return buf;
     }
     buf.clear();
     if is_nfkc_quick(token.chars()) == IsNormalized::Yes {
@@ -221,7 +221,51 @@ pub(crate) fn normalize<'a>(token: &'a str, buf: &'a mut String) -> &'a [u8] {
     } else {
         buf.extend(token.nfkc().flat_map(char::to_lowercase));
     }
-    buf.as_bytes()
+    buf
+}
+
+/// Calls `f(word, chars)` for each token of `text` in order: the default preset's tokens
+/// ([`Words`]) with the default preset's normalisation, `lowercase(NFKC(token))`, and the
+/// place of the token in `text` as a range of Unicode code points (`char`s, end exclusive),
+/// not bytes.
+///
+/// Two texts that differ only in case, Unicode normalisation, punctuation, white space or
+/// line breaks give the same words; the places say where each word was written. This is
+/// what exact text matching that survives re-wrapping builds on (the contamination scan
+/// of `simhash-index`). `text.chars().skip(chars.start).take(chars.len())` is the token as
+/// written.
+///
+/// ```
+/// use simhash_core::for_each_normalized_token;
+///
+/// let mut tokens = Vec::new();
+/// for_each_normalized_token("Ünïcode, IS\nfine: 東京", |word, chars| tokens.push((word.to_string(), chars)));
+/// assert_eq!(tokens, [
+///     ("ünïcode".to_string(), 0..7),
+///     ("is".to_string(), 9..11),
+///     ("fine".to_string(), 12..16),
+///     ("東".to_string(), 18..19),
+///     ("京".to_string(), 19..20),
+/// ]);
+/// ```
+pub fn for_each_normalized_token(text: &str, mut f: impl FnMut(&str, std::ops::Range<usize>)) {
+    let mut buf = String::new();
+    // The byte and code point where the previous token ended.
+    let (mut byte, mut point) = (0, 0);
+    Words.tokenize(text, &mut |token| {
+        // `Words` gives slices of `text`, in order.
+        let start = token.as_ptr() as usize - text.as_ptr() as usize;
+        point += code_points(&text[byte..start]);
+        let first = point;
+        point += code_points(token);
+        byte = start + token.len();
+        f(normalize(token, &mut buf), first..point);
+    });
+}
+
+/// The number of code points of `s`: its length when it is ASCII.
+fn code_points(s: &str) -> usize {
+    if s.is_ascii() { s.len() } else { s.chars().count() }
 }
 
 #[cfg(test)]
@@ -242,7 +286,7 @@ mod tests {
 
     fn norm(token: &str) -> String {
         let mut buf = String::new();
-        String::from_utf8(normalize(token, &mut buf).to_vec()).unwrap()
+        normalize(token, &mut buf).to_string()
     }
 
     macro_rules! t {
@@ -327,6 +371,18 @@ mod tests {
         }
 
         #[test]
+        fn normalized_tokens_are_the_words_in_place(text in "\\PC{0,60}") {
+            let mut got = Vec::new();
+            for_each_normalized_token(&text, |word, chars| {
+                let written: String = text.chars().skip(chars.start).take(chars.len()).collect();
+                got.push((word.to_string(), written));
+            });
+            let want: Vec<(String, String)> =
+                words(&text).into_iter().map(|t| (norm(t), t.to_string())).collect();
+            proptest::prop_assert_eq!(got, want);
+        }
+
+        #[test]
         fn cjk_fast_path_is_xxh3_of_normalize(c in proptest::char::ranges(vec![
             '\u{3000}'..='\u{9FFF}', '\u{AC00}'..='\u{D7FF}', '\u{F900}'..='\u{FFEF}',
         ].into())) {
@@ -334,7 +390,7 @@ mod tests {
             let mut buf = String::new();
             let fast = hash_normalized(&token, &mut buf);
             let mut buf2 = String::new();
-            proptest::prop_assert_eq!(fast, xxh3(normalize(&token, &mut buf2)));
+            proptest::prop_assert_eq!(fast, xxh3(normalize(&token, &mut buf2).as_bytes()));
         }
 
         #[test]
@@ -342,7 +398,7 @@ mod tests {
             let mut buf = String::new();
             let fast = hash_normalized(&token, &mut buf);
             let mut buf2 = String::new();
-            proptest::prop_assert_eq!(fast, xxh3(normalize(&token, &mut buf2)));
+            proptest::prop_assert_eq!(fast, xxh3(normalize(&token, &mut buf2).as_bytes()));
         }
     }
 
@@ -354,7 +410,7 @@ mod tests {
             let Some(c) = char::from_u32(cp) else { continue };
             let token = c.to_string();
             if is_stable_cjk(&token) {
-                assert_eq!(normalize(&token, &mut buf), token.as_bytes(), "U+{cp:04X}");
+                assert_eq!(normalize(&token, &mut buf), token, "U+{cp:04X}");
             }
         }
     }

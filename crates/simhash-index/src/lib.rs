@@ -14,7 +14,7 @@
 //! `simhash_index::Index`); the `lsh` module is public and its items are reached only by
 //! their path (`simhash_index::lsh::Banding`, `simhash_index::lsh::MinHashIndex`), never
 //! re-exported at the root. Items that belong to neither method have modules of their own
-//! ([`disk`], [`settings`]), and the vocabulary of `simhash-core` is re-exported at the
+//! ([`contamination`], [`disk`], [`settings`]), and the vocabulary of `simhash-core` is re-exported at the
 //! root.
 //!
 //! # Hamming matching
@@ -63,6 +63,9 @@
 //!   candidates share a band bucket, and each is verified by exact Jaccard similarity, so
 //!   a query returns exactly the bucket-sharing sets at or above the threshold.
 //! * [`plan`] recommends `m` for `n` fingerprints and reports the expected work ([`Plan`]).
+//! * [`contamination`] finds eval-set (benchmark) text inside a training corpus, exactly:
+//!   word n-grams after normalisation, each match checked word by word, with the places
+//!   where it is written.
 //! * [`disk`] is the persistent index of either method: a directory of immutable,
 //!   checksummed segment files and an atomically replaced manifest; one writer adds and
 //!   compacts, any number of readers query (`docs/index-format.md` has the format).
@@ -142,7 +145,8 @@
 //!
 //! # Errors
 //!
-//! Every error type ([`ConfigError`], [`lsh::LshError`], [`ParseBlocksError`]) has a lowercase
+//! Every error type ([`ConfigError`], [`lsh::LshError`], [`ParseBlocksError`],
+//! [`contamination::ContaminationError`]) has a lowercase
 //! message with no trailing period and a `kind()`, a `#[non_exhaustive]` enum to match on.
 //!
 //! # Guarantees and costs
@@ -156,6 +160,7 @@
 //!   fingerprints per slice.
 #![deny(missing_docs)]
 
+pub mod contamination;
 pub mod disk;
 mod hamming;
 pub mod lsh;
@@ -208,6 +213,10 @@ mod testoibits {
         assert_all::<MinHashIndex<String>>();
         assert_all::<Index<String>>();
         assert_all::<LshError>();
+        assert_all::<crate::contamination::EvalSets>();
+        assert_all::<crate::contamination::Tally>();
+        assert_all::<crate::contamination::DocHits>();
+        assert_all::<crate::contamination::ContaminationError>();
     }
 }
 

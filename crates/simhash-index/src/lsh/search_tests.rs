@@ -656,6 +656,9 @@ fn relations_agree_with_brute_force_at_any_thread_count() {
                         pool.install(|| walk(&store, t, &rank, templates)).unwrap();
                     spared += stats.spared;
                     known_kept += stats.known_kept;
+                    // Counted once a record, and only for kept records.
+                    let kept = (0..n).filter(|&d| walked.center[d] as usize == d).count();
+                    assert!(stats.known_kept <= kept as u64, "{} known", stats.known_kept);
                     assert_eq!(walked.center, center, "t {t} {templates} -j{threads}");
                     assert_eq!(walked.relation, relations, "t {t} {templates} -j{threads}");
                     let (edges, _) = pool.install(|| components(&store, t, templates)).unwrap();

@@ -612,6 +612,9 @@ fn walk_component<S: SketchStore + ?Sized>(
             let Early { mut found, stats: s, held, len, band_candidates } = early;
             stats.add(&s);
             flood.record(len, band_candidates, true);
+            // A record known to be kept against the records kept before the chunk counts
+            // once, whatever the comparisons with those kept within it find.
+            let known_before = s.known_kept;
             if found.is_none() {
                 let (set, mut bits) = if let Some(held) = held {
                     held
@@ -625,6 +628,7 @@ fn walk_component<S: SketchStore + ?Sized>(
                 {
                     flood.record(set.len(), candidates.len(), false);
                 }
+                let known = stats.known_kept;
                 found = kept.first_match(
                     &c,
                     i,
@@ -635,6 +639,9 @@ fn walk_component<S: SketchStore + ?Sized>(
                     own.as_ref(),
                     &mut stats,
                 )?;
+                if known_before > 0 && stats.known_kept > known {
+                    stats.known_kept = known;
+                }
                 if found.is_none() {
                     let ordinal = kept.docs.len() as u32;
                     index.keep(r, ordinal);

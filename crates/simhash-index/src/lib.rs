@@ -165,6 +165,8 @@ pub mod disk;
 mod hamming;
 pub mod lsh;
 pub mod settings;
+#[cfg(test)]
+mod test_rng;
 
 pub use crate::hamming::blocks::{Blocks, ParseBlocksError, ParseBlocksErrorKind};
 pub use crate::hamming::distinct::Distinct;

@@ -55,7 +55,7 @@ struct Corpus {
 }
 
 fn pick<'a>(rng: &mut Rng, of: &[&'a str]) -> &'a str {
-    of[rng.below(of.len())]
+    of[rng.index(of.len())]
 }
 
 /// The item as planted.
@@ -73,7 +73,7 @@ fn disguise(rng: &mut Rng, item: &str, kind: Kind) -> String {
         }
         Kind::Recased => raw
             .iter()
-            .map(|w| match rng.below(3) {
+            .map(|w| match rng.index(3) {
                 0 => w.to_ascii_uppercase(),
                 1 => w.to_ascii_lowercase(),
                 _ => {
@@ -128,18 +128,18 @@ fn corpus(seed: u64, items: usize) -> Corpus {
         if raw.len() < 30 {
             continue;
         }
-        let len = (30 + rng.below(91)).min(raw.len());
-        let from = rng.below(raw.len() - len + 1);
+        let len = (30 + rng.index(91)).min(raw.len());
+        let from = rng.index(raw.len() - len + 1);
         let text = raw[from..from + len].join(" ");
         let id = format!("item-{}", corpus.items.len());
         corpus.items.push(("planted".into(), id.clone(), text.clone()));
         for kind in KINDS {
-            let host = &hosts[rng.below(hosts.len())];
+            let host = &hosts[rng.index(hosts.len())];
             let planted = disguise(&mut rng, &text, kind);
             // Between two words of the host: mid-sentence with spaces, or as a paragraph.
             let gaps: Vec<usize> =
                 host.char_indices().filter(|c| c.1 == ' ').map(|c| c.0).collect();
-            let cut = if gaps.is_empty() { host.len() } else { gaps[rng.below(gaps.len())] };
+            let cut = if gaps.is_empty() { host.len() } else { gaps[rng.index(gaps.len())] };
             let (before, after) = host.split_at(cut);
             let (open, close) =
                 if kind == Kind::MidSentence { (" ", " ") } else { ("\n\n", "\n\n") };

@@ -9,26 +9,7 @@ use simhash_core::for_each_normalized_token;
 
 use super::*;
 
-/// splitmix64: the tests' random numbers, seeded.
-pub(super) struct Rng(pub(super) u64);
-
-impl Rng {
-    pub(super) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    pub(super) fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    pub(super) fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
+pub(super) use crate::test_rng::Rng;
 
 /// A normalized word and where it is written.
 pub(super) type Word = (String, Range<usize>);
@@ -230,11 +211,11 @@ const VOCAB: &[&str] = &["a", "b", "c", "d", "e", "Ab", "AB", "東", "京", "Éc
 const SEPARATORS: &[&str] = &[" ", " ", " ", "\n", ", ", "  \n\t", "-", "! "];
 
 fn random_text(rng: &mut Rng, max_words: usize) -> String {
-    let len = rng.below(max_words + 1);
+    let len = rng.index(max_words + 1);
     let mut text = String::new();
     for _ in 0..len {
-        text.push_str(VOCAB[rng.below(VOCAB.len())]);
-        text.push_str(SEPARATORS[rng.below(SEPARATORS.len())]);
+        text.push_str(VOCAB[rng.index(VOCAB.len())]);
+        text.push_str(SEPARATORS[rng.index(SEPARATORS.len())]);
     }
     text
 }
@@ -244,7 +225,7 @@ fn disguise(rng: &mut Rng, text: &str) -> String {
     let mut out = String::new();
     for c in text.chars() {
         if c == ' ' {
-            out.push_str(SEPARATORS[rng.below(SEPARATORS.len())]);
+            out.push_str(SEPARATORS[rng.index(SEPARATORS.len())]);
         } else if rng.chance(30) && c.is_ascii() {
             out.push(c.to_ascii_uppercase());
         } else {
@@ -259,15 +240,15 @@ fn disguise(rng: &mut Rng, text: &str) -> String {
 /// planted, disguised, repeated, cut, or none, and empty documents.
 pub(super) fn random_case(rng: &mut Rng) -> (Items, Vec<String>) {
     let mut items: Items = Vec::new();
-    for i in 0..=rng.below(6) {
+    for i in 0..=rng.index(6) {
         let set = if rng.chance(50) { "one" } else { "two" };
-        let text = match rng.below(5) {
+        let text = match rng.index(5) {
             0 if !items.is_empty() => {
                 // A piece of an earlier item: overlapping items.
                 let other: Vec<String> =
-                    words(&items[rng.below(items.len())].2).into_iter().map(|w| w.0).collect();
-                let a = rng.below(other.len() + 1);
-                let b = a + rng.below(other.len() - a + 1);
+                    words(&items[rng.index(items.len())].2).into_iter().map(|w| w.0).collect();
+                let a = rng.index(other.len() + 1);
+                let b = a + rng.index(other.len() - a + 1);
                 other[a..b].join(" ")
             }
             1 => random_text(rng, 3),
@@ -276,11 +257,11 @@ pub(super) fn random_case(rng: &mut Rng) -> (Items, Vec<String>) {
         items.push((set.to_string(), format!("i{i}"), text));
     }
     let mut docs = Vec::new();
-    for _ in 0..rng.below(7) {
+    for _ in 0..rng.index(7) {
         let mut doc = random_text(rng, 12);
-        for _ in 0..rng.below(3) {
-            let (_, _, text) = &items[rng.below(items.len())];
-            let planted = match rng.below(3) {
+        for _ in 0..rng.index(3) {
+            let (_, _, text) = &items[rng.index(items.len())];
+            let planted = match rng.index(3) {
                 0 => text.clone(),
                 1 => disguise(rng, text),
                 _ => {
@@ -309,9 +290,9 @@ fn agrees_with_brute_force() {
     for seed in 0..400 {
         let mut rng = Rng(seed);
         let (items, docs) = random_case(&mut rng);
-        let n = 1 + rng.below(5);
-        let max_df = max_dfs()[rng.below(4)];
-        let min_overlap = [0.0, 0.3, 0.5, 1.0][rng.below(4)];
+        let n = 1 + rng.index(5);
+        let max_df = max_dfs()[rng.index(4)];
+        let min_overlap = [0.0, 0.3, 0.5, 1.0][rng.index(4)];
         let eval = build(&items, n, max_df, min_overlap, None);
         let report = run_sequential(&eval, &docs);
         let (want, dropped) = oracle(&items, &docs, n, max_df, min_overlap);
@@ -344,7 +325,7 @@ fn long_documents_agree_with_brute_force() {
             .collect::<Vec<_>>()
             .join(" ");
         let docs = [long];
-        let n = 1 + rng.below(5);
+        let n = 1 + rng.index(5);
         let eval = build(&items, n, MaxDf::Unlimited, 0.0, None);
         let report = run_sequential(&eval, &docs);
         let (want, _) = oracle(&items, &docs, n, MaxDf::Unlimited, 0.0);
@@ -372,8 +353,8 @@ fn hash_collisions_are_never_matches() {
     for seed in 0..200 {
         let mut rng = Rng(seed);
         let (items, docs) = random_case(&mut rng);
-        let n = 1 + rng.below(4);
-        let max_df = max_dfs()[rng.below(4)];
+        let n = 1 + rng.index(4);
+        let max_df = max_dfs()[rng.index(4)];
         let eval = build(&items, n, max_df, 0.0, Some(0b11));
         let report = run_sequential(&eval, &docs);
         let (want, _) = oracle(&items, &docs, n, max_df, 0.0);
@@ -403,7 +384,7 @@ fn identical_at_any_thread_count() {
         // Documents in another order, tallied in parts merged backwards.
         let mut order: Vec<usize> = (0..docs.len()).collect();
         for i in (1..order.len()).rev() {
-            order.swap(i, rng.below(i + 1));
+            order.swap(i, rng.index(i + 1));
         }
         let mut parts: Vec<Tally> = order
             .chunks(7)

@@ -13,22 +13,7 @@ use crate::lsh::{Banding, JaccardHit};
 use crate::lsh::{DocSketch, MatchSink, MemoryStore, SketchStore, Sketcher, find_matches};
 use crate::{AllPairs, Tables};
 
-/// splitmix64, for reproducible random inputs.
-pub(super) struct Rng(pub(super) u64);
-
-impl Rng {
-    pub(super) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    pub(super) fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+pub(super) use crate::test_rng::Rng;
 
 pub(super) fn minhash_settings(bands: usize, rows: usize, jaccard: f64) -> Settings {
     Settings::MinHash(MinHashSettings {

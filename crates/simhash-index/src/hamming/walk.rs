@@ -215,6 +215,7 @@ impl<'a> DedupWalk<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Rng;
 
     /// The walk's definition, one document at a time against every kept one: each
     /// document's center, and how many documents were not kept.
@@ -236,27 +237,6 @@ mod tests {
             }
         }
         (center, removed)
-    }
-
-    /// A small deterministic generator (splitmix64).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-        fn flip(&mut self, x: u64, bits: u32) -> u64 {
-            let mut x = x;
-            let mut flipped = 0u64;
-            while flipped.count_ones() < bits {
-                flipped |= 1 << (self.next() % 64);
-            }
-            x ^= flipped;
-            x
-        }
     }
 
     fn check(fps: &[Option<Fingerprint>], rank: &[u32], k: u32, blocks: usize) {

@@ -746,13 +746,8 @@ mod tests {
                 .iter()
                 .map(|t| simhash_core::token_word(t))
                 .collect();
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
+        let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut next = move |n: usize| rng.index(n);
         for case in 0..3000 {
             let len = 1 + next(60);
             let base: Vec<u32> = (0..len).map(|_| vocab[next(vocab.len())]).collect();
@@ -810,13 +805,8 @@ mod tests {
             })
             .chain(["u8", "12", "頭"].map(simhash_core::token_word))
             .collect();
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
+        let mut rng = crate::test_rng::Rng(0x2545_f491_4f6c_dd1d);
+        let mut next = move |n: usize| rng.index(n);
         let (mut known, mut cases) = (0, 0);
         for _ in 0..400 {
             let texts: Vec<Vec<u32>> = (0..6)

@@ -21,8 +21,14 @@ use simhash_index::disk::{
     DiskError, DiskErrorKind, DiskIndex, MinHashSettings, PLAN_DOCUMENTS, Settings,
     SimhashSettings, Writer,
 };
-use simhash_index::lsh::{DocSketch, Sketcher};
+use simhash_index::lsh::Sketcher;
 use simhash_index::settings::{self, Matching};
+/// A document as the index stores it: the application layer's, which searches and adds it
+/// as `simhash dedup --against` and `simhash index add` do.
+use simhash_jobs::against::Stored as Doc;
+
+use simhash_jobs::JobError;
+use simhash_jobs::against::held_copy;
 
 use crate::errors::{CorruptIndexError, disk};
 use crate::interrupt::{detached, run};
@@ -119,12 +125,6 @@ impl Making {
             sketcher: settings.sketcher().map_err(disk)?.map(Arc::new),
         })
     }
-}
-
-/// A document as the index stores it.
-enum Doc {
-    Sketch(Option<DocSketch>),
-    Fingerprint(Option<simhash_core::Fingerprint>),
 }
 
 impl Making {
@@ -400,33 +400,15 @@ fn settings_dict<'py>(py: Python<'py>, settings: &Settings) -> PyResult<Bound<'p
     Ok(dict)
 }
 
-/// The indexed document that is this very text, if any: the index holds `id` with the same
-/// content (the same shingle set, or the same fingerprint; featureless both counts), as
-/// `simhash dedup --against` tells a rerun's records from their duplicates.
-fn held_copy(index: &DiskIndex, id: &str, doc: &Doc) -> Result<Option<u64>, DiskError> {
-    // Most ids are not indexed: no payload is made for them.
-    if index.find_id(id)?.is_none() {
-        return Ok(None);
-    }
-    let payload = match doc {
-        Doc::Sketch(s) => s.as_ref().map(|s| s.set().to_vec()).unwrap_or_default(),
-        Doc::Fingerprint(fp) => fp.map(|fp| vec![fp.get()]).unwrap_or_default(),
-    };
-    index.find_copy(id, &payload)
-}
-
 /// Adds `doc` under `id` to `writer`, unless the writer's index already holds it (the same
 /// id and content, [`held_copy`]: a rerun's), as `simhash index add` passes over it; true
 /// when added.
-fn add_unless_held(writer: &mut Writer, id: &str, doc: &Doc) -> Result<bool, DiskError> {
+fn add_unless_held(writer: &mut Writer, id: &str, doc: &Doc) -> Result<bool, JobError> {
     if let Some(index) = writer.index()
         && held_copy(index, id, doc)?.is_some()
     {
         return Ok(false);
     }
-    match doc {
-        Doc::Sketch(s) => writer.add_sketch(id, s.as_ref())?,
-        Doc::Fingerprint(fp) => writer.add_fingerprint(id, *fp)?,
-    }
+    doc.add_to(writer, id)?;
     Ok(true)
 }

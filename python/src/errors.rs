@@ -38,8 +38,12 @@ fn message(e: &dyn std::error::Error) -> String {
 /// [`IndexLockedError`] or `ValueError` (settings), by its kind.
 #[allow(clippy::needless_pass_by_value)] // a `map_err` adapter
 pub(crate) fn disk(e: DiskError) -> PyErr {
-    let text = message(&e);
-    match e.kind() {
+    disk_exception(e.kind(), message(&e))
+}
+
+/// The exception of a disk index error's kind, with `text`.
+fn disk_exception(kind: DiskErrorKind, text: String) -> PyErr {
+    match kind {
         DiskErrorKind::NotFound => PyFileNotFoundError::new_err(text),
         DiskErrorKind::Io => PyOSError::new_err(text),
         DiskErrorKind::Corrupt => CorruptIndexError::new_err(text),
@@ -54,8 +58,12 @@ pub(crate) fn disk(e: DiskError) -> PyErr {
 /// A MinHash engine error: `ValueError` for settings, `OSError` for its temporary files.
 #[allow(clippy::needless_pass_by_value)] // a `map_err` adapter
 pub(crate) fn engine(e: EngineError) -> PyErr {
-    let text = message(&e);
-    match e.kind() {
+    engine_exception(e.kind(), message(&e))
+}
+
+/// The exception of a MinHash engine error's kind, with `text`.
+fn engine_exception(kind: EngineErrorKind, text: String) -> PyErr {
+    match kind {
         EngineErrorKind::Config | EngineErrorKind::Mismatch => PyValueError::new_err(text),
         EngineErrorKind::Io | EngineErrorKind::TempFile => PyOSError::new_err(text),
         _ => PyRuntimeError::new_err(text),
@@ -66,4 +74,25 @@ pub(crate) fn engine(e: EngineError) -> PyErr {
 #[allow(clippy::needless_pass_by_value)] // a `map_err` adapter
 pub(crate) fn value(e: impl std::error::Error) -> PyErr {
     PyValueError::new_err(message(&e))
+}
+
+/// An application-layer error ([`simhash_jobs::JobError`]): the engine's or the index's
+/// error behind it mapped as [`engine`] and [`disk`] map them (so a step run through
+/// `simhash_jobs` raises what the engine's own call raised), a settings refusal as a
+/// `ValueError`, an input or output as an `OSError`, anything else a `RuntimeError`.
+#[allow(clippy::needless_pass_by_value)] // a `map_err` adapter
+pub(crate) fn job(e: simhash_jobs::JobError) -> PyErr {
+    use simhash_jobs::ErrorKind;
+    let text = message(&e);
+    if let Some(inner) = e.find::<DiskError>() {
+        return disk_exception(inner.kind(), text);
+    }
+    if let Some(inner) = e.find::<EngineError>() {
+        return engine_exception(inner.kind(), text);
+    }
+    match e.kind() {
+        ErrorKind::Settings => PyValueError::new_err(text),
+        ErrorKind::Input | ErrorKind::Output | ErrorKind::Io => PyOSError::new_err(text),
+        _ => PyRuntimeError::new_err(text),
+    }
 }

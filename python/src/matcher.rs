@@ -8,9 +8,11 @@ use pyo3::types::PyDict;
 use rayon::prelude::*;
 use simhash_cluster::{Representative, UnionFind};
 use simhash_core::{Fingerprint, Fingerprinter};
-use simhash_index::lsh::{Decision, MinHashDedup};
+use simhash_index::lsh::{MemoryStore, SketchStore, Sketcher, SpillStore};
 use simhash_index::settings::Matching;
-use simhash_index::{AllPairs, Blocks, DedupWalk, Tables, collapse_identical};
+use simhash_io::Score;
+use simhash_jobs::Summary;
+use simhash_jobs::matching::{self, Features, Steps};
 
 use crate::interrupt::{detached, run};
 use crate::texts::Texts;
@@ -19,17 +21,27 @@ use crate::texts::Texts;
 type Decided<'py> =
     (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<i8>>);
 
-/// What the matcher holds of the corpus.
+/// What the matcher holds of the corpus: what the application layer's matching steps
+/// ([`simhash_jobs::matching`]) read, the binary's from its corpus and these from texts.
 enum Engine {
-    /// The engine of `simhash dedup --method minhash` (shingle sets and band keys).
-    MinHash(Box<MinHashDedup>),
-    /// Fingerprints (`None`: a text without features), within `distance` bits.
-    Simhash {
-        fingerprinter: Fingerprinter,
-        fps: Vec<Option<Fingerprint>>,
-        distance: u32,
-        blocks: Blocks,
-    },
+    /// The sketches of `simhash dedup --method minhash`, made by the settings' sketcher.
+    MinHash { fingerprinter: Fingerprinter, sketcher: Sketcher, store: Box<dyn SketchStore> },
+    /// Fingerprints (`None`: a text without features).
+    Simhash { fingerprinter: Fingerprinter, fps: Vec<Option<Fingerprint>> },
+}
+
+impl Engine {
+    /// The features the matching steps read, the sketches finished first (the store is
+    /// searched; a spilled one takes no more texts).
+    fn features(&mut self) -> PyResult<Features<'_>> {
+        Ok(match self {
+            Engine::MinHash { store, .. } => {
+                store.finish().map_err(crate::errors::engine)?;
+                Features::Sketches(&**store)
+            }
+            Engine::Simhash { fps, .. } => Features::Fingerprints(fps),
+        })
+    }
 }
 
 /// Texts added in chunks, then matched. Every search runs on a worker thread that Ctrl-C
@@ -41,12 +53,6 @@ pub(crate) struct Matcher {
     matching: Matching,
     /// Text lengths in bytes (UTF-8), for `keep="longest"`.
     lens: Vec<u64>,
-}
-
-/// The tables for `n` fingerprints within `distance` bits. Errors (`ValueError`): blocks
-/// that do not fit the distance.
-fn tables(blocks: Blocks, n: usize, distance: u32) -> PyResult<Tables> {
-    blocks.tables(n as u64, distance).map_err(crate::errors::value)
 }
 
 impl Matcher {
@@ -131,22 +137,18 @@ impl Matcher {
             ));
         }
         let fingerprinter = crate::sketch::fingerprinter(preset, window)?;
-        let engine = match matching {
-            Matching::Minhash { jaccard, lsh_threshold, num_perm, templates, .. } => {
-                let dedup = MinHashDedup::builder()
-                    .jaccard(jaccard)
-                    .lsh_threshold(lsh_threshold)
-                    .num_perm(num_perm)
-                    .fingerprinter(fingerprinter)
-                    .spill_to_disk(spill)
-                    .templates(templates)
-                    .build()
-                    .map_err(crate::errors::engine)?;
-                Engine::MinHash(Box::new(dedup))
+        // The sketcher and stores of the binary's corpus: the contract's sketcher.
+        let engine = match matching.sketcher(false).map_err(|e| crate::settings::error(&e))? {
+            Some(sketcher) => {
+                let bands = sketcher.banding().bands;
+                let store: Box<dyn SketchStore> = if spill {
+                    Box::new(SpillStore::new(bands).map_err(crate::errors::engine)?)
+                } else {
+                    Box::new(MemoryStore::new(bands))
+                };
+                Engine::MinHash { fingerprinter, sketcher, store }
             }
-            Matching::Simhash { distance, blocks } => {
-                Engine::Simhash { fingerprinter, fps: Vec::new(), distance, blocks }
-            }
+            None => Engine::Simhash { fingerprinter, fps: Vec::new() },
         };
         Ok(Matcher { engine: Some(engine), matching, lens: Vec::new() })
     }
@@ -172,12 +174,16 @@ impl Matcher {
         let texts = Texts::from_py(chunk, start)?;
         let engine = self.engine()?;
         match engine {
-            Engine::MinHash(dedup) => {
-                let texts = &texts;
-                let all: Vec<&str> = (0..texts.len()).map(|i| texts.get(i)).collect();
-                detached(py, || dedup.extend_texts(&all))?.map_err(crate::errors::engine)?;
+            Engine::MinHash { fingerprinter, sketcher, store } => {
+                let (fingerprinter, sketcher) = (&*fingerprinter, &*sketcher);
+                let sketches: Vec<_> = detached(py, || {
+                    texts.par_iter().map(|t| sketcher.sketch(fingerprinter, t).1).collect()
+                })?;
+                for sketch in &sketches {
+                    store.push(sketch.as_ref()).map_err(crate::errors::engine)?;
+                }
             }
-            Engine::Simhash { fingerprinter, fps, .. } => {
+            Engine::Simhash { fingerprinter, fps } => {
                 let fingerprinter = &*fingerprinter;
                 let new: Vec<Option<Fingerprint>> = detached(py, || {
                     texts.par_iter().map(|t| fingerprinter.fingerprint(t)).collect()
@@ -200,17 +206,10 @@ impl Matcher {
     ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>)>
     {
         let engine = self.take()?;
+        let matching = self.matching;
         let (engine, found) = run(py, move || {
             let mut engine = engine;
-            let found = match &mut engine {
-                Engine::MinHash(dedup) => dedup
-                    .pairs()
-                    .map(|pairs| pairs.into_iter().map(|p| (p.a, p.b, p.jaccard)).collect())
-                    .map_err(crate::errors::engine),
-                Engine::Simhash { fps, distance, blocks, .. } => {
-                    simhash_pairs(fps, *distance, *blocks)
-                }
-            };
+            let found = pairs(&mut engine, &matching);
             (engine, found)
         })?;
         self.engine = Some(engine);
@@ -234,9 +233,10 @@ impl Matcher {
     ) -> PyResult<Decided<'py>> {
         let rank = self.rank(keep, rank)?;
         let engine = self.take()?;
+        let matching = self.matching;
         let (engine, decided) = run(py, move || {
             let mut engine = engine;
-            let decided = dedup(&mut engine, &rank);
+            let decided = dedup(&mut engine, &matching, &rank);
             (engine, decided)
         })?;
         self.engine = Some(engine);
@@ -248,10 +248,10 @@ impl Matcher {
     /// document.
     fn clusters<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i64>>> {
         let engine = self.take()?;
-        let n = self.lens.len();
+        let matching = self.matching;
         let (engine, labels) = run(py, move || {
             let mut engine = engine;
-            let labels = clusters(&mut engine, n);
+            let labels = clusters(&mut engine, &matching);
             (engine, labels)
         })?;
         self.engine = Some(engine);
@@ -259,102 +259,85 @@ impl Matcher {
     }
 }
 
-/// The simhash pairs, as `simhash pairs` lists them (see [`Matcher::pairs`]).
-fn simhash_pairs(
-    fps: &[Option<Fingerprint>],
-    distance: u32,
-    blocks: Blocks,
-) -> PyResult<Vec<(usize, usize, f64)>> {
-    let identical = collapse_identical(fps, None);
-    let reps = identical.representatives;
-    let mut found: Vec<(usize, usize, f64)> =
-        identical.duplicates.iter().map(|&(doc, rep)| (rep as usize, doc as usize, 0.0)).collect();
-    let rep_fps: Vec<Fingerprint> =
-        reps.iter().map(|&d| fps[d as usize].unwrap_or_default()).collect();
-    let tables = tables(blocks, rep_fps.len(), distance)?;
-    AllPairs::new(&tables)
-        .run(&rep_fps, |batch| {
-            found.extend(batch.iter().map(|p| {
-                (reps[p.a as usize] as usize, reps[p.b as usize] as usize, f64::from(p.distance))
-            }));
-        })
-        .map_err(crate::errors::value)?;
+/// The pairs, sorted, as `simhash pairs` lists them ([`matching::pairs`]; see
+/// [`Matcher::pairs`]).
+fn pairs(engine: &mut Engine, matching: &Matching) -> PyResult<Vec<(usize, usize, f64)>> {
+    let mut summary = Summary::default();
+    let mut found: Vec<(usize, usize, f64)> = Vec::new();
+    matching::pairs(&mut Steps::new(&mut summary), engine.features()?, matching, |a, b, s, _| {
+        found.push((a as usize, b as usize, score(s)));
+    })
+    .map_err(crate::errors::job)?;
     found.par_sort_unstable_by_key(|&(a, b, _)| (a, b));
     Ok(found)
 }
 
-/// Each document's kept document (-1: itself) and similarity (NaN when kept).
-fn dedup(engine: &mut Engine, rank: &[u32]) -> PyResult<(Vec<i64>, Vec<f32>, Vec<i8>)> {
-    match engine {
-        Engine::MinHash(dedup) => {
-            let decisions = dedup.dedup_by_rank(rank).map_err(crate::errors::engine)?;
-            let mut out = (Vec::new(), Vec::new(), Vec::new());
-            for d in &decisions {
-                let (of, similarity, relation) = match *d {
-                    Decision::Keep => (-1, f32::NAN, -1),
-                    Decision::Duplicate { of, jaccard, relation } => {
-                        (of as i64, jaccard as f32, relation.code() as i8)
-                    }
-                };
-                out.0.push(of);
-                out.1.push(similarity);
-                out.2.push(relation);
-            }
-            Ok(out)
-        }
-        Engine::Simhash { fps, distance, blocks, .. } => {
-            let walk = DedupWalk::new(fps, rank);
-            let tables = tables(*blocks, walk.distinct(), *distance)?;
-            let center = walk.run(&tables, |_, _| {}).center;
-            let (of, similarity): (Vec<i64>, Vec<f32>) =
-                simhash_decisions(&center, fps).into_iter().unzip();
-            let relation = vec![-1; of.len()];
-            Ok((of, similarity, relation))
-        }
+/// A score as Python gets it: bits apart, or the Jaccard similarity.
+pub(crate) fn score(s: Score) -> f64 {
+    match s {
+        Score::Distance(d) => f64::from(d),
+        Score::Jaccard(j) => j,
     }
 }
 
-/// Each document's cluster (connected components of the matches), named by its first
-/// document.
-fn clusters(engine: &mut Engine, n: usize) -> PyResult<Vec<i64>> {
-    let groups: Vec<Vec<usize>> = match engine {
-        Engine::MinHash(dedup) => dedup.clusters().map_err(crate::errors::engine)?,
-        Engine::Simhash { fps, distance, blocks, .. } => {
-            // Labels are each group's smallest document, whatever the roots.
-            let mut forest = UnionFind::new(n);
-            for (a, b, _) in simhash_pairs(fps, *distance, *blocks)? {
-                forest.join(a as u32, b as u32);
-            }
-            let mut by_root: Vec<Vec<usize>> = vec![Vec::new(); n];
-            for d in 0..n {
-                by_root[forest.root(d as u32) as usize].push(d);
-            }
-            by_root.into_iter().filter(|g| !g.is_empty()).collect()
-        }
-    };
-    let mut label = vec![0i64; n];
-    for group in &groups {
-        let first = group.iter().copied().min().unwrap_or_default() as i64;
-        for &d in group {
-            label[d] = first;
-        }
-    }
-    Ok(label)
+/// Each document's kept document (-1: itself), similarity (NaN when kept) and relation
+/// (-1 when kept or for simhash): the dedup walk ([`matching::walk`]).
+fn dedup(
+    engine: &mut Engine,
+    matching: &Matching,
+    rank: &[u32],
+) -> PyResult<(Vec<i64>, Vec<f32>, Vec<i8>)> {
+    let mut summary = Summary::default();
+    let features = engine.features()?;
+    let walked = matching::walk(&mut Steps::new(&mut summary), features, matching, rank, None)
+        .map_err(crate::errors::job)?;
+    Ok(decisions(&walked, features))
 }
 
-/// Per document of a simhash walk, the kept document it duplicates (-1 when kept) and
-/// their bits apart (NaN when kept).
-pub(crate) fn simhash_decisions(center: &[u32], fps: &[Option<Fingerprint>]) -> Vec<(i64, f32)> {
-    center
-        .iter()
-        .enumerate()
-        .map(|(d, &c)| {
-            if c as usize == d {
-                (-1, f32::NAN)
-            } else {
-                let (a, b) = (fps[d].unwrap_or_default(), fps[c as usize].unwrap_or_default());
-                (i64::from(c), a.distance(b) as f32)
-            }
-        })
-        .collect()
+/// Per document of a walk, the kept document it duplicates (-1 when kept), their
+/// similarity (the walk's Jaccard, or the bits apart of the fingerprints; NaN when kept)
+/// and their relation's code (-1 when kept, or with simhash).
+pub(crate) fn decisions(
+    walked: &matching::Walked,
+    features: Features<'_>,
+) -> (Vec<i64>, Vec<f32>, Vec<i8>) {
+    let n = walked.center.len();
+    let mut out = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    for (d, &c) in walked.center.iter().enumerate() {
+        let (of, similarity, relation) = if c as usize == d {
+            (-1, f32::NAN, -1)
+        } else {
+            let similarity = match (&walked.jaccard, features) {
+                (Some(jaccard), _) => jaccard[d] as f32,
+                (None, Features::Fingerprints(fps)) => {
+                    let (a, b) = (fps[d].unwrap_or_default(), fps[c as usize].unwrap_or_default());
+                    a.distance(b) as f32
+                }
+                (None, Features::Sketches(_)) => f32::NAN,
+            };
+            let relation = walked.relation.as_ref().map_or(-1, |r| r[d].code() as i8);
+            (i64::from(c), similarity, relation)
+        };
+        out.0.push(of);
+        out.1.push(similarity);
+        out.2.push(relation);
+    }
+    out
+}
+
+/// Each document's cluster (connected components of the matches,
+/// [`matching::components`]), named by its first document.
+fn clusters(engine: &mut Engine, matching: &Matching) -> PyResult<Vec<i64>> {
+    let mut summary = Summary::default();
+    let mut forest: UnionFind =
+        matching::components(&mut Steps::new(&mut summary), engine.features()?, matching)
+            .map_err(crate::errors::job)?;
+    // Labels are each group's smallest document, whatever the roots.
+    let n = forest.len();
+    let mut first = vec![i64::MAX; n];
+    let roots: Vec<usize> = (0..n).map(|d| forest.root(d as u32) as usize).collect();
+    for (d, &root) in roots.iter().enumerate() {
+        first[root] = first[root].min(d as i64);
+    }
+    Ok(roots.iter().map(|&root| first[root]).collect())
 }

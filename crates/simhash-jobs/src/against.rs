@@ -5,8 +5,11 @@
 use std::path::PathBuf;
 
 use rayon::prelude::*;
+use simhash_core::Fingerprint;
+use simhash_index::Blocks;
 use simhash_index::disk::{DiskIndex, Writer};
-use simhash_index::lsh::{DocSketch, EngineError, Relation, SpillStore, Templates};
+use simhash_index::lsh::{BandKeyWidth, DocSketch, EngineError, Relation, SpillStore, Templates};
+use simhash_index::settings::Matching;
 use simhash_io::{Output, Problem, Reason, Score};
 
 use simhash_index::disk::Settings as StoredSettings;
@@ -33,6 +36,24 @@ pub fn locate<'a>(corpus: &Corpus, names: &'a [String], doc: usize) -> (&'a str,
     (names.last().map_or("-", String::as_str), line)
 }
 
+/// The matching that an index's `stored` settings imply, with `templates` (which an index
+/// does not store: each run says which relations remove a record): what a dedup against
+/// the index walks its unmatched records with, in every front end.
+pub fn matching_of(stored: &StoredSettings, templates: Templates) -> Matching {
+    match stored {
+        StoredSettings::MinHash(s) => Matching::Minhash {
+            jaccard: s.jaccard,
+            lsh_threshold: s.lsh_threshold,
+            num_perm: s.num_perm,
+            band_keys: BandKeyWidth::from_bits(s.band_key_bits).unwrap_or_default(),
+            templates,
+        },
+        StoredSettings::Simhash(s) => {
+            Matching::Simhash { distance: s.max_distance, blocks: Blocks::Fixed(s.blocks) }
+        }
+    }
+}
+
 /// Documents added to an index, and those it already held.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Added {
@@ -42,20 +63,78 @@ pub struct Added {
     pub already: u64,
 }
 
-/// The indexed document that is this very record, if any: the index holds its id, with the
-/// same content (the same shingle set, or the same fingerprint; both featureless counts).
-/// Such a record is not a duplicate of itself: a rerun of a committed run finds its kept
-/// records there.
-pub fn held_copy(index: &DiskIndex, corpus: &Corpus, doc: usize) -> Result<Option<u64>> {
+/// A document as an index stores it: its MinHash sketch or its fingerprint (none for a
+/// document without features). A front end makes it from its own documents (a corpus's
+/// record: [`stored`]; Python's texts), and the steps below search and add it alike.
+#[derive(Clone, Debug)]
+pub enum Stored {
+    /// A MinHash index's document.
+    Sketch(Option<DocSketch>),
+    /// A simhash index's document.
+    Fingerprint(Option<Fingerprint>),
+}
+
+impl Stored {
+    /// Adds the document to `writer` under `id`.
+    pub fn add_to(&self, writer: &mut Writer, id: &str) -> Result<()> {
+        match self {
+            Stored::Sketch(s) => writer.add_sketch(id, s.as_ref())?,
+            Stored::Fingerprint(fp) => writer.add_fingerprint(id, *fp)?,
+        }
+        Ok(())
+    }
+}
+
+/// The stored form of the corpus's document `doc`: its sketch when the corpus has
+/// sketches, else its fingerprint.
+pub fn stored(corpus: &Corpus, doc: usize) -> Result<Stored> {
+    Ok(match &corpus.sketches {
+        Some(store) => Stored::Sketch(doc_sketch(store, doc)?),
+        None => Stored::Fingerprint(corpus.fingerprint(doc)),
+    })
+}
+
+/// The indexed document that is this very record, if any: the index holds its `id`, with
+/// the same content (the same shingle set, or the same fingerprint; both featureless
+/// counts). Such a record is not a duplicate of itself: a rerun of a committed run finds
+/// its kept records there.
+pub fn held_copy(index: &DiskIndex, id: &str, doc: &Stored) -> Result<Option<u64>> {
     // Most records' ids are not indexed: no payload is made for them.
-    if index.find_id(&corpus.id(doc))?.is_none() {
+    if index.find_id(id)?.is_none() {
         return Ok(None);
     }
-    let payload = match &corpus.sketches {
-        Some(store) => doc_sketch(store, doc)?.map(|s| s.set().to_vec()).unwrap_or_default(),
-        None => corpus.fingerprint(doc).map(|fp| vec![fp.get()]).unwrap_or_default(),
+    let payload = match doc {
+        Stored::Sketch(s) => s.as_ref().map(|s| s.set().to_vec()).unwrap_or_default(),
+        Stored::Fingerprint(fp) => fp.map(|fp| vec![fp.get()]).unwrap_or_default(),
     };
-    Ok(index.find_copy(&corpus.id(doc), &payload)?)
+    Ok(index.find_copy(id, &payload)?)
+}
+
+/// The earliest-added indexed document that `doc` matches (exact Jaccard at least the
+/// index's threshold, or within its distance), passing over document `own` (the record
+/// itself, [`held_copy`]), and for MinHash in a relation `templates` acts on (never a
+/// record with content of its own).
+pub fn first_match(
+    index: &DiskIndex,
+    doc: &Stored,
+    own: Option<u64>,
+    templates: Templates,
+) -> Result<Option<IndexMatch>> {
+    Ok(match doc {
+        // MinHash: a record the index holds matches only what was added before it
+        // (relations are directed).
+        Stored::Sketch(Some(sketch)) => {
+            index.first_sketch_acted(sketch, own, templates)?.map(|(hit, relation)| IndexMatch {
+                doc: hit.id,
+                score: Score::Jaccard(hit.jaccard),
+                relation: Some(relation),
+            })
+        }
+        Stored::Fingerprint(Some(fp)) => index.first_fingerprint_except(*fp, own)?.map(|hit| {
+            IndexMatch { doc: hit.id, score: Score::Distance(hit.distance), relation: None }
+        }),
+        Stored::Sketch(None) | Stored::Fingerprint(None) => None,
+    })
 }
 
 /// Adds `docs` of the corpus to the index, in order. A document that the index already
@@ -74,10 +153,11 @@ pub fn add_documents(
     let mut counts = Added::default();
     for doc in docs {
         let id = corpus.id(doc);
+        let document = stored(corpus, doc)?;
         if let Some(index) = writer.index()
             && let Some(held) = index.find_id(&id)?
         {
-            if held_copy(index, corpus, doc)?.is_some() {
+            if held_copy(index, &id, &document)?.is_some() {
                 counts.already += 1;
                 continue;
             }
@@ -92,10 +172,7 @@ pub fn add_documents(
             reporter.problem(file, line, &problem)?;
             continue;
         }
-        match &corpus.sketches {
-            Some(store) => writer.add_sketch(&id, doc_sketch(store, doc)?.as_ref())?,
-            None => writer.add_fingerprint(&id, corpus.fingerprint(doc))?,
-        }
+        document.add_to(writer, &id)?;
         counts.added += 1;
     }
     Ok(counts)
@@ -129,10 +206,8 @@ impl IndexMatches {
     }
 }
 
-/// For each document of the corpus, the earliest-added indexed document it matches (exact
-/// Jaccard at least the index's threshold, or within its distance), if any, other than the
-/// record itself ([`held_copy`]), and for MinHash in a relation `templates` acts on; in
-/// parallel.
+/// For each document of the corpus, its [`first_match`] in the index other than the record
+/// itself ([`held_copy`]); in parallel.
 pub fn first_matches(
     pool: &rayon::ThreadPool,
     corpus: &Corpus,
@@ -143,29 +218,9 @@ pub fn first_matches(
         (0..corpus.len())
             .into_par_iter()
             .map(|doc| -> Result<(Option<IndexMatch>, Option<u64>)> {
-                let own = held_copy(index, corpus, doc)?;
-                let first = match &corpus.sketches {
-                    // MinHash: a record the index holds matches only what was added
-                    // before it (relations are directed).
-                    Some(store) => match doc_sketch(store, doc)? {
-                        Some(sketch) => index.first_sketch_acted(&sketch, own, templates)?.map(
-                            |(hit, relation)| IndexMatch {
-                                doc: hit.id,
-                                score: Score::Jaccard(hit.jaccard),
-                                relation: Some(relation),
-                            },
-                        ),
-                        None => None,
-                    },
-                    None => match corpus.fingerprint(doc) {
-                        Some(fp) => index.first_fingerprint_except(fp, own)?.map(|hit| {
-                            let score = Score::Distance(hit.distance);
-                            IndexMatch { doc: hit.id, score, relation: None }
-                        }),
-                        None => None,
-                    },
-                };
-                Ok((first, own))
+                let document = stored(corpus, doc)?;
+                let own = held_copy(index, &corpus.id(doc), &document)?;
+                Ok((first_match(index, &document, own, templates)?, own))
             })
             .collect()
     });

@@ -107,6 +107,27 @@ impl JobError {
         None
     }
 
+    /// The first error of type `E` behind this one, looking inside the errors this one
+    /// displays as (a converted error is not in the chain of sources): a front end with
+    /// its own error types (Python's exceptions) maps an engine's error as it maps that
+    /// engine's errors elsewhere.
+    pub fn find<E: StdError + 'static>(&self) -> Option<&E> {
+        let mut cause: Option<&(dyn StdError + 'static)> = self.0.source.as_deref().map(|s| {
+            let s: &(dyn StdError + 'static) = s;
+            s
+        });
+        while let Some(e) = cause {
+            if let Some(found) = e.downcast_ref::<E>() {
+                return Some(found);
+            }
+            if let Some(job) = e.downcast_ref::<JobError>() {
+                return job.find();
+            }
+            cause = e.source();
+        }
+        None
+    }
+
     /// Whether the error is (or wraps) a closed output pipe, which a command line counts as
     /// success.
     pub fn is_broken_pipe(&self) -> bool {
@@ -243,6 +264,14 @@ mod tests {
         assert!(e.is_broken_pipe());
         let e = JobError::from(simhash_io::Error::from(io::Error::other("disk full")));
         assert!(!e.is_broken_pipe());
+    }
+
+    /// The error converted from is found, though the chain of sources passes over it.
+    #[test]
+    fn find_looks_inside_a_conversion() {
+        let e = JobError::from(io::Error::other("disk full")).context("writing");
+        assert_eq!(e.find::<io::Error>().map(ToString::to_string).as_deref(), Some("disk full"));
+        assert!(e.find::<serde_json::Error>().is_none());
     }
 
     #[test]

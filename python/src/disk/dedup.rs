@@ -6,11 +6,14 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
-use simhash_index::disk::{DiskError, DiskIndex, Settings};
-use simhash_index::lsh::Templates;
+use simhash_index::disk::{DiskIndex, Settings};
+use simhash_index::lsh::{SketchStore, Templates};
+use simhash_jobs::matching::{self, Features};
 
-use super::{Doc, Making, NativeWriter, add_unless_held, held_copy};
-use crate::errors::disk;
+use simhash_jobs::JobError;
+use simhash_jobs::against::{first_match, held_copy};
+
+use super::{Doc, Making, NativeWriter, add_unless_held};
 use crate::interrupt::{detached, run};
 use crate::texts::Texts;
 
@@ -58,28 +61,6 @@ struct Matched {
     score: f64,
 }
 
-/// A document's earliest-added match in the index, passing over document `except` (its own
-/// copy), and for MinHash in a relation `templates` acts on (never a text with content of
-/// its own), as `simhash dedup --against` finds it.
-fn first_hit_except(
-    index: &DiskIndex,
-    doc: &Doc,
-    except: Option<u64>,
-    templates: Templates,
-) -> Result<Option<(u64, f64)>, DiskError> {
-    Ok(match doc {
-        Doc::Sketch(None) | Doc::Fingerprint(None) => None,
-        // MinHash: a text the index holds matches only what was added before it (relations
-        // are directed), as `simhash dedup --against` searches.
-        Doc::Sketch(Some(s)) => {
-            index.first_sketch_acted(s, except, templates)?.map(|(h, _)| (h.id, h.jaccard))
-        }
-        Doc::Fingerprint(Some(fp)) => {
-            index.first_fingerprint_except(*fp, except)?.map(|h| (h.id, f64::from(h.distance)))
-        }
-    })
-}
-
 /// Per text, the kept text it duplicates (-1 when kept or removed against the index), the
 /// similarity, and the indexed id it duplicates.
 type Decided<'py> =
@@ -116,7 +97,7 @@ impl NativeDedup {
             (Arc::clone(&self.index), self.making.clone(), self.templates);
         let (docs, searched, lens) = run(py, move || {
             let docs = making.docs(&texts);
-            let searched: Result<Searched, DiskError> = docs
+            let searched: Result<Searched, JobError> = docs
                 .par_iter()
                 .enumerate()
                 .map(|(i, doc)| {
@@ -124,9 +105,10 @@ impl NativeDedup {
                         Some(ids) => held_copy(&index, &ids[i], doc)?,
                         None => None,
                     };
-                    let matched = match first_hit_except(&index, doc, own, templates)? {
-                        Some((indexed, score)) => {
-                            Some(Matched { doc: indexed, id: index.id(indexed)?.to_owned(), score })
+                    let matched = match first_match(&index, doc, own, templates)? {
+                        Some(m) => {
+                            let id = index.id(m.doc)?.to_owned();
+                            Some(Matched { doc: m.doc, id, score: crate::matcher::score(m.score) })
                         }
                         None => None,
                     };
@@ -136,7 +118,7 @@ impl NativeDedup {
             let lens: Vec<u64> = (0..texts.len()).map(|i| texts.get(i).len() as u64).collect();
             (docs, searched, lens)
         })?;
-        let (matched, own) = searched.map_err(disk)?;
+        let (matched, own) = searched.map_err(crate::errors::job)?;
         self.docs.extend(docs);
         self.matched.extend(matched);
         self.own.extend(own);
@@ -220,7 +202,7 @@ impl NativeDedup {
         let mut order: Vec<(usize, String)> = docs.into_iter().zip(ids).collect();
         order.sort_by_key(|&(d, _)| rank[d]);
         let writer = writer.writer()?;
-        let added = detached(py, || -> Result<(Vec<usize>, u64), DiskError> {
+        let added = detached(py, || -> Result<(Vec<usize>, u64), JobError> {
             let (mut added, mut already) = (Vec::with_capacity(order.len()), 0u64);
             for (d, id) in &order {
                 // An id the index holds with other content is refused by the commit (and
@@ -233,12 +215,13 @@ impl NativeDedup {
             }
             Ok((added, already))
         })?;
-        added.map_err(disk)
+        added.map_err(crate::errors::job)
     }
 }
 
 /// The dedup walk over the documents not `hidden` (those that matched the index), with
-/// the index's method and threshold: each document's kept document (-1: itself) and
+/// the index's method and threshold, as `simhash dedup --against` runs it
+/// ([`simhash_jobs::matching::walk`]): each document's kept document (-1: itself) and
 /// similarity (NaN when kept).
 fn walk_unmatched(
     settings: &Settings,
@@ -247,7 +230,10 @@ fn walk_unmatched(
     rank: &[u32],
     templates: Templates,
 ) -> PyResult<(Vec<i64>, Vec<f32>)> {
-    let pairs: Vec<(i64, f32)> = match settings {
+    let matching = simhash_jobs::against::matching_of(settings, templates);
+    let mut summary = simhash_jobs::Summary::default();
+    let steps = &mut simhash_jobs::matching::Steps::new(&mut summary);
+    let (of, similarity, _) = match settings {
         Settings::MinHash(s) => {
             let mut store = simhash_index::lsh::MemoryStore::new(s.bands);
             for doc in docs {
@@ -256,39 +242,27 @@ fn walk_unmatched(
                         "internal error: a fingerprint in a MinHash dedup",
                     ));
                 };
-                simhash_index::lsh::SketchStore::push(&mut store, sketch.as_ref())
-                    .map_err(crate::errors::engine)?;
+                store.push(sketch.as_ref()).map_err(crate::errors::engine)?;
             }
-            simhash_index::lsh::SketchStore::finish(&mut store).map_err(crate::errors::engine)?;
-            let masked = simhash_index::lsh::Masked { inner: &store, hidden };
-            let (walk, _) = simhash_index::lsh::walk(&masked, s.jaccard, rank, templates)
-                .map_err(crate::errors::engine)?;
-            walk.center
-                .iter()
-                .zip(&walk.jaccard)
-                .enumerate()
-                .map(
-                    |(d, (&c, &j))| {
-                        if c as usize == d { (-1, f32::NAN) } else { (i64::from(c), j as f32) }
-                    },
-                )
-                .collect()
+            store.finish().map_err(crate::errors::engine)?;
+            let features = Features::Sketches(&store);
+            let walked = matching::walk(steps, features, &matching, rank, Some(hidden))
+                .map_err(crate::errors::job)?;
+            crate::matcher::decisions(&walked, features)
         }
-        Settings::Simhash(s) => {
+        Settings::Simhash(_) => {
             let fps: Vec<Option<simhash_core::Fingerprint>> = docs
                 .iter()
-                .zip(hidden)
-                .map(|(doc, &h)| match doc {
-                    Doc::Fingerprint(fp) if !h => *fp,
-                    _ => None,
+                .map(|doc| match doc {
+                    Doc::Fingerprint(fp) => *fp,
+                    Doc::Sketch(_) => None,
                 })
                 .collect();
-            let walk = simhash_index::DedupWalk::new(&fps, rank);
-            let tables = simhash_index::Tables::new(s.blocks, s.max_distance)
-                .map_err(crate::errors::value)?;
-            let center = walk.run(&tables, |_, _| {}).center;
-            crate::matcher::simhash_decisions(&center, &fps)
+            let features = Features::Fingerprints(&fps);
+            let walked = matching::walk(steps, features, &matching, rank, Some(hidden))
+                .map_err(crate::errors::job)?;
+            crate::matcher::decisions(&walked, features)
         }
     };
-    Ok(pairs.into_iter().unzip())
+    Ok((of, similarity))
 }

@@ -3,7 +3,9 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use simhash_index::disk::{DiskError, DiskIndex, Writer};
+use simhash_index::disk::{DiskIndex, Writer};
+
+use simhash_jobs::JobError;
 
 use super::{Making, NativeIndex, add_unless_held};
 use crate::errors::disk;
@@ -134,7 +136,7 @@ impl NativeWriter {
         let making = self.making.clone();
         let docs = detached(py, || making.docs(&texts))?;
         let writer = self.writer()?;
-        let (positions, already) = detached(py, || -> Result<(Vec<usize>, u64), DiskError> {
+        let (positions, already) = detached(py, || -> Result<(Vec<usize>, u64), JobError> {
             let (mut positions, mut already) = (Vec::with_capacity(docs.len()), 0);
             for (i, (id, doc)) in ids.iter().zip(&docs).enumerate() {
                 // Other content under a held id is refused by the commit.
@@ -146,7 +148,7 @@ impl NativeWriter {
             }
             Ok((positions, already))
         })?
-        .map_err(disk)?;
+        .map_err(crate::errors::job)?;
         self.positions.extend(positions);
         self.already += already;
         Ok(())

@@ -2,10 +2,9 @@
 //! either mode with the record each keeps. The engines are the index crate's; this module
 //! picks them, reports progress and notes their counts in the summary.
 
-use simhash_cluster::{Clusters, KeepPolicy, Mode as ClusterMode, Representative, UnionFind};
-use simhash_core::Fingerprint;
-use simhash_index::lsh::{self, Masked, Relation, SpillStore};
-use simhash_index::{AllPairs, Blocks, DedupWalk, Tables};
+use simhash_cluster::{Clusters, KeepPolicy, Mode as ClusterMode, Representative};
+use simhash_index::Blocks;
+use simhash_index::lsh::{self, Relation, SpillStore};
 use simhash_io::Score;
 
 use simhash_index::settings::Matching;
@@ -14,112 +13,61 @@ use crate::corpus::Corpus;
 use crate::error::{Context, Result, ensure};
 use crate::session::Session;
 use crate::settings::Grouping;
-use crate::summary::{self, Summary};
+use crate::summary;
 
-/// The tables for `n` fingerprints: the planner's choice for `--blocks auto`.
-fn tables(k: u32, blocks: Blocks, n: usize, summary: &mut Summary) -> Result<Tables> {
-    let tables = simhash_index::settings::tables(k, blocks, n)?;
-    summary.blocks = Some(tables.blocks());
-    summary.distance = Some(k);
-    summary.tables = Some(tables.len());
-    Ok(tables)
+mod engines;
+
+pub use self::engines::{Features, Steps, Walked, components, fingerprint_pairs, pairs, walk};
+
+impl Session {
+    /// The session's pool, progress, memory budget and summary, lent to a matching step
+    /// ([`Steps`]). (Beside the steps, not in `session.rs`, which the steps' module would
+    /// then import back.)
+    pub fn steps(&mut self) -> Steps<'_> {
+        Steps {
+            summary: &mut self.summary,
+            reporter: Some(&mut self.reporter),
+            pool: Some(&self.pool),
+            memory: self.memory,
+        }
+    }
+}
+
+/// What matching reads of the corpus for `matching`: its sketches (minhash) or its
+/// fingerprints (simhash).
+pub fn features<'a>(corpus: &'a Corpus, matching: &Matching) -> Result<Features<'a>> {
+    Ok(match matching {
+        Matching::Minhash { .. } => Features::Sketches(sketches_of(corpus)?),
+        Matching::Simhash { .. } => Features::Fingerprints(corpus.fingerprints()),
+    })
 }
 
 /// Finds the matching pairs of documents and calls `sink` with each pair of positions
-/// `(a, b, score)`, `a < b`, once. Documents with identical fingerprints (simhash) or
-/// identical shingle sets (minhash) are collapsed first: each is listed once with the
-/// first of its group, and the pairs of distinct texts are listed between the groups'
-/// first members only (every other pair they imply is not repeated), so a flood of
-/// identical documents gives one line per document, not one per pair. With minhash, each
-/// pair comes with its relation, and only the pairs `--templates` acts on (never two that
-/// both have content of their own: [`lsh::related_matches`]).
+/// `(a, b, score)`, `a < b`, once: [`pairs`] over the corpus's features.
 pub fn match_docs(
     session: &mut Session,
     corpus: &Corpus,
     matching: &Matching,
-    mut sink: impl FnMut(u32, u32, Score, Option<Relation>) + Send,
+    sink: impl FnMut(u32, u32, Score, Option<Relation>) + Send,
 ) -> Result<()> {
-    match *matching {
-        Matching::Simhash { distance, blocks } => {
-            let identical = simhash_index::collapse_identical(corpus.fingerprints(), None);
-            let (reps, duplicates) = (identical.representatives, identical.duplicates);
-            for &(doc, rep) in &duplicates {
-                sink(rep, doc, Score::Distance(0), None);
-            }
-            let fps = fingerprints_of(corpus, &reps);
-            let found = match_fingerprints(session, &fps, distance, blocks, |a, b, d| {
-                sink(reps[a as usize], reps[b as usize], Score::Distance(d), None);
-            })?;
-            session.summary.exact_duplicates = Some(duplicates.len() as u64);
-            session.summary.pairs = found + duplicates.len() as u64;
-            Ok(())
-        }
-        Matching::Minhash { jaccard, templates, .. } => {
-            let sketches = sketches_of(corpus)?;
-            session.reporter.phase("matching", None);
-            let (found, stats) =
-                session.pool.install(|| lsh::related_matches(sketches, jaccard, templates))?;
-            for (a, b, j, relation) in found {
-                sink(a, b, Score::Jaccard(j), Some(relation));
-            }
-            note_match_stats(&mut session.summary, &stats);
-            Ok(())
-        }
-    }
+    pairs(&mut session.steps(), features(corpus, matching)?, matching, sink)
 }
 
 fn sketches_of(corpus: &Corpus) -> Result<&SpillStore> {
     corpus.sketches.as_ref().context("internal error: no MinHash sketches")
 }
 
-/// The MinHash search's counts in the summary: matches are exact duplicates and verified
-/// pairs.
-fn note_match_stats(s: &mut Summary, stats: &lsh::MatchStats) {
-    s.exact_duplicates = Some(stats.duplicates);
-    s.candidates = Some(stats.candidates);
-    s.verified = Some(stats.verified);
-    s.pairs = stats.duplicates + stats.pairs;
-    s.spared = Some(stats.spared);
-    if stats.largest_component > 0 {
-        s.largest_candidate_component = Some(stats.largest_component);
-    }
-}
-
-fn fingerprints_of(corpus: &Corpus, docs: &[u32]) -> Vec<Fingerprint> {
-    docs.iter().map(|&d| corpus.fingerprint(d as usize).unwrap_or_default()).collect()
-}
-
 /// Runs the index over `fps` and calls `sink` with each pair of positions `(a, b,
-/// distance)`, `a < b`, each pair once; returns the number of pairs.
+/// distance)`, `a < b`, each pair once; returns the number of pairs
+/// ([`fingerprint_pairs`] in the session).
 pub fn match_fingerprints(
     session: &mut Session,
-    fps: &[Fingerprint],
+    fps: &[simhash_core::Fingerprint],
     distance: u32,
     blocks: Blocks,
-    mut sink: impl FnMut(u32, u32, u32) + Send,
+    sink: impl FnMut(u32, u32, u32) + Send,
 ) -> Result<u64> {
-    let tables = tables(distance, blocks, fps.len(), &mut session.summary)?;
-    session.reporter.phase("matching", None);
-    let mut count = 0u64;
-    let reporter = &session.reporter;
-    let (n, total, memory) = (fps.len(), tables.len(), session.memory);
-    session
-        .pool
-        .install(|| {
-            AllPairs::new(&tables)
-                .budget(memory)
-                .progress(|t| {
-                    reporter.message(format!("{n} fingerprints, table {} of {total}", t + 1));
-                })
-                .run(fps, |batch| {
-                    count += batch.len() as u64;
-                    for p in batch {
-                        sink(p.a, p.b, p.distance);
-                    }
-                })
-        })
-        .context("invalid --memory")?;
-    Ok(count)
+    fingerprint_pairs(&mut session.steps(), fps, distance, blocks, sink)
 }
 
 /// Each document's place in the keep policy's priority order (0 first): input order,
@@ -149,30 +97,6 @@ pub struct Grouped {
     pub jaccard: Option<Vec<f64>>,
     /// With the star walk and minhash: each removed document's relation to its kept one.
     pub relation: Option<Vec<Relation>>,
-}
-
-/// The simhash dedup walk ([`DedupWalk`]): documents in priority order, each kept unless
-/// an already kept one is within `distance` bits. Returns each document's center.
-fn simhash_walk(
-    session: &mut Session,
-    fps: &[Option<Fingerprint>],
-    distance: u32,
-    blocks: Blocks,
-    rank: &[u32],
-) -> Result<Vec<u32>> {
-    let Session { pool, reporter, summary, .. } = session;
-    let walk = pool.install(|| DedupWalk::new(fps, rank));
-    let tables = tables(distance, blocks, walk.distinct(), summary)?;
-    reporter.phase("matching", None);
-    let reporter = &*reporter;
-    let outcome = pool.install(|| {
-        walk.run(&tables, |kept, distinct| {
-            reporter.message(format!("{kept} of {distinct} fingerprints"));
-        })
-    });
-    summary.exact_duplicates = Some(outcome.exact_duplicates);
-    summary.pairs = outcome.matched + outcome.exact_duplicates;
-    Ok(outcome.center)
 }
 
 /// Near-duplicate clusters of the corpus, in the mode and with the representatives asked.
@@ -208,68 +132,21 @@ fn clusters_of(
 ) -> Result<Grouped> {
     let opts = grouping;
     let (mut jaccard_of, mut relation_of) = (None, None);
+    let features = features(corpus, matching)?;
     let clusters = match grouping.mode {
         ClusterMode::Components => {
-            let mut uf = UnionFind::try_new(corpus.len()).context("too many documents")?;
-            match *matching {
-                Matching::Minhash { jaccard, templates, .. } => {
-                    let sketches = sketches_of(corpus)?;
-                    session.reporter.phase("matching", None);
-                    let (edges, stats) =
-                        session.pool.install(|| lsh::components(sketches, jaccard, templates))?;
-                    note_match_stats(&mut session.summary, &stats);
-                    uf.union_all(edges).context("clustering failed")?;
-                }
-                Matching::Simhash { .. } => {
-                    // Copies join their group's first; the other pairs join the firsts.
-                    let mut error = None;
-                    match_docs(session, corpus, matching, |a, b, _, _| {
-                        if let Err(e) = uf.union(a, b) {
-                            error.get_or_insert(e);
-                        }
-                    })?;
-                    if let Some(e) = error {
-                        return Err(e).context("clustering failed");
-                    }
-                }
-            }
+            let uf = components(&mut session.steps(), features, matching)?;
             session.reporter.phase("clustering", None);
             with_policy(corpus, opts.keep, |policy| uf.into_clusters_with(&policy))
                 .context("clustering failed")?
         }
         ClusterMode::Star => {
             let rank = priority(corpus, opts.keep)?;
-            let center = match *matching {
-                Matching::Minhash { jaccard, templates, .. } => {
-                    let sketches = sketches_of(corpus)?;
-                    session.reporter.phase("matching", None);
-                    let (walk, stats) = session.pool.install(|| match hidden {
-                        None => lsh::walk(sketches, jaccard, &rank, templates),
-                        Some(hidden) => {
-                            let masked = Masked { inner: sketches, hidden };
-                            lsh::walk(&masked, jaccard, &rank, templates)
-                        }
-                    })?;
-                    note_match_stats(&mut session.summary, &stats);
-                    jaccard_of = Some(walk.jaccard);
-                    relation_of = Some(walk.relation);
-                    walk.center
-                }
-                Matching::Simhash { distance, blocks } => match hidden {
-                    None => simhash_walk(session, corpus.fingerprints(), distance, blocks, &rank)?,
-                    Some(hidden) => {
-                        let fps: Vec<Option<Fingerprint>> = corpus
-                            .fingerprints()
-                            .iter()
-                            .zip(hidden)
-                            .map(|(&fp, &h)| if h { None } else { fp })
-                            .collect();
-                        simhash_walk(session, &fps, distance, blocks, &rank)?
-                    }
-                },
-            };
+            let walked = walk(&mut session.steps(), features, matching, &rank, hidden)?;
+            jaccard_of = walked.jaccard;
+            relation_of = walked.relation;
             session.reporter.phase("clustering", None);
-            Clusters::from_centers(center).context("clustering failed")?
+            Clusters::from_centers(walked.center).context("clustering failed")?
         }
     };
     let stats = clusters.stats(opts.big_cluster);

@@ -29,6 +29,7 @@ at a time beyond what the result needs.
 [('a', 'c', 1.0)]
 """
 
+from ._contamination import Contamination, decontaminate
 from ._disk import Index
 from ._fingerprint import MinHasher, fingerprint, fingerprints, hamming
 from ._match import clusters, dedup, pairs
@@ -39,6 +40,7 @@ from ._texts import CHUNK
 
 __all__ = [
     "AddResult",
+    "Contamination",
     "CorruptIndexError",
     "DedupResult",
     "Index",
@@ -48,6 +50,7 @@ __all__ = [
     "MinHasher",
     "SimhashIndex",
     "clusters",
+    "decontaminate",
     "dedup",
     "fingerprint",
     "fingerprints",

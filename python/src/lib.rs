@@ -12,6 +12,7 @@
 
 use pyo3::prelude::*;
 
+mod contamination;
 mod disk;
 mod errors;
 mod interrupt;
@@ -35,6 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sketch::Fingerprinter>()?;
     m.add_class::<sketch::MinHasher>()?;
     m.add_class::<matcher::Matcher>()?;
+    m.add_class::<contamination::Contamination>()?;
     m.add_class::<table::HammingTable>()?;
     m.add_class::<disk::NativeIndex>()?;
     m.add_class::<disk::NativeWriter>()?;

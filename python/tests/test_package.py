@@ -19,10 +19,11 @@ from simhash_rs import _native
 PACKAGE = os.path.dirname(os.path.abspath(simhash_rs.__file__))
 MODULES = sorted(f for f in os.listdir(PACKAGE) if f.endswith(".py"))
 
-#: The public names as they were when ``__init__.py`` was split into modules: a change here
-#: is a change of the API.
+#: The public names as they were when ``__init__.py`` was split into modules, with
+#: ``decontaminate`` and its result since: a change here is a change of the API.
 PUBLIC = [
     "AddResult",
+    "Contamination",
     "CorruptIndexError",
     "DedupResult",
     "Index",
@@ -32,6 +33,7 @@ PUBLIC = [
     "MinHasher",
     "SimhashIndex",
     "clusters",
+    "decontaminate",
     "dedup",
     "fingerprint",
     "fingerprints",

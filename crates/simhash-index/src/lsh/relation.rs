@@ -669,13 +669,18 @@ mod tests {
         assert_eq!(rel(u8, i128), Relation::Template);
     }
 
-    #[test]
-    fn a_paragraph_of_own_content_overlaps() {
-        let gsm = format!(
+    /// libosmogsm's description: the boilerplate, then a paragraph of its own.
+    fn gsm() -> String {
+        format!(
             "{BOILER}\n\nThe GSM library implements the A5/1 and A5/2 ciphers, the COMP128v1 \
              authentication algorithm, the LAPDm data link layer, a TLV parser and the \
              routines to encode and decode SMS messages."
-        );
+        )
+    }
+
+    #[test]
+    fn a_paragraph_of_own_content_overlaps() {
+        let gsm = gsm();
         let doc = format!(
             "{BOILER}\n\nThis package contains documentation for the codec library, \
              including the API reference generated from the source files."
@@ -768,11 +773,7 @@ mod tests {
     /// tokens, is not.
     #[test]
     fn own_content_beyond_every_kept_text() {
-        let gsm = format!(
-            "{BOILER}\n\nThe GSM library implements the A5/1 and A5/2 ciphers, the COMP128v1 \
-             authentication algorithm, the LAPDm data link layer, a TLV parser and the \
-             routines to encode and decode SMS messages."
-        );
+        let gsm = gsm();
         let doc = format!("{BOILER}\n\nThis package contains documentation for the codec.");
         let mut kept = KeptWindows::new(100);
         kept.insert_text(&words(&doc));

@@ -77,12 +77,17 @@ pub fn begin_run() {
     crate::paths::forget_registered();
 }
 
-/// Removes the temporary files of outputs still being written: for signal handlers.
+/// Removes the temporary files of outputs still being written, and keeps any other from
+/// being created from then on (one that is being created is removed too): for signal and
+/// failure handlers, which end the process next.
 pub fn remove_pending() {
     let paths = PENDING.lock().unwrap_or_else(PoisonError::into_inner);
     for path in paths.iter() {
         let _ = fs::remove_file(path);
     }
+    // Held until the process ends: `Output::create` takes this lock before it creates a
+    // temporary file, so none appears after the removal.
+    std::mem::forget(paths);
 }
 
 fn forget_pending(path: &Path) {
@@ -280,10 +285,15 @@ impl Output {
         if let Some(permissions) = existing {
             builder.permissions(permissions);
         }
+        // Registered for the signal handlers under the lock they take to remove the pending
+        // files, held from before the file exists: a signal between its creation and its
+        // registration would otherwise leave it behind.
+        let mut pending = PENDING.lock().unwrap_or_else(PoisonError::into_inner);
         let temp = builder.tempfile_in(dir).map_err(|e| {
             Error::io(format!("{shown}: cannot create output file in {}", dir.display()), e)
         })?;
-        PENDING.lock().unwrap_or_else(PoisonError::into_inner).push(temp.path().to_path_buf());
+        pending.push(temp.path().to_path_buf());
+        drop(pending);
         Ok(Output {
             kind: Kind::Temp { writer: BufWriter::with_capacity(1 << 16, temp), target },
             name,

@@ -126,6 +126,10 @@ pub struct IndexDirArgs {
     pub quiet: simhash_jobs::flags::Quiet,
 }
 
+const CPP_INPUT: &str = "Input: one decimal (or 0x hex) 64-bit hash per line; `-` (the \
+    default) is standard input. May be repeated: several files (or directories, see `simhash \
+    dedup --help`) are read as if concatenated";
+
 const NO_SUMMARY: &str = "No summary on stderr (errors are still reported)";
 
 /// `simhash index stats`.
@@ -491,18 +495,17 @@ pub struct CppCli {
     pub args: CppArgs,
 }
 
-/// The flags of simhash-cpp's `find-all` and `find-clusters`.
+/// The flags of simhash-cpp's `find-all` and `find-clusters`: INPUT... and `-i` are every
+/// front end's, with simhash-cpp's one-line help (no long help).
 #[derive(Debug, Args)]
+#[command(mut_arg("input", |a| a.help(CPP_INPUT).long_help(None::<&str>)))]
+#[command(mut_arg("paths", |a| a
+    .help("Input files or directories (the same as -i)")
+    .long_help(None::<&str>)))]
 pub struct CppArgs {
-    /// Input: one decimal (or 0x hex) 64-bit hash per line; `-` (the default) is standard
-    /// input. May be repeated: several files (or directories, see `simhash dedup --help`)
-    /// are read as if concatenated.
-    #[arg(short = 'i', long, value_name = "FILE")]
-    pub input: Vec<PathBuf>,
-
-    /// Input files or directories (the same as -i).
-    #[arg(value_name = "INPUT", conflicts_with = "input")]
-    pub paths: Vec<PathBuf>,
+    /// INPUT... and `-i`.
+    #[command(flatten)]
+    pub inputs: simhash_jobs::flags::InputPaths,
 
     /// Where the output goes.
     #[command(flatten)]

@@ -345,7 +345,7 @@ pub struct CppSettings {
 impl CppSettings {
     /// The settings of `args`, checked.
     pub fn new(args: &CppArgs) -> Result<CppSettings, SettingsError> {
-        let paths = if args.paths.is_empty() { &args.input } else { &args.paths };
+        let paths = args.inputs.given();
         Ok(CppSettings {
             inputs: Inputs::expand(paths).map_err(SettingsError::Inputs)?,
             matching: simhash(args.distance, args.blocks)?,

@@ -175,8 +175,14 @@
 //! keeps a filter of its kept records' windows (a Bloom filter of at most 1 MiB): a record
 //! whose tokens in no kept window already make [`OWN_WORDS`] words of own content overlaps
 //! every kept record, so after its first overlap it is compared no further
-//! ([`MatchStats::known_kept`]). The filter can only err towards "held" (a run cut short,
-//! the record compared as before), so the decisions are those of comparing every pair.
+//! ([`MatchStats::known_kept`]). Otherwise the runs of its own content against that first
+//! kept record are kept, and each kept record has a filter of its own windows (8 bits a
+//! window, at most 8 MiB a component): a later kept record whose filter cannot hold enough
+//! of those runs for the record to have fewer than [`OWN_WORDS`] words of its own is not
+//! compared ([`MatchStats::own_skipped`]; those runs' tokens are in no window of it, so its
+//! relation would be [`Relation::Overlap`] too). The filters can only err towards "held"
+//! (a run cut short, the record compared as before), so the decisions are those of
+//! comparing every pair.
 mod banding;
 mod buffers;
 mod candidates;

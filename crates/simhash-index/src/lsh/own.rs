@@ -15,6 +15,30 @@
 use super::versions::without_versions;
 use super::windows::for_each_window_hash;
 
+/// What the walk keeps of a candidate component's kept records once relations spare
+/// records there: the filter of all their windows ([`KeptWindows`]) and one of each
+/// record's ([`RecordWindows`]).
+pub(super) struct Owned {
+    /// The windows of every kept record.
+    pub(super) all: KeptWindows,
+    /// The windows of each kept record, by kept ordinal.
+    pub(super) each: RecordWindows,
+}
+
+impl Owned {
+    /// Filters sized for a component of about `windows` windows, empty.
+    pub(super) fn new(windows: usize) -> Owned {
+        Owned { all: KeptWindows::new(windows), each: RecordWindows::default() }
+    }
+
+    /// Adds the next kept record's windows (`tokens`: its token words, as the store keeps
+    /// them): it is the next kept ordinal of [`Owned::each`].
+    pub(super) fn keep(&mut self, tokens: &[u32]) {
+        self.all.insert_text(tokens);
+        self.each.push(tokens);
+    }
+}
+
 /// Bits a window sets in its block.
 const PROBES: u32 = 4;
 /// The most bytes one filter takes (1 MiB: on a 500 MB real corpus whose largest
@@ -87,6 +111,77 @@ impl KeptWindows {
     }
 }
 
+/// Bits of a record's filter per window of its text (one 64-bit word per 8 windows).
+const RECORD_BITS_PER_WINDOW: usize = 8;
+/// The most words all of a component's record filters take (8 MiB; past it, records kept
+/// later have none and are compared as before).
+const RECORD_WORDS: usize = if cfg!(test) { 64 } else { 1 << 20 };
+
+/// A Bloom filter of each kept record's windows (by kept ordinal, in one allocation): a
+/// window sets three bits of one 64-bit word of its record's filter. After a record's first
+/// [`Overlap`](super::Relation::Overlap), the walk compares it with a later kept record only
+/// when that record may hold enough of its content of its own
+/// ([`Prepared::overlaps`](super::relation::Prepared::overlaps)). Like [`KeptWindows`], it
+/// can only err towards "held".
+#[derive(Default)]
+pub(super) struct RecordWindows {
+    /// Per kept ordinal, where its filter starts in `words` and its length in words; none
+    /// for a record with no tokens (every record is [`Same`](super::Relation::Same) to it) or
+    /// past [`RECORD_WORDS`].
+    spans: Vec<Option<(usize, usize)>>,
+    words: Vec<u64>,
+}
+
+/// One kept record's filter.
+#[derive(Clone, Copy)]
+pub(super) struct RecordFilter<'a> {
+    words: &'a [u64],
+}
+
+impl RecordWindows {
+    /// Adds the next kept ordinal's filter, from its tokens.
+    pub(super) fn push(&mut self, tokens: &[u32]) {
+        let tokens = without_versions(tokens);
+        let windows = tokens.len().saturating_sub(super::windows::WINDOW - 1).max(1);
+        let len = (windows * RECORD_BITS_PER_WINDOW).div_ceil(64);
+        if tokens.is_empty() || self.words.len() + len > RECORD_WORDS {
+            self.spans.push(None);
+            return;
+        }
+        let start = self.words.len();
+        self.words.resize(start + len, 0);
+        let filter = &mut self.words[start..];
+        for_each_window_hash(&tokens, |h| {
+            let (word, bits) = record_place(h, len);
+            filter[word] |= bits;
+        });
+        self.spans.push(Some((start, len)));
+    }
+
+    /// Kept ordinal `k`'s filter, when it has one.
+    pub(super) fn get(&self, k: usize) -> Option<RecordFilter<'_>> {
+        let (start, len) = (*self.spans.get(k)?)?;
+        Some(RecordFilter { words: &self.words[start..start + len] })
+    }
+}
+
+impl RecordFilter<'_> {
+    /// Whether a window (its hash) may be in the record's text: false only when it is not.
+    pub(super) fn may_hold(&self, h: u64) -> bool {
+        let (word, bits) = record_place(h, self.words.len());
+        self.words[word] & bits == bits
+    }
+}
+
+/// A window's word among `len` and its three bits there.
+fn record_place(h: u64, len: usize) -> (usize, u64) {
+    let mixed = h.wrapping_mul(0x9fb2_1c65_1e98_df25);
+    let word = ((u128::from(mixed) * len as u128) >> 64) as usize;
+    let low = (mixed ^ (mixed >> 32)).wrapping_mul(0xd6e8_feb8_6659_fd93);
+    let bits = (1u64 << (low & 63)) | (1 << ((low >> 6) & 63)) | (1 << ((low >> 12) & 63));
+    (word, bits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +199,35 @@ mod tests {
         let others =
             (0..10_000u64).map(|i| ((i + 1) << 40) ^ 0x5555).filter(|&h| filter.may_hold(h));
         assert!(others.count() < 500, "false positives past 5%");
+    }
+
+    /// Each record's filter holds its windows, not (mostly) another's; a record with no
+    /// tokens, or past the budget, has none.
+    #[test]
+    fn record_filters_hold_their_windows() {
+        let texts: Vec<Vec<u32>> =
+            (0..4u32).map(|t| (0..30).map(|i| (t * 1000 + i) << 2).collect()).collect();
+        let mut each = RecordWindows::default();
+        each.push(&texts[0]);
+        each.push(&[]);
+        each.push(&texts[1]);
+        assert!(each.get(1).is_none() && each.get(3).is_none());
+        let hashes = |t: &[u32]| {
+            let mut h = Vec::new();
+            for_each_window_hash(t, |x| h.push(x));
+            h
+        };
+        for (k, text) in [(0, &texts[0]), (2, &texts[1])] {
+            let filter = each.get(k).expect("a filter");
+            assert!(hashes(text).iter().all(|&h| filter.may_hold(h)));
+            let others = hashes(&texts[3]).into_iter().filter(|&h| filter.may_hold(h)).count();
+            assert!(others < 6, "{others} of 28 false positives");
+        }
+        // RECORD_WORDS in tests is 64 words: a few of these texts, then none.
+        for _ in 0..20 {
+            each.push(&texts[2]);
+        }
+        assert!(each.get(22).is_none());
     }
 
     /// A kept text with no tokens (or only release-stage words) is flagged.

@@ -33,6 +33,11 @@ pub struct MatchStats {
     /// candidate component shares (so no comparison could act; the decisions are those of
     /// comparing them all).
     pub known_kept: u64,
+    /// Candidate pairs the dedup walk did not compare after a record's first pair it does
+    /// not act on, because the kept record cannot hold enough of the content the record
+    /// had of its own there (its relation would be [`Relation::Overlap`](super::Relation)
+    /// too; the decisions are those of comparing them all).
+    pub own_skipped: u64,
 }
 
 impl MatchStats {
@@ -42,6 +47,7 @@ impl MatchStats {
         self.pairs += other.pairs;
         self.spared += other.spared;
         self.known_kept += other.known_kept;
+        self.own_skipped += other.own_skipped;
         self.largest_component = self.largest_component.max(other.largest_component);
     }
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use super::buffers::trim;
-use super::own::KeptWindows;
+use super::own::Owned;
 use super::scan::{
     Collapsed, FirstByKey, SETS, candidate_components, collapse_identical, component_rows,
 };
@@ -167,12 +167,14 @@ struct Component<'a, S: ?Sized> {
 
 impl<S: SketchStore + ?Sized> Component<'_, S> {
     /// The relation of record `i` to kept record `k` (component positions), `mine` holding
-    /// `i`'s tokens once read and prepared (for all of its candidates).
+    /// `i`'s tokens once read and prepared (for all of its candidates); `runs` as
+    /// [`Prepared::relation_runs`] gives them.
     fn relation(
         &self,
         i: usize,
         k: usize,
         mine: &mut Option<Prepared>,
+        runs: &mut Vec<std::ops::Range<usize>>,
     ) -> Result<Relation, EngineError> {
         if mine.is_none() {
             let mut tokens = Vec::new();
@@ -183,7 +185,7 @@ impl<S: SketchStore + ?Sized> Component<'_, S> {
         KEPT_TOKENS.with(|cell| {
             let mut kept = cell.borrow_mut();
             self.sketches.read_tokens(self.docs[k] as usize, &mut kept)?;
-            let r = mine.relation(&kept);
+            let r = mine.relation_runs(&kept, runs);
             trim(&mut kept);
             Ok(r)
         })
@@ -337,7 +339,10 @@ impl Kept {
     /// `own`, when given, holds the windows of every candidate: after the first relation
     /// not acted on, a record with content of its own that none of them has
     /// ([`Prepared::own_beyond`](super::relation::Prepared::own_beyond)) is compared no
-    /// further (no candidate can act on it).
+    /// further (no candidate can act on it); otherwise, when that relation found runs of
+    /// content of its own, a later candidate whose windows cannot hold enough of them
+    /// ([`Prepared::overlaps`](super::relation::Prepared::overlaps)) is not compared
+    /// (counted in [`MatchStats::own_skipped`]).
     #[allow(clippy::too_many_arguments)]
     fn first_match<S: SketchStore + ?Sized>(
         &self,
@@ -347,7 +352,7 @@ impl Kept {
         bits: &mut Bits,
         candidates: &[u32],
         recent: &Recent,
-        own: Option<&KeptWindows>,
+        own: Option<&Owned>,
         stats: &mut MatchStats,
     ) -> Result<Option<Match>, EngineError> {
         stats.candidates += candidates.len() as u64;
@@ -364,8 +369,11 @@ impl Kept {
                 let filtered = candidates.len() > 1;
                 let mut filter_made = false;
                 let mut found = None;
-                let mut tokens = None;
-                let mut own = own;
+                let mut tokens: Option<Prepared> = None;
+                let mut first_spared = true;
+                // The record's own runs against the first kept record it overlaps, when its
+                // own words made that relation.
+                let mut runs = Vec::new();
                 for &k in candidates {
                     let k = k as usize;
                     stats.verified += 1;
@@ -374,6 +382,14 @@ impl Kept {
                     else {
                         continue;
                     };
+                    if !runs.is_empty()
+                        && let (Some(own), Some(mine)) = (own, &tokens)
+                        && let Some(filter) = own.each.get(k)
+                        && mine.overlaps(&runs, filter)
+                    {
+                        stats.own_skipped += 1;
+                        continue;
+                    }
                     let kept_set =
                         if let (Some(kept_set), Some(kept_bits)) = (self.set(k), self.bits(k)) {
                             if filtered {
@@ -402,14 +418,18 @@ impl Kept {
                             kept_set
                         };
                     if let Some(j) = simhash_core::jaccard_at_least(set, kept_set, c.threshold) {
-                        let relation = c.relation(i, self.docs[k], &mut tokens)?;
+                        // Only the first overlap's runs are kept.
+                        let mut first_runs = Vec::new();
+                        let runs_out = if first_spared { &mut runs } else { &mut first_runs };
+                        let relation = c.relation(i, self.docs[k], &mut tokens, runs_out)?;
                         if c.templates.acts_on(relation) {
                             found = Some((self.docs[k], j, relation));
                             break;
                         }
                         stats.spared += 1;
-                        if let Some(own) = own.take()
-                            && tokens.as_ref().is_some_and(|mine| mine.own_beyond(own))
+                        if std::mem::take(&mut first_spared)
+                            && let Some(own) = own
+                            && tokens.as_ref().is_some_and(|mine| mine.own_beyond(&own.all))
                         {
                             stats.known_kept += 1;
                             break;
@@ -589,7 +609,7 @@ fn walk_component<S: SketchStore + ?Sized>(
     let mut removed = Vec::new();
     let no_recent = Recent::default();
     // The kept records' windows, once relations spare records (see `own`).
-    let mut own: Option<KeptWindows> = None;
+    let mut own: Option<Owned> = None;
     let mut tokens = Vec::new();
     for chunk in order.chunks(WALK_CHUNK) {
         // Each record's set, read in parallel, then compared with the records kept before
@@ -650,7 +670,7 @@ fn walk_component<S: SketchStore + ?Sized>(
                     }
                     if let Some(own) = &mut own {
                         c.sketches.read_tokens(c.docs[i] as usize, &mut tokens)?;
-                        own.insert_text(&tokens);
+                        own.keep(&tokens);
                     }
                     let held_by_kept = kept.push(i, &set, &mut bits);
                     recent.push(set, held_by_kept);
@@ -679,20 +699,20 @@ fn walk_component<S: SketchStore + ?Sized>(
 const OWN_AFTER_SPARED: u64 = if cfg!(test) { 2 } else { 64 };
 
 /// The windows of the records kept so far in the component, in a filter sized for all of
-/// its records' shingles.
+/// its records' shingles, and each one's.
 fn kept_windows<S: SketchStore + ?Sized>(
     c: &Component<'_, S>,
     kept: &Kept,
     tokens: &mut Vec<u32>,
-) -> Result<KeptWindows, EngineError> {
+) -> Result<Owned, EngineError> {
     let mut windows = 0usize;
     for &doc in c.docs {
         windows = windows.saturating_add(c.sketches.set_len(doc as usize)?);
     }
-    let mut own = KeptWindows::new(windows);
+    let mut own = Owned::new(windows);
     for &i in &kept.docs {
         c.sketches.read_tokens(c.docs[i] as usize, tokens)?;
-        own.insert_text(tokens);
+        own.keep(tokens);
     }
     Ok(own)
 }
@@ -705,7 +725,7 @@ fn early<S: SketchStore + ?Sized>(
     kept: &Kept,
     small: Option<&SmallSets>,
     no_recent: &Recent,
-    own: Option<&KeptWindows>,
+    own: Option<&Owned>,
     i: usize,
 ) -> Result<Early, EngineError> {
     let mut set = Vec::new();

@@ -9,7 +9,9 @@ use crate::grams::count_gram_hashes;
 use crate::hash::jenkins64;
 use crate::shingle::{CyclicWindow, MAX_WINDOW, Window};
 use crate::tf::TfTable;
-use crate::tokenize::{AsciiLetters, Tokenizer, Words, hash_normalized, is_stable_cjk};
+use crate::tokenize::{
+    AsciiLetters, Tokenizer, Words, hash_normalized, hash_normalized_classes, is_stable_cjk,
+};
 use crate::{Accumulator, Fingerprint};
 
 mod spans;
@@ -461,8 +463,11 @@ impl<T: Tokenizer> Fingerprinter<T> {
                 let buf = &mut scratch.token;
                 let mut window = Window::new(self.window);
                 self.tokenizer.tokenize(text, &mut |t| {
-                    let h = hash_normalized(t, buf);
-                    token(word_of(h, t));
+                    let (h, classes) = hash_normalized_classes(t, buf);
+                    token(match classes {
+                        Some((digit, letter)) => word_from(h, digit, letter, 0),
+                        None => word_of(h, t),
+                    });
                     if let Some(s) = window.push(h) {
                         shingle(s);
                     }
@@ -603,11 +608,18 @@ fn word_of(hash: u64, token: &str) -> u32 {
     } else {
         (token.chars().any(char::is_numeric), token.chars().any(char::is_alphabetic))
     };
+    let other = if !token.is_ascii() && is_stable_cjk(token) { 2 } else { 0 };
+    word_from(hash, digit, letter, other)
+}
+
+/// A token word from the token's hash, whether it has a digit and a letter, and its kind
+/// when it has no digit (2 for a stable CJK character, else 0).
+#[inline]
+fn word_from(hash: u64, digit: bool, letter: bool, other: u32) -> u32 {
     let kind = match (digit, letter) {
         (true, true) => 1,
         (true, false) => 3,
-        _ if !token.is_ascii() && is_stable_cjk(token) => 2,
-        _ => 0,
+        _ => other,
     };
     ((hash >> 32) as u32 & !3) | kind
 }

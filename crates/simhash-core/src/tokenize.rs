@@ -191,6 +191,44 @@ pub(crate) fn hash_normalized(token: &str, buf: &mut String) -> u64 {
     xxh3(normalize(token, buf).as_bytes())
 }
 
+/// [`hash_normalized`] and, for a short ASCII token (nearly all of them), whether it has a
+/// digit and whether it has a letter, read in the same pass (none for other tokens).
+#[inline]
+pub(crate) fn hash_normalized_classes(
+    token: &str,
+    buf: &mut String,
+) -> (u64, Option<(bool, bool)>) {
+    const SHORT: usize = 32;
+    /// Per byte: 1 an ASCII digit, 2 an ASCII letter, 4 an ASCII capital.
+    const CLASS: [u8; 256] = {
+        let mut class = [0u8; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            class[b] = (c.is_ascii_digit() as u8)
+                | ((c.is_ascii_alphabetic() as u8) << 1)
+                | ((c.is_ascii_uppercase() as u8) << 2);
+            b += 1;
+        }
+        class
+    };
+    let bytes = token.as_bytes();
+    if bytes.len() <= SHORT {
+        let mut lower = [0u8; SHORT];
+        let (mut high, mut seen) = (0u8, 0u8);
+        for (d, &b) in lower.iter_mut().zip(bytes) {
+            let class = CLASS[usize::from(b)];
+            high |= b;
+            seen |= class;
+            *d = b | ((class & 4) << 3);
+        }
+        if high < 0x80 {
+            return (xxh3(&lower[..bytes.len()]), Some((seen & 1 != 0, seen & 2 != 0)));
+        }
+    }
+    (hash_normalized(token, buf), None)
+}
+
 /// A one-character token that NFKC and lowercasing leave as it is, checked without the
 /// Unicode tables: a CJK unified ideograph, a hangul syllable, or a hiragana or katakana
 /// letter (not the voiced sound marks, the digraphs or the half-width forms, which NFKC
@@ -391,6 +429,20 @@ mod tests {
             let fast = hash_normalized(&token, &mut buf);
             let mut buf2 = String::new();
             proptest::prop_assert_eq!(fast, xxh3(normalize(&token, &mut buf2).as_bytes()));
+        }
+
+        #[test]
+        fn classes_are_read_with_the_hash(token in "[a-zA-Z0-9_.É頭]{0,40}") {
+            let mut buf = String::new();
+            let (hash, classes) = hash_normalized_classes(&token, &mut buf);
+            proptest::prop_assert_eq!(hash, hash_normalized(&token, &mut buf));
+            if token.is_ascii() && token.len() <= 32 {
+                let b = token.as_bytes();
+                let want = (b.iter().any(u8::is_ascii_digit), b.iter().any(u8::is_ascii_alphabetic));
+                proptest::prop_assert_eq!(classes, Some(want));
+            } else {
+                proptest::prop_assert_eq!(classes, None);
+            }
         }
 
         #[test]

@@ -302,6 +302,11 @@ impl Prepared {
         own / 3 >= OWN_WORDS
     }
 
+    /// The number of tokens read (release-stage words dropped).
+    pub(super) fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
     /// [`Prepared::relation_runs`] with its working memory.
     fn relation_with(
         &self,

@@ -382,14 +382,6 @@ impl Kept {
                     else {
                         continue;
                     };
-                    if !runs.is_empty()
-                        && let (Some(own), Some(mine)) = (own, &tokens)
-                        && let Some(filter) = own.each.get(k)
-                        && mine.overlaps(&runs, filter)
-                    {
-                        stats.own_skipped += 1;
-                        continue;
-                    }
                     let kept_set =
                         if let (Some(kept_set), Some(kept_bits)) = (self.set(k), self.bits(k)) {
                             if filtered {
@@ -398,8 +390,16 @@ impl Kept {
                                     continue;
                                 }
                             }
+                            if !first_spared && own_overlaps(own, tokens.as_ref(), &runs, k) {
+                                stats.own_skipped += 1;
+                                continue;
+                            }
                             kept_set
                         } else {
+                            if !first_spared && own_overlaps(own, tokens.as_ref(), &runs, k) {
+                                stats.own_skipped += 1;
+                                continue;
+                            }
                             let kept_set = if let Some(kept_set) = recent.set(k) {
                                 kept_set
                             } else {
@@ -691,6 +691,24 @@ fn walk_component<S: SketchStore + ?Sized>(
         }
     }
     Ok((removed, stats))
+}
+
+/// Whether a record (`mine`, after its first relation not acted on, whose own runs there
+/// are `runs`) is known to overlap kept ordinal `k` from its filter of windows: from those
+/// runs first, then from all of its tokens ([`Prepared::overlaps`]).
+fn own_overlaps(
+    own: Option<&Owned>,
+    mine: Option<&Prepared>,
+    runs: &[std::ops::Range<usize>],
+    k: usize,
+) -> bool {
+    let (Some(own), Some(mine)) = (own, mine) else {
+        return false;
+    };
+    let Some(filter) = own.each.get(k) else {
+        return false;
+    };
+    (!runs.is_empty() && mine.overlaps(runs, filter)) || mine.overlaps(&[0..mine.len()], filter)
 }
 
 /// Verified pairs not acted on in a component after which the walk keeps the windows of

@@ -540,9 +540,10 @@ pub struct ReportOpts {
     /// kept records, the largest clusters): one self-contained file that loads nothing.
     ///
     /// The page holds samples, not every removal: up to 30 pairs per similarity bucket
-    /// (chosen by a hash of the ids, so the page is the same at any thread count), the 20
-    /// largest clusters with 5 members each, texts cut at 1500 characters. Written whole
-    /// or not at all, with the other outputs.
+    /// (--report-sample; chosen by a hash of the ids, so the page is the same at any thread
+    /// count), the 20 largest clusters with 5 members each, texts cut at 1500 characters.
+    /// The pairs can be labelled on the page and the labels read by `simhash audit`.
+    /// Written whole or not at all, with the other outputs.
     #[arg(long, value_name = "FILE.html", hide_short_help = true)]
     pub report: Option<PathBuf>,
 
@@ -551,4 +552,13 @@ pub struct ReportOpts {
     /// values shown.
     #[arg(long, value_name = "FIELD", requires = "report", hide_short_help = true)]
     pub report_group: Option<String>,
+
+    /// With --report: the pairs the page holds per similarity bucket, to read and to label
+    /// (dedup's removals, pairs' pairs; a cluster page shows clusters, not pairs).
+    ///
+    /// More pairs make a narrower interval in `simhash audit` and a larger page: each pair
+    /// holds two texts of up to 1500 characters.
+    #[arg(long, value_name = "N", default_value_t = simhash_jobs::page::PAIRS_PER_BUCKET,
+          requires = "report", hide_short_help = true)]
+    pub report_sample: usize,
 }

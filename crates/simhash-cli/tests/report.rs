@@ -525,3 +525,49 @@ fn index_removals_are_counted_in_the_charts() {
     assert!(page.contains("of them matches of the index)"));
     assert!(page.contains("that matched the index are counted in the charts, not shown"));
 }
+
+/// `--report-sample N`: N pairs per bucket; the page's buckets count every removal (what
+/// `simhash audit` weights by) and the pairs it holds of each; the labelling order is every
+/// pair once, the buckets in turn; the run id is the same for a rerun and at any thread
+/// count, and differs with the settings.
+#[test]
+fn report_sample_buckets_order_and_run_id() {
+    let dir = Dir::new();
+    dir.write("in.jsonl", corpus(3000, 11));
+    let run = |page: &str, extra: &[&str]| {
+        let args = ["dedup", "in.jsonl", "-o", "out.jsonl", "--removed", "rem.jsonl", "-q"];
+        dir.run(&[&args[..], &["--report", page], extra].concat()).code(0);
+        page_data(&dir.read(page))
+    };
+    let data = run("p.html", &["--report-sample", "3"]);
+    let removed = dir.read("rem.jsonl").lines().count() as u64;
+    let buckets = data["buckets"].as_array().expect("buckets");
+    let total: u64 = buckets.iter().map(|b| b["total"].as_u64().expect("total")).sum();
+    assert_eq!(total, removed);
+    let pairs = data["pairs"].as_array().expect("pairs");
+    for b in buckets {
+        let n = pairs.iter().filter(|p| p[4] == b["bucket"]).count() as u64;
+        assert_eq!(b["sampled"].as_u64(), Some(n), "{b}");
+        assert_eq!(n, b["total"].as_u64().expect("total").min(3), "{b}");
+        assert_eq!(b["unsampled"], 0);
+    }
+    let mut order: Vec<u64> =
+        data["order"].as_array().expect("order").iter().map(|i| i.as_u64().expect("i")).collect();
+    // The buckets in turn: the first pairs of the order are of distinct buckets.
+    let first: BTreeSet<u64> = order
+        .iter()
+        .take(buckets.len())
+        .map(|&i| pairs[i as usize][4].as_u64().expect("bucket"))
+        .collect();
+    assert_eq!(first.len(), buckets.len());
+    order.sort_unstable();
+    assert_eq!(order, (0..pairs.len() as u64).collect::<Vec<_>>());
+    let id = data["run_id"].as_str().expect("run id");
+    assert_eq!(id.len(), 16);
+    assert_eq!(run("again.html", &["--report-sample", "3", "-j1"])["run_id"], id);
+    assert_ne!(run("other.html", &["--report-sample", "4"])["run_id"], id);
+    assert_ne!(run("other.html", &["--report-sample", "3", "--jaccard", "0.5"])["run_id"], id);
+    // The default is 30.
+    let default = run("default.html", &[]);
+    assert!(default["buckets"].as_array().expect("b").iter().any(|b| b["sampled"] == 30));
+}

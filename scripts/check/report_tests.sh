@@ -68,4 +68,7 @@ python3 scripts/check/report_check.py "$out/dom.html" "$out/removed.jsonl" "$out
 # Labelling, driven over the DevTools protocol: 5 pairs labelled with the keyboard, kept
 # across a reload, exported as a labels file (in $out), no request made.
 timeout 120 python3 scripts/check/report_labels.py "$out/report.html" "$out"
+# ... and `simhash audit` reads them back with the page.
+"$SIMHASH_BIN" audit "$out/report.html" "$out/labels.jsonl" >"$out/audit.txt"
+grep -q ": 5 labels from " "$out/audit.txt" || { cat "$out/audit.txt" >&2; echo "FAIL: simhash audit did not read the 5 labels" >&2; exit 1; }
 echo "report tests passed: $out"

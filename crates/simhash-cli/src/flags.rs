@@ -80,6 +80,42 @@ pub enum Command {
     /// Why two records are (or are not) near-duplicates, and what dedup would do with them.
     #[command(after_help = explain::EXPLAIN_HELP)]
     Explain(ExplainArgs),
+    /// How many removals were right: labels given on a --report page, as shares per
+    /// similarity bucket and over the run, with 95% intervals.
+    #[command(after_help = AUDIT_HELP)]
+    Audit(AuditArgs),
+}
+
+const AUDIT_HELP: &str = "\
+Shares are of the labelled pairs (DUP same document, TEMPLATE template sibling, DISTINCT
+distinct document, UNSURE), per similarity bucket with a 95% Wilson interval, and weighted
+over the run: each labelled pair stands for the bucket's pairs over the pairs labelled in it,
+and the interval is Wilson's at Kish's effective sample size. Buckets without labels are
+named and left out of the weighted estimate. See docs/audit.md.
+
+Exit codes:
+  0  success
+  1  some lines of LABELS were left out; each was reported as FILE:LINE: what was wrong
+  2  error: a file could not be read, or LABELS are of another run (both run ids named)";
+
+/// `simhash audit`'s flags.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// The page a run wrote with --report.
+    #[arg(value_name = "REPORT.html")]
+    pub report: PathBuf,
+
+    /// The labels exported from that page (JSONL: run_id, id_a, id_b, label).
+    #[arg(value_name = "LABELS.jsonl")]
+    pub labels: PathBuf,
+
+    /// Write the estimate as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Where the estimate goes.
+    #[command(flatten)]
+    pub output: OutputOpts,
 }
 
 const INDEX_EXIT_CODES: &str = "\

@@ -4,7 +4,9 @@
 //! passes one more pass reads the texts of the sampled records and the `--report-group`
 //! values (`texts.rs`); at the end the page is rendered with the run's summary
 //! (`html.rs`, with `page.css` and `page.js` inlined) and put in place with the other
-//! outputs, all or none.
+//! outputs, all or none. The page's sampled pairs can be labelled in the browser and the
+//! labels exported; [`crate::audit`] reads them back with the page's data (its run id and
+//! every bucket's count) into a precision estimate.
 
 use std::path::PathBuf;
 

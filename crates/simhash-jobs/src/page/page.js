@@ -158,7 +158,11 @@
     card.addEventListener("click", function () { setCurrent(c); });
     return c;
   });
-  if (cards.length === 0) list.appendChild(el("p", null, "No pairs."));
+  if (cards.length === 0) {
+    list.appendChild(el("p", null, "No pairs."));
+    labelControls.style.display = "none";
+    document.getElementById("label-keys").style.display = "none";
+  }
 
   function labelOf(c) { return Object.prototype.hasOwnProperty.call(saved, String(c.index)) ? saved[String(c.index)] : null; }
   function show(c) {

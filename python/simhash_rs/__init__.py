@@ -29,6 +29,7 @@ at a time beyond what the result needs.
 [('a', 'c', 1.0)]
 """
 
+from ._audit import audit
 from ._contamination import Contamination, decontaminate
 from ._disk import Index
 from ._fingerprint import MinHasher, fingerprint, fingerprints, hamming
@@ -49,6 +50,7 @@ __all__ = [
     "MAX_WINDOW",
     "MinHasher",
     "SimhashIndex",
+    "audit",
     "clusters",
     "decontaminate",
     "dedup",

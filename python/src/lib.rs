@@ -12,6 +12,7 @@
 
 use pyo3::prelude::*;
 
+mod audit;
 mod contamination;
 mod disk;
 mod errors;
@@ -33,6 +34,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sketch::hamming, m)?)?;
     m.add_function(wrap_pyfunction!(sketch::preset_window, m)?)?;
     m.add_function(wrap_pyfunction!(settings::resolve_settings, m)?)?;
+    m.add_function(wrap_pyfunction!(audit::audit, m)?)?;
     m.add_class::<sketch::Fingerprinter>()?;
     m.add_class::<sketch::MinHasher>()?;
     m.add_class::<matcher::Matcher>()?;

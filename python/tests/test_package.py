@@ -20,7 +20,7 @@ PACKAGE = os.path.dirname(os.path.abspath(simhash_rs.__file__))
 MODULES = sorted(f for f in os.listdir(PACKAGE) if f.endswith(".py"))
 
 #: The public names as they were when ``__init__.py`` was split into modules, with
-#: ``decontaminate`` and its result since: a change here is a change of the API.
+#: ``decontaminate`` and its result since, and ``audit``: a change here is a change of the API.
 PUBLIC = [
     "AddResult",
     "Contamination",
@@ -32,6 +32,7 @@ PUBLIC = [
     "MAX_WINDOW",
     "MinHasher",
     "SimhashIndex",
+    "audit",
     "clusters",
     "decontaminate",
     "dedup",

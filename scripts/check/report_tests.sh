@@ -4,8 +4,9 @@
 # hostile text, --report-group), renders the page headless, and checks from the rendered
 # DOM (scripts/check/report_check.py) that every removed record appears with its kept record and
 # that nothing was loaded from the network (CSP meta, no src/href but data: and #, and
-# chromium's net log). Leaves the page, the DOM and a screenshot in $OUT (default: a
-# temporary directory, printed).
+# chromium's net log); then labels 5 pairs with the keyboard, reloads and exports the labels
+# (scripts/check/report_labels.py, over the DevTools protocol). Leaves the page, the DOM, a
+# screenshot and the labels file in $OUT (default: a temporary directory, printed).
 #
 #   bash scripts/check/report_tests.sh
 #   SIMHASH_BIN=target/release/simhash OUT=dir bash scripts/check/report_tests.sh
@@ -64,4 +65,10 @@ if ! python3 scripts/check/report_check.py --requests "$work/control.json" | gre
   exit 1
 fi
 python3 scripts/check/report_check.py "$out/dom.html" "$out/removed.jsonl" "$out/netlog.json"
+# Labelling, driven over the DevTools protocol: 5 pairs labelled with the keyboard, kept
+# across a reload, exported as a labels file (in $out), no request made.
+timeout 120 python3 scripts/check/report_labels.py "$out/report.html" "$out"
+# ... and `simhash audit` reads them back with the page.
+"$SIMHASH_BIN" audit "$out/report.html" "$out/labels.jsonl" >"$out/audit.txt"
+grep -q ": 5 labels from " "$out/audit.txt" || { cat "$out/audit.txt" >&2; echo "FAIL: simhash audit did not read the 5 labels" >&2; exit 1; }
 echo "report tests passed: $out"

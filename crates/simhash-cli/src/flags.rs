@@ -80,6 +80,42 @@ pub enum Command {
     /// Why two records are (or are not) near-duplicates, and what dedup would do with them.
     #[command(after_help = explain::EXPLAIN_HELP)]
     Explain(ExplainArgs),
+    /// How many removals were right: labels given on a --report page, as shares per
+    /// similarity bucket and over the run, with 95% intervals.
+    #[command(after_help = AUDIT_HELP)]
+    Audit(AuditArgs),
+}
+
+const AUDIT_HELP: &str = "\
+Shares are of the labelled pairs (DUP same document, TEMPLATE template sibling, DISTINCT
+distinct document, UNSURE), per similarity bucket with a 95% Wilson interval, and weighted
+over the run: each labelled pair stands for the bucket's pairs over the pairs labelled in it,
+and the interval is Wilson's at Kish's effective sample size. Buckets without labels are
+named and left out of the weighted estimate. See docs/audit.md.
+
+Exit codes:
+  0  success
+  1  some lines of LABELS were left out; each was reported as FILE:LINE: what was wrong
+  2  error: a file could not be read, or LABELS are of another run (both run ids named)";
+
+/// `simhash audit`'s flags.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// The page a run wrote with --report.
+    #[arg(value_name = "REPORT.html")]
+    pub report: PathBuf,
+
+    /// The labels exported from that page (JSONL: run_id, id_a, id_b, label).
+    #[arg(value_name = "LABELS.jsonl")]
+    pub labels: PathBuf,
+
+    /// Write the estimate as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Where the estimate goes.
+    #[command(flatten)]
+    pub output: OutputOpts,
 }
 
 const INDEX_EXIT_CODES: &str = "\
@@ -540,9 +576,10 @@ pub struct ReportOpts {
     /// kept records, the largest clusters): one self-contained file that loads nothing.
     ///
     /// The page holds samples, not every removal: up to 30 pairs per similarity bucket
-    /// (chosen by a hash of the ids, so the page is the same at any thread count), the 20
-    /// largest clusters with 5 members each, texts cut at 1500 characters. Written whole
-    /// or not at all, with the other outputs.
+    /// (--report-sample; chosen by a hash of the ids, so the page is the same at any thread
+    /// count), the 20 largest clusters with 5 members each, texts cut at 1500 characters.
+    /// The pairs can be labelled on the page and the labels read by `simhash audit`.
+    /// Written whole or not at all, with the other outputs.
     #[arg(long, value_name = "FILE.html", hide_short_help = true)]
     pub report: Option<PathBuf>,
 
@@ -551,4 +588,13 @@ pub struct ReportOpts {
     /// values shown.
     #[arg(long, value_name = "FIELD", requires = "report", hide_short_help = true)]
     pub report_group: Option<String>,
+
+    /// With --report: the pairs the page holds per similarity bucket, to read and to label
+    /// (dedup's removals, pairs' pairs; a cluster page shows clusters, not pairs).
+    ///
+    /// More pairs make a narrower interval in `simhash audit` and a larger page: each pair
+    /// holds two texts of up to 1500 characters.
+    #[arg(long, value_name = "N", default_value_t = simhash_jobs::page::PAIRS_PER_BUCKET,
+          requires = "report", hide_short_help = true)]
+    pub report_sample: usize,
 }

@@ -525,3 +525,121 @@ fn index_removals_are_counted_in_the_charts() {
     assert!(page.contains("of them matches of the index)"));
     assert!(page.contains("that matched the index are counted in the charts, not shown"));
 }
+
+/// `--report-sample N`: N pairs per bucket; the page's buckets count every removal (what
+/// `simhash audit` weights by) and the pairs it holds of each; the labelling order is every
+/// pair once, the buckets in turn; the run id is the same for a rerun and at any thread
+/// count, and differs with the settings.
+#[test]
+fn report_sample_buckets_order_and_run_id() {
+    let dir = Dir::new();
+    dir.write("in.jsonl", corpus(3000, 11));
+    let run = |page: &str, extra: &[&str]| {
+        let args = ["dedup", "in.jsonl", "-o", "out.jsonl", "--removed", "rem.jsonl", "-q"];
+        dir.run(&[&args[..], &["--report", page], extra].concat()).code(0);
+        page_data(&dir.read(page))
+    };
+    let data = run("p.html", &["--report-sample", "3"]);
+    let removed = dir.read("rem.jsonl").lines().count() as u64;
+    let buckets = data["buckets"].as_array().expect("buckets");
+    let total: u64 = buckets.iter().map(|b| b["total"].as_u64().expect("total")).sum();
+    assert_eq!(total, removed);
+    let pairs = data["pairs"].as_array().expect("pairs");
+    for b in buckets {
+        let n = pairs.iter().filter(|p| p[4] == b["bucket"]).count() as u64;
+        assert_eq!(b["sampled"].as_u64(), Some(n), "{b}");
+        assert_eq!(n, b["total"].as_u64().expect("total").min(3), "{b}");
+        assert_eq!(b["unsampled"], 0);
+    }
+    let mut order: Vec<u64> =
+        data["order"].as_array().expect("order").iter().map(|i| i.as_u64().expect("i")).collect();
+    // The buckets in turn: the first pairs of the order are of distinct buckets.
+    let first: BTreeSet<u64> = order
+        .iter()
+        .take(buckets.len())
+        .map(|&i| pairs[i as usize][4].as_u64().expect("bucket"))
+        .collect();
+    assert_eq!(first.len(), buckets.len());
+    order.sort_unstable();
+    assert_eq!(order, (0..pairs.len() as u64).collect::<Vec<_>>());
+    let id = data["run_id"].as_str().expect("run id");
+    assert_eq!(id.len(), 16);
+    assert_eq!(run("again.html", &["--report-sample", "3", "-j1"])["run_id"], id);
+    assert_ne!(run("other.html", &["--report-sample", "4"])["run_id"], id);
+    assert_ne!(run("other.html", &["--report-sample", "3", "--jaccard", "0.5"])["run_id"], id);
+    // The default is 30.
+    let default = run("default.html", &[]);
+    assert!(default["buckets"].as_array().expect("b").iter().any(|b| b["sampled"] == 30));
+}
+
+/// `simhash audit`: labels exported from a page give shares per bucket (text and JSON);
+/// labels of another run are refused (exit 2, both run ids named); a line that is not a
+/// label is reported as FILE:LINE and counted (exit 1); no labels at all is an estimate of
+/// nothing, not an error.
+#[test]
+fn audit_reads_the_labels_of_its_page_only() {
+    let dir = Dir::new();
+    dir.write("in.jsonl", corpus(400, 5));
+    let args = ["dedup", "in.jsonl", "-o", "out.jsonl", "--report", "p.html", "-q"];
+    dir.run(&args).code(0);
+    let data = page_data(&dir.read("p.html"));
+    let run_id = data["run_id"].as_str().expect("run id").to_string();
+    let all = pairs(&data);
+    let order = data["order"].as_array().expect("order");
+    let mut labels = String::new();
+    for (n, i) in order.iter().take(6).enumerate() {
+        let (a, b, _) = &all[i.as_u64().expect("index") as usize];
+        let label = ["DUP", "TEMPLATE", "DISTINCT"][n % 3];
+        labels += &serde_json::json!({"run_id": run_id, "id_a": a, "id_b": b, "label": label})
+            .to_string();
+        labels.push('\n');
+    }
+    dir.write("labels.jsonl", &labels);
+    let text = dir.run(&["audit", "p.html", "labels.jsonl"]);
+    text.code(0);
+    assert!(text.stdout.contains(&format!("run {run_id}): 6 labels")), "{}", text.stdout);
+    assert!(text.stdout.contains("documents lost as distinct: "), "{}", text.stdout);
+    let json = dir.run(&["audit", "p.html", "labels.jsonl", "--json"]);
+    json.code(0);
+    let estimate: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(estimate["labels_read"], 6);
+    assert_eq!(estimate["weighted"]["labelled"], 6);
+    let removed: u64 = data["buckets"]
+        .as_array()
+        .expect("buckets")
+        .iter()
+        .map(|b| b["total"].as_u64().expect("total"))
+        .sum();
+    assert_eq!(estimate["weighted"]["total"], removed);
+
+    // Another run's labels (the same pairs under another id).
+    dir.write("other.jsonl", labels.replace(&run_id, "0123456789abcdef"));
+    let refused = dir.run(&["audit", "p.html", "other.jsonl"]);
+    refused.code(2);
+    assert!(
+        refused.stderr.contains(&run_id) && refused.stderr.contains("0123456789abcdef"),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stdout.is_empty());
+
+    // Bad lines: reported, counted, left out.
+    dir.write("bad.jsonl", format!("{labels}not json\n{}", labels.replace("DUP", "MAYBE")));
+    let bad = dir.run(&["audit", "p.html", "bad.jsonl", "--json"]);
+    bad.code(1);
+    assert!(bad.stderr.contains("simhash: bad.jsonl:7: not a label"), "{}", bad.stderr);
+    let estimate: serde_json::Value = serde_json::from_str(&bad.stdout).expect("json");
+    assert_eq!(estimate["labels_read"], 6);
+    // 1 not JSON, 2 unknown labels, 4 labelled already.
+    assert_eq!(estimate["bad_lines"].as_array().expect("bad").len(), 7);
+
+    // No labels: every bucket says so; nothing is divided by zero.
+    dir.write("none.jsonl", "");
+    let none = dir.run(&["audit", "p.html", "none.jsonl"]);
+    none.code(0);
+    assert!(none.stdout.contains("no labels: each share is unknown, 0–100"), "{}", none.stdout);
+    assert!(!none.stdout.contains("NaN"), "{}", none.stdout);
+
+    // Not a page.
+    dir.run(&["audit", "in.jsonl", "labels.jsonl"]).code(2);
+}

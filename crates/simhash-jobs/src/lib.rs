@@ -58,6 +58,7 @@
 #![warn(missing_docs)]
 
 pub mod against;
+pub mod audit;
 mod corpus;
 mod error;
 #[cfg(feature = "clap")]

@@ -1,5 +1,6 @@
 //! One module per command, each a `run` over its validated settings.
 
+pub mod audit;
 pub mod cluster;
 pub mod cpp;
 pub mod dedup;
@@ -39,5 +40,6 @@ pub fn run(command: &Command) -> anyhow::Result<ExitCode> {
         Command::Eval(args) => eval::run(&EvalSettings::new(args)),
         Command::Index(command) => index::run(command),
         Command::Explain(args) => explain::run(&crate::settings::ExplainSettings::new(args)?),
+        Command::Audit(args) => audit::run(args),
     }
 }

@@ -389,5 +389,6 @@ fn report(opts: &crate::flags::ReportOpts) -> simhash_jobs::page::ReportSettings
     simhash_jobs::page::ReportSettings {
         report: opts.report.clone(),
         report_group: opts.report_group.clone(),
+        pairs_per_bucket: opts.report_sample,
     }
 }

@@ -12,8 +12,8 @@ use simhash_io::Score;
 
 use crate::corpus::Corpus;
 
-/// Pairs kept per similarity bucket.
-pub(super) const PAIRS_PER_BUCKET: usize = 30;
+/// Pairs kept per similarity bucket unless told otherwise (`--report-sample`).
+pub const PAIRS_PER_BUCKET: usize = 30;
 /// Jaccard buckets: 20 of width 0.05.
 pub(super) const JACCARD_BUCKETS: usize = 20;
 /// The largest clusters shown.
@@ -52,7 +52,7 @@ impl Measure {
 
 /// One sampled pair: `a` removed (or the first of a pair), `b` kept (or the second),
 /// the score's code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(super) struct Pair {
     /// The first document.
     pub a: u32,
@@ -70,21 +70,26 @@ pub(super) struct PairSample {
     pub measure: Measure,
     /// Pairs seen in each bucket.
     pub counts: Vec<u64>,
+    /// Of those, per bucket, the pairs counted but never sampled (matches of the index).
+    pub unsampled: Vec<u64>,
     /// Pairs seen of each relation (minhash), in [`Relation::ALL`]'s order.
     pub relations: [u64; 3],
-    /// Per bucket, the pairs with the smallest keys (a max-heap of at most
-    /// [`PAIRS_PER_BUCKET`]).
+    /// Pairs kept per bucket.
+    pub per_bucket: usize,
+    /// Per bucket, the pairs with the smallest keys (a max-heap of at most `per_bucket`).
     heaps: Vec<BinaryHeap<(u64, Pair)>>,
 }
 
 impl PairSample {
-    /// An empty sample with the buckets of `measure`.
-    pub(super) fn new(measure: Measure) -> PairSample {
+    /// An empty sample with the buckets of `measure`, keeping `per_bucket` pairs of each.
+    pub(super) fn new(measure: Measure, per_bucket: usize) -> PairSample {
         let n = measure.buckets();
         PairSample {
             measure,
             counts: vec![0; n],
+            unsampled: vec![0; n],
             relations: [0; 3],
+            per_bucket,
             heaps: (0..n).map(|_| BinaryHeap::new()).collect(),
         }
     }
@@ -99,7 +104,7 @@ impl PairSample {
         }
         let key = id_key(&corpus.id(pair.a as usize), &corpus.id(pair.b as usize));
         let heap = &mut self.heaps[bucket];
-        if heap.len() < PAIRS_PER_BUCKET {
+        if heap.len() < self.per_bucket {
             heap.push((key, pair));
         } else if heap.peek().is_some_and(|top| (key, pair) < *top) {
             heap.pop();
@@ -110,7 +115,9 @@ impl PairSample {
     /// Counts a pair that is never shown (a match of the index, whose kept record is not
     /// in the run's input): in the histogram and the relations, not in the sample.
     pub(super) fn count(&mut self, score: Score, relation: Option<Relation>) {
-        self.counts[self.measure.bucket(score.code())] += 1;
+        let bucket = self.measure.bucket(score.code());
+        self.counts[bucket] += 1;
+        self.unsampled[bucket] += 1;
         if let Some(r) = relation {
             self.relations[usize::from(r.code())] += 1;
         }
@@ -144,6 +151,27 @@ impl PairSample {
             }
         }
         all
+    }
+
+    /// The order in which a person labels `sample` (as [`sample`](Self::sample) gives it):
+    /// the buckets in turn, each one's pairs by their sampling key, which is a hash, so the
+    /// first pairs labelled of a bucket are a uniform sample of it and the similarity is
+    /// not given away by the order. Positions in `sample`.
+    pub(super) fn labelling_order(&self, sample: &[Pair]) -> Vec<usize> {
+        let position: std::collections::HashMap<Pair, usize> =
+            sample.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+        let mut ranked: Vec<(usize, usize, usize)> = Vec::with_capacity(sample.len());
+        for (bucket, heap) in self.heaps.iter().enumerate() {
+            let mut keyed: Vec<(u64, Pair)> = heap.iter().copied().collect();
+            keyed.sort_unstable();
+            for (rank, (_, pair)) in keyed.into_iter().enumerate() {
+                if let Some(&at) = position.get(&pair) {
+                    ranked.push((rank, bucket, at));
+                }
+            }
+        }
+        ranked.sort_unstable();
+        ranked.into_iter().map(|(_, _, at)| at).collect()
     }
 }
 

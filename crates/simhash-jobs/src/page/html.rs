@@ -67,11 +67,34 @@ struct Doc {
 struct Json {
     command: &'static str,
     measure: &'static str,
-    /// Indices into `docs`, the score as `--removed` prints it, and the relation (minhash).
-    pairs: Vec<(usize, usize, String, Option<&'static str>)>,
+    /// What the pairs are: `removals` (dedup) or `pairs`.
+    what: &'static str,
+    /// Indices into `docs`, the score as `--removed` prints it, the relation (minhash), and
+    /// the pair's similarity bucket (an index into `buckets`' `bucket`).
+    pairs: Vec<(usize, usize, String, Option<&'static str>, usize)>,
+    /// Every similarity bucket with a pair: how many the run has, how many the sample was
+    /// drawn from, how many the page holds. What `simhash audit` weights the labels by.
+    buckets: Vec<JsonBucket>,
+    /// The order in which the pairs are labelled (indices into `pairs`).
+    order: Vec<usize>,
     clusters: Vec<JsonCluster>,
     docs: Vec<Doc>,
     text_chars: usize,
+}
+
+/// A similarity bucket in the page's JSON.
+#[derive(Serialize)]
+struct JsonBucket {
+    /// Its number (0 the least similar).
+    bucket: usize,
+    /// Its label, as the chart shows it (`0.40–0.45`, `3 bits`).
+    label: String,
+    /// Every pair of the run in it (the chart's count).
+    total: u64,
+    /// Of those, the pairs never sampled (removals that matched the index).
+    unsampled: u64,
+    /// The pairs of it the page holds.
+    sampled: usize,
 }
 
 #[derive(Serialize)]
@@ -91,6 +114,7 @@ pub(super) struct Data {
     relations: Vec<(String, u64)>,
     total_pairs: u64,
     sampled_pairs: usize,
+    per_bucket: usize,
     size_classes: Vec<(String, u64)>,
     shards: Vec<Row>,
     groups: Option<(String, Vec<Row>)>,
@@ -163,6 +187,7 @@ impl Data {
             relations,
             total_pairs: pairs.total(),
             sampled_pairs: sample.len(),
+            per_bucket: pairs.per_bucket,
             size_classes,
             shards,
             groups,
@@ -199,16 +224,37 @@ fn page_json(parts: &Parts<'_>, shard: &[u32]) -> String {
         Measure::Distance(_) => code.to_string(),
         Measure::Jaccard => format!("{}.{:04}", code / 10_000, code % 10_000),
     };
+    let bucket = |p: &Pair| pairs.measure.bucket(p.code);
+    let mut sampled = vec![0usize; pairs.measure.buckets()];
+    for p in sample {
+        sampled[bucket(p)] += 1;
+    }
+    let buckets = (0..pairs.measure.buckets())
+        .filter(|&b| pairs.counts[b] > 0 || sampled[b] > 0)
+        .map(|b| JsonBucket {
+            bucket: b,
+            label: bucket_label(pairs.measure, b),
+            total: pairs.counts[b],
+            unsampled: pairs.unsampled[b],
+            sampled: sampled[b],
+        })
+        .collect();
     let json = Json {
         command,
         measure: match pairs.measure {
             Measure::Distance(_) => "distance",
             Measure::Jaccard => "jaccard",
         },
+        what: if command == "dedup" { "removals" } else { "pairs" },
         pairs: sample
             .iter()
-            .map(|p| (index(p.a), index(p.b), score(p.code), p.relation.map(lsh::Relation::name)))
+            .map(|p| {
+                let relation = p.relation.map(lsh::Relation::name);
+                (index(p.a), index(p.b), score(p.code), relation, bucket(p))
+            })
             .collect(),
+        buckets,
+        order: pairs.labelling_order(sample),
         clusters: clusters.map_or_else(Vec::new, |v| {
             v.largest
                 .iter()
@@ -290,9 +336,48 @@ pub(super) fn escape(text: &str) -> String {
     out
 }
 
+/// The summary's figures that a rerun of the same command on the same input may change:
+/// timings, memory, and the matching's work counters. The run id leaves them out.
+const FIGURES_OF_THE_MACHINE: [&str; 6] = [
+    "seconds",
+    "seconds_total",
+    "peak_memory_bytes",
+    "candidates",
+    "verified",
+    "largest_candidate_component",
+];
+
+/// The run's id: a hash of the page's data (the sampled pairs and their texts, the
+/// buckets' counts, the clusters) and the summary but for its timings and work counters
+/// (the command, the settings it notes, the inputs' names, bytes, records, and the
+/// results). The same command on the same input gives the same id, at any thread count;
+/// labels are kept under it and `simhash audit` refuses labels of another.
+pub(super) fn run_id(json: &str, summary: &Summary) -> String {
+    let mut figures = serde_json::to_value(summary).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut figures {
+        for key in FIGURES_OF_THE_MACHINE {
+            map.remove(key);
+        }
+    }
+    let mut bytes = json.as_bytes().to_vec();
+    bytes.push(0);
+    bytes.extend_from_slice(figures.to_string().as_bytes());
+    format!("{:016x}", simhash_io::line_hash(&bytes))
+}
+
+/// The page's JSON with its run id as the first field.
+fn with_run_id(json: &str, run_id: &str) -> String {
+    match json.strip_prefix('{') {
+        Some("}") | None => format!("{{\"run_id\":\"{run_id}\"}}"),
+        Some(rest) => format!("{{\"run_id\":\"{run_id}\",{rest}"),
+    }
+}
+
 /// Writes the page.
 pub(super) fn write(out: &mut impl Write, data: &Data, summary: &Summary) -> Result<()> {
-    let mut page = String::with_capacity(data.json.len() + 64 * 1024);
+    let run_id = run_id(&data.json, summary);
+    let json = with_run_id(&data.json, &run_id);
+    let mut page = String::with_capacity(json.len() + 64 * 1024);
     let title = format!("simhash {}: {}", data.command, summary.input);
     let _ = write!(
         page,
@@ -313,17 +398,26 @@ pub(super) fn write(out: &mut impl Write, data: &Data, summary: &Summary) -> Res
     headline(&mut page, data, summary);
     figures(&mut page, summary);
     charts(&mut page, data);
-    sampling(&mut page, data);
+    sampling(&mut page, data, &run_id);
     page.push_str(
         "<section id=\"pairs\"><h2>Sampled pairs</h2><noscript><p>The pairs and clusters \
          views need JavaScript; the figures above do not.</p></noscript>\
+         <p class=\"keys\" id=\"label-keys\">Label each pair: <kbd>1</kbd> same document (the \
+         same text, or a version, revision or copy of it), <kbd>2</kbd> template sibling \
+         (different entities; beyond names, numbers or a few words filled in, one has no \
+         content of its own), <kbd>3</kbd> distinct document (it has substantial content of \
+         its own), <kbd>4</kbd> unsure, <kbd>0</kbd> no label. <kbd>j</kbd>/<kbd>k</kbd> \
+         next/previous pair, <kbd>n</kbd> next unlabelled, <kbd>s</kbd> show or hide the \
+         similarity and the tool's relation (hidden until a pair is labelled). Labels are \
+         kept in this browser; <b>export</b> saves them as a labels file for <code>simhash \
+         audit</code>.</p>\
+         <div id=\"label-controls\"></div>\
          <div id=\"pairs-controls\"></div><div id=\"pairs-list\"></div></section>\n\
          <section id=\"clusters\"><h2>Largest clusters</h2><div id=\"clusters-list\"></div></section>\n",
     );
     let _ = write!(
         page,
-        "<script type=\"application/json\" id=\"data\">{}</script>\n<script>{JS}</script>\n</body></html>\n",
-        data.json
+        "<script type=\"application/json\" id=\"data\">{json}</script>\n<script>{JS}</script>\n</body></html>\n"
     );
     out.write_all(page.as_bytes())?;
     Ok(())
@@ -601,16 +695,15 @@ fn table(page: &mut String, title: &str, rows: &[Row], unit: &str) {
     page.push_str("</table>\n");
 }
 
-fn sampling(page: &mut String, data: &Data) {
+fn sampling(page: &mut String, data: &Data, run_id: &str) {
     page.push_str("<section id=\"sampling\"><h2>What the page holds</h2><ul>");
     let _ = write!(
         page,
         "<li>{} of {} pairs are shown: up to {} per similarity bucket above, chosen by a \
-         hash of the two ids (the same page at any thread count), those nearest the \
-         threshold first.</li>",
-        data.sampled_pairs,
-        data.total_pairs,
-        collect::PAIRS_PER_BUCKET
+         hash of the two ids (the same page at any thread count); for labelling, the \
+         buckets in turn and each one's pairs in the order of that hash, or by \
+         similarity.</li>",
+        data.sampled_pairs, data.total_pairs, data.per_bucket
     );
     if data.index_removed > 0 {
         let _ = write!(
@@ -631,6 +724,13 @@ fn sampling(page: &mut String, data: &Data) {
         texts::TEXT_CHARS,
         texts::LABEL_CHARS,
         ROWS_SHOWN
+    );
+    let _ = write!(
+        page,
+        "<li>Run id <code id=\"run-id\">{run_id}</code>: the labels given on this page are \
+         kept in this browser under it, and <code>simhash audit</code> reads a labels file \
+         exported here only with this page (a rerun of the same command on the same input \
+         has the same id).</li>"
     );
     for note in &data.notes {
         let _ = write!(page, "<li class=\"note\">{}</li>", escape(note));

@@ -4,7 +4,9 @@
 //! passes one more pass reads the texts of the sampled records and the `--report-group`
 //! values (`texts.rs`); at the end the page is rendered with the run's summary
 //! (`html.rs`, with `page.css` and `page.js` inlined) and put in place with the other
-//! outputs, all or none.
+//! outputs, all or none. The page's sampled pairs can be labelled in the browser and the
+//! labels exported; [`crate::audit`] reads them back with the page's data (its run id and
+//! every bucket's count) into a precision estimate.
 
 use std::path::PathBuf;
 
@@ -24,15 +26,24 @@ mod collect;
 mod html;
 mod texts;
 
-pub use collect::Measure;
+pub use collect::{Measure, PAIRS_PER_BUCKET};
 
-/// `--report FILE.html` and `--report-group FIELD`.
-#[derive(Clone, Debug, Default)]
+/// `--report FILE.html`, `--report-group FIELD` and `--report-sample N`.
+#[derive(Clone, Debug)]
 pub struct ReportSettings {
     /// Where the page goes (none: no page).
     pub report: Option<PathBuf>,
     /// The field whose values the page counts records and removals by.
     pub report_group: Option<String>,
+    /// Pairs the page holds per similarity bucket (to read and to label).
+    pub pairs_per_bucket: usize,
+}
+
+impl Default for ReportSettings {
+    /// No page; [`PAIRS_PER_BUCKET`] pairs per bucket when there is one.
+    fn default() -> ReportSettings {
+        ReportSettings { report: None, report_group: None, pairs_per_bucket: PAIRS_PER_BUCKET }
+    }
 }
 
 /// Adds `--report` to the run's outputs, so that it can be neither an input nor another
@@ -90,7 +101,7 @@ impl Report {
             out: Output::create_for("--report", path)?,
             group: opts.report_group.clone(),
             command,
-            pairs: collect::PairSample::new(measure),
+            pairs: collect::PairSample::new(measure, opts.pairs_per_bucket),
             clusters: None,
             flagged: Vec::new(),
             index_removed: 0,

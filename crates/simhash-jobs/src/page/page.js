@@ -103,9 +103,36 @@
   });
   controls.appendChild(count); controls.appendChild(legend);
 
-  var cards = data.pairs.map(function (p) {
+  // Labelling (see docs/audit.md): the labels of JUDGING.md per pair, kept in the browser's
+  // storage under the run id, exported as JSONL for `simhash audit`.
+  var LABELS = [["DUP", "same document"], ["TEMPLATE", "template sibling"],
+    ["DISTINCT", "distinct document"], ["UNSURE", "unsure"]];
+  var LABEL_NAME = {};
+  LABELS.forEach(function (l) { LABEL_NAME[l[0]] = l[1]; });
+  var runId = data.run_id || "";
+  var storeKey = "simhash-labels:" + runId;
+  var store = null, saved = {};
+  try { store = window.localStorage; saved = JSON.parse(store.getItem(storeKey) || "{}") || {}; }
+  catch (e) { store = null; saved = {}; }
+  var labelControls = document.getElementById("label-controls");
+  var progress = el("span", "progress"); progress.id = "label-progress";
+  var reveal = el("input"); reveal.type = "checkbox"; reveal.id = "reveal";
+  var revealLabel = el("label", null, " show similarity and relation before labelling");
+  revealLabel.insertBefore(reveal, revealLabel.firstChild);
+  var orderBox = el("select"); orderBox.id = "order";
+  [["labelling", "for labelling (buckets in turn)"], ["similarity", "by similarity"]].forEach(function (o) {
+    var opt = el("option", null, o[1]); opt.value = o[0]; orderBox.appendChild(opt);
+  });
+  var orderLabel = el("label", null, "order ");
+  orderLabel.appendChild(orderBox);
+  var exportButton = el("button", null, "export labels"); exportButton.type = "button"; exportButton.id = "export";
+  var storeNote = el("span", "note", store ? "" : "this browser keeps no labels across reloads: export before leaving");
+  [progress, orderLabel, revealLabel, exportButton, storeNote].forEach(function (e) { labelControls.appendChild(e); });
+
+  var cards = data.pairs.map(function (p, i) {
     var a = docs[p[0]], b = docs[p[1]];
     var card = el("div", "pair");
+    card.setAttribute("data-index", String(i));
     card.setAttribute("data-removed", a.id);
     card.setAttribute("data-kept", b.id);
     card.setAttribute("data-score", p[2]);
@@ -113,14 +140,134 @@
     var head = el("div", "pair-head");
     head.appendChild(el("b", null, labels[0] + " " + a.id));
     head.appendChild(el("span", null, (isDedup ? "duplicate of " : "matches ") + b.id));
-    head.appendChild(el("span", null, scoreText(p[2])));
-    if (p[3]) head.appendChild(el("span", "relation", p[3]));
+    head.appendChild(el("span", "secret", scoreText(p[2])));
+    if (p[3]) head.appendChild(el("span", "relation secret", p[3]));
     card.appendChild(head);
+    var bar = el("div", "label-bar");
+    var c = { card: card, index: i, a: a.id, b: b.id, score: parseFloat(p[2]), relation: p[3] || "", buttons: {} };
+    LABELS.forEach(function (l, k) {
+      var button = el("button", null, (k + 1) + " " + l[1]);
+      button.type = "button";
+      button.setAttribute("data-label", l[0]);
+      button.addEventListener("click", function () { setCurrent(c); setLabel(c, l[0]); });
+      bar.appendChild(button);
+      c.buttons[l[0]] = button;
+    });
+    card.appendChild(bar);
     card.appendChild(sides(a, b, labels[0], labels[1]));
-    list.appendChild(card);
-    return { card: card, a: a.id, b: b.id, score: parseFloat(p[2]), relation: p[3] || "" };
+    card.addEventListener("click", function () { setCurrent(c); });
+    return c;
   });
-  if (cards.length === 0) list.appendChild(el("p", null, "No pairs."));
+  if (cards.length === 0) {
+    list.appendChild(el("p", null, "No pairs."));
+    labelControls.style.display = "none";
+    document.getElementById("label-keys").style.display = "none";
+  }
+
+  function labelOf(c) { return Object.prototype.hasOwnProperty.call(saved, String(c.index)) ? saved[String(c.index)] : null; }
+  function show(c) {
+    var l = labelOf(c);
+    c.card.classList.toggle("labelled", l !== null);
+    if (l !== null) c.card.setAttribute("data-label", l); else c.card.removeAttribute("data-label");
+    LABELS.forEach(function (x) { c.buttons[x[0]].classList.toggle("chosen", x[0] === l); });
+  }
+  function save() {
+    if (!store) return;
+    try { store.setItem(storeKey, JSON.stringify(saved)); } catch (e) { storeNote.textContent = "labels could not be kept in this browser: export them"; }
+  }
+  function countLabels() {
+    var n = 0;
+    cards.forEach(function (c) { if (labelOf(c) !== null) n++; });
+    progress.textContent = n + " of " + cards.length + " labelled";
+  }
+  function setLabel(c, label) {
+    if (label === null) delete saved[String(c.index)]; else saved[String(c.index)] = label;
+    save(); show(c); countLabels();
+  }
+  // Stored labels that are not labels of a pair of this page are dropped.
+  Object.keys(saved).forEach(function (k) {
+    if (!cards[+k] || String(+k) !== k || !LABEL_NAME[saved[k]]) delete saved[k];
+  });
+  cards.forEach(show);
+  countLabels();
+
+  // The pairs in the order chosen: for labelling (the page's `order`: buckets in turn, each
+  // one's pairs in a hashed order, so the first labelled are a uniform sample of each
+  // bucket and the order gives no similarity away), or by similarity.
+  function ordered() {
+    if (orderBox.value === "similarity" || !data.order || data.order.length !== cards.length) return cards.slice();
+    return data.order.map(function (i) { return cards[i]; });
+  }
+  var sequence = [];
+  function arrange() {
+    sequence = ordered();
+    sequence.forEach(function (c) { list.appendChild(c.card); });
+  }
+  arrange();
+  var current = null;
+  function visible(c) { return c.card.style.display !== "none"; }
+  function setCurrent(c) {
+    if (current) current.card.classList.remove("current");
+    current = c;
+    if (c) c.card.classList.add("current");
+  }
+  function move(step, unlabelledOnly) {
+    var at = current ? sequence.indexOf(current) : -1;
+    for (var i = at + step; i >= 0 && i < sequence.length; i += step) {
+      var c = sequence[i];
+      if (visible(c) && (!unlabelledOnly || labelOf(c) === null)) {
+        setCurrent(c);
+        c.card.scrollIntoView({ block: "start" });
+        return true;
+      }
+    }
+    return false;
+  }
+  function firstCurrent() {
+    setCurrent(null);
+    if (!move(1, true)) move(1, false);
+  }
+  reveal.addEventListener("change", function () { list.classList.toggle("reveal", reveal.checked); });
+  orderBox.addEventListener("change", function () { arrange(); });
+
+  document.addEventListener("keydown", function (e) {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    var t = e.target && e.target.tagName;
+    if (t === "INPUT" || t === "SELECT" || t === "TEXTAREA") return;
+    var k = e.key;
+    if (k === "s") { reveal.checked = !reveal.checked; list.classList.toggle("reveal", reveal.checked); }
+    else if (k === "j") { if (!current) firstCurrent(); else move(1, false); }
+    else if (k === "k") { move(-1, false); }
+    else if (k === "n") { move(1, true); }
+    else if (k >= "0" && k <= "4" && k.length === 1) {
+      if (!current || !visible(current)) firstCurrent();
+      if (!current) return;
+      var c = current;
+      setLabel(c, k === "0" ? null : LABELS[+k - 1][0]);
+      if (k !== "0" && !move(1, true)) move(1, false);
+    } else return;
+    e.preventDefault();
+  });
+
+  // The labels file: one JSON line per labelled pair, in the page's pair order.
+  function labelsFile() {
+    var lines = [];
+    cards.forEach(function (c) {
+      var l = labelOf(c);
+      if (l !== null) lines.push(JSON.stringify({ run_id: runId, id_a: c.a, id_b: c.b, label: l }) + "\n");
+    });
+    return lines.join("");
+  }
+  exportButton.addEventListener("click", function () {
+    var url = URL.createObjectURL(new Blob([labelsFile()], { type: "application/x-ndjson" }));
+    var link = el("a");
+    link.href = url;
+    link.download = "labels-" + runId + ".jsonl";
+    document.body.appendChild(link);
+    link.click();
+    document.body.removeChild(link);
+    setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
+  });
 
   function filter() {
     var q = idBox.value.trim(), min = parseFloat(lo.value), max = parseFloat(hi.value), shown = 0;
@@ -135,6 +282,8 @@
   }
   [idBox, lo, hi, relBox].forEach(function (i) { i.addEventListener("input", filter); });
   filter();
+  firstCurrent();
+  window.scrollTo(0, 0);
 
   // The clusters view.
   var clist = document.getElementById("clusters-list");

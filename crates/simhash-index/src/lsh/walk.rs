@@ -708,7 +708,9 @@ fn own_overlaps(
     let Some(filter) = own.each.get(k) else {
         return false;
     };
-    (!runs.is_empty() && mine.overlaps(runs, filter)) || mine.overlaps(&[0..mine.len()], filter)
+    let all = 0..mine.len();
+    (!runs.is_empty() && mine.overlaps(runs, filter))
+        || mine.overlaps(std::slice::from_ref(&all), filter)
 }
 
 /// Verified pairs not acted on in a component after which the walk keeps the windows of

@@ -194,36 +194,21 @@ pub(crate) fn hash_normalized(token: &str, buf: &mut String) -> u64 {
 /// [`hash_normalized`] and, for a short ASCII token (nearly all of them), whether it has a
 /// digit and whether it has a letter, read in the same pass (none for other tokens).
 #[inline]
-pub(crate) fn hash_normalized_classes(
-    token: &str,
-    buf: &mut String,
-) -> (u64, Option<(bool, bool)>) {
+pub(crate) fn hash_normalized_classes(token: &str, buf: &mut String) -> (u64, Option<(bool, bool)>) {
     const SHORT: usize = 32;
-    /// Per byte: 1 an ASCII digit, 2 an ASCII letter, 4 an ASCII capital.
-    const CLASS: [u8; 256] = {
-        let mut class = [0u8; 256];
-        let mut b = 0;
-        while b < 256 {
-            let c = b as u8;
-            class[b] = (c.is_ascii_digit() as u8)
-                | ((c.is_ascii_alphabetic() as u8) << 1)
-                | ((c.is_ascii_uppercase() as u8) << 2);
-            b += 1;
-        }
-        class
-    };
     let bytes = token.as_bytes();
     if bytes.len() <= SHORT {
         let mut lower = [0u8; SHORT];
-        let (mut high, mut seen) = (0u8, 0u8);
+        let (mut high, mut digit, mut letter) = (0u8, 0u8, 0u8);
+        // Comparisons without branches, so that the loop runs on vectors.
         for (d, &b) in lower.iter_mut().zip(bytes) {
-            let class = CLASS[usize::from(b)];
             high |= b;
-            seen |= class;
-            *d = b | ((class & 4) << 3);
+            digit |= u8::from(b.wrapping_sub(b'0') < 10);
+            letter |= u8::from((b | 0x20).wrapping_sub(b'a') < 26);
+            *d = b | (u8::from(b.wrapping_sub(b'A') < 26) << 5);
         }
         if high < 0x80 {
-            return (xxh3(&lower[..bytes.len()]), Some((seen & 1 != 0, seen & 2 != 0)));
+            return (xxh3(&lower[..bytes.len()]), Some((digit != 0, letter != 0)));
         }
     }
     (hash_normalized(token, buf), None)

@@ -194,7 +194,10 @@ pub(crate) fn hash_normalized(token: &str, buf: &mut String) -> u64 {
 /// [`hash_normalized`] and, for a short ASCII token (nearly all of them), whether it has a
 /// digit and whether it has a letter, read in the same pass (none for other tokens).
 #[inline]
-pub(crate) fn hash_normalized_classes(token: &str, buf: &mut String) -> (u64, Option<(bool, bool)>) {
+pub(crate) fn hash_normalized_classes(
+    token: &str,
+    buf: &mut String,
+) -> (u64, Option<(bool, bool)>) {
     const SHORT: usize = 32;
     let bytes = token.as_bytes();
     if bytes.len() <= SHORT {

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use super::own::{KeptWindows, RecordFilter};
 use super::small::MixHasher;
 use super::versions::{version_tokens, without_versions};
-use super::windows::{WINDOW, for_each_window_hash, window_hash};
+use super::windows::{WINDOW, WindowIds, for_each_window_hash, window_hash};
 use super::{EngineError, SketchStore};
 
 /// What a verified pair is, read from what the removed document has that the kept one
@@ -187,7 +187,7 @@ pub struct Prepared {
     tokens: Vec<u32>,
     /// Each distinct window's number, by its hash, and the number of the window at each
     /// position.
-    ids: std::collections::HashMap<u64, u32, BuildHasherDefault<MixHasher>>,
+    ids: WindowIds,
     at: Vec<u32>,
     /// Each distinct window's hash, by number.
     hashes: Vec<u64>,
@@ -201,15 +201,11 @@ impl Prepared {
             std::borrow::Cow::Borrowed(_) => tokens,
         };
         let windows = tokens.len().saturating_sub(WINDOW - 1).max(1);
-        let mut ids = std::collections::HashMap::with_capacity_and_hasher(
-            windows,
-            BuildHasherDefault::default(),
-        );
+        let mut ids = WindowIds::with_capacity(windows);
         let (mut at, mut hashes) = (Vec::with_capacity(windows), Vec::new());
         for_each_window_hash(&tokens, |h| {
-            let next = ids.len() as u32;
-            let id = *ids.entry(h).or_insert(next);
-            if id == next {
+            let id = ids.number(h);
+            if id as usize == hashes.len() {
                 hashes.push(h);
             }
             at.push(id);
@@ -397,12 +393,12 @@ impl Prepared {
     /// `id` the window's number here.
     fn for_each_kept_window(&self, kept: &[u32], mut f: impl FnMut(u32, usize)) {
         if kept.len() < WINDOW {
-            if let Some(&id) = self.ids.get(&window_hash(kept)) {
+            if let Some(id) = self.ids.get(window_hash(kept)) {
                 f(id, 0);
             }
         } else {
             for (at, w) in kept.windows(WINDOW).enumerate() {
-                if let Some(&id) = self.ids.get(&window_hash(w)) {
+                if let Some(id) = self.ids.get(window_hash(w)) {
                     f(id, at);
                 }
             }

@@ -126,7 +126,7 @@ pub use eval::{
     MaxDf, SetId,
 };
 pub use scan::DocHits;
-pub use tally::{Hit, Report, Tally};
+pub use tally::{Hit, Report, SetFigures, Tally};
 
 #[cfg(test)]
 mod planted_tests;

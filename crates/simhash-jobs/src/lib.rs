@@ -40,6 +40,7 @@
 //!     parser: simhash_io::Parser::Json(simhash_io::Columns::new("text", "id")),
 //!     fingerprinter: Some(Fingerprinter::new()),
 //!     sketcher: None,
+//!     eval: None,
 //! };
 //! let mut sources = simhash_io::Inputs::expand(&[path])?.sources();
 //! let corpus = session.read(&mut sources, reading, None, false)?;
@@ -59,6 +60,8 @@
 
 pub mod against;
 mod corpus;
+pub mod decontaminate;
+mod decontaminate_marks;
 mod error;
 #[cfg(feature = "clap")]
 pub mod flags;
@@ -75,4 +78,4 @@ pub use crate::error::{Context, ErrorKind, JobError};
 pub use crate::reporter::{Progress, Reporter, Silent};
 pub use crate::session::{Finished, Finisher, Session};
 pub use crate::settings::{Grouping, Input, Run};
-pub use crate::summary::{BigCluster, Summary};
+pub use crate::summary::{BigCluster, Decontamination, EvalFigures, Summary};

@@ -230,14 +230,14 @@ impl EvalSets {
         // Each distinct n-gram once per set that has it (its n-grams are ascending, so
         // those of one set are together only by item; a short list of sets seen).
         let mut seen: Vec<u32> = Vec::new();
-        for key in 0..self.ngrams() {
+        for (key, &gone) in dropped.iter().enumerate() {
             seen.clear();
             for &gram in self.grams_of(key as u32) {
                 let set = self.items[self.item_of(gram)].set;
                 if !seen.contains(&set) {
                     seen.push(set);
                     sets[set as usize].ngrams += 1;
-                    sets[set as usize].dropped += usize::from(dropped[key]);
+                    sets[set as usize].dropped += usize::from(gone);
                 }
             }
         }

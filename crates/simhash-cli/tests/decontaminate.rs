@@ -522,3 +522,54 @@ fn refusals() {
     assert_eq!(dir.read("corpus.jsonl"), corpus);
     assert_eq!(dir.files(), ["corpus.jsonl", "quiz.jsonl"]);
 }
+
+#[test]
+fn parquet_and_standard_input_give_the_hits_of_jsonl() {
+    use crate::parquet::{batch, column_strings, read_back, write_parquet};
+    let dir = Dir::new();
+    let p = planted(11, 6, 30);
+    write_planted(&dir, &p);
+    let rows: Vec<(String, String)> =
+        p.docs.iter().enumerate().map(|(i, t)| (format!("d{i}"), t.clone())).collect();
+    write_parquet(&dir, "corpus.parquet", &batch(&rows), parquet::basic::Compression::SNAPPY);
+    let run = |input: &str, more: &[&str], stdin: Option<&[u8]>| {
+        let mut args =
+            vec!["decontaminate", input, "--eval", "quiz.jsonl", "--max-df", "none", "-q"];
+        args.extend(more);
+        dir.run_bin("simhash", &args, stdin).code(0);
+    };
+    run("corpus.jsonl", &["--hits", "jsonl.jsonl", "-o", "clean.jsonl"], None);
+    run(
+        "corpus.parquet",
+        &["--hits", "parquet.jsonl", "-o", "clean.parquet", "--annotate", "marked.parquet"],
+        None,
+    );
+    let corpus = dir.read("corpus.jsonl");
+    run("-", &["--hits", "stdin.jsonl", "-o", "stdin-clean.jsonl"], Some(corpus.as_bytes()));
+    let jsonl = dir.read("jsonl.jsonl");
+    assert!(jsonl.lines().count() >= 30, "{jsonl}");
+    assert_eq!(dir.read("parquet.jsonl"), jsonl);
+    assert_eq!(dir.read("stdin.jsonl"), jsonl);
+    assert_eq!(dir.read("stdin-clean.jsonl"), dir.read("clean.jsonl"));
+    // The Parquet outputs: the rows without hits, and every row with its hits as JSON.
+    let clean: Vec<String> = dir
+        .read("clean.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(column_strings(&read_back(&dir, "clean.parquet").0, "id"), clean);
+    let (marked, schema, _) = read_back(&dir, "marked.parquet");
+    assert_eq!(schema.fields().len(), 4);
+    assert_eq!(column_strings(&marked, "id").len(), p.docs.len());
+    // --cut writes JSONL records only.
+    let refused = dir.run(&[
+        "decontaminate",
+        "corpus.parquet",
+        "--eval",
+        "quiz.jsonl",
+        "--cut",
+        "cut.parquet",
+    ]);
+    refused.code(2);
+    assert!(refused.stderr.contains("--cut rewrites JSONL records only"), "{}", refused.stderr);
+}

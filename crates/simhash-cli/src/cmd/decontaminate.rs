@@ -22,13 +22,13 @@ pub fn run(settings: &DecontaminateSettings) -> anyhow::Result<ExitCode> {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(
             err,
-            "simhash: {:<20} {:>8} {:>12} {:>14} {:>14}",
+            "simhash: {:<20} {:>8} {:>12} {:>14} {:>16}",
             "eval set", "items", "items found", "documents hit", "n-grams dropped"
         );
         for e in &d.evals {
             let _ = writeln!(
                 err,
-                "simhash: {:<20} {:>8} {:>12} {:>14} {:>14}",
+                "simhash: {:<20} {:>8} {:>12} {:>14} {:>16}",
                 e.name,
                 e.items,
                 e.items_found,

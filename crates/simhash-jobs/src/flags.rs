@@ -191,7 +191,7 @@ pub struct Decontaminate {
     #[arg(long, value_name = "FILE")]
     pub cut: Option<PathBuf>,
 
-    /// With --cut: also cut this many characters on each side of every span [default: 0].
+    /// With --cut: also cut this many characters on each side of every span.
     #[arg(long, value_name = "W", default_value_t = 0, requires = "cut")]
     pub cut_window: usize,
 

@@ -13,7 +13,7 @@
 //! [`write_hits`]), the corpus without its contaminated documents, every record annotated
 //! with its hits, every record with the matched spans cut out, the HTML page, and each
 //! eval set's figures in the run's [`Summary`](crate::Summary)
-//! ([`Decontamination`](crate::Decontamination)). All are outputs of the write plan
+//! ([`Decontamination`]). All are outputs of the write plan
 //! ([`write_plan`]): never over an input, put in place together or not at all.
 //!
 //! ```

@@ -20,7 +20,9 @@
 //! The steps a command runs between reading and finishing are modules of their own:
 //! [`matching`] (pairs, clusters in either mode, the keep order), [`against`] (dedup
 //! against an on-disk index and its one commit), [`rewrite`] (the second pass that copies
-//! the kept records) and [`page`] (the `--report` HTML page).
+//! the kept records) and [`page`] (the `--report` HTML page). [`decontaminate`] is a whole
+//! job: eval-set text found in a corpus, and the corpus written without, marked with or
+//! cut of it.
 //!
 //! # Example
 //!

@@ -62,6 +62,10 @@ pub enum Command {
     /// Write the input without its near-duplicates, each kept record byte for byte.
     #[command(after_help = EXIT_CODES)]
     Dedup(DedupArgs),
+    /// Find eval-set (benchmark) text in a corpus, exactly: the hits with their spans, and
+    /// the corpus without (-o), annotated with (--annotate) or cut of (--cut) them.
+    #[command(after_help = EXIT_CODES)]
+    Decontaminate(DecontaminateArgs),
     /// Near-duplicate clusters: TSV `id<TAB>hash<TAB>cluster` (the default job).
     #[command(after_help = EXIT_CODES)]
     Cluster(ClusterArgs),
@@ -471,6 +475,27 @@ pub struct DedupArgs {
     #[command(flatten)]
     pub report: ReportOpts,
 
+    /// Threads, progress and the summary.
+    #[command(flatten)]
+    pub run: RunOpts,
+}
+
+/// `simhash decontaminate`'s flags.
+#[derive(Debug, Args)]
+pub struct DecontaminateArgs {
+    /// The corpus: INPUT... and `-i`.
+    #[command(flatten)]
+    pub inputs: simhash_jobs::flags::InputPaths,
+    /// --format, --text-column, --id-column, --strict and --max-record-bytes, for the
+    /// corpus and the eval sets.
+    #[command(flatten)]
+    pub records: simhash_io::RecordFlags,
+    /// The eval sets, the matching settings and the outputs.
+    #[command(flatten)]
+    pub decontaminate: simhash_jobs::flags::Decontaminate,
+    /// `--parquet-compression`.
+    #[command(flatten)]
+    pub parquet: ParquetOpts,
     /// Threads, progress and the summary.
     #[command(flatten)]
     pub run: RunOpts,

@@ -6,6 +6,7 @@
 
 use simhash_index::lsh::Relation;
 
+mod decontaminate;
 mod digests;
 mod explain;
 mod floods;

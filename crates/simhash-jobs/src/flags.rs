@@ -125,3 +125,79 @@ pub struct Stats {
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
 }
+
+/// `decontaminate`'s own flags: the eval sets, the matching settings and the outputs.
+#[derive(Clone, Debug, Default, Args)]
+pub struct Decontaminate {
+    /// An eval set: a file or directory of records (anything the corpus may be), named by
+    /// its file's stem, or NAME=PATH. Repeatable.
+    ///
+    /// Each record is an item: its text is the --eval-field fields (the text column by
+    /// default) joined by a line break, its id the --id-column (its 0-based line number
+    /// when it has none). A directory's files make one set. Two sets with one name are an
+    /// error.
+    #[arg(long = "eval", value_name = "[NAME=]PATH", required = true)]
+    pub evals: Vec<String>,
+
+    /// A field of the eval records to match (repeatable: a question and its answer)
+    /// [default: the text column].
+    ///
+    /// A dotted path reads a nested field (`meta.question`). An item missing one of the
+    /// fields is a bad record (reported as FILE:LINE and skipped).
+    #[arg(long = "eval-field", value_name = "FIELD")]
+    pub eval_fields: Vec<String>,
+
+    /// Words in an n-gram (1 to 64) [default: 10].
+    ///
+    /// An item of fewer words matches only whole. 10 found every planted item, whole or
+    /// cut to half, with fewer incidental matches than 8 (docs/decontamination.md).
+    #[arg(long, value_name = "N")]
+    pub ngram: Option<usize>,
+
+    /// The share of an item's n-grams a document must contain to be contaminated by it,
+    /// from 0 to 1 [default: 0.2].
+    #[arg(long, value_name = "SHARE")]
+    pub min_overlap: Option<f64>,
+
+    /// Drop eval n-grams found in more corpus documents than this: a count (1000), a share
+    /// of the documents (0.01) or none [default: 1000].
+    ///
+    /// Boilerplate (licenses, navigation, "all rights reserved") then neither counts for
+    /// nor against an item; the summary says how many n-grams each set lost.
+    #[arg(long, value_name = "LIMIT")]
+    pub max_df: Option<simhash_index::contamination::MaxDf>,
+
+    /// Write one JSON line per contaminated (document, item): {"id", "eval", "item",
+    /// "overlap", "longest", "spans", "matched", "ngrams"}; `-` is standard output (the
+    /// default when no other output is asked for).
+    ///
+    /// Lines are in document order, then eval set and item in the order read. "spans" are
+    /// [start, end) character offsets (Unicode code points) into the document's text.
+    #[arg(long, value_name = "FILE")]
+    pub hits: Option<PathBuf>,
+
+    /// Write the corpus without its contaminated documents, each kept record byte for
+    /// byte (as dedup's -o).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Write every record of the corpus, with a "contamination" field added: the list of
+    /// its hits ({"eval", "item", "overlap", "longest", "spans"}), or null.
+    #[arg(long, value_name = "FILE")]
+    pub annotate: Option<PathBuf>,
+
+    /// Write every record of the corpus with the matched spans cut out of its text (JSONL
+    /// only): the record's other fields as they were, its JSON written compactly.
+    #[arg(long, value_name = "FILE")]
+    pub cut: Option<PathBuf>,
+
+    /// With --cut: also cut this many characters on each side of every span.
+    #[arg(long, value_name = "W", default_value_t = 0, requires = "cut")]
+    pub cut_window: usize,
+
+    /// Also write an HTML page: each eval set's figures and contaminated items (those in
+    /// most documents first, up to 200), each with up to 3 documents and their matching
+    /// passages. Self-contained, loads nothing.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+}

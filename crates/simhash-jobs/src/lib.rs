@@ -20,7 +20,9 @@
 //! The steps a command runs between reading and finishing are modules of their own:
 //! [`matching`] (pairs, clusters in either mode, the keep order), [`against`] (dedup
 //! against an on-disk index and its one commit), [`rewrite`] (the second pass that copies
-//! the kept records) and [`page`] (the `--report` HTML page).
+//! the kept records) and [`page`] (the `--report` HTML page). [`decontaminate`] is a whole
+//! job: eval-set text found in a corpus, and the corpus written without, marked with or
+//! cut of it.
 //!
 //! # Example
 //!
@@ -40,6 +42,7 @@
 //!     parser: simhash_io::Parser::Json(simhash_io::Columns::new("text", "id")),
 //!     fingerprinter: Some(Fingerprinter::new()),
 //!     sketcher: None,
+//!     eval: None,
 //! };
 //! let mut sources = simhash_io::Inputs::expand(&[path])?.sources();
 //! let corpus = session.read(&mut sources, reading, None, false)?;
@@ -60,6 +63,8 @@
 pub mod against;
 pub mod audit;
 mod corpus;
+pub mod decontaminate;
+mod decontaminate_marks;
 mod error;
 #[cfg(feature = "clap")]
 pub mod flags;
@@ -76,4 +81,4 @@ pub use crate::error::{Context, ErrorKind, JobError};
 pub use crate::reporter::{Progress, Reporter, Silent};
 pub use crate::session::{Finished, Finisher, Session};
 pub use crate::settings::{Grouping, Input, Run};
-pub use crate::summary::{BigCluster, Summary};
+pub use crate::summary::{BigCluster, Decontamination, EvalFigures, Summary};

@@ -127,6 +127,49 @@ pub struct Summary {
     /// Peak resident memory of the process (Linux only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_memory_bytes: Option<u64>,
+    /// `decontaminate`: the settings, the hits, and each eval set's figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decontamination: Option<Decontamination>,
+}
+
+/// What `decontaminate` found: its settings and totals, and each eval set's figures.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Decontamination {
+    /// Words in an n-gram.
+    pub ngram: usize,
+    /// The minimum overlap.
+    pub min_overlap: f64,
+    /// The document-frequency limit, as `--max-df` reads it (`none`, a count, a share).
+    pub max_df: String,
+    /// Contaminated (document, item) pairs.
+    pub hits: u64,
+    /// Documents with at least one hit.
+    pub documents_hit: u64,
+    /// Distinct eval n-grams.
+    pub ngrams: u64,
+    /// Distinct eval n-grams dropped for their document frequency.
+    pub ngrams_dropped: u64,
+    /// Each eval set, in the order given.
+    pub evals: Vec<EvalFigures>,
+}
+
+/// One eval set's part of [`Decontamination`].
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct EvalFigures {
+    /// The set's name.
+    pub name: String,
+    /// Its items.
+    pub items: u64,
+    /// Its items found in at least one document.
+    pub items_found: u64,
+    /// Documents that contain at least one of its items.
+    pub documents_hit: u64,
+    /// Its distinct n-grams.
+    pub ngrams: u64,
+    /// Those dropped for their document frequency.
+    pub ngrams_dropped: u64,
+    /// Its items that can match nothing (no words, or every n-gram dropped).
+    pub unmatchable: u64,
 }
 
 impl Summary {
@@ -158,6 +201,17 @@ impl Summary {
         }
         if let Some(n) = self.index_already.filter(|&n| n > 0) {
             let _ = write!(s, ", {n} already in it");
+        }
+        if let Some(d) = &self.decontamination {
+            let _ = write!(
+                s,
+                ", {} hits in {} documents, {} of {} eval n-grams dropped",
+                d.hits, d.documents_hit, d.ngrams_dropped, d.ngrams
+            );
+            if self.written > 0 || self.removed > 0 {
+                let _ = write!(s, ", {} removed", self.removed);
+            }
+            return s + &format!(" in {:.2}s", self.seconds_total);
         }
         if matches!(self.command, "index add" | "index query") {
             return s + &format!(" in {:.2}s", self.seconds_total);

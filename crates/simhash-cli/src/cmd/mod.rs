@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod cluster;
 pub mod cpp;
+pub mod decontaminate;
 pub mod dedup;
 pub mod eval;
 pub mod explain;
@@ -33,6 +34,9 @@ pub fn run(command: &Command) -> anyhow::Result<ExitCode> {
                 args,
                 index.as_ref().map(simhash_index::disk::DiskIndex::settings),
             )?)
+        }
+        Command::Decontaminate(args) => {
+            decontaminate::run(&crate::settings::DecontaminateSettings::new(args)?)
         }
         Command::Cluster(args) => cluster::run(&ClusterSettings::new(args, false)?),
         Command::FindAll(args) => cpp::run(&CppSettings::new(args)?, false),

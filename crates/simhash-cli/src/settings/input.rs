@@ -48,6 +48,7 @@ pub(super) fn reading(
             )),
             fingerprinter: Some(fingerprinter),
             sketcher,
+            eval: None,
         },
     };
     let named = args.inputs.given();

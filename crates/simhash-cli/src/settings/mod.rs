@@ -89,6 +89,7 @@ impl std::error::Error for SettingsError {
     }
 }
 mod commands;
+mod decontaminate;
 mod explain;
 mod index;
 mod input;
@@ -96,6 +97,7 @@ mod input;
 pub use commands::{
     ClusterSettings, CppSettings, DedupSettings, EvalSettings, FingerprintSettings, PairsSettings,
 };
+pub use decontaminate::DecontaminateSettings;
 pub use explain::ExplainSettings;
 pub use index::{IndexAddSettings, IndexInput, IndexQuerySettings, StoredSettings};
 pub use simhash_index::settings::Matching;

@@ -143,9 +143,32 @@ impl Hasher for GramHasher {
 
 const MIX: u64 = 0x9e37_79b9_7f4a_7c15;
 
-/// The seed of an n-gram hash; [`step`] adds the words from the last to the first, and
-/// [`gram_key`] closes it with the length.
+/// The seed of a word's value in an n-gram hash ([`word_value`]).
 pub(crate) const GRAM_SEED: u64 = 0x636f_6e74_616d_696e;
+
+/// The base of the n-gram hash, a polynomial in the words' values (odd, so no power of it
+/// is 0 modulo 2^64).
+pub(crate) const BASE: u64 = 0xff51_afd7_ed55_8ccd;
+
+/// `BASE^i` modulo 2^64, for `i` from 0 to [`MAX_NGRAM`].
+pub(crate) const POWERS: [u64; MAX_NGRAM + 1] = {
+    let mut powers = [1u64; MAX_NGRAM + 1];
+    let mut i = 1;
+    while i <= MAX_NGRAM {
+        powers[i] = powers[i - 1].wrapping_mul(BASE);
+        i += 1;
+    }
+    powers
+};
+
+/// A word's value in an n-gram hash: its number, mixed (splitmix64's finalizer).
+#[inline]
+pub(crate) fn word_value(word: u32) -> u64 {
+    let mut x = u64::from(word) ^ GRAM_SEED;
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
 
 #[inline]
 pub(crate) fn step(h: u64, x: u64) -> u64 {
@@ -158,13 +181,24 @@ fn gram_key(h: u64, len: usize) -> u64 {
     x ^ (x >> 31)
 }
 
-/// The hash of a run of words (as [`EvalSets::scan`] computes it, word by word from the
-/// last), before [`gram_key`].
+/// The hash of a run of words, before [`gram_key`]: the polynomial `sum(v_i * BASE^(L-1-i))`
+/// of the words' values modulo 2^64, which [`EvalSets::scan`] gets for any run ending at a
+/// word from two prefix sums (one multiplication), not word by word.
 pub(crate) fn gram_hash(words: &[u32]) -> u64 {
-    words.iter().rev().fold(GRAM_SEED, |h, &w| step(h, u64::from(w)))
+    words.iter().fold(0, |h, &w| h.wrapping_mul(BASE).wrapping_add(word_value(w)))
 }
 
 pub(crate) type Vocabulary = HashMap<Box<str>, u32, BuildHasherDefault<WordHasher>>;
+
+/// The vocabulary a scan looks words up in: each word's number and its followers' bits
+/// ([`follower_bit`] of every word that follows it in an item).
+pub(crate) type ScanVocabulary = HashMap<Box<str>, (u32, u64), BuildHasherDefault<WordHasher>>;
+
+/// A word's bit in the followers of the word before it: one of 64, from its value.
+#[inline]
+pub(crate) fn follower_bit(word: u32) -> u64 {
+    1 << (word_value(word) >> 58)
+}
 
 /// An eval item: its words are `tokens[start..start + len]`, its n-grams are numbered
 /// from `first_gram`.
@@ -323,6 +357,17 @@ impl EvalSetsBuilder {
         }
         let max_df = self.max_df.check()?;
         let EvalSetsBuilder { vocab, sets, mut items, tokens, mask, min_overlap, .. } = self;
+        // Each word's followers in the items: two words in a row in a document can be
+        // part of an eval n-gram only if the second is among the first's.
+        let mut followers = vec![0u64; vocab.len()];
+        for item in &items {
+            let words = &tokens[item.start as usize..(item.start + item.len) as usize];
+            for pair in words.windows(2) {
+                followers[pair[0] as usize] |= follower_bit(pair[1]);
+            }
+        }
+        let vocab: ScanVocabulary =
+            vocab.into_iter().map(|(word, n)| (word, (n, followers[n as usize]))).collect();
         let mut grams: u64 = 0;
         let mut lengths = Vec::new();
         for item in &mut items {
@@ -358,6 +403,7 @@ impl EvalSetsBuilder {
             occ: Vec::new(),
             lengths,
             mask,
+            filter: Vec::new(),
         };
         eval.index(grams as usize);
         Ok(eval)
@@ -383,8 +429,9 @@ impl EvalSetsBuilder {
 /// position): 4 bytes for the word's number and 4 for the position in its distinct
 /// n-gram's list. Per distinct n-gram: 19 to 39 bytes of hash table (a 16-byte entry and a
 /// control byte, at a load between 7/16 and 7/8) and 12 bytes of chain link,
-/// representative and list offset. Per distinct word: the word and about 30 bytes; per
-/// item: its id and 24 bytes. So about 40 to 60 bytes per eval n-gram when most n-grams
+/// representative and list offset, and half a byte to a byte of filter (4 to 8 bits).
+/// Per distinct word: the word and about 40 bytes (its number and its followers' 64
+/// bits); per item: its id and 24 bytes. So about 40 to 60 bytes per eval n-gram when most n-grams
 /// are distinct: 100 million eval words take 4 to 6 GB. A [`Tally`](super::Tally) adds
 /// 20 to 40 bytes for each distinct n-gram its documents contain.
 #[derive(Clone, Debug)]
@@ -392,7 +439,7 @@ pub struct EvalSets {
     pub(crate) ngram: usize,
     pub(crate) max_df: MaxDf,
     pub(crate) min_overlap: f64,
-    pub(crate) vocab: Vocabulary,
+    pub(crate) vocab: ScanVocabulary,
     pub(crate) sets: Vec<Box<str>>,
     pub(crate) items: Vec<Item>,
     pub(crate) tokens: Vec<u32>,
@@ -407,6 +454,10 @@ pub struct EvalSets {
     /// The lengths of run a scan looks up, ascending: `ngram`, and each shorter item's.
     pub(crate) lengths: Vec<usize>,
     mask: u64,
+    /// One bit per [`gram_key`] value of a distinct n-gram (4 to 8 bits per key, so that it
+    /// stays in a core's cache where the table does not): a run whose bit is clear is no
+    /// eval n-gram, found without probing the table.
+    filter: Vec<u64>,
 }
 
 impl EvalSets {
@@ -465,7 +516,14 @@ impl EvalSets {
     /// n-gram of that hash is compared word by word, so a hash collision finds nothing.
     #[inline]
     pub(crate) fn lookup(&self, words: &[u32], hash: u64) -> Option<u32> {
-        let mut key = *self.table.get(&(gram_key(hash, words.len()) & self.mask))?;
+        let at = gram_key(hash, words.len()) & self.mask;
+        if !self.filter.is_empty() {
+            let bit = self.filter_bit(at);
+            if self.filter[bit / 64] & (1 << (bit % 64)) == 0 {
+                return None;
+            }
+        }
+        let mut key = *self.table.get(&at)?;
         while key != NONE {
             if self.gram(self.key_gram[key as usize]) == words {
                 return Some(key);
@@ -473,6 +531,12 @@ impl EvalSets {
             key = self.next[key as usize];
         }
         None
+    }
+
+    /// The filter's bit of a table key.
+    #[inline]
+    fn filter_bit(&self, at: u64) -> usize {
+        (at.rotate_right(24) & (self.filter.len() as u64 * 64 - 1)) as usize
     }
 
     /// Numbers the distinct n-grams and lists each one's n-grams.
@@ -515,5 +579,14 @@ impl EvalSets {
         self.occ_start = start;
         self.occ = occ;
         self.table.shrink_to_fit();
+        // The filter, once every key is in the table (an empty filter lets all through).
+        let bits = (keys.max(16) * 4).next_power_of_two();
+        let mut filter = vec![0u64; bits / 64];
+        let mask = bits as u64 - 1;
+        for &at in self.table.keys() {
+            let bit = (at.rotate_right(24) & mask) as usize;
+            filter[bit / 64] |= 1 << (bit % 64);
+        }
+        self.filter = filter;
     }
 }

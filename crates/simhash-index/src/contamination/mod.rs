@@ -108,7 +108,7 @@
 //! # Memory
 //!
 //! The eval sets take about 40 to 60 bytes per eval n-gram (see [`EvalSets`]), whatever
-//! the corpus. A scan holds its matches and at most the last 1,024 words (12 bytes each).
+//! the corpus. A scan holds its matches and at most the last 1,024 words (20 bytes each).
 //! A [`Tally`] holds 20 to 40 bytes per distinct eval n-gram its documents contain, and 32
 //! bytes per match of the documents it keeps: with a [`MaxDf::Count`] limit at most that
 //! many documents per n-gram, so bounded by the eval sets; with a share or no limit, every
@@ -126,7 +126,7 @@ pub use eval::{
     MaxDf, SetId,
 };
 pub use scan::DocHits;
-pub use tally::{Hit, Report, Tally};
+pub use tally::{Hit, Report, SetFigures, Tally};
 
 #[cfg(test)]
 mod planted_tests;

@@ -3,7 +3,7 @@
 
 use simhash_core::for_each_normalized_token;
 
-use super::eval::{EvalSets, GRAM_SEED, NONE, step};
+use super::eval::{BASE, EvalSets, NONE, POWERS, follower_bit, word_value};
 
 /// What [`EvalSets::scan`] found in one document: each eval n-gram it contains, at each
 /// place. Hand it to [`Tally::add`](super::Tally::add) with the document's number.
@@ -40,6 +40,10 @@ impl DocHits {
 struct Recent {
     words: Vec<u32>,
     starts: Vec<usize>,
+    /// The n-gram hash of all the document's words before each of `words`, and after the
+    /// last (one more than `words`): the hash of `words[a..b]` is
+    /// `prefix[b] - prefix[a] * BASE^(b - a)`.
+    prefix: Vec<u64>,
     /// The number of the first word in `words`.
     base: usize,
     keep: usize,
@@ -51,8 +55,11 @@ impl Recent {
             let drop = self.words.len() - self.keep;
             self.words.drain(..drop);
             self.starts.drain(..drop);
+            self.prefix.drain(..drop);
             self.base += drop;
         }
+        let last = self.prefix[self.prefix.len() - 1];
+        self.prefix.push(last.wrapping_mul(BASE).wrapping_add(word_value(word)));
         self.words.push(word);
         self.starts.push(start);
     }
@@ -71,29 +78,39 @@ impl EvalSets {
         let (Some(&shortest), Some(&longest)) = (self.lengths.first(), self.lengths.last()) else {
             return DocHits { matches };
         };
-        let mut recent = Recent { words: Vec::new(), starts: Vec::new(), base: 0, keep: longest };
-        // The number of eval words in a row that end at the current word.
-        let mut run = 0;
+        let mut recent = Recent {
+            words: Vec::new(),
+            starts: Vec::new(),
+            prefix: vec![0],
+            base: 0,
+            keep: longest,
+        };
+        // The number of eval words in a row that end at the current word, each among the
+        // followers of the one before it (as every run of an item's words is), and the
+        // followers of the last.
+        let (mut run, mut followers) = (0, 0);
         for_each_normalized_token(text, |word, chars| {
-            let word = self.vocab.get(word).copied().unwrap_or(NONE);
+            let (word, follow) = self.vocab.get(word).copied().unwrap_or((NONE, 0));
             recent.push(word, chars.start);
-            run = if word == NONE { 0 } else { run + 1 };
+            run = if word == NONE {
+                0
+            } else if followers & follower_bit(word) == 0 {
+                1
+            } else {
+                run + 1
+            };
+            followers = follow;
             if run < shortest {
                 return;
             }
-            let words = &recent.words;
+            let (words, prefix) = (&recent.words, &recent.prefix);
             let last = words.len() - 1;
-            // The hash of the last `hashed` words, added from the last one back.
-            let (mut hash, mut hashed) = (GRAM_SEED, 0);
             for &len in &self.lengths {
                 if len > run {
                     break;
                 }
-                while hashed < len {
-                    hash = step(hash, u64::from(words[last - hashed]));
-                    hashed += 1;
-                }
                 let first = last + 1 - len;
+                let hash = prefix[last + 1].wrapping_sub(prefix[first].wrapping_mul(POWERS[len]));
                 if let Some(key) = self.lookup(&words[first..], hash) {
                     matches.push(Match {
                         key,

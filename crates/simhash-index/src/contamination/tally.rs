@@ -130,6 +130,24 @@ pub struct Report<'e> {
     pub items: usize,
     /// How many items can match nothing: no words, or every n-gram dropped.
     pub unmatchable: usize,
+    /// The same figures for each eval set, in the order the sets were added.
+    pub sets: Vec<SetFigures<'e>>,
+}
+
+/// One eval set's part of a [`Report`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SetFigures<'e> {
+    /// The eval set's name.
+    pub name: &'e str,
+    /// Its items.
+    pub items: usize,
+    /// The distinct n-grams its items have (an n-gram two sets share counts in both).
+    pub ngrams: usize,
+    /// How many of them were dropped for their document frequency.
+    pub dropped: usize,
+    /// How many of its items can match nothing.
+    pub unmatchable: usize,
 }
 
 /// One item's n-gram found at one place: the item, the n-gram's position in it, and the
@@ -193,7 +211,37 @@ impl EvalSets {
             dropped: dropped.iter().filter(|&&d| d).count(),
             items: self.items.len(),
             unmatchable: kept.iter().filter(|&&k| k == 0).count(),
+            sets: self.set_figures(&dropped, &kept),
         })
+    }
+
+    /// Each set's items, distinct n-grams (those dropped too) and unmatchable items.
+    fn set_figures(&self, dropped: &[bool], kept: &[u32]) -> Vec<SetFigures<'_>> {
+        let mut sets: Vec<SetFigures<'_>> = self
+            .sets
+            .iter()
+            .map(|name| SetFigures { name, items: 0, ngrams: 0, dropped: 0, unmatchable: 0 })
+            .collect();
+        for (item, info) in self.items.iter().enumerate() {
+            let set = &mut sets[info.set as usize];
+            set.items += 1;
+            set.unmatchable += usize::from(kept[item] == 0);
+        }
+        // Each distinct n-gram once per set that has it (its n-grams are ascending, so
+        // those of one set are together only by item; a short list of sets seen).
+        let mut seen: Vec<u32> = Vec::new();
+        for (key, &gone) in dropped.iter().enumerate() {
+            seen.clear();
+            for &gram in self.grams_of(key as u32) {
+                let set = self.items[self.item_of(gram)].set;
+                if !seen.contains(&set) {
+                    seen.push(set);
+                    sets[set as usize].ngrams += 1;
+                    sets[set as usize].dropped += usize::from(gone);
+                }
+            }
+        }
+        sets
     }
 
     /// The n-grams of a distinct n-gram.

@@ -512,3 +512,30 @@ fn max_df_reads_and_prints() {
         assert_eq!(e.kind(), ContaminationErrorKind::MaxDf, "{bad}");
     }
 }
+
+/// Each set's figures: its items, its distinct n-grams (one two sets share counts in
+/// both), those dropped, and its items left with no n-gram.
+#[test]
+fn set_figures_count_each_set() {
+    let mut builder = EvalSets::builder();
+    builder.ngram(2).max_df(MaxDf::Count(1));
+    let a = builder.add_set("a").unwrap();
+    let b = builder.add_set("b").unwrap();
+    builder.add_item(a, "a1", "red green blue").unwrap();
+    builder.add_item(a, "a2", "red green").unwrap();
+    builder.add_item(b, "b1", "green blue black").unwrap();
+    builder.add_item(b, "b2", "").unwrap();
+    let eval = builder.build().unwrap();
+    let mut tally = Tally::new(&eval);
+    // "green blue" in two documents: dropped; it is in both sets.
+    for (doc, text) in ["green blue", "green blue", "red green"].iter().enumerate() {
+        tally.add(doc as u64, eval.scan(text));
+    }
+    let report = eval.finish(tally).unwrap();
+    let figures: Vec<_> =
+        report.sets.iter().map(|s| (s.name, s.items, s.ngrams, s.dropped, s.unmatchable)).collect();
+    // a: "red green", "green blue" (a2's only n-gram is a1's first); b: "green blue",
+    // "blue black", and b2 with no words.
+    assert_eq!(figures, [("a", 2, 2, 1, 0), ("b", 2, 2, 1, 1)]);
+    assert_eq!((report.ngrams, report.dropped, report.unmatchable), (3, 1, 1));
+}

@@ -140,4 +140,6 @@ pub(super) struct ParsedDoc {
     pub(super) line_hash: u64,
     /// Where the line starts in its file (0 for a Parquet row).
     pub(super) offset: u64,
+    /// The eval n-grams the text contains, when the reading scans for them.
+    pub(super) hits: DocHits,
 }

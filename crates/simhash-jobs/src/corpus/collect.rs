@@ -19,6 +19,7 @@ pub(super) fn collect(
         keep_line_hashes: options.hash_lines(),
         compact: options.compact.then(Vec::new),
         sketches,
+        tally: options.reading.eval.as_deref().map(Tally::new),
         ..Corpus::default()
     };
     let mut ids = SeenIds { keys: IdKeys::default(), own: sampler_ids(options) };
@@ -127,7 +128,7 @@ fn collect_records(
             }
         };
         corpus.records += 1;
-        let ParsedDoc { id_end, number, fp, len, sketch, place, line_hash, offset } = doc;
+        let ParsedDoc { id_end, number, fp, len, sketch, place, line_hash, offset, hits } = doc;
         // The first record decides whether records have ids: a generated id (the line
         // number) must never equal an explicit one.
         let has_id = id_end.is_some();
@@ -156,8 +157,12 @@ fn collect_records(
         if let Some(s) = sampler.as_deref_mut() {
             s.offer(id, meta, sketch);
         } else {
+            let doc = corpus.len() as u64;
             corpus.push(id, meta, sketch.as_ref(), place)?;
             done.extend(sketch);
+            if let Some(tally) = &mut corpus.tally {
+                tally.add(doc, hits);
+            }
         }
     }
     Ok(())

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 use simhash_core::{Fingerprint, Fingerprinter};
+use simhash_index::contamination::{DocHits, EvalSets, Tally};
 use simhash_index::lsh::{
     DocSketch, SPILL_CACHE_BYTES, SetPlace, SetWriter, SketchStore, Sketcher, SpillStore,
 };
@@ -41,12 +42,15 @@ pub struct Reading {
     pub fingerprinter: Option<Fingerprinter>,
     /// Set for `--method minhash`: each text is also sketched.
     pub sketcher: Option<std::sync::Arc<Sketcher>>,
+    /// Set for `decontaminate`: each text is also scanned for these eval sets' n-grams,
+    /// on the worker threads, and the scans tallied in input order ([`Corpus::tally`]).
+    pub eval: Option<std::sync::Arc<EvalSets>>,
 }
 
 impl Reading {
     /// Records that are hashes already (hash TSV, simhash-cpp's input).
     pub fn hashes(parser: simhash_io::Parser) -> Reading {
-        Reading { parser, fingerprinter: None, sketcher: None }
+        Reading { parser, fingerprinter: None, sketcher: None, eval: None }
     }
 }
 
@@ -109,6 +113,9 @@ pub struct Corpus {
     keep_line_hashes: bool,
     /// The MinHash method's sketches, when the parser makes them.
     pub sketches: Option<SpillStore>,
+    /// With [`Reading::eval`]: the scans of the documents, each numbered by its place in
+    /// the corpus (0-based), for [`EvalSets::finish`].
+    pub tally: Option<Tally>,
     no_features: usize,
     /// Records read (lines, bar the TSV header and blank lines), including skipped and not
     /// sampled ones.

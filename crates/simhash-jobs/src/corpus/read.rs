@@ -22,6 +22,10 @@ pub(crate) fn read(
     options: &ReadOptions,
     reporter: &mut Reporter,
 ) -> Result<Corpus> {
+    if options.reading.eval.is_some() && options.sample.is_some() {
+        // A tally counts every document read: a sample's are not the corpus's.
+        bail!(Settings, "eval sets are scanned over the whole corpus, not a sample");
+    }
     if sources.iter().any(Source::is_stdin) {
         reporter.reading_stdin();
     }
@@ -537,6 +541,10 @@ pub(super) fn parsed_doc(
     line_hash: bool,
 ) -> ParsedDoc {
     let id = record.id;
+    let hits = match (&record.body, &reading.eval) {
+        (Body::Text(text), Some(eval)) => eval.scan(text),
+        _ => DocHits::default(),
+    };
     let (fp, len, sketch) = match (record.body, &reading.fingerprinter, &reading.sketcher) {
         (Body::Text(text), Some(fingerprinter), None) => {
             (fingerprinter.fingerprint(&text), text.len() as u64, None)
@@ -554,5 +562,5 @@ pub(super) fn parsed_doc(
         ids.len()
     });
     let line_hash = if line_hash { simhash_io::line_hash(bytes) } else { 0 };
-    ParsedDoc { id_end, number, fp, len, sketch, place: None, line_hash, offset: 0 }
+    ParsedDoc { id_end, number, fp, len, sketch, place: None, line_hash, offset: 0, hits }
 }

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use simhash_io::{ExtraColumn, ExtraKind, ExtraRows, ExtraValue, IdValue, Score};
 
+use crate::decontaminate_marks::{Annotations, Cuts};
 use crate::error::{Result, bail, ensure};
 
 /// What `--annotate` adds to each record written.
@@ -20,22 +21,28 @@ pub enum Notes<'a> {
     },
     /// cluster: `cluster`, for each document (`None`: in no cluster that is written).
     Cluster(Vec<Option<u64>>),
+    /// decontaminate: `contamination`, each document's hits (null: none).
+    Contamination(Annotations),
+    /// decontaminate `--cut`: no field added; the contaminated documents' texts cut (JSONL
+    /// only).
+    Cut(Cuts),
 }
 
 impl Notes<'_> {
     /// The fields added.
     pub(super) fn names(&self) -> &'static [&'static str] {
         match self {
-            Notes::None => &[],
+            Notes::None | Notes::Cut(_) => &[],
             Notes::Dedup { .. } => &["duplicate_of", "similarity"],
             Notes::Cluster(_) => &["cluster"],
+            Notes::Contamination(_) => &["contamination"],
         }
     }
 
     /// Appends the fields of `doc` as JSON members, each after a comma.
     pub(super) fn json(&self, doc: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
         match self {
-            Notes::None => {}
+            Notes::None | Notes::Cut(_) => {}
             Notes::Dedup { of, .. } => match &of[doc] {
                 None => out.extend_from_slice(b",\"duplicate_of\":null,\"similarity\":null"),
                 Some((id, score)) => {
@@ -48,6 +55,10 @@ impl Notes<'_> {
                 None => out.extend_from_slice(b",\"cluster\":null"),
                 Some(n) => write!(out, ",\"cluster\":{n}")?,
             },
+            Notes::Contamination(hits) => {
+                out.extend_from_slice(b",\"contamination\":");
+                out.extend_from_slice(hits.get(doc).unwrap_or("null").as_bytes());
+            }
         }
         Ok(())
     }
@@ -56,19 +67,21 @@ impl Notes<'_> {
     pub(super) fn columns(&self) -> Vec<ExtraColumn> {
         let column = |name: &str, kind| ExtraColumn { name: name.into(), kind };
         match self {
-            Notes::None => Vec::new(),
+            Notes::None | Notes::Cut(_) => Vec::new(),
             Notes::Dedup { jaccard, .. } => vec![
                 column("duplicate_of", ExtraKind::Text),
                 column("similarity", if *jaccard { ExtraKind::Float } else { ExtraKind::Unsigned }),
             ],
             Notes::Cluster(_) => vec![column("cluster", ExtraKind::Unsigned)],
+            // The hits as JSON text.
+            Notes::Contamination(_) => vec![column("contamination", ExtraKind::Text)],
         }
     }
 
     /// Pushes the Parquet values of `doc`.
     pub(super) fn push(&self, doc: usize, row: &mut ExtraRows) {
         match self {
-            Notes::None => {}
+            Notes::None | Notes::Cut(_) => {}
             Notes::Dedup { of, .. } => match &of[doc] {
                 None => {
                     row.push(ExtraValue::Null);
@@ -85,6 +98,9 @@ impl Notes<'_> {
             },
             Notes::Cluster(numbers) => {
                 row.push(numbers[doc].map_or(ExtraValue::Null, ExtraValue::Unsigned));
+            }
+            Notes::Contamination(hits) => {
+                row.push(hits.get(doc).map_or(ExtraValue::Null, ExtraValue::Text));
             }
         }
     }
@@ -103,6 +119,10 @@ pub(super) fn record(
 ) -> Result<()> {
     if matches!(notes, Notes::None) {
         out.extend_from_slice(raw);
+    } else if let Notes::Cut(cuts) = notes {
+        if let Err(why) = cuts.record(doc, raw, out) {
+            bail!(Input, "{name}:{number}: cannot cut this record: {why}; nothing was written");
+        }
     } else {
         let buf = simhash_io::line_content(raw);
         if let Some(field) = simhash_io::json_fields(buf, notes.names()) {

@@ -121,6 +121,7 @@ pub fn decide(settings: &ExplainSettings, a: &Found, b: &Found) -> anyhow::Resul
         parser: Parser::Json(Columns::new("text", "id")),
         fingerprinter: dedup.input.reading.fingerprinter.clone(),
         sketcher: dedup.input.reading.sketcher.clone(),
+        eval: None,
     };
     let run = Run { threads: 1, quiet: true, stats: None, memory: dedup.run.memory };
     let mut session = crate::progress::session("explain", &run, true)?;

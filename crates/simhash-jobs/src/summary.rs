@@ -153,6 +153,28 @@ pub struct Decontamination {
     pub evals: Vec<EvalFigures>,
 }
 
+impl Decontamination {
+    /// The per-eval table a front end prints after a run: a header line, then a line per
+    /// eval set (items, items found, documents hit, n-grams dropped of the set's).
+    pub fn table(&self) -> Vec<String> {
+        let row = |a: &str, b: &str, c: &str, d: &str, e: &str| {
+            format!("{a:<20} {b:>8} {c:>12} {d:>14} {e:>16}")
+        };
+        let mut lines =
+            vec![row("eval set", "items", "items found", "documents hit", "n-grams dropped")];
+        for e in &self.evals {
+            lines.push(row(
+                &e.name,
+                &e.items.to_string(),
+                &e.items_found.to_string(),
+                &e.documents_hit.to_string(),
+                &format!("{} of {}", e.ngrams_dropped, e.ngrams),
+            ));
+        }
+        lines
+    }
+}
+
 /// One eval set's part of [`Decontamination`].
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct EvalFigures {

@@ -20,21 +20,8 @@ pub fn run(settings: &DecontaminateSettings) -> anyhow::Result<ExitCode> {
         && let Some(d) = &finished.summary.decontamination
     {
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(
-            err,
-            "simhash: {:<20} {:>8} {:>12} {:>14} {:>16}",
-            "eval set", "items", "items found", "documents hit", "n-grams dropped"
-        );
-        for e in &d.evals {
-            let _ = writeln!(
-                err,
-                "simhash: {:<20} {:>8} {:>12} {:>14} {:>16}",
-                e.name,
-                e.items,
-                e.items_found,
-                e.documents_hit,
-                format!("{} of {}", e.ngrams_dropped, e.ngrams)
-            );
+        for line in d.table() {
+            let _ = writeln!(err, "simhash: {line}");
         }
     }
     Ok(crate::progress::finished(&finished))

@@ -80,6 +80,8 @@ use crate::settings::{Input, Run};
 use crate::summary::{Decontamination, EvalFigures};
 
 mod evals;
+#[cfg(feature = "clap")]
+mod flags;
 mod page;
 
 pub use crate::decontaminate_marks::cut_text;

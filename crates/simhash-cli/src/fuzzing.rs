@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::cmd::eval::{self, Scores};
+use simhash_jobs::eval::{self, Scores};
 
 /// The input as each of `simhash eval`'s files in turn (prediction, truth, tiers file),
 /// with valid other files: eval never panics, an error names the fuzzed file (`FILE:LINE:
@@ -34,7 +34,9 @@ pub fn eval_input(data: &[u8]) {
     for (what, result, name) in runs {
         match result {
             Ok(scores) => check_scores(&scores),
-            Err(err) => check_eval_error(&format!("{err:#}"), what, name, lines),
+            Err(err) => {
+                check_eval_error(&format!("{:#}", anyhow::Error::from(err)), what, name, lines);
+            }
         }
     }
 }

@@ -22,7 +22,8 @@
 //! against an on-disk index and its one commit), [`rewrite`] (the second pass that copies
 //! the kept records) and [`page`] (the `--report` HTML page). [`decontaminate`] is a whole
 //! job: eval-set text found in a corpus, and the corpus written without, marked with or
-//! cut of it.
+//! cut of it. [`eval`] scores predicted pairs or clusters against labelled truth, and
+//! [`audit`] a run's removals against labels given on its page.
 //!
 //! # Example
 //!
@@ -66,6 +67,7 @@ mod corpus;
 pub mod decontaminate;
 mod decontaminate_marks;
 mod error;
+pub mod eval;
 #[cfg(feature = "clap")]
 pub mod flags;
 pub mod matching;

@@ -1,4 +1,4 @@
-//! `simhash eval`: scores predicted pairs or clusters against ground truth.
+//! `simhash eval`'s job: scores predicted pairs or clusters against ground truth.
 //!
 //! Both sides are read into one partition of a shared set of ids (pairs are closed
 //! transitively), then compared: pairwise precision, recall and F1 over the pairs of
@@ -28,21 +28,19 @@ mod score;
 #[cfg(test)]
 mod tests;
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
-use std::process::ExitCode;
 
-use anyhow::{Context, bail};
-use simhash_io::{Output, Source};
+use simhash_io::Source;
 
-use crate::settings::EvalSettings;
+use crate::error::{Context, ErrorKind, JobError, Result, bail};
 
 use read::{Ids, read_side};
-pub use score::Scores;
-use score::{render, score};
+use score::score;
+pub use score::{Scores, render};
 
 /// Reads the prediction, the truth and the optional tiers file, and scores them.
-pub fn evaluate(prediction: &Path, truth: &Path, tiers: Option<&Path>) -> anyhow::Result<Scores> {
+pub fn evaluate(prediction: &Path, truth: &Path, tiers: Option<&Path>) -> Result<Scores> {
     evaluate_with(prediction, truth, tiers, |path, what| {
         let mut source = Source::new(path);
         let reader = source.open(false).with_context(|| format!("cannot open the {what}"))?;
@@ -51,11 +49,11 @@ pub fn evaluate(prediction: &Path, truth: &Path, tiers: Option<&Path>) -> anyhow
 }
 
 /// [`evaluate`] with inputs in memory: `(name, contents)` for each (for fuzzing).
-pub(crate) fn evaluate_bytes(
+pub fn evaluate_bytes(
     prediction: (&str, &[u8]),
     truth: (&str, &[u8]),
     tiers: Option<(&str, &[u8])>,
-) -> anyhow::Result<Scores> {
+) -> Result<Scores> {
     let inputs = [Some(prediction), Some(truth), tiers];
     evaluate_with(
         Path::new(prediction.0),
@@ -67,7 +65,7 @@ pub(crate) fn evaluate_bytes(
                 .flatten()
                 .find(|(name, _)| Path::new(name) == path)
                 .map(|&(name, bytes)| (name.to_owned(), bytes))
-                .with_context(|| format!("cannot open the {what}"))
+                .ok_or_else(|| JobError::new(ErrorKind::Input, format!("cannot open the {what}")))
         },
     )
 }
@@ -78,19 +76,22 @@ fn evaluate_with<R: Read>(
     prediction: &Path,
     truth: &Path,
     tiers: Option<&Path>,
-    mut open: impl FnMut(&Path, &str) -> anyhow::Result<(String, R)>,
-) -> anyhow::Result<Scores> {
+    mut open: impl FnMut(&Path, &str) -> Result<(String, R)>,
+) -> Result<Scores> {
     let mut ids = Ids::default();
     let (name, lines) = open(truth, "truth")?;
     let mut truth_side = read_side(&name, lines, &mut ids, "truth", true)?;
     if truth_side.mentioned.is_empty() {
-        bail!("{name}: no labelled records");
+        bail!(Input, "{name}: no labelled records");
     }
     if let Some(path) = tiers {
         let (name, lines) = open(path, "tiers file")?;
         let extra = read_side(&name, lines, &mut ids, "tiers file", false)?;
         if extra.labelled.is_empty() {
-            bail!("{name}: no labelled pairs: expected a TSV header naming id_a, id_b and tier");
+            bail!(
+                Input,
+                "{name}: no labelled pairs: expected a TSV header naming id_a, id_b and tier"
+            );
         }
         truth_side.mentioned.extend(extra.mentioned);
         truth_side.labelled.extend(extra.labelled);
@@ -103,23 +104,4 @@ fn evaluate_with<R: Read>(
     let pred = read_side(&name, lines, &mut ids, "prediction", false)?;
     known.resize(ids.names.len(), false);
     score(&ids, &truth_side, &pred, &known)
-}
-
-/// Runs `simhash eval`: reads the prediction and the truth, scores one against the other, and
-/// prints or writes the scores.
-pub fn run(opts: &EvalSettings) -> anyhow::Result<ExitCode> {
-    let mut inputs = vec![opts.prediction.as_path(), opts.truth.as_path()];
-    inputs.extend(opts.tiers.as_deref());
-    simhash_io::WritePlan::new().inputs(&inputs).output("--output", &opts.output).check()?;
-    simhash_io::register_inputs(&inputs)?;
-    let mut out = Output::create_for("--output", &opts.output)?;
-    let scores = evaluate(&opts.prediction, &opts.truth, opts.tiers.as_deref())?;
-    if opts.json {
-        serde_json::to_writer_pretty(&mut out, &scores)?;
-        out.write_all(b"\n")?;
-    } else {
-        out.write_all(render(&scores).as_bytes())?;
-    }
-    out.commit()?;
-    Ok(ExitCode::SUCCESS)
 }

@@ -5,9 +5,10 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::io::Read;
 
-use anyhow::Context;
 use serde_json::value::RawValue;
 use simhash_io::{DEFAULT_MAX_RECORD_BYTES, LineReader, LineStatus};
+
+use crate::error::{Context, ErrorKind, JobError, Result};
 
 /// Label fields of per-record JSONL naming a cluster: records sharing one are a cluster.
 pub(super) const GROUP_KEYS: [&str; 4] = ["cluster", "cluster_id", "group", "group_id"];
@@ -78,11 +79,11 @@ pub(super) struct Ids {
 
 impl Ids {
     /// The number of `id`, a new one for an id not seen.
-    pub(super) fn get(&mut self, id: &str) -> anyhow::Result<u32> {
+    pub(super) fn get(&mut self, id: &str) -> Result<u32> {
         if let Some(&i) = self.index.get(id) {
             return Ok(i);
         }
-        let i = u32::try_from(self.names.len()).context("more than 4 billion distinct ids")?;
+        let i = u32::try_from(self.names.len()).ok().context("more than 4 billion distinct ids")?;
         self.index.insert(id.to_owned(), i);
         self.names.push(id.to_owned());
         Ok(i)
@@ -177,7 +178,7 @@ pub(super) fn read_side(
     ids: &mut Ids,
     what: &'static str,
     truth: bool,
-) -> anyhow::Result<Side> {
+) -> Result<Side> {
     let mut reader = SideReader {
         ids,
         side: Side::default(),
@@ -197,13 +198,15 @@ pub(super) fn read_side(
         let Some(status) = status else { break };
         reader.line += 1;
         let number = reader.line;
-        let text =
-            line_text(&line, status, what).map_err(|e| anyhow::anyhow!("{name}:{number}: {e}"))?;
+        let text = line_text(&line, status, what)
+            .map_err(|e| JobError::new(ErrorKind::Input, format!("{name}:{number}: {e}")))?;
         let text = text.trim_end_matches('\r');
         if text.trim().is_empty() {
             continue;
         }
-        let at = |msg: &dyn std::fmt::Display| anyhow::anyhow!("{name}:{number}: {msg}");
+        let at = |msg: &dyn std::fmt::Display| {
+            JobError::new(ErrorKind::Input, format!("{name}:{number}: {msg}"))
+        };
         let first_byte = text.trim_start().as_bytes()[0];
         if first_byte == b'{' || first_byte == b'[' {
             seen_content = true;

@@ -3,16 +3,16 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use anyhow::Context;
 use simhash_cluster::UnionFind;
 
 use super::read::{Ids, Side};
+use crate::error::{Context, Result};
 
 /// Tiers of the shared dev set, listed in this order; any other tier follows, sorted.
 const TIER_ORDER: [&str; 4] = ["easy", "medium", "hard", "very-hard"];
 
 /// Cluster number of every id in `0..n` after joining `edges`.
-pub(super) fn partition(n: usize, edges: &[(u32, u32)]) -> anyhow::Result<Vec<u32>> {
+pub(super) fn partition(n: usize, edges: &[(u32, u32)]) -> Result<Vec<u32>> {
     let mut uf = UnionFind::try_new(n).context("too many ids")?;
     for &(a, b) in edges {
         uf.union(a, b).context("clustering failed")?;
@@ -94,12 +94,7 @@ pub struct TierScore {
 }
 
 /// Scores the prediction `pred` against the truth (`known`: the ids the truth names).
-pub(super) fn score(
-    ids: &Ids,
-    truth: &Side,
-    pred: &Side,
-    known: &[bool],
-) -> anyhow::Result<Scores> {
+pub(super) fn score(ids: &Ids, truth: &Side, pred: &Side, known: &[bool]) -> Result<Scores> {
     let n = ids.names.len();
     let t = partition(n, &truth.edges)?;
     let p = partition(n, &pred.edges)?;
@@ -178,7 +173,7 @@ pub(super) fn score(
 }
 
 /// The scores as printed (the text report).
-pub(super) fn render(s: &Scores) -> String {
+pub fn render(s: &Scores) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

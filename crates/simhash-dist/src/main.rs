@@ -224,8 +224,8 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, dedup: DedupOutputs
     };
     let parser = match fingerprinter {
         Some(_) => simhash_io::Parser::Json(Columns::new(
-            &args.records.text_column,
-            &args.records.id_column,
+            &args.records.columns.text_column,
+            &args.records.columns.id_column,
         )),
         None => simhash_io::Parser::Hash,
     };
@@ -238,7 +238,7 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, dedup: DedupOutputs
             sketcher,
             spool: matches!(mode, Mode::Dedup { .. }),
         },
-        max_record_bytes: args.records.max_record_bytes,
+        max_record_bytes: args.records.limit.max_record_bytes,
         strict: args.records.strict,
         matching,
         output: args.output.output.clone(),

@@ -15,6 +15,23 @@ pub struct RecordFlags {
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
 
+    /// `--text-column` and `--id-column`.
+    #[command(flatten)]
+    pub columns: RecordColumns,
+
+    /// Stop at the first bad record (exit 2) instead of reporting it and going on.
+    #[arg(long)]
+    pub strict: bool,
+
+    /// `--max-record-bytes`.
+    #[command(flatten)]
+    pub limit: MaxRecordBytes,
+}
+
+/// Where a JSON record's text and id are: `--text-column` and `--id-column` (a group of
+/// their own, for a command that reads records but not every [`RecordFlags`] applies to).
+#[derive(Clone, Debug, clap::Args)]
+pub struct RecordColumns {
     /// JSON field holding the text (dotted path for nested fields, e.g. `meta.body`).
     #[arg(
         long = "text-column",
@@ -33,11 +50,11 @@ pub struct RecordFlags {
         default_value = "id"
     )]
     pub id_column: String,
+}
 
-    /// Stop at the first bad record (exit 2) instead of reporting it and going on.
-    #[arg(long)]
-    pub strict: bool,
-
+/// `--max-record-bytes`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct MaxRecordBytes {
     /// Longest record accepted, in bytes; a longer line is reported and skipped.
     #[arg(long, value_name = "BYTES", default_value_t = crate::DEFAULT_MAX_RECORD_BYTES, hide_short_help = true)]
     pub max_record_bytes: u64,

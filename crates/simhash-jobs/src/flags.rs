@@ -27,19 +27,27 @@ pub struct InputPaths {
     #[arg(value_name = "INPUT", conflicts_with = "input")]
     pub paths: Vec<PathBuf>,
 
+    /// `-i`.
+    #[command(flatten)]
+    pub files: InputFiles,
+}
+
+impl InputPaths {
+    /// The inputs as given: `-i`'s, or the positional ones (clap refuses both together).
+    pub fn given(&self) -> &[PathBuf] {
+        if self.files.input.is_empty() { &self.paths } else { &self.files.input }
+    }
+}
+
+/// `-i/--input` alone, for a command whose positional arguments are not inputs.
+#[derive(Clone, Debug, Default, Args)]
+pub struct InputFiles {
     /// Input file or directory (the same as a positional INPUT; may be repeated).
     ///
     /// `-` (the default) reads standard input. Files ending in `.gz` or `.zst` are
     /// decompressed.
     #[arg(short = 'i', long, value_name = "FILE")]
     pub input: Vec<PathBuf>,
-}
-
-impl InputPaths {
-    /// The inputs as given: `-i`'s, or the positional ones (clap refuses both together).
-    pub fn given(&self) -> &[PathBuf] {
-        if self.input.is_empty() { &self.paths } else { &self.input }
-    }
 }
 
 /// Where the output goes (`-o`).

@@ -1,8 +1,6 @@
 //! `simhash explain`'s flags: two texts, or two ids of an input, and every matching
 //! setting `dedup` takes (the same structs, so that the two can never read them apart).
 
-use std::path::PathBuf;
-
 use clap::{Args, ValueEnum};
 
 use super::{ClusterOpts, FingerprintOpts, MatchOpts};
@@ -22,8 +20,22 @@ Exit codes:
   0  explained (whatever the decision)
   2  error: an unknown or repeated id, a bad record, bad settings";
 
+/// `-i`'s help here.
+const INPUT_HELP: &str =
+    "Read A and B as ids of the records of these files or directories (may be repeated)";
+const INPUT_LONG_HELP: &str = concat!(
+    "Read A and B as ids of the records of these files or directories (may be repeated).\n\n",
+    "Any input `dedup` reads: JSONL (plain, .gz, .zst) and Parquet files, directories of them. ",
+    "Ids are matched as the input writes them (a number's digits as written); a record without ",
+    "an id is its 0-based line number in the concatenation of the inputs. An id that is ",
+    "missing, or found twice, and a bad record are errors."
+);
+
 /// `simhash explain A B`.
 #[derive(Debug, Args)]
+#[command(mut_arg("input", |a| a.help(INPUT_HELP).long_help(INPUT_LONG_HELP)))]
+#[command(mut_arg("id_column", |a| a.help("JSON field holding the id").long_help(None::<&str>)))]
+#[command(mut_arg("max_record_bytes", |a| a.help("Longest record accepted, in bytes")))]
 pub struct ExplainArgs {
     /// The first record: its text, or with --input its id.
     #[arg(value_name = "A")]
@@ -33,36 +45,17 @@ pub struct ExplainArgs {
     #[arg(value_name = "B")]
     pub b: String,
 
-    /// Read A and B as ids of the records of these files or directories (may be repeated).
-    ///
-    /// Any input `dedup` reads: JSONL (plain, .gz, .zst) and Parquet files, directories of
-    /// them. Ids are matched as the input writes them (a number's digits as written);
-    /// a record without an id is its 0-based line number in the concatenation of the
-    /// inputs. An id that is missing, or found twice, and a bad record are errors.
-    #[arg(short = 'i', long, value_name = "FILE")]
-    pub input: Vec<PathBuf>,
+    /// `-i/--input`: the shared flag, with explain's help.
+    #[command(flatten)]
+    pub input: simhash_jobs::flags::InputFiles,
 
-    /// JSON field holding the text (dotted path for nested fields, e.g. `meta.body`).
-    #[arg(
-        long = "text-column",
-        visible_alias = "text_column",
-        value_name = "FIELD",
-        default_value = "text"
-    )]
-    pub text_column: String,
+    /// `--text-column` and `--id-column`: the shared flags.
+    #[command(flatten)]
+    pub columns: simhash_io::RecordColumns,
 
-    /// JSON field holding the id.
-    #[arg(
-        long = "id-column",
-        visible_alias = "id_column",
-        value_name = "FIELD",
-        default_value = "id"
-    )]
-    pub id_column: String,
-
-    /// Longest record accepted, in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = simhash_io::DEFAULT_MAX_RECORD_BYTES, hide_short_help = true)]
-    pub max_record_bytes: u64,
+    /// `--max-record-bytes`: the shared flag, with explain's help.
+    #[command(flatten)]
+    pub limit: simhash_io::MaxRecordBytes,
 
     /// The fingerprinter.
     #[command(flatten)]

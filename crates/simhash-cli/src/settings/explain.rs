@@ -33,7 +33,7 @@ impl ExplainSettings {
         let dedup = DedupSettings::new(&dedup_args(args)?, None)?;
         Ok(ExplainSettings {
             dedup,
-            by_id: !args.input.is_empty(),
+            by_id: !args.input.input.is_empty(),
             a: args.a.clone(),
             b: args.b.clone(),
             json: args.json,
@@ -56,10 +56,9 @@ fn dedup_args(args: &ExplainArgs) -> anyhow::Result<DedupArgs> {
     let mut dedup = Dedup::try_parse_from(["dedup", "--quiet", "--strict"])
         .map_err(|e| anyhow::anyhow!("internal error: dedup's defaults: {e}"))?
         .args;
-    dedup.input.inputs.paths.clone_from(&args.input);
-    dedup.input.records.text_column.clone_from(&args.text_column);
-    dedup.input.records.id_column.clone_from(&args.id_column);
-    dedup.input.records.max_record_bytes = args.max_record_bytes;
+    dedup.input.inputs.paths.clone_from(&args.input.input);
+    dedup.input.records.columns = args.columns.clone();
+    dedup.input.records.limit = args.limit.clone();
     dedup.fingerprint = args.fingerprint.clone();
     dedup.matching = args.matching.clone();
     dedup.cluster = args.cluster.clone();

@@ -43,8 +43,8 @@ pub(super) fn reading(
         Format::Hash => Reading::hashes(simhash_io::Parser::Hash),
         Format::Json => Reading {
             parser: simhash_io::Parser::Json(simhash_io::Columns::new(
-                &args.records.text_column,
-                &args.records.id_column,
+                &args.records.columns.text_column,
+                &args.records.columns.id_column,
             )),
             fingerprinter: Some(fingerprinter),
             sketcher,
@@ -56,7 +56,7 @@ pub(super) fn reading(
         inputs,
         named: named.to_vec(),
         strict: args.records.strict,
-        max_record_bytes: args.records.max_record_bytes,
+        max_record_bytes: args.records.limit.max_record_bytes,
         sample: args.sample.map(|n| (n, args.seed)),
         reading,
     }

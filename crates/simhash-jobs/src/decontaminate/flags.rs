@@ -33,12 +33,13 @@ impl Settings {
                 "decontaminate reads text records (JSONL or Parquet), not --format hash",
             ));
         }
-        let columns = simhash_io::Columns::new(&records.text_column, &records.id_column);
+        let columns =
+            simhash_io::Columns::new(&records.columns.text_column, &records.columns.id_column);
         let input = Input {
             inputs: expanded,
             named: given.to_vec(),
             strict: records.strict,
-            max_record_bytes: records.max_record_bytes,
+            max_record_bytes: records.limit.max_record_bytes,
             sample: None,
             reading: Reading {
                 parser: simhash_io::Parser::Json(columns),
@@ -58,7 +59,7 @@ impl Settings {
             ));
         }
         let fields = if flags.eval_fields.is_empty() {
-            vec![records.text_column.clone()]
+            vec![records.columns.text_column.clone()]
         } else {
             flags.eval_fields.clone()
         };
@@ -72,8 +73,8 @@ impl Settings {
             evals,
             eval_reading: EvalReading {
                 fields,
-                id_column: records.id_column.clone(),
-                max_record_bytes: records.max_record_bytes,
+                id_column: records.columns.id_column.clone(),
+                max_record_bytes: records.limit.max_record_bytes,
             },
             ngram: flags.ngram,
             min_overlap: flags.min_overlap,

@@ -597,16 +597,9 @@ pub struct CppArgs {
 /// `--report` and `--report-group`.
 #[derive(Clone, Debug, Default, Args)]
 pub struct ReportOpts {
-    /// Also write an HTML page of the run (figures, charts, sampled removals beside their
-    /// kept records, the largest clusters): one self-contained file that loads nothing.
-    ///
-    /// The page holds samples, not every removal: up to 30 pairs per similarity bucket
-    /// (--report-sample; chosen by a hash of the ids, so the page is the same at any thread
-    /// count), the 20 largest clusters with 5 members each, texts cut at 1500 characters.
-    /// The pairs can be labelled on the page and the labels read by `simhash audit`.
-    /// Written whole or not at all, with the other outputs.
-    #[arg(long, value_name = "FILE.html", hide_short_help = true)]
-    pub report: Option<PathBuf>,
+    /// `--report FILE.html`: the shared declaration.
+    #[command(flatten)]
+    pub page: simhash_jobs::flags::ReportFile,
 
     /// With --report: count records and removals per value of this field of the records
     /// (a dotted JSON path such as meta.source, or a Parquet column), the 30 most common

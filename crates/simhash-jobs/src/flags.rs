@@ -136,6 +136,10 @@ pub struct Stats {
 
 /// `decontaminate`'s own flags: the eval sets, the matching settings and the outputs.
 #[derive(Clone, Debug, Default, Args)]
+#[command(mut_arg("report", |a| a
+    .help(DECONTAMINATE_REPORT)
+    .long_help(None::<&str>)
+    .hide_short_help(false)))]
 pub struct Decontaminate {
     /// An eval set: a file or directory of records (anything the corpus may be), named by
     /// its file's stem, or NAME=PATH. Repeatable.
@@ -203,9 +207,27 @@ pub struct Decontaminate {
     #[arg(long, value_name = "W", default_value_t = 0, requires = "cut")]
     pub cut_window: usize,
 
-    /// Also write an HTML page: each eval set's figures and contaminated items (those in
-    /// most documents first, up to 200), each with up to 3 documents and their matching
-    /// passages. Self-contained, loads nothing.
-    #[arg(long, value_name = "FILE.html")]
+    /// `--report FILE.html`: the shared declaration, with this command's help.
+    #[command(flatten)]
+    pub page: ReportFile,
+}
+
+/// `--report`'s help for `decontaminate`.
+const DECONTAMINATE_REPORT: &str = "Also write an HTML page: each eval set's figures and \
+    contaminated items (those in most documents first, up to 200), each with up to 3 documents \
+    and their matching passages. Self-contained, loads nothing";
+
+/// `--report FILE.html`: an HTML page of the run, written with its other outputs.
+#[derive(Clone, Debug, Default, Args)]
+pub struct ReportFile {
+    /// Also write an HTML page of the run (figures, charts, sampled removals beside their
+    /// kept records, the largest clusters): one self-contained file that loads nothing.
+    ///
+    /// The page holds samples, not every removal: up to 30 pairs per similarity bucket
+    /// (--report-sample; chosen by a hash of the ids, so the page is the same at any thread
+    /// count), the 20 largest clusters with 5 members each, texts cut at 1500 characters.
+    /// The pairs can be labelled on the page and the labels read by `simhash audit`.
+    /// Written whole or not at all, with the other outputs.
+    #[arg(long, value_name = "FILE.html", hide_short_help = true)]
     pub report: Option<PathBuf>,
 }

@@ -387,7 +387,7 @@ impl EvalSettings {
 /// `--report` and `--report-group`.
 fn report(opts: &crate::flags::ReportOpts) -> simhash_jobs::page::ReportSettings {
     simhash_jobs::page::ReportSettings {
-        report: opts.report.clone(),
+        report: opts.page.report.clone(),
         report_group: opts.report_group.clone(),
         pairs_per_bucket: opts.report_sample,
     }

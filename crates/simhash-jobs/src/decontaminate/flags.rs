@@ -67,7 +67,7 @@ impl Settings {
             && flags.output.is_none()
             && flags.annotate.is_none()
             && flags.cut.is_none()
-            && flags.report.is_none();
+            && flags.page.report.is_none();
         Ok(Settings {
             input,
             evals,
@@ -84,7 +84,7 @@ impl Settings {
             annotate: flags.annotate.clone(),
             cut: flags.cut.clone(),
             cut_window: flags.cut_window,
-            report: flags.report.clone(),
+            report: flags.page.report.clone(),
             parquet_compression: parquet_compression.unwrap_or_default(),
         })
     }

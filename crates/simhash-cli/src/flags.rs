@@ -9,7 +9,6 @@ pub use simhash_cluster::{KeepPolicy, Mode as ClusterMode};
 pub use simhash_io::Format;
 
 use clap::{Args, Parser, Subcommand};
-use simhash_index::Blocks;
 
 mod explain;
 pub use explain::{ColorChoice, ExplainArgs};
@@ -165,6 +164,9 @@ pub struct IndexDirArgs {
     #[command(flatten)]
     pub quiet: simhash_jobs::flags::Quiet,
 }
+
+/// simhash-cpp's default distance (its programs' `-d`).
+pub const CPP_DISTANCE: &str = "3";
 
 const CPP_INPUT: &str = "Input: one decimal (or 0x hex) 64-bit hash per line; `-` (the \
     default) is standard input. May be repeated: several files (or directories, see `simhash \
@@ -560,6 +562,19 @@ pub struct CppCli {
 /// front end's, with simhash-cpp's one-line help (no long help).
 #[derive(Debug, Args)]
 #[command(mut_arg("input", |a| a.help(CPP_INPUT).long_help(None::<&str>)))]
+#[command(mut_arg("distance", |a| a
+    .short('d')
+    .short_alias('k')
+    .default_value(CPP_DISTANCE)
+    .help("Maximum Hamming distance (bits) of a pair (`-k` works too)")
+    .long_help(None::<&str>)))]
+#[command(mut_arg("blocks", |a| a
+    .short('b')
+    .default_value("auto")
+    .help("Number of blocks the 64 bits are split into (more than --distance), or `auto`")
+    .long_help(None::<&str>)))]
+#[command(mut_arg("strict", |a| a
+    .help("Stop at the first bad line (exit 2) instead of reporting it and going on")))]
 #[command(mut_arg("paths", |a| a
     .help("Input files or directories (the same as -i)")
     .long_help(None::<&str>)))]
@@ -572,17 +587,14 @@ pub struct CppArgs {
     #[command(flatten)]
     pub output: OutputOpts,
 
-    /// Maximum Hamming distance (bits) of a pair (`-k` works too).
-    #[arg(short = 'd', short_alias = 'k', long, value_name = "K", default_value_t = 3)]
-    pub distance: u32,
+    /// `-d/--distance` and `-b/--blocks`: the shared declarations, with simhash-cpp's
+    /// names, defaults and help.
+    #[command(flatten)]
+    pub hamming: simhash_index::settings::HammingFlags,
 
-    /// Number of blocks the 64 bits are split into (more than --distance), or `auto`.
-    #[arg(short = 'b', long, value_name = "N|auto", default_value = "auto")]
-    pub blocks: Blocks,
-
-    /// Stop at the first bad line (exit 2) instead of reporting it and going on.
-    #[arg(long)]
-    pub strict: bool,
+    /// `--strict`: the shared declaration, with this program's help.
+    #[command(flatten)]
+    pub strict: simhash_io::Strict,
 
     /// Memory for finding the pairs (e.g. 20G): the hashes and each table's sort, done in as
     /// many passes as fit [default: one pass]. The output is the same at any budget.

@@ -239,7 +239,7 @@ fn build_job(args: &JobArgs, mode: Mode, matching: Matching, dedup: DedupOutputs
             spool: matches!(mode, Mode::Dedup { .. }),
         },
         max_record_bytes: args.records.limit.max_record_bytes,
-        strict: args.records.strict,
+        strict: args.records.strict.strict,
         matching,
         output: args.output.output.clone(),
         output_dir: args.output_dir.output_dir.clone(),

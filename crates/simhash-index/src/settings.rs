@@ -41,7 +41,7 @@ use crate::{Tables, disk};
 #[cfg(feature = "clap")]
 mod flags;
 #[cfg(feature = "clap")]
-pub use flags::{FingerprintFlags, MatchFlags};
+pub use flags::{FingerprintFlags, HammingFlags, MatchFlags};
 
 /// How near-duplicates are found, as asked: every front end's `--method` (with the `clap`
 /// feature, a `clap::ValueEnum`).

@@ -19,9 +19,9 @@ pub struct RecordFlags {
     #[command(flatten)]
     pub columns: RecordColumns,
 
-    /// Stop at the first bad record (exit 2) instead of reporting it and going on.
-    #[arg(long)]
-    pub strict: bool,
+    /// `--strict`.
+    #[command(flatten)]
+    pub strict: Strict,
 
     /// `--max-record-bytes`.
     #[command(flatten)]
@@ -58,4 +58,12 @@ pub struct MaxRecordBytes {
     /// Longest record accepted, in bytes; a longer line is reported and skipped.
     #[arg(long, value_name = "BYTES", default_value_t = crate::DEFAULT_MAX_RECORD_BYTES, hide_short_help = true)]
     pub max_record_bytes: u64,
+}
+
+/// `--strict`: a bad record stops the run.
+#[derive(Clone, Debug, clap::Args)]
+pub struct Strict {
+    /// Stop at the first bad record (exit 2) instead of reporting it and going on.
+    #[arg(long)]
+    pub strict: bool,
 }

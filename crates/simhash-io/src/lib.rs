@@ -112,7 +112,7 @@ pub use crate::digits::parse_u64_fast;
 pub use crate::encode::Encoded;
 pub use crate::error::{Error, ErrorKind, is_broken_pipe};
 #[cfg(feature = "clap")]
-pub use crate::flags::{MaxRecordBytes, RecordColumns, RecordFlags};
+pub use crate::flags::{MaxRecordBytes, RecordColumns, RecordFlags, Strict};
 pub use crate::format::{
     ClustersTsv, Format, HashTsv, Measure, MixedFormats, PairsTsv, Score, write_hash_list,
     write_hash_pair, write_json_id, write_removed,

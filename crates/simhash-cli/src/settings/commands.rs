@@ -348,8 +348,8 @@ impl CppSettings {
         let paths = args.inputs.given();
         Ok(CppSettings {
             inputs: Inputs::expand(paths).map_err(SettingsError::Inputs)?,
-            matching: simhash(args.distance, args.blocks)?,
-            strict: args.strict,
+            matching: simhash(args.hamming.distance, args.hamming.blocks)?,
+            strict: args.strict.strict,
             output: args.output.output.clone(),
             run: Run { memory: args.memory, ..super::run(&args.run) },
         })

@@ -137,7 +137,7 @@ fn reading_of(
             },
         ),
         StoredSettings::Simhash(s) => {
-            (&s.preset, simhash(s.max_distance, Blocks::Fixed(s.blocks))?)
+            (&s.preset, simhash(Some(s.max_distance), Some(Blocks::Fixed(s.blocks)))?)
         }
     };
     preset_named(preset)?;

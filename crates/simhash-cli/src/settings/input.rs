@@ -55,7 +55,7 @@ pub(super) fn reading(
     Input {
         inputs,
         named: named.to_vec(),
-        strict: args.records.strict,
+        strict: args.records.strict.strict,
         max_record_bytes: args.records.limit.max_record_bytes,
         sample: args.sample.map(|n| (n, args.seed)),
         reading,

@@ -130,15 +130,10 @@ fn asked(
 }
 
 /// The simhash settings of a command that has no method to choose (the fork's, an
-/// index's), checked by the contract.
-fn simhash(distance: u32, blocks: Blocks) -> Result<Matching, SettingsError> {
+/// index's), checked by the contract (its defaults for what is not given).
+fn simhash(distance: Option<u32>, blocks: Option<Blocks>) -> Result<Matching, SettingsError> {
     use simhash_index::settings::{Asked, Method as Asked_};
-    let asked = Asked {
-        method: Asked_::Simhash,
-        distance: Some(distance),
-        blocks: Some(blocks),
-        ..Asked::default()
-    };
+    let asked = Asked { method: Asked_::Simhash, distance, blocks, ..Asked::default() };
     Ok(asked.resolve()?)
 }
 

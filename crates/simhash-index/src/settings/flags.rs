@@ -28,6 +28,7 @@ pub struct FingerprintFlags {
 /// How records are matched: every front end's matching flags, mapped onto [`Asked`]
 /// ([`MatchFlags::asked`]).
 #[derive(Clone, Debug, clap::Args)]
+#[command(mut_arg("distance", |a| a.short_alias('d')))]
 pub struct MatchFlags {
     /// Matching method: auto (minhash for text), minhash or simhash.
     ///
@@ -39,17 +40,9 @@ pub struct MatchFlags {
     #[arg(long, value_enum, value_name = "METHOD", default_value = "auto")]
     pub method: Method,
 
-    /// simhash: maximum Hamming distance (bits) for two records to be near-duplicates
-    /// [default: 3]. `-d` works too, as on find-all.
-    #[arg(short = 'k', short_alias = 'd', long, value_name = "K")]
-    pub distance: Option<u32>,
-
-    /// simhash: number of blocks the 64 bits are split into, or `auto` [default: auto].
-    ///
-    /// More blocks mean more tables (C(blocks, distance)) but fewer candidates per table.
-    /// Must be more than --distance.
-    #[arg(long, value_name = "N|auto")]
-    pub blocks: Option<Blocks>,
+    /// `-k/--distance` and `--blocks`.
+    #[command(flatten)]
+    pub hamming: HammingFlags,
 
     /// minhash: minimum Jaccard similarity of two records' shingle sets [default: 0.4].
     #[arg(long, value_name = "J")]
@@ -99,8 +92,8 @@ impl MatchFlags {
             hashes,
             simhash_only,
             memory,
-            distance: self.distance,
-            blocks: self.blocks,
+            distance: self.hamming.distance,
+            blocks: self.hamming.blocks,
             jaccard: self.jaccard,
             lsh_threshold: self.lsh_threshold,
             num_perm: self.num_perm,
@@ -108,4 +101,21 @@ impl MatchFlags {
             templates: self.templates,
         }
     }
+}
+
+/// The simhash method's settings: `-k/--distance` and `--blocks` (a group of their own, for
+/// a command that matches by simhash alone, as simhash-cpp's programs).
+#[derive(Clone, Debug, clap::Args)]
+pub struct HammingFlags {
+    /// simhash: maximum Hamming distance (bits) for two records to be near-duplicates
+    /// [default: 3]. `-d` works too, as on find-all.
+    #[arg(short = 'k', long, value_name = "K")]
+    pub distance: Option<u32>,
+
+    /// simhash: number of blocks the 64 bits are split into, or `auto` [default: auto].
+    ///
+    /// More blocks mean more tables (C(blocks, distance)) but fewer candidates per table.
+    /// Must be more than --distance.
+    #[arg(long, value_name = "N|auto")]
+    pub blocks: Option<Blocks>,
 }

@@ -38,7 +38,7 @@ impl Settings {
         let input = Input {
             inputs: expanded,
             named: given.to_vec(),
-            strict: records.strict,
+            strict: records.strict.strict,
             max_record_bytes: records.limit.max_record_bytes,
             sample: None,
             reading: Reading {

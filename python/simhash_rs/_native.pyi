@@ -88,7 +88,12 @@ class Matcher:
 
 class DedupRun:
     def report(
-        self, path: str, ids: Optional[List[str]], text_at: Callable[[int], str], sample: int
+        self,
+        path: str,
+        ids: Optional[List[str]],
+        text_at: Callable[[int], str],
+        sample: int,
+        group: Optional[Tuple[str, List[Optional[str]]]] = None,
     ) -> None: ...
 
 class HammingTable:

@@ -49,6 +49,8 @@ class DedupResult:
         texts: Optional[Sequence[str]] = None,
         *,
         sample: int = 30,
+        group: Optional[Sequence[Optional[str]]] = None,
+        group_name: str = "group",
     ) -> None:
         """Writes the run's HTML page to ``path``: the page ``simhash dedup --report``
         writes (figures, charts, the removals sampled per similarity bucket with both
@@ -63,10 +65,15 @@ class DedupResult:
         once and not kept: pass them again as ``texts`` (the same texts in the same order;
         a text that differs from the one the run read raises ``ValueError``).
 
+        ``group``: each text's value of a field (a ``str``, or ``None`` for no value), one
+        per text; the page then counts the records and the removals by value, as
+        ``--report-group FIELD`` does, under the name ``group_name``.
+
         The page is written to a temporary file beside ``path`` and renamed over it, so
         ``path`` holds the whole page or is left as it was. Raises ``ValueError`` for
-        missing or different texts or a bad ``sample``, ``OSError`` when the page cannot be
-        written, and ``TypeError`` when this result did not come from :func:`dedup`.
+        missing or different texts, a bad ``sample`` or not one ``group`` value per text,
+        ``OSError`` when the page cannot be written, and ``TypeError`` for a value that is
+        not a ``str`` or when this result did not come from :func:`dedup`.
 
         >>> import os, tempfile
         >>> import simhash_rs
@@ -81,7 +88,7 @@ class DedupResult:
         """
         if self._page is None:
             raise TypeError("report() is for the results of simhash_rs.dedup (this result has no run to show)")
-        self._page.report(path, texts, len(self), sample)
+        self._page.report(path, texts, len(self), sample, group, group_name)
 
     @property
     def kept(self) -> "np.ndarray":
@@ -130,7 +137,15 @@ class PageSource:
         self._ids = ids
         self._texts = texts
 
-    def report(self, path: Union[str, "os.PathLike[str]"], texts: Optional[Any], n: int, sample: int) -> None:
+    def report(
+        self,
+        path: Union[str, "os.PathLike[str]"],
+        texts: Optional[Any],
+        n: int,
+        sample: int,
+        group: Optional[Sequence[Optional[str]]],
+        group_name: str,
+    ) -> None:
         if texts is None:
             texts = self._texts
             if texts is None:
@@ -145,11 +160,25 @@ class PageSource:
         if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
             raise ValueError(f"sample must be a positive int, not {sample!r}")
         ids = None if self._ids is None else [str(i) for i in self._ids]
+        grouped = None
+        if group is not None:
+            if not reusable(group):
+                raise ValueError("group must be a list of values (or a sequence read by position), not an iterator")
+            values = [_value(v) for v in group]
+            for i, v in enumerate(values):
+                if v is not None and not isinstance(v, str):
+                    raise TypeError(f"group[{i}] is {type(v).__name__}, not str or None")
+            if not isinstance(group_name, str):
+                raise TypeError(f"group_name is {type(group_name).__name__}, not str")
+            grouped = (group_name, values)
 
-        def text_at(i: int) -> str:
-            text = texts[i]
-            # A pyarrow scalar.
-            as_py = getattr(text, "as_py", None)
-            return as_py() if as_py is not None else text
+        def text_at(i: int) -> Any:
+            return _value(texts[i])
 
-        self._run.report(os.fspath(path), ids, text_at, sample)
+        self._run.report(os.fspath(path), ids, text_at, sample, grouped)
+
+
+def _value(item: Any) -> Any:
+    """An item of a list, or of an Arrow column (a scalar, as a Python value)."""
+    as_py = getattr(item, "as_py", None)
+    return as_py() if as_py is not None else item

@@ -121,13 +121,16 @@ impl DedupRun {
     /// Writes the page to `path` (atomically: a temporary file renamed over it): the
     /// removals sampled by a hash of `ids` (`None`: positions), `sample` per similarity
     /// bucket, with the texts `text_at(position)` returns for the sampled documents, each
-    /// checked against the text the run read.
+    /// checked against the text the run read; with `group`, its name and each text's
+    /// value, the records and removals counted by value (`--report-group`).
+    #[pyo3(signature = (path, ids, text_at, sample, group=None))]
     fn report(
         &self,
         path: PathBuf,
         ids: Option<Vec<String>>,
         text_at: &Bound<'_, PyAny>,
         sample: usize,
+        group: Option<(String, Vec<Option<String>>)>,
     ) -> PyResult<()> {
         let n = self.center.len();
         if let Some(ids) = &ids
@@ -135,14 +138,23 @@ impl DedupRun {
         {
             return Err(PyValueError::new_err(format!("{} ids for a run of {n} texts", ids.len())));
         }
+        if let Some((_, values)) = &group
+            && values.len() != n
+        {
+            return Err(PyValueError::new_err(format!(
+                "{} group values for a run of {n} texts",
+                values.len()
+            )));
+        }
         if sample == 0 {
             return Err(PyValueError::new_err("sample must be at least 1"));
         }
         // The outputs of an earlier call are not this one's (the check that an output is
         // not written twice is per run).
         simhash_io::begin_run();
+        let (report_group, values) = group.unzip();
         let settings =
-            ReportSettings { report: Some(path), report_group: None, pairs_per_bucket: sample };
+            ReportSettings { report: Some(path), report_group, pairs_per_bucket: sample };
         let mut report = Report::open(&settings, "dedup", &self.matching)
             .map_err(crate::errors::job)?
             .ok_or_else(|| PyValueError::new_err("no path"))?;
@@ -170,8 +182,10 @@ impl DedupRun {
             }
             texts.push((d, text));
         }
-        let out =
-            report.finish_held(&docs, texts).write(&self.summary).map_err(crate::errors::job)?;
+        let out = report
+            .finish_held(&docs, texts, values.as_deref())
+            .write(&self.summary)
+            .map_err(crate::errors::job)?;
         simhash_io::commit_all([out]).map_err(|e| PyOSError::new_err(e.to_string()))
     }
 }

@@ -107,3 +107,34 @@ def test_report_of_arrow_texts_can_be_audited(tmp_path):
     estimate = simhash_rs.audit(page, labels)
     assert estimate["run_id"] == data["run_id"]
     assert estimate["labels_read"] == len(data["pairs"]) > 0
+
+
+def group_table(path, name):
+    text = open(path, encoding="utf-8").read()
+    start = text.index(f"<caption>per value of {name}</caption>")
+    return text[start : text.index("</table>", start)]
+
+
+def test_report_groups_equal_the_clis(cli, devset, tmp_path):
+    path, ids, texts = devset
+    ids, texts = ids[:4000], texts[:4000]
+    # A field with two values, missing from every seventh record.
+    langs = [None if i % 7 == 0 else ("en" if len(t) % 3 else "fr") for i, t in enumerate(texts)]
+    corpus = tmp_path / "corpus.jsonl"
+    with open(corpus, "w", encoding="utf-8") as f:
+        for i, t, lang in zip(ids, texts, langs):
+            record = {"id": i, "text": t} if lang is None else {"id": i, "text": t, "lang": lang}
+            f.write(json.dumps(record) + "\n")
+    cli_page = tmp_path / "cli.html"
+    cli("dedup", corpus, "-q", "-o", tmp_path / "kept.jsonl", "--report", cli_page, "--report-group", "lang")
+    result = simhash_rs.dedup(texts, ids)
+    py_page = tmp_path / "py.html"
+    result.report(py_page, group=langs, group_name="lang")
+    table = group_table(py_page, "lang")
+    assert table == group_table(cli_page, "lang")
+    assert "<td>(none)</td>" in table and "<td>fr</td>" in table
+    assert page_data(py_page)["pairs"] == page_data(cli_page)["pairs"]
+    with pytest.raises(ValueError, match="3999 group values for a run of 4000"):
+        result.report(py_page, group=langs[1:])
+    with pytest.raises(TypeError, match=r"group\[0\] is int"):
+        result.report(py_page, group=[1] * len(texts))

@@ -286,14 +286,27 @@ impl Report {
 
     /// After a run over documents held in memory: the page with `texts`, the text of each
     /// document of [`Report::wanted`] that can be shown (others are shown as not read),
-    /// waiting for the run's summary ([`Pending::write`]).
+    /// and with a group ([`ReportSettings::report_group`], its name) each document's value
+    /// of it in `groups` (`None`: no value), waiting for the run's summary
+    /// ([`Pending::write`]).
     pub fn finish_held(
         self,
         docs: &Held,
         texts: impl IntoIterator<Item = (u32, String)>,
+        groups: Option<&[Option<String>]>,
     ) -> Pending {
         let mut found = texts::Found::default();
         found.texts = texts.into_iter().map(|(d, t)| (d, texts::truncate(&t))).collect();
+        if let (Some(name), Some(values)) = (&self.group, groups) {
+            let flagged = |d: u32| self.flagged.get(d as usize).copied().unwrap_or(false);
+            texts::count_held_groups(&mut found, values, &flagged);
+            if found.grouped == 0 && !found.groups.is_empty() {
+                found.note.get_or_insert(format!(
+                    "{name}: no record has a value; every record is counted as {}",
+                    texts::NO_VALUE
+                ));
+            }
+        }
         let shard = vec![0; docs.len];
         let names = [docs.input.clone()];
         self.render(docs, (&shard, &names), found)
@@ -399,7 +412,7 @@ mod tests {
             report.dedup_held(&docs, &clusters, |d, _| (Score::Distance(distance[d]), None));
             assert_eq!(report.wanted(), [0, 1, 2, 3, 4]);
             let texts = report.wanted().into_iter().map(|d| (d, format!("</script><b>{d}")));
-            let out = report.finish_held(&docs, texts).write(&Summary::default()).unwrap();
+            let out = report.finish_held(&docs, texts, None).write(&Summary::default()).unwrap();
             simhash_io::commit_all([out]).unwrap();
             let page = std::fs::read_to_string(&path).unwrap();
             assert!(!page.contains("</script><b>"));
@@ -428,5 +441,33 @@ mod tests {
             );
             assert_eq!(data["clusters"][0]["size"], 3);
         }
+    }
+
+    /// `--report-group` of a run held in memory: every document counted under its value
+    /// (none: `(none)`), with whether it was removed.
+    #[test]
+    fn held_run_groups() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("page.html");
+        let settings = ReportSettings {
+            report: Some(path.clone()),
+            report_group: Some("lang".into()),
+            pairs_per_bucket: 2,
+        };
+        let matching = Matching::Simhash { distance: 3, blocks: Blocks::Auto };
+        let clusters = Clusters::from_centers(vec![0, 0, 2, 2, 2, 5]).unwrap();
+        let docs = Held::positions(6, "mem");
+        let mut report = Report::open(&settings, "dedup", &matching).unwrap().unwrap();
+        report.dedup_held(&docs, &clusters, |_, _| (Score::Distance(1), None));
+        let groups = ["en", "en", "fr", "", "fr", "fr"].map(|g| (!g.is_empty()).then(|| g.into()));
+        let out = report.finish_held(&docs, [], Some(&groups)).write(&Summary::default()).unwrap();
+        simhash_io::commit_all([out]).unwrap();
+        let page = std::fs::read_to_string(&path).unwrap();
+        assert!(page.contains("per value of lang"));
+        // Removed: 1, 3 and 4.
+        for row in ["<td>fr</td><td>3</td><td>1</td>", "<td>en</td><td>2</td><td>1</td>"] {
+            assert!(page.contains(row), "{row}");
+        }
+        assert!(page.contains("<td>(none)</td><td>1</td><td>1</td>"));
     }
 }

@@ -25,8 +25,9 @@ pub(crate) struct DedupRun {
     matching: Matching,
     /// Each document's kept document (itself when kept).
     center: Vec<u32>,
-    /// Each removed document's score against its kept one (the kept ones': unused).
-    scores: Vec<Score>,
+    /// Each removed document's score against its kept one as [`Score::code`] (4 bytes a
+    /// text rather than 16; the kept ones': unused).
+    codes: Vec<u32>,
     /// minhash: each removed document's relation to its kept one.
     relation: Option<Vec<Relation>>,
     /// Each text's hash ([`simhash_io::line_hash`] of its UTF-8) as the run read it.
@@ -103,11 +104,22 @@ impl DedupRun {
         Ok(DedupRun {
             matching,
             center: walked.center,
-            scores,
+            codes: scores.into_iter().map(Score::code).collect(),
             relation: walked.relation,
             hashes,
             summary,
         })
+    }
+}
+
+impl DedupRun {
+    /// Document `d`'s score, from its code: the distance, or the Jaccard similarity to
+    /// the 4 decimals that `--removed` prints (whose code is the same).
+    fn score(&self, d: usize) -> Score {
+        match self.matching {
+            Matching::Minhash { .. } => Score::Jaccard(f64::from(self.codes[d]) / 10_000.0),
+            Matching::Simhash { .. } => Score::Distance(self.codes[d]),
+        }
     }
 }
 
@@ -164,7 +176,7 @@ impl DedupRun {
         };
         let clusters = Clusters::from_centers(self.center.clone()).map_err(crate::errors::value)?;
         report.dedup_held(&docs, &clusters, |d, _| {
-            (self.scores[d], self.relation.as_ref().map(|r| r[d]))
+            (self.score(d), self.relation.as_ref().map(|r| r[d]))
         });
         let mut texts = Vec::new();
         for d in report.wanted() {

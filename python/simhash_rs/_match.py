@@ -12,7 +12,7 @@ from typing import Any, Hashable, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _native
-from ._results import DedupResult
+from ._results import DedupResult, PageSource, reusable
 from ._texts import chunks, lowest_id_ranks, positions_or
 
 
@@ -117,15 +117,18 @@ def dedup(
         raise ValueError(f"keep must be 'first', 'longest' or 'lowest-id', not {keep!r}")
     m = _matcher(texts, method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, spill, templates)
     rank = None
+    if ids is not None:
+        ids = positions_or(ids, len(m))
     if keep == "lowest-id":
         rank = lowest_id_ranks(positions_or(ids, len(m)))
-    elif ids is not None:
-        positions_or(ids, len(m))
-    of, similarity, relation = m.dedup(keep if keep != "lowest-id" else "first", rank)
+    of, similarity, relation, run = m.dedup(keep if keep != "lowest-id" else "first", rank)
     names = None
     if m.method == "minhash":
         names = [_RELATIONS.get(r) for r in relation.tolist()]
-    return DedupResult(keep=of < 0, duplicate_of=of, similarity=similarity, method=m.method, relation=names)
+    page = PageSource(run, ids, texts if reusable(texts) else None)
+    return DedupResult(
+        keep=of < 0, duplicate_of=of, similarity=similarity, method=m.method, relation=names, _page=page
+    )
 
 
 _RELATIONS = {0: "same", 1: "template"}

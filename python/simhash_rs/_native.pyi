@@ -2,7 +2,7 @@
 classes are its building blocks and may change between releases."""
 
 from os import PathLike
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -83,8 +83,18 @@ class Matcher:
     def pairs(self) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
     def dedup(
         self, keep: str = "first", rank: Optional[List[int]] = None
-    ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int8]]: ...
+    ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int8], DedupRun]: ...
     def clusters(self) -> npt.NDArray[np.int64]: ...
+
+class DedupRun:
+    def report(
+        self,
+        path: str,
+        ids: Optional[List[str]],
+        text_at: Callable[[int], str],
+        sample: int,
+        group: Optional[Tuple[str, List[Optional[str]]]] = None,
+    ) -> None: ...
 
 class HammingTable:
     def __init__(self, k: Optional[int] = None, blocks: Optional[int] = None) -> None: ...

@@ -18,6 +18,7 @@ mod disk;
 mod errors;
 mod interrupt;
 mod matcher;
+mod page;
 mod settings;
 mod sketch;
 mod table;
@@ -38,6 +39,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sketch::Fingerprinter>()?;
     m.add_class::<sketch::MinHasher>()?;
     m.add_class::<matcher::Matcher>()?;
+    m.add_class::<page::DedupRun>()?;
     m.add_class::<contamination::Contamination>()?;
     m.add_class::<table::HammingTable>()?;
     m.add_class::<disk::NativeIndex>()?;

@@ -15,11 +15,17 @@ use simhash_jobs::Summary;
 use simhash_jobs::matching::{self, Features, Steps};
 
 use crate::interrupt::{detached, run};
+use crate::page::{DedupRun, Figures};
 use crate::texts::Texts;
 
-/// Per document, the kept document it duplicates and their similarity.
-type Decided<'py> =
-    (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<i8>>);
+/// Per document, the kept document it duplicates, their similarity and relation, and the
+/// run for its page.
+type Decided<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<f32>>,
+    Bound<'py, PyArray1<i8>>,
+    Bound<'py, DedupRun>,
+);
 
 /// What the matcher holds of the corpus: what the application layer's matching steps
 /// ([`simhash_jobs::matching`]) read, the binary's from its corpus and these from texts.
@@ -53,13 +59,15 @@ pub(crate) struct Matcher {
     matching: Matching,
     /// Text lengths in bytes (UTF-8), for `keep="longest"`.
     lens: Vec<u64>,
+    /// Each text's hash, so that a report can tell the texts handed back are the same.
+    hashes: Vec<u64>,
+    /// Texts without features.
+    featureless: u64,
+    /// When the matcher was made: a run's time, for its page.
+    started: std::time::Instant,
 }
 
 impl Matcher {
-    fn engine(&mut self) -> PyResult<&mut Engine> {
-        self.engine.as_mut().ok_or_else(spent)
-    }
-
     fn take(&mut self) -> PyResult<Engine> {
         self.engine.take().ok_or_else(spent)
     }
@@ -67,6 +75,26 @@ impl Matcher {
     /// Each document's priority (0 first) for a keep policy ([`rank_of`]).
     fn rank(&self, keep: &str, rank: Option<Vec<u32>>) -> PyResult<Vec<u32>> {
         rank_of(&self.lens, keep, rank)
+    }
+
+    /// What a run's page says of the matcher: the preset, the LSH banding, the bytes and
+    /// the texts without features.
+    fn figures(&self) -> PyResult<Figures> {
+        let (fingerprinter, lsh) = match self.engine.as_ref().ok_or_else(spent)? {
+            Engine::MinHash { fingerprinter, sketcher, store } => {
+                let banding = sketcher.banding();
+                let bands = format!("{} x {}", banding.bands, banding.rows);
+                (fingerprinter, Some((bands, store.band_key_bits())))
+            }
+            Engine::Simhash { fingerprinter, .. } => (fingerprinter, None),
+        };
+        Ok(Figures {
+            preset: format!("{} (window {})", fingerprinter.preset(), fingerprinter.window()),
+            lsh,
+            bytes: self.lens.iter().sum(),
+            featureless: self.featureless,
+            started: self.started,
+        })
     }
 }
 
@@ -150,7 +178,14 @@ impl Matcher {
             }
             None => Engine::Simhash { fingerprinter, fps: Vec::new() },
         };
-        Ok(Matcher { engine: Some(engine), matching, lens: Vec::new() })
+        Ok(Matcher {
+            engine: Some(engine),
+            matching,
+            lens: Vec::new(),
+            hashes: Vec::new(),
+            featureless: 0,
+            started: std::time::Instant::now(),
+        })
     }
 
     /// The method the settings resolved to: `"minhash"` or `"simhash"`.
@@ -172,7 +207,8 @@ impl Matcher {
     /// Adds a chunk of texts (`Texts::from_py`), sketched in parallel.
     fn add(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>, start: usize) -> PyResult<()> {
         let texts = Texts::from_py(chunk, start)?;
-        let engine = self.engine()?;
+        // The field alone: the counts beside it are updated too.
+        let engine = self.engine.as_mut().ok_or_else(spent)?;
         match engine {
             Engine::MinHash { fingerprinter, sketcher, store } => {
                 let (fingerprinter, sketcher) = (&*fingerprinter, &*sketcher);
@@ -182,15 +218,21 @@ impl Matcher {
                 for sketch in &sketches {
                     store.push(sketch.as_ref()).map_err(crate::errors::engine)?;
                 }
+                self.featureless += sketches.iter().filter(|s| s.is_none()).count() as u64;
             }
             Engine::Simhash { fingerprinter, fps } => {
                 let fingerprinter = &*fingerprinter;
                 let new: Vec<Option<Fingerprint>> = detached(py, || {
                     texts.par_iter().map(|t| fingerprinter.fingerprint(t)).collect()
                 })?;
+                self.featureless += new.iter().filter(|f| f.is_none()).count() as u64;
                 fps.extend(new);
             }
         }
+        let hashes: Vec<u64> = detached(py, || {
+            texts.par_iter().map(|t| simhash_io::line_hash(t.as_bytes())).collect()
+        })?;
+        self.hashes.extend(hashes);
         self.lens.extend((0..texts.len()).map(|i| texts.get(i).len() as u64));
         Ok(())
     }
@@ -223,7 +265,8 @@ impl Matcher {
     /// The dedup walk: documents in the keep policy's order, each kept unless it matches
     /// one already kept. Returns, per document, the kept document it duplicates (-1 when
     /// kept), their similarity (Jaccard, or bits apart; NaN when kept) and their relation
-    /// (minhash: 0 same, 1 template; -1 when kept or for simhash).
+    /// (minhash: 0 same, 1 template; -1 when kept or for simhash), and the run, for its
+    /// page ([`DedupRun`]).
     #[pyo3(signature = (keep="first", rank=None))]
     fn dedup<'py>(
         &mut self,
@@ -240,8 +283,16 @@ impl Matcher {
             (engine, decided)
         })?;
         self.engine = Some(engine);
-        let (of, similarity, relation) = decided?;
-        Ok((of.into_pyarray(py), similarity.into_pyarray(py), relation.into_pyarray(py)))
+        let Deduped { of, similarity, relation, walked, scores, summary } = decided?;
+        let figures = self.figures()?;
+        let page =
+            DedupRun::new(self.matching, walked, scores, self.hashes.clone(), summary, &figures)?;
+        Ok((
+            of.into_pyarray(py),
+            similarity.into_pyarray(py),
+            relation.into_pyarray(py),
+            Bound::new(py, page)?,
+        ))
     }
 
     /// Connected components of the matches: each document's cluster, named by its first
@@ -280,18 +331,46 @@ pub(crate) fn score(s: Score) -> f64 {
     }
 }
 
+/// What the dedup walk decided, as Python gets it and as its page needs it.
+struct Deduped {
+    /// Per document, the kept document it duplicates (-1 when kept).
+    of: Vec<i64>,
+    /// Per document, its similarity to it (NaN when kept).
+    similarity: Vec<f32>,
+    /// Per document, the relation's code (-1 when kept, or with simhash).
+    relation: Vec<i8>,
+    /// The walk.
+    walked: matching::Walked,
+    /// Each removed document's score as `--removed` prints it (kept ones': 0 bits).
+    scores: Vec<Score>,
+    /// What the matching steps noted.
+    summary: Summary,
+}
+
 /// Each document's kept document (-1: itself), similarity (NaN when kept) and relation
 /// (-1 when kept or for simhash): the dedup walk ([`matching::walk`]).
-fn dedup(
-    engine: &mut Engine,
-    matching: &Matching,
-    rank: &[u32],
-) -> PyResult<(Vec<i64>, Vec<f32>, Vec<i8>)> {
+fn dedup(engine: &mut Engine, matching: &Matching, rank: &[u32]) -> PyResult<Deduped> {
     let mut summary = Summary::default();
     let features = engine.features()?;
     let walked = matching::walk(&mut Steps::new(&mut summary), features, matching, rank, None)
         .map_err(crate::errors::job)?;
-    Ok(decisions(&walked, features))
+    let (of, similarity, relation) = decisions(&walked, features);
+    let scores = walked
+        .center
+        .iter()
+        .enumerate()
+        .map(|(d, &c)| match (&walked.jaccard, features) {
+            (Some(jaccard), _) => Score::Jaccard(jaccard[d]),
+            (None, Features::Fingerprints(fps)) => {
+                Score::Distance(match (fps[d], fps[c as usize]) {
+                    (Some(a), Some(b)) => a.distance(b),
+                    _ => 0,
+                })
+            }
+            (None, Features::Sketches(_)) => Score::Distance(0),
+        })
+        .collect();
+    Ok(Deduped { of, similarity, relation, walked, scores, summary })
 }
 
 /// Per document of a walk, the kept document it duplicates (-1 when kept), their

@@ -10,6 +10,7 @@ use simhash_cluster::Clusters;
 use simhash_index::lsh::Relation;
 use simhash_io::Score;
 
+use super::Documents;
 use crate::corpus::Corpus;
 
 /// Pairs kept per similarity bucket unless told otherwise (`--report-sample`).
@@ -96,13 +97,13 @@ impl PairSample {
 
     /// Counts a pair, and keeps it if its key is among the smallest of its bucket. The key
     /// is a hash of both ids, so which pairs are kept depends on the pairs, not their order.
-    pub(super) fn add(&mut self, corpus: &Corpus, pair: Pair) {
+    pub(super) fn add(&mut self, docs: &dyn Documents, pair: Pair) {
         let bucket = self.measure.bucket(pair.code);
         self.counts[bucket] += 1;
         if let Some(r) = pair.relation {
             self.relations[usize::from(r.code())] += 1;
         }
-        let key = id_key(&corpus.id(pair.a as usize), &corpus.id(pair.b as usize));
+        let key = id_key(&docs.id(pair.a as usize), &docs.id(pair.b as usize));
         let heap = &mut self.heaps[bucket];
         if heap.len() < self.per_bucket {
             heap.push((key, pair));
@@ -126,12 +127,12 @@ impl PairSample {
     /// Counts a pair scored as the run scores it, with its relation (minhash).
     pub(super) fn add_score(
         &mut self,
-        corpus: &Corpus,
+        docs: &dyn Documents,
         (a, b): (u32, u32),
         score: Score,
         relation: Option<Relation>,
     ) {
-        self.add(corpus, Pair { a, b, code: score.code(), relation });
+        self.add(docs, Pair { a, b, code: score.code(), relation });
     }
 
     /// Every pair seen.
@@ -207,7 +208,7 @@ pub(super) struct ClusterView {
 
 /// The size classes and the largest clusters (ties: the cluster listed first), each
 /// with [`MEMBERS_SHOWN`] members chosen by a hash of their ids.
-pub(super) fn cluster_view(corpus: &Corpus, clusters: &Clusters) -> ClusterView {
+pub(super) fn cluster_view(docs: &dyn Documents, clusters: &Clusters) -> ClusterView {
     let mut view = ClusterView::default();
     let mut sizes: Vec<(usize, u32)> = Vec::new();
     for c in 0..clusters.len() as u32 {
@@ -230,7 +231,7 @@ pub(super) fn cluster_view(corpus: &Corpus, clusters: &Clusters) -> ClusterView 
             .members(c)
             .iter()
             .filter(|&&d| d != kept)
-            .map(|&d| (id_key(&corpus.id(d as usize), ""), d))
+            .map(|&d| (id_key(&docs.id(d as usize), ""), d))
             .collect();
         members.sort_unstable();
         members.truncate(MEMBERS_SHOWN);

@@ -11,11 +11,10 @@ use std::io::Write;
 use serde::Serialize;
 use serde_json::Value;
 use simhash_index::lsh;
-use simhash_io::Source;
 
+use super::Documents;
 use super::collect::{self, ClusterView, Measure, Pair, PairSample};
 use super::texts::{self, Found};
-use crate::corpus::Corpus;
 use crate::error::Result;
 use crate::summary::Summary;
 
@@ -28,10 +27,12 @@ const ROWS_SHOWN: usize = 30;
 pub(super) struct Parts<'a> {
     /// The command the page reports (`dedup`, `pairs`, `cluster`).
     pub command: &'static str,
-    /// The documents read.
-    pub corpus: &'a Corpus,
-    /// The input files.
-    pub sources: &'a [Source],
+    /// The documents.
+    pub docs: &'a dyn Documents,
+    /// Each document's input (an index into `shard_names`).
+    pub shard: &'a [u32],
+    /// The inputs' names (the input files').
+    pub shard_names: &'a [String],
     /// The similarity histogram and its sample.
     pub pairs: &'a PairSample,
     /// The pairs whose texts the page shows.
@@ -125,9 +126,8 @@ pub(super) struct Data {
 impl Data {
     /// The page's data, made from its parts.
     pub(super) fn new(parts: Parts<'_>) -> Data {
-        let Parts { command, corpus, sources, pairs, sample, clusters, flagged, .. } = parts;
-        let shard = collect::shard_of_docs(corpus);
-        let json = page_json(&parts, &shard);
+        let Parts { command, shard, shard_names, pairs, sample, clusters, flagged, .. } = parts;
+        let json = page_json(&parts);
         // Jaccard: from the first bucket with a pair (those below the threshold are empty).
         let first = match pairs.measure {
             Measure::Jaccard => pairs.counts.iter().position(|&n| n > 0).unwrap_or(0),
@@ -156,7 +156,7 @@ impl Data {
                 })
                 .collect()
         });
-        let mut per_shard = vec![(0u64, 0u64); sources.len().max(1)];
+        let mut per_shard = vec![(0u64, 0u64); shard_names.len().max(1)];
         for (d, &s) in shard.iter().enumerate() {
             let s = (s as usize).min(per_shard.len() - 1);
             per_shard[s].0 += 1;
@@ -167,7 +167,7 @@ impl Data {
                 .into_iter()
                 .enumerate()
                 .map(|(i, (n, f))| {
-                    (sources.get(i).map_or_else(String::new, |s| texts::cut_label(&s.name)), n, f)
+                    (shard_names.get(i).map_or_else(String::new, |s| texts::cut_label(s)), n, f)
                 })
                 .collect(),
         );
@@ -199,12 +199,12 @@ impl Data {
 
 /// The sampled records, pairs and clusters as the JSON the script reads, escaped for a
 /// `<script>` element.
-fn page_json(parts: &Parts<'_>, shard: &[u32]) -> String {
-    let Parts { command, corpus, sources, pairs, sample, clusters, .. } = *parts;
+fn page_json(parts: &Parts<'_>) -> String {
+    let Parts { command, docs: corpus, shard, shard_names, pairs, sample, clusters, .. } = *parts;
     let shard_name = |d: u32| {
-        sources
+        shard_names
             .get(shard[d as usize] as usize)
-            .map_or_else(String::new, |s| texts::cut_label(&s.name))
+            .map_or_else(String::new, |s| texts::cut_label(s))
     };
     let index = |d: u32| parts.wanted.binary_search(&d).unwrap_or(0);
     let docs = parts

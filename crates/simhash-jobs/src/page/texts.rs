@@ -336,6 +336,25 @@ impl Pass<'_> {
     }
 }
 
+/// The groups of documents held in memory: document `d`'s value is `values[d]` (`None`:
+/// no value), counted with `flagged` (whether the run removed it).
+pub(super) fn count_held_groups(
+    found: &mut Found,
+    values: &[Option<String>],
+    flagged: &dyn Fn(u32) -> bool,
+) {
+    for (doc, value) in values.iter().enumerate() {
+        let group = match value {
+            Some(value) => {
+                found.grouped += 1;
+                Group::of(value)
+            }
+            None => Group::Missing,
+        };
+        count_group(found, doc as u32, group, flagged(doc as u32));
+    }
+}
+
 /// Counts document `doc` under its group (under [`Group::Other`] past [`GROUPS_TRACKED`]
 /// values), once.
 fn count_group(found: &mut Found, doc: u32, group: Group, flagged: bool) {

@@ -516,6 +516,10 @@ fn refusals() {
     refused(&with(&["--eval", "other=sub/quiz.jsonl"]), "sub/quiz.jsonl");
     refused(&with(&["--ngram", "0"]), "n-gram length");
     refused(&with(&["--min-overlap", "1.5"]), "minimum overlap");
+    // Standard input once: not as the corpus (none given) and an eval set, nor as two sets.
+    let once = "standard input (-) can be read once";
+    refused(&["decontaminate", "--eval", "-", "-o", "out.jsonl"], once);
+    refused(&["decontaminate", "corpus.jsonl", "--eval", "a=-", "--eval", "b=-"], once);
     let run = dir.run(&with(&["--max-df", "often"]));
     assert_eq!(run.code, 2, "{}", run.stderr);
     // Nothing was written by a refused run, and the inputs are as they were.

@@ -643,3 +643,44 @@ fn audit_reads_the_labels_of_its_page_only() {
     // Not a page.
     dir.run(&["audit", "in.jsonl", "labels.jsonl"]).code(2);
 }
+
+/// Ids longer than the page shows (cut at 200 characters, alike for the first 200) are kept
+/// whole in the page's data for labels: two pairs labelled by the ids the page exports are
+/// two labels, not one label given twice.
+#[test]
+fn long_ids_label_their_own_pairs() {
+    let dir = Dir::new();
+    let long = |n: usize| format!("https://example.com/{}{n:06}", "p".repeat(190));
+    let text =
+        |t: &str| format!("{t} {}", "shared words of a long enough text to match ".repeat(4));
+    let mut input = String::new();
+    for (n, t) in [(1, "alpha"), (2, "alpha"), (3, "beta gamma"), (4, "beta gamma")] {
+        input += &serde_json::json!({"id": long(n), "text": text(t)}).to_string();
+        input.push('\n');
+    }
+    dir.write("in.jsonl", &input);
+    dir.run(&["dedup", "in.jsonl", "-o", "out.jsonl", "--report", "p.html", "-q"]).code(0);
+    let data = page_data(&dir.read("p.html"));
+    let docs = data["docs"].as_array().expect("docs");
+    let full = |i: &serde_json::Value| {
+        let doc = &docs[i.as_u64().expect("index") as usize];
+        assert!(doc["id"].as_str().expect("id").contains("characters)"), "{doc}");
+        doc["full"].as_str().expect("the whole id").to_string()
+    };
+    let run_id = data["run_id"].as_str().expect("run id");
+    let mut labels = String::new();
+    for p in data["pairs"].as_array().expect("pairs") {
+        let (a, b) = (full(&p[0]), full(&p[1]));
+        assert!(a.len() > 200 && b.len() > 200);
+        labels += &serde_json::json!({"run_id": run_id, "id_a": a, "id_b": b, "label": "DUP"})
+            .to_string();
+        labels.push('\n');
+    }
+    let pairs = labels.lines().count();
+    assert!(pairs >= 2, "{pairs} pairs sampled");
+    dir.write("labels.jsonl", &labels);
+    let json = dir.run(&["audit", "p.html", "labels.jsonl", "--json"]);
+    json.code(0);
+    let estimate: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(estimate["labels_read"], pairs, "{}", json.stderr);
+}

@@ -160,6 +160,16 @@ struct PageJson {
 #[derive(Deserialize)]
 struct DocJson {
     id: String,
+    /// The whole id, when `id` was cut for showing.
+    #[serde(default)]
+    full: Option<String>,
+}
+
+impl DocJson {
+    /// The id a labels file names the record by.
+    fn id(&self) -> &str {
+        self.full.as_deref().unwrap_or(&self.id)
+    }
 }
 
 /// The element that holds the page's JSON.
@@ -200,8 +210,8 @@ pub fn parse_page(html: &str) -> Result<Page> {
             return Err(bad("the page's data: a pair without its records or bucket"));
         };
         pairs.push(PagePair {
-            id_a: a.id.clone(),
-            id_b: b.id.clone(),
+            id_a: a.id().to_string(),
+            id_b: b.id().to_string(),
             score: p.get(2).and_then(serde_json::Value::as_str).unwrap_or("").to_string(),
             relation: p.get(3).and_then(serde_json::Value::as_str).map(str::to_string),
             bucket: bucket as usize,
@@ -209,6 +219,23 @@ pub fn parse_page(html: &str) -> Result<Page> {
     }
     if let Some(p) = pairs.iter().find(|p| !buckets.iter().any(|b| b.bucket == p.bucket)) {
         return Err(bad(&format!("the page's data: a pair of bucket {}, not listed", p.bucket)));
+    }
+    // Counts that agree with each other and with the pairs held, so that the estimate's
+    // weights and sums are what they say (a page edited by hand is refused, not believed).
+    let mut all = 0u64;
+    for b in &buckets {
+        let held = pairs.iter().filter(|p| p.bucket == b.bucket).count() as u64;
+        let population = b.total.checked_sub(b.unsampled);
+        if population.is_none_or(|n| b.sampled > n) || b.sampled != held {
+            return Err(bad(&format!(
+                "the page's data: bucket {} counts {} pairs, {} never sampled and {} sampled, \
+                 and holds {held}",
+                b.bucket, b.total, b.unsampled, b.sampled
+            )));
+        }
+        all = all
+            .checked_add(b.total)
+            .ok_or_else(|| bad("the page's data: more pairs than can be counted"))?;
     }
     let what = json
         .what
@@ -268,10 +295,30 @@ struct LabelLine {
 /// that names both runs.
 pub fn read_labels(path: &Path, page: &Page, report_name: &str) -> Result<Labels> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
+    let bytes = std::fs::read(path)
         .map_err(|e| JobError::wrap(ErrorKind::Input, e))
         .with_context(|| format!("cannot read the labels {name}"))?;
-    parse_labels(&name, &text, page, report_name)
+    // A line that is not UTF-8 is a bad line like any other (read as empty, then named).
+    let mut not_text = Vec::new();
+    let lines: Vec<&str> = bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .map(|(i, line)| {
+            std::str::from_utf8(line).unwrap_or_else(|_| {
+                not_text.push(i + 1);
+                ""
+            })
+        })
+        .collect();
+    let mut labels = parse_labels(&name, &lines.join("\n"), page, report_name)?;
+    if !not_text.is_empty() {
+        let line_of = |problem: &str| {
+            problem[name.len() + 1..].split(':').next().and_then(|n| n.parse::<usize>().ok())
+        };
+        labels.problems.extend(not_text.iter().map(|n| format!("{name}:{n}: not UTF-8 text")));
+        labels.problems.sort_by_key(|p| line_of(p));
+    }
+    Ok(labels)
 }
 
 /// [`read_labels`] of a file's text.

@@ -48,7 +48,18 @@ impl Settings {
                 eval: None,
             },
         };
-        let evals = flags.evals.iter().map(|e| EvalSource::parse(e)).collect::<Result<_>>()?;
+        let evals: Vec<EvalSource> =
+            flags.evals.iter().map(|e| EvalSource::parse(e)).collect::<Result<_>>()?;
+        // Standard input can be read once: by the corpus or by one eval set.
+        let stdin = |p: &std::path::Path| p == std::path::Path::new("-");
+        let corpus_stdin = given.is_empty() || given.iter().any(|p| stdin(p));
+        let eval_stdin = evals.iter().filter(|e| stdin(&e.path)).count();
+        if eval_stdin > usize::from(!corpus_stdin) {
+            return Err(JobError::new(
+                ErrorKind::Settings,
+                "standard input (-) can be read once: give the corpus or one eval set as a file",
+            ));
+        }
         if parquet_compression.is_some()
             && !input.inputs.files().iter().any(|f| simhash_io::is_parquet(&f.path))
         {

@@ -57,7 +57,12 @@ type Row = (String, u64, u64);
 /// A sampled record in the page's JSON.
 #[derive(Serialize)]
 struct Doc {
+    /// The id as shown (cut past [`texts::cut_label`]'s length).
     id: String,
+    /// The whole id when `id` is cut and it has at most [`FULL_ID_BYTES`]: what a labels
+    /// file names the record by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    full: Option<String>,
     /// None when it could not be read.
     text: Option<String>,
     chars: usize,
@@ -197,6 +202,10 @@ impl Data {
     }
 }
 
+/// The longest id a page holds whole beside the one it shows cut (labels name records by
+/// it); longer ones are named by the cut id alone, so that the page's size stays bounded.
+const FULL_ID_BYTES: usize = 4096;
+
 /// The sampled records, pairs and clusters as the JSON the script reads, escaped for a
 /// `<script>` element.
 fn page_json(parts: &Parts<'_>) -> String {
@@ -212,8 +221,11 @@ fn page_json(parts: &Parts<'_>) -> String {
         .iter()
         .map(|&d| {
             let text = parts.found.texts.get(&d);
+            let id = corpus.id(d as usize);
+            let shown = texts::cut_label(&id);
             Doc {
-                id: texts::cut_label(&corpus.id(d as usize)),
+                full: (shown != *id && id.len() <= FULL_ID_BYTES).then(|| id.to_string()),
+                id: shown,
                 text: text.map(|t| t.text.clone()),
                 chars: text.map_or(0, |t| t.chars),
                 shard: shard_name(d),

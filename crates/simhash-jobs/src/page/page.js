@@ -144,7 +144,7 @@
     if (p[3]) head.appendChild(el("span", "relation secret", p[3]));
     card.appendChild(head);
     var bar = el("div", "label-bar");
-    var c = { card: card, index: i, a: a.id, b: b.id, score: parseFloat(p[2]), relation: p[3] || "", buttons: {} };
+    var c = { card: card, index: i, a: a.full || a.id, b: b.full || b.id, score: parseFloat(p[2]), relation: p[3] || "", buttons: {} };
     LABELS.forEach(function (l, k) {
       var button = el("button", null, (k + 1) + " " + l[1]);
       button.type = "button";

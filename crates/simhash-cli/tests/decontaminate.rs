@@ -473,6 +473,11 @@ fn hits_go_to_standard_output_and_the_summary_counts_each_set() {
     assert_eq!(run.stdout, "");
     let stats: Value = serde_json::from_str(&dir.read("stats.json")).unwrap();
     let d = &stats["decontamination"];
+    // Each counted as what it is: the corpus line a skipped record, the eval record apart.
+    assert_eq!(
+        (stats["records_skipped"].as_u64(), d["eval_records_skipped"].as_u64()),
+        (Some(1), Some(1))
+    );
     assert_eq!(d["evals"][0]["name"], "a");
     assert_eq!(d["evals"][1]["name"], "other");
     assert_eq!(

@@ -103,6 +103,19 @@ impl Reporter {
         Ok(())
     }
 
+    /// The bad records counted so far, by reason (see [`Reporter::skipped_since`]).
+    pub(crate) fn skipped_now(&self) -> BTreeMap<Reason, u64> {
+        self.skipped.clone()
+    }
+
+    /// Takes the bad records counted since `then` (from [`Reporter::skipped_now`]) out of
+    /// the run's count of skipped input records, and returns how many: records of another
+    /// kind of input (an eval set) that the summary counts apart.
+    pub(crate) fn skipped_since(&mut self, then: BTreeMap<Reason, u64>) -> u64 {
+        let now = std::mem::replace(&mut self.skipped, then);
+        now.values().sum::<u64>() - self.skipped.values().sum::<u64>()
+    }
+
     /// Reports an input file that cannot be read as records (its message names it), counted
     /// as one skipped record. With --strict it is an error that ends the run.
     pub fn bad_file(&mut self, problem: &Problem) -> Result<(), JobError> {

@@ -149,6 +149,9 @@ pub struct Decontamination {
     pub ngrams: u64,
     /// Distinct eval n-grams dropped for their document frequency.
     pub ngrams_dropped: u64,
+    /// Records of the eval sets reported as bad and left out (not counted in the corpus's
+    /// skipped records).
+    pub eval_records_skipped: u64,
     /// Each eval set, in the order given.
     pub evals: Vec<EvalFigures>,
 }
@@ -230,6 +233,9 @@ impl Summary {
                 ", {} hits in {} documents, {} of {} eval n-grams dropped",
                 d.hits, d.documents_hit, d.ngrams_dropped, d.ngrams
             );
+            if d.eval_records_skipped > 0 {
+                let _ = write!(s, ", {} eval records skipped", d.eval_records_skipped);
+            }
             if self.written > 0 || self.removed > 0 {
                 let _ = write!(s, ", {} removed", self.removed);
             }

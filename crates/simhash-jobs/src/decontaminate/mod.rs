@@ -211,8 +211,12 @@ pub fn run(session: &mut Session, settings: &Settings) -> Result<Vec<Output>> {
         builder.max_df(max_df);
     }
     session.reporter.phase("eval sets", None);
+    // Bad eval records are reported as every bad record is, but counted apart from the
+    // corpus's skipped records.
+    let before = session.reporter.skipped_now();
     let eval =
         evals::load(builder, &settings.evals, &settings.eval_reading, &mut session.reporter)?;
+    let eval_skipped = session.reporter.skipped_since(before);
     let eval = Arc::new(eval);
     session.reporter.end_phase();
 
@@ -240,7 +244,8 @@ pub fn run(session: &mut Session, settings: &Settings) -> Result<Vec<Output>> {
     let tally = corpus.tally.take().context("internal error: the corpus was not tallied")?;
     session.reporter.phase("matching", None);
     let report = eval.finish(tally).map_err(|e| JobError::wrap(ErrorKind::Engine, e))?;
-    session.summary.decontamination = Some(figures(&eval, &report));
+    session.summary.decontamination =
+        Some(Decontamination { eval_records_skipped: eval_skipped, ..figures(&eval, &report) });
 
     let mut outputs = Vec::new();
     if let Some(mut out) = hits_out.take() {
@@ -357,6 +362,7 @@ fn figures(eval: &EvalSets, report: &Report<'_>) -> Decontamination {
         documents_hit: docs_hit(&report.hits).len() as u64,
         ngrams: report.ngrams as u64,
         ngrams_dropped: report.dropped as u64,
+        eval_records_skipped: 0,
         evals,
     }
 }

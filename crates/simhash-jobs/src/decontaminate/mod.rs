@@ -164,6 +164,14 @@ impl Settings {
 pub fn write_plan(settings: &Settings, run: &Run) -> simhash_io::WritePlan {
     let mut plan = settings.input.write_plan(run);
     plan.inputs(settings.evals.iter().map(|e| e.path.as_path()));
+    // And the files a directory of an eval set holds, as the corpus's are: an output
+    // written there by an earlier run is refused before anything is read. (One that
+    // cannot be listed is reported when the set is read.)
+    for e in &settings.evals {
+        if let Ok(files) = simhash_io::Inputs::expand(std::slice::from_ref(&e.path)) {
+            plan.inputs(files.paths());
+        }
+    }
     for (flag, path) in outputs(settings) {
         plan.output(flag, path);
     }

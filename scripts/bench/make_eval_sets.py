@@ -23,38 +23,23 @@ set is full. Standard library only.
 
 import argparse
 import glob
-import gzip
 import json
 import os
 import re
 import sys
 
+# The corpus generator's file walk and text reading (this script sits beside it).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_real_corpus import as_text, python_lib, read_bytes  # noqa: E402
+from make_real_corpus import walk as corpus_files  # noqa: E402
+
 
 def walk(root, keep):
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
-            path = os.path.join(dirpath, name)
-            if os.path.isfile(path) and not os.path.islink(path) and keep(path):
-                yield path
+    return corpus_files(root, keep, skip_dirs=("__pycache__",))
 
 
 def text_of(path):
-    try:
-        if path.endswith(".gz"):
-            with gzip.open(path, "rb") as f:
-                data = f.read()
-        else:
-            with open(path, "rb") as f:
-                data = f.read()
-    except (OSError, EOFError, gzip.BadGzipFile):
-        return None
-    if b"\0" in data[:8192]:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
+    return as_text(read_bytes(path))
 
 
 BLANK = re.compile(r"\n\s*\n")
@@ -76,15 +61,6 @@ def paragraphs(paths, seen):
                 continue
             seen.add(flat)
             yield flat
-
-
-def python_lib():
-    home = os.path.expanduser("~")
-    for pattern in (home + "/.pyenv/versions/3.11*/lib/python3.11", "/usr/lib/python3.11"):
-        found = sorted(glob.glob(pattern))
-        if found:
-            return found[0]
-    return None
 
 
 def in_corpus():

@@ -17,7 +17,7 @@ use simhash_jobs::Summary;
 use simhash_jobs::page::{Held, Report, ReportSettings};
 
 /// `--big-cluster`'s default: the clusters the page's figures count as big.
-const BIG_CLUSTER: usize = 1000;
+const BIG_CLUSTER: usize = simhash_jobs::DEFAULT_BIG_CLUSTER;
 
 /// A `dedup` run, kept by its `DedupResult` for `report()`.
 #[pyclass(module = "simhash_rs._native", frozen)]

@@ -355,7 +355,7 @@ pub struct ClusterOpts {
 
     /// Warn about clusters larger than N (a template flood, or chained over-merging), naming
     /// the largest and their kept records, on stderr and in --stats.
-    #[arg(long, value_name = "N", default_value_t = 1000, hide_short_help = true)]
+    #[arg(long, value_name = "N", default_value_t = simhash_jobs::DEFAULT_BIG_CLUSTER, hide_short_help = true)]
     pub big_cluster: usize,
 }
 

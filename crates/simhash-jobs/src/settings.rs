@@ -34,6 +34,9 @@ pub struct Grouping {
     pub big_cluster: usize,
 }
 
+/// `--big-cluster`'s default: every front end's (and simhash-cpp's programs').
+pub const DEFAULT_BIG_CLUSTER: usize = 1000;
+
 /// Where records come from and how they are read.
 #[derive(Debug)]
 pub struct Input {

@@ -36,8 +36,11 @@ pub fn run(settings: &CppSettings, clusters_out: bool) -> anyhow::Result<ExitCod
         let reading = Reading::hashes(simhash_io::Parser::CppHash);
         let corpus = session.read(&mut sources, reading, None, false)?;
         let hash = |d: u32| corpus.fingerprint(d as usize).unwrap_or_default().get();
-        let grouping =
-            Grouping { mode: ClusterMode::Components, keep: KeepPolicy::First, big_cluster: 1000 };
+        let grouping = Grouping {
+            mode: ClusterMode::Components,
+            keep: KeepPolicy::First,
+            big_cluster: simhash_jobs::DEFAULT_BIG_CLUSTER,
+        };
         let clusters = clusters(&mut session, &corpus, &matching, &grouping)?.clusters;
         session.reporter.phase("writing", None);
         for members in clusters.iter().filter(|m| m.len() > 1) {

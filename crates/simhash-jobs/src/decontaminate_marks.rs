@@ -60,7 +60,7 @@ impl Cuts {
 
     /// Appends the record `raw` (a line as read) to `out`: as it is when its document has
     /// no span to cut, else its text without the spans (the JSON written compactly, every
-    /// other value byte for byte), with a line end either way.
+    /// other value byte for byte), with its line end (LF, or CRLF as it had).
     pub(crate) fn record(&self, doc: usize, raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         let Ok(at) = self.docs.binary_search_by_key(&doc, |d| d.0 as usize) else {
             out.extend_from_slice(raw);
@@ -74,7 +74,8 @@ impl Cuts {
         let kept = cut_text(&text, &self.docs[at].1, self.window);
         let json = std::str::from_utf8(line).map_err(|e| e.to_string())?;
         replace_field(json, &self.path, &kept, out)?;
-        out.push(b'\n');
+        // The record's own line end (CRLF stays CRLF), as the records not cut keep theirs.
+        out.extend_from_slice(if raw.ends_with(b"\r\n") { b"\r\n" } else { b"\n" });
         Ok(())
     }
 }
@@ -193,7 +194,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "{\"id\":1,\"meta\":{\"k\":1.50,\"body\":\"a  e\u{e9}\"},\"z\":null}\n"
+            "{\"id\":1,\"meta\":{\"k\":1.50,\"body\":\"a  e\u{e9}\"},\"z\":null}\r\n"
         );
     }
 }

@@ -199,7 +199,8 @@ pub struct Decontaminate {
     pub annotate: Option<PathBuf>,
 
     /// Write every record of the corpus with the matched spans cut out of its text (JSONL
-    /// only): the record's other fields as they were, its JSON written compactly.
+    /// only): the objects that hold the text written compactly, every other value as it
+    /// was, and the record's line end (a record with nothing cut is copied byte for byte).
     #[arg(long, value_name = "FILE")]
     pub cut: Option<PathBuf>,
 

@@ -11,6 +11,7 @@ use simhash_io::{LineReader, LineStatus, ParquetRows, Parser, Source};
 
 use crate::corpus::Corpus;
 use crate::error::Result;
+use crate::page::escape;
 use crate::session::Session;
 
 /// Items shown per eval set (those in most documents first).
@@ -193,22 +194,6 @@ fn passage(text: &str, span: &Range<usize>) -> Passage {
         elided: text[end..stop].chars().count(),
         after: text[stop..after].to_string(),
     }
-}
-
-/// `text` escaped for HTML.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;\

@@ -332,8 +332,8 @@ pub(super) fn script_json(json: &str) -> String {
     out
 }
 
-/// Text as HTML (element content or a quoted attribute).
-pub(super) fn escape(text: &str) -> String {
+/// Text as HTML (element content or a quoted attribute): every page of the crate's.
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

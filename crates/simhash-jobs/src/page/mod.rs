@@ -31,6 +31,7 @@ use crate::summary::Summary;
 
 mod collect;
 mod html;
+pub(crate) use html::escape;
 mod texts;
 
 pub use collect::{Measure, PAIRS_PER_BUCKET};

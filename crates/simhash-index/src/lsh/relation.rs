@@ -240,7 +240,7 @@ impl Prepared {
 
     /// The [`relation`] of this text, removed, to `kept`.
     pub fn relation(&self, kept: &[u32]) -> Relation {
-        self.relation_runs(kept, &mut Vec::new())
+        SCRATCH.with(|scratch| self.relation_with(kept, &mut scratch.borrow_mut(), None))
     }
 
     /// [`Prepared::relation`], and when it is [`Relation::Overlap`] for the words of this
@@ -249,7 +249,7 @@ impl Prepared {
     /// `runs` is left empty. See [`Prepared::overlaps`].
     pub(super) fn relation_runs(&self, kept: &[u32], runs: &mut Vec<Range<usize>>) -> Relation {
         runs.clear();
-        SCRATCH.with(|scratch| self.relation_with(kept, &mut scratch.borrow_mut(), runs))
+        SCRATCH.with(|scratch| self.relation_with(kept, &mut scratch.borrow_mut(), Some(runs)))
     }
 
     /// Whether this text, removed, is [`Relation::Overlap`] to a kept text whose windows
@@ -303,12 +303,12 @@ impl Prepared {
         self.tokens.len()
     }
 
-    /// [`Prepared::relation_runs`] with its working memory.
+    /// [`Prepared::relation_runs`] with its working memory (the runs only when asked for).
     fn relation_with(
         &self,
         kept: &[u32],
         scratch: &mut Scratch,
-        runs: &mut Vec<Range<usize>>,
+        mut runs: Option<&mut Vec<Range<usize>>>,
     ) -> Relation {
         let removed = &self.tokens[..];
         let kept = &*without_versions(kept);
@@ -342,7 +342,7 @@ impl Prepared {
         let mut content: Vec<u32> = Vec::new();
         for run in unshared_runs(shared) {
             let long = run.len() >= CONTENT_RUN;
-            if long {
+            if long && let Some(runs) = runs.as_deref_mut() {
                 runs.push(run.clone());
             }
             for &w in &removed[run] {
@@ -363,7 +363,9 @@ impl Prepared {
                 return Relation::Overlap;
             }
         }
-        runs.clear();
+        if let Some(runs) = runs {
+            runs.clear();
+        }
         if content.len() >= NEW_WORDS && new_words(&mut content, kept) >= NEW_WORDS {
             return Relation::Overlap;
         }

@@ -167,14 +167,14 @@ struct Component<'a, S: ?Sized> {
 
 impl<S: SketchStore + ?Sized> Component<'_, S> {
     /// The relation of record `i` to kept record `k` (component positions), `mine` holding
-    /// `i`'s tokens once read and prepared (for all of its candidates); `runs` as
-    /// [`Prepared::relation_runs`] gives them.
+    /// `i`'s tokens once read and prepared (for all of its candidates); `runs`, when
+    /// given, as [`Prepared::relation_runs`] gives them.
     fn relation(
         &self,
         i: usize,
         k: usize,
         mine: &mut Option<Prepared>,
-        runs: &mut Vec<std::ops::Range<usize>>,
+        runs: Option<&mut Vec<std::ops::Range<usize>>>,
     ) -> Result<Relation, EngineError> {
         if mine.is_none() {
             let mut tokens = Vec::new();
@@ -185,7 +185,10 @@ impl<S: SketchStore + ?Sized> Component<'_, S> {
         KEPT_TOKENS.with(|cell| {
             let mut kept = cell.borrow_mut();
             self.sketches.read_tokens(self.docs[k] as usize, &mut kept)?;
-            let r = mine.relation_runs(&kept, runs);
+            let r = match runs {
+                Some(runs) => mine.relation_runs(&kept, runs),
+                None => mine.relation(&kept),
+            };
             trim(&mut kept);
             Ok(r)
         })
@@ -419,8 +422,7 @@ impl Kept {
                         };
                     if let Some(j) = simhash_core::jaccard_at_least(set, kept_set, c.threshold) {
                         // Only the first overlap's runs are kept.
-                        let mut first_runs = Vec::new();
-                        let runs_out = if first_spared { &mut runs } else { &mut first_runs };
+                        let runs_out = first_spared.then_some(&mut runs);
                         let relation = c.relation(i, self.docs[k], &mut tokens, runs_out)?;
                         if c.templates.acts_on(relation) {
                             found = Some((self.docs[k], j, relation));

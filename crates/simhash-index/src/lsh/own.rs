@@ -23,19 +23,25 @@ pub(super) struct Owned {
     pub(super) all: KeptWindows,
     /// The windows of each kept record, by kept ordinal.
     pub(super) each: RecordWindows,
+    /// The window hashes of the record being kept, reused.
+    hashes: Vec<u64>,
 }
 
 impl Owned {
     /// Filters sized for a component of about `windows` windows, empty.
     pub(super) fn new(windows: usize) -> Owned {
-        Owned { all: KeptWindows::new(windows), each: RecordWindows::default() }
+        Owned { all: KeptWindows::new(windows), each: RecordWindows::default(), hashes: Vec::new() }
     }
 
     /// Adds the next kept record's windows (`tokens`: its token words, as the store keeps
     /// them): it is the next kept ordinal of [`Owned::each`].
+    /// Each window is hashed once for both filters.
     pub(super) fn keep(&mut self, tokens: &[u32]) {
-        self.all.insert_text(tokens);
-        self.each.push(tokens);
+        let tokens = without_versions(tokens);
+        self.hashes.clear();
+        for_each_window_hash(&tokens, |h| self.hashes.push(h));
+        self.all.insert_hashes(&self.hashes);
+        self.each.push_hashes(&self.hashes);
     }
 }
 
@@ -72,13 +78,22 @@ impl KeptWindows {
     }
 
     /// Adds a kept text's windows (`tokens`: its token words, as the store keeps them).
+    #[cfg(test)]
     pub(super) fn insert_text(&mut self, tokens: &[u32]) {
-        let tokens = without_versions(tokens);
-        if tokens.is_empty() {
+        let mut hashes = Vec::new();
+        for_each_window_hash(&without_versions(tokens), |h| hashes.push(h));
+        self.insert_hashes(&hashes);
+    }
+
+    /// Adds a kept text's windows by their hashes ([`for_each_window_hash`] of its tokens
+    /// without release-stage words; none for a text with no tokens).
+    fn insert_hashes(&mut self, hashes: &[u64]) {
+        if hashes.is_empty() {
             self.empty = true;
-            return;
         }
-        for_each_window_hash(&tokens, |h| self.insert(h));
+        for &h in hashes {
+            self.insert(h);
+        }
     }
 
     /// Whether a kept record with no tokens was added (then no record is known to be kept).
@@ -140,21 +155,28 @@ pub(super) struct RecordFilter<'a> {
 
 impl RecordWindows {
     /// Adds the next kept ordinal's filter, from its tokens.
+    #[cfg(test)]
     pub(super) fn push(&mut self, tokens: &[u32]) {
-        let tokens = without_versions(tokens);
-        let windows = tokens.len().saturating_sub(super::windows::WINDOW - 1).max(1);
-        let len = (windows * RECORD_BITS_PER_WINDOW).div_ceil(64);
-        if tokens.is_empty() || self.words.len() + len > RECORD_WORDS {
+        let mut hashes = Vec::new();
+        for_each_window_hash(&without_versions(tokens), |h| hashes.push(h));
+        self.push_hashes(&hashes);
+    }
+
+    /// Adds the next kept ordinal's filter, from its window hashes (as
+    /// [`KeptWindows::insert_hashes`] takes them).
+    fn push_hashes(&mut self, hashes: &[u64]) {
+        let len = (hashes.len() * RECORD_BITS_PER_WINDOW).div_ceil(64);
+        if hashes.is_empty() || self.words.len() + len > RECORD_WORDS {
             self.spans.push(None);
             return;
         }
         let start = self.words.len();
         self.words.resize(start + len, 0);
         let filter = &mut self.words[start..];
-        for_each_window_hash(&tokens, |h| {
+        for &h in hashes {
             let (word, bits) = record_place(h, len);
             filter[word] |= bits;
-        });
+        }
         self.spans.push(Some((start, len)));
     }
 

@@ -450,23 +450,28 @@ fn jaccard_of_counts(a_len: usize, b_len: usize, common: usize) -> f64 {
 pub fn jaccard_min_common(a_len: usize, b_len: usize, threshold: f64) -> Option<usize> {
     // The ratio grows with the count (correctly rounded division is monotonic): the first
     // count that reaches the threshold. `c / (s - c) >= t` is `c >= t s / (1 + t)`; that
-    // estimate is then moved to the exact answer of the f64 comparison.
+    // estimate is then moved to the exact answer of the f64 comparison. Usually two
+    // comparisons settle it (the estimate reaches, the count below does not); the walk
+    // asks this of every candidate pair.
     let most = a_len.min(b_len);
     let reaches = |c: usize| jaccard_of_counts(a_len, b_len, c) >= threshold;
-    if !reaches(most) {
-        return None;
-    }
     let sum = (a_len + b_len) as f64;
     let estimate = (threshold * sum / (1.0 + threshold)).ceil();
-    // NaN, negative and huge estimates are clamped (a NaN threshold never reaches `most`).
+    // NaN, negative and huge estimates are clamped (a NaN threshold never reaches).
     let mut c = if estimate >= 0.0 { (estimate as usize).min(most) } else { 0 };
-    while c > 0 && reaches(c - 1) {
-        c -= 1;
+    if reaches(c) {
+        while c > 0 && reaches(c - 1) {
+            c -= 1;
+        }
+        return Some(c);
     }
-    while !reaches(c) {
+    while c < most {
         c += 1;
+        if reaches(c) {
+            return Some(c);
+        }
     }
-    Some(c)
+    None
 }
 
 /// [`jaccard`] when it is at least `threshold` (the same value, bit for bit), none
@@ -883,6 +888,29 @@ mod tests {
         let large: Vec<u32> = (0..1000).map(|x| x * 2).collect();
         for small in [vec![1998, 1999, 5000], vec![0], vec![1999], vec![0, 500, 1000, 1998]] {
             assert_eq!(intersection_size(&small, &large), naive(&small, &large));
+        }
+    }
+
+    /// The fewest shared values, against a linear scan, for every pair of sizes up to 60
+    /// and thresholds on both sides of the ratios those sizes make (and out of range).
+    #[test]
+    fn min_common_is_the_first_count_that_reaches() {
+        let thresholds = [
+            0.0, 0.1, 0.2, 0.25, 0.3, 1.0 / 3.0, 0.4, 0.5, 0.6, 2.0 / 3.0, 0.7, 0.75, 0.8, 0.9,
+            0.95, 1.0, 1.5, -0.1, f64::NAN, f64::INFINITY, f64::MIN_POSITIVE,
+        ];
+        for a in 0..=60usize {
+            for b in 0..=60usize {
+                let ratios = (0..=a.min(b)).map(|c| jaccard_of_counts(a, b, c));
+                let mut ts: Vec<f64> = thresholds.to_vec();
+                for r in ratios {
+                    ts.extend([r, f64::from_bits(r.to_bits() + 1), r.next_down()]);
+                }
+                for t in ts {
+                    let scan = (0..=a.min(b)).find(|&c| jaccard_of_counts(a, b, c) >= t);
+                    assert_eq!(jaccard_min_common(a, b, t), scan, "{a} {b} {t}");
+                }
+            }
         }
     }
 

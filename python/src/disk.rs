@@ -17,12 +17,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 use simhash_core::Fingerprinter;
-use simhash_index::disk::{
-    DiskError, DiskErrorKind, DiskIndex, MinHashSettings, PLAN_DOCUMENTS, Settings,
-    SimhashSettings, Writer,
-};
+use simhash_index::disk::{DiskError, DiskErrorKind, DiskIndex, PLAN_DOCUMENTS, Settings, Writer};
 use simhash_index::lsh::Sketcher;
-use simhash_index::settings::{self, Matching};
+use simhash_index::settings;
 /// A document as the index stores it: the application layer's, which searches and adds it
 /// as `simhash dedup --against` and `simhash index add` do.
 use simhash_jobs::against::Stored as Doc;
@@ -72,21 +69,12 @@ impl Asked {
         let matching = crate::settings::resolve(&self.contract(self.preset.as_deref())?)?;
         let preset = self.preset.as_deref().unwrap_or("default");
         let fingerprinter = crate::sketch::fingerprinter(preset, self.window)?;
-        Ok(match matching {
-            Matching::Minhash { jaccard, lsh_threshold, num_perm, .. } => Settings::MinHash(
-                MinHashSettings::new(&fingerprinter, jaccard, lsh_threshold, num_perm)
-                    .map_err(disk)?,
-            ),
-            Matching::Simhash { distance, blocks } => {
-                // Named as the contract names it (blocks that make no tables for the
-                // documents a new index plans for).
-                settings::tables(distance, blocks, PLAN_DOCUMENTS as usize)
-                    .map_err(|e| crate::settings::error(&e))?;
-                Settings::Simhash(
-                    SimhashSettings::new(&fingerprinter, distance, blocks).map_err(disk)?,
-                )
-            }
-        })
+        // Blocks that make no tables for the documents a new index plans for are named as
+        // the contract names them.
+        matching
+            .to_stored(&fingerprinter, PLAN_DOCUMENTS as usize)
+            .map_err(|e| crate::settings::error(&e))?
+            .map_err(disk)
     }
 
     /// The index's settings with the asked ones laid over them (opening then names each
@@ -95,10 +83,7 @@ impl Asked {
         // The matching settings by the one contract; the preset and window here.
         let mut settings =
             self.contract(None)?.lay_over(stored).map_err(|e| crate::settings::error(&e))?;
-        let (preset, window) = match &mut settings {
-            Settings::MinHash(s) => (&mut s.preset, &mut s.window),
-            Settings::Simhash(s) => (&mut s.preset, &mut s.window),
-        };
+        let (preset, window) = settings.preset_window_mut();
         if self.preset.is_some() || self.window.is_some() {
             // A new preset without a window takes the preset's own window.
             let name = self.preset.clone().unwrap_or_else(|| preset.clone());

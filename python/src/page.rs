@@ -116,9 +116,9 @@ impl DedupRun {
     /// Document `d`'s score, from its code: the distance, or the Jaccard similarity to
     /// the 4 decimals that `--removed` prints (whose code is the same).
     fn score(&self, d: usize) -> Score {
-        match self.matching {
-            Matching::Minhash { .. } => Score::Jaccard(f64::from(self.codes[d]) / 10_000.0),
-            Matching::Simhash { .. } => Score::Distance(self.codes[d]),
+        match self.matching.distance() {
+            None => Score::Jaccard(f64::from(self.codes[d]) / 10_000.0),
+            Some(_) => Score::Distance(self.codes[d]),
         }
     }
 }

@@ -896,8 +896,27 @@ mod tests {
     #[test]
     fn min_common_is_the_first_count_that_reaches() {
         let thresholds = [
-            0.0, 0.1, 0.2, 0.25, 0.3, 1.0 / 3.0, 0.4, 0.5, 0.6, 2.0 / 3.0, 0.7, 0.75, 0.8, 0.9,
-            0.95, 1.0, 1.5, -0.1, f64::NAN, f64::INFINITY, f64::MIN_POSITIVE,
+            0.0,
+            0.1,
+            0.2,
+            0.25,
+            0.3,
+            1.0 / 3.0,
+            0.4,
+            0.5,
+            0.6,
+            2.0 / 3.0,
+            0.7,
+            0.75,
+            0.8,
+            0.9,
+            0.95,
+            1.0,
+            1.5,
+            -0.1,
+            f64::NAN,
+            f64::INFINITY,
+            f64::MIN_POSITIVE,
         ];
         for a in 0..=60usize {
             for b in 0..=60usize {

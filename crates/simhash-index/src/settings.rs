@@ -264,6 +264,66 @@ impl Matching {
         }
     }
 
+    /// The Hamming distance pairs may be apart (simhash), none when the method scores
+    /// pairs by their Jaccard similarity (MinHash): what a pair's score measures.
+    pub fn distance(&self) -> Option<u32> {
+        match *self {
+            Matching::Simhash { distance, .. } => Some(distance),
+            Matching::Minhash { .. } => None,
+        }
+    }
+
+    /// Which verified pairs are acted on by their relation: MinHash's setting; simhash's
+    /// pairs have no relation, and every one is acted on ([`Templates::default`]).
+    pub fn templates(&self) -> Templates {
+        match *self {
+            Matching::Minhash { templates, .. } => templates,
+            Matching::Simhash { .. } => Templates::default(),
+        }
+    }
+
+    /// What an on-disk index's settings match with, every front end alike (`templates`:
+    /// the run's choice of which relations to act on, which an index does not store).
+    pub fn of_stored(stored: &disk::Settings, templates: Templates) -> Matching {
+        match stored {
+            disk::Settings::MinHash(s) => Matching::Minhash {
+                jaccard: s.jaccard,
+                lsh_threshold: s.lsh_threshold,
+                num_perm: s.num_perm,
+                band_keys: BandKeyWidth::from_bits(s.band_key_bits).unwrap_or_default(),
+                templates,
+            },
+            disk::Settings::Simhash(s) => {
+                Matching::Simhash { distance: s.max_distance, blocks: Blocks::Fixed(s.blocks) }
+            }
+        }
+    }
+
+    /// The settings a new on-disk index stores for these, its documents fingerprinted by
+    /// `fingerprinter`; simhash's `--blocks auto` is planned for `plan_documents`
+    /// ([`disk::PLAN_DOCUMENTS`] for the front ends).
+    ///
+    /// Errors: blocks that make no tables for that many documents, named as
+    /// [`Asked::resolve`] names them (`Ok(Err(..))` is the index's own refusal, from
+    /// [`disk::MinHashSettings::new`] or [`disk::SimhashSettings::new`]).
+    pub fn to_stored(
+        &self,
+        fingerprinter: &simhash_core::Fingerprinter,
+        plan_documents: usize,
+    ) -> Result<Result<disk::Settings, disk::DiskError>, SettingsError> {
+        Ok(match *self {
+            Matching::Minhash { jaccard, lsh_threshold, num_perm, .. } => {
+                disk::MinHashSettings::new(fingerprinter, jaccard, lsh_threshold, num_perm)
+                    .map(disk::Settings::MinHash)
+            }
+            Matching::Simhash { distance, blocks } => {
+                tables(distance, blocks, plan_documents)?;
+                disk::SimhashSettings::new(fingerprinter, distance, blocks)
+                    .map(disk::Settings::Simhash)
+            }
+        })
+    }
+
     /// The MinHash sketcher of these settings (none for simhash), with the fingerprints
     /// too when `fingerprints`.
     pub fn sketcher(&self, fingerprints: bool) -> Result<Option<Sketcher>, SettingsError> {
@@ -645,6 +705,50 @@ mod tests {
                 assert!(named.contains(&format!("<{s:?}>")), "{named} lacks {s:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_matching_stored_reads_back_as_itself() {
+        use simhash_core::{Fingerprinter, Preset};
+        let fp = Fingerprinter::with_settings(Preset::Fork, Some(5));
+        let keep = Templates::Keep;
+        let minhash =
+            Asked { jaccard: Some(0.6), num_perm: Some(64), ..Asked::default() }.resolve().unwrap();
+        let stored = minhash.to_stored(&fp, 1000).unwrap().unwrap();
+        let disk::Settings::MinHash(s) = &stored else { panic!("not minhash") };
+        assert_eq!((s.jaccard, s.num_perm, &s.preset[..], s.window), (0.6, 64, "fork", 5));
+        // The run's templates, not a stored one's; the band keys the index's.
+        let read = Matching::of_stored(&stored, keep);
+        let Matching::Minhash { jaccard, lsh_threshold, num_perm, band_keys, templates } = read
+        else {
+            panic!("not minhash")
+        };
+        assert_eq!((jaccard, lsh_threshold, num_perm, templates), (0.6, s.lsh_threshold, 64, keep));
+        assert_eq!(BandKeyWidth::from_bits(s.band_key_bits), Some(band_keys));
+        assert_eq!((read.templates(), read.distance()), (keep, None));
+        let simhash =
+            Asked { distance: Some(5), blocks: Some(Blocks::Fixed(7)), ..Asked::default() }
+                .resolve()
+                .unwrap();
+        let stored = simhash.to_stored(&fp, 1000).unwrap().unwrap();
+        let read = Matching::of_stored(&stored, keep);
+        assert_eq!(read, simhash);
+        assert_eq!((read.templates(), read.distance()), (Templates::default(), Some(5)));
+        assert_eq!(stored.preset(), "fork");
+        let mut renamed = stored.clone();
+        *renamed.preset_window_mut().1 = 9;
+        let disk::Settings::Simhash(s) = renamed else { panic!("not simhash") };
+        assert_eq!((s.window, s.max_distance, s.blocks), (9, 5, 7));
+        // Auto blocks are planned for the documents asked; blocks that make no tables are
+        // named as the contract names them, before the index is asked.
+        let auto = Asked { distance: Some(3), ..Asked::default() }.resolve().unwrap();
+        let disk::Settings::Simhash(s) = auto.to_stored(&fp, 1000).unwrap().unwrap() else {
+            panic!("not simhash")
+        };
+        assert!(s.blocks > 3);
+        let none = Matching::Simhash { distance: 3, blocks: Blocks::Fixed(3) };
+        let err = none.to_stored(&fp, 1000).unwrap_err();
+        assert_eq!(err.kind(), SettingsErrorKind::Blocks);
     }
 
     #[test]

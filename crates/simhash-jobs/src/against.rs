@@ -6,10 +6,8 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 use simhash_core::Fingerprint;
-use simhash_index::Blocks;
 use simhash_index::disk::{DiskIndex, Writer};
-use simhash_index::lsh::{BandKeyWidth, DocSketch, EngineError, Relation, SpillStore, Templates};
-use simhash_index::settings::Matching;
+use simhash_index::lsh::{DocSketch, EngineError, Relation, SpillStore, Templates};
 use simhash_io::{Output, Problem, Reason, Score};
 
 use simhash_index::disk::Settings as StoredSettings;
@@ -34,24 +32,6 @@ pub fn locate<'a>(corpus: &Corpus, names: &'a [String], doc: usize) -> (&'a str,
         line -= lines;
     }
     (names.last().map_or("-", String::as_str), line)
-}
-
-/// The matching that an index's `stored` settings imply, with `templates` (which an index
-/// does not store: each run says which relations remove a record): what a dedup against
-/// the index walks its unmatched records with, in every front end.
-pub fn matching_of(stored: &StoredSettings, templates: Templates) -> Matching {
-    match stored {
-        StoredSettings::MinHash(s) => Matching::Minhash {
-            jaccard: s.jaccard,
-            lsh_threshold: s.lsh_threshold,
-            num_perm: s.num_perm,
-            band_keys: BandKeyWidth::from_bits(s.band_key_bits).unwrap_or_default(),
-            templates,
-        },
-        StoredSettings::Simhash(s) => {
-            Matching::Simhash { distance: s.max_distance, blocks: Blocks::Fixed(s.blocks) }
-        }
-    }
 }
 
 /// Documents added to an index, and those it already held.

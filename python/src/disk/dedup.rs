@@ -230,7 +230,7 @@ fn walk_unmatched(
     rank: &[u32],
     templates: Templates,
 ) -> PyResult<(Vec<i64>, Vec<f32>)> {
-    let matching = simhash_jobs::against::matching_of(settings, templates);
+    let matching = simhash_index::settings::Matching::of_stored(settings, templates);
     let mut summary = simhash_jobs::Summary::default();
     let steps = &mut simhash_jobs::matching::Steps::new(&mut summary);
     let (of, similarity, _) = match settings {

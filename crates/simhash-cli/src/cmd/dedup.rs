@@ -10,8 +10,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use simhash_index::disk::DiskIndex;
-use simhash_index::lsh::{self, Relation, SpillStore};
-use simhash_io::{IdValue, Output, Score};
+use simhash_index::lsh::{Relation, SpillStore};
+use simhash_io::{IdValue, Measure, Output, Score};
 
 use simhash_cluster::Clusters;
 
@@ -152,7 +152,7 @@ fn notes<'a>(
         None => Notes::None,
         Some(of) => Notes::Dedup {
             of,
-            jaccard: matches!(settings.matching, crate::settings::Matching::Minhash { .. }),
+            jaccard: simhash_jobs::matching::measure(&settings.matching) == Measure::Jaccard,
         },
     }
 }
@@ -233,11 +233,7 @@ fn decide(
     let Some(against) = against else {
         return Ok((clusters(session, corpus, m, g)?, None));
     };
-    let templates = match settings.matching {
-        crate::settings::Matching::Minhash { templates, .. } => templates,
-        crate::settings::Matching::Simhash { .. } => lsh::Templates::default(),
-    };
-    let matched = against.matches(session, corpus, templates)?;
+    let matched = against.matches(session, corpus, settings.matching.templates())?;
     let hidden: Vec<bool> = matched.first.iter().map(Option::is_some).collect();
     Ok((star_clusters_without(session, corpus, m, g, &hidden)?, Some(matched)))
 }

@@ -8,7 +8,7 @@ use simhash_io::{Measure, Output, PairsTsv};
 use simhash_jobs::matching::match_docs;
 use simhash_jobs::page::Report;
 
-use crate::settings::{Matching, PairsSettings};
+use crate::settings::PairsSettings;
 
 /// Runs `simhash pairs`: every near-duplicate pair.
 pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
@@ -33,10 +33,7 @@ pub fn run(settings: &PairsSettings) -> anyhow::Result<ExitCode> {
     })?;
     session.reporter.phase("writing", None);
     session.pool.install(|| rayon::slice::ParallelSliceMut::par_sort_unstable(&mut pairs[..]));
-    let measure = match settings.matching {
-        Matching::Simhash { .. } => Measure::Distance,
-        Matching::Minhash { .. } => Measure::Jaccard,
-    };
+    let measure = simhash_jobs::matching::measure(&settings.matching);
     // With minhash, a fourth column: the relation of each pair.
     let mut tsv = match measure {
         Measure::Jaccard => PairsTsv::with_relations(out, measure)?,

@@ -5,14 +5,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use simhash_core::{Fingerprinter, Preset};
-use simhash_index::Blocks;
-use simhash_index::lsh::{BandKeyWidth, Sketcher};
+use simhash_index::lsh::{Sketcher, Templates};
 
 use crate::flags::{FingerprintOpts, Format, IndexAddArgs, IndexQueryArgs, InputArgs, MatchOpts};
 
 use super::Input;
 use super::input::inputs_and_format;
-use super::{Matching, Run, SettingsError, asked, matching, simhash, tables};
+use super::{Matching, Run, SettingsError, asked, matching, simhash};
 
 /// The settings stored in an on-disk index.
 pub type StoredSettings = simhash_index::disk::Settings;
@@ -51,11 +50,9 @@ pub fn index_input(
     // Flags that differ from an index's settings are refused when it is opened (a
     // settings mismatch naming each); the input is read as the index's documents were.
     let reading = index.filter(|&index| *index != stored).unwrap_or(&stored);
-    let (mut matching, fingerprinter, sketcher) = reading_of(reading)?;
     // Which relations are acted on is the run's choice, not the index's.
-    if let Matching::Minhash { templates, .. } = &mut matching {
-        *templates = opts.flags.templates.unwrap_or_default();
-    }
+    let templates = opts.flags.templates.unwrap_or_default();
+    let (matching, fingerprinter, sketcher) = reading_of(reading, templates)?;
     let input = super::input::reading(args, inputs, format, fingerprinter, sketcher);
     Ok(IndexInput { stored, matching, input })
 }
@@ -67,26 +64,15 @@ fn new_index_settings(
     opts: &MatchOpts,
     format: Format,
 ) -> Result<StoredSettings, SettingsError> {
-    use simhash_index::disk::{MinHashSettings, SimhashSettings};
     let matching = matching(opts, format, fingerprint.preset, false)?;
     let fingerprinter = Fingerprinter::with_settings(
         fingerprint.preset.unwrap_or_default(),
         fingerprint.window.map(usize::from),
     );
     let index_error = |e: simhash_index::disk::DiskError| SettingsError::IndexSettings(e.into());
-    Ok(match matching {
-        Matching::Minhash { jaccard, lsh_threshold, num_perm, .. } => StoredSettings::MinHash(
-            MinHashSettings::new(&fingerprinter, jaccard, lsh_threshold, num_perm)
-                .map_err(index_error)?,
-        ),
-        Matching::Simhash { distance, blocks } => {
-            // The flags were checked; this names --blocks or -k as the others do.
-            tables(distance, blocks, INDEX_PLAN_DOCUMENTS as usize)?;
-            StoredSettings::Simhash(
-                SimhashSettings::new(&fingerprinter, distance, blocks).map_err(index_error)?,
-            )
-        }
-    })
+    // The flags were checked; blocks that make no tables for the documents a new index
+    // plans for are named as the others are (--blocks or -k).
+    matching.to_stored(&fingerprinter, INDEX_PLAN_DOCUMENTS as usize)?.map_err(index_error)
 }
 
 /// The index's settings with the flags given laid over them (opening then reports each
@@ -99,10 +85,7 @@ fn laid_over(
 ) -> Result<StoredSettings, SettingsError> {
     // The matching settings by the contract; the preset and window here.
     let mut stored = asked(opts, format, None, false).lay_over(index)?;
-    let (preset, window) = match &mut stored {
-        StoredSettings::MinHash(s) => (&mut s.preset, &mut s.window),
-        StoredSettings::Simhash(s) => (&mut s.preset, &mut s.window),
-    };
+    let (preset, window) = stored.preset_window_mut();
     if fingerprint.preset.is_some() || fingerprint.window.is_some() {
         let base = fingerprint.preset.map_or_else(|| preset_named(preset), Ok)?;
         let window_asked = fingerprint.window.map(usize::from);
@@ -119,28 +102,20 @@ fn preset_named(name: &str) -> Result<Preset, SettingsError> {
     name.parse().map_err(|_| SettingsError::IndexPreset(name.to_owned()))
 }
 
-/// What stored settings mean to the reader: the matching, the fingerprinter and (MinHash)
-/// the sketcher that make new documents' sketches as the index's were made.
+/// What stored settings mean to the reader: the matching (acting on the relations
+/// `templates` names), the fingerprinter and (MinHash) the sketcher that make new
+/// documents' sketches as the index's were made.
 fn reading_of(
     stored: &StoredSettings,
+    templates: Templates,
 ) -> Result<(Matching, Fingerprinter, Option<Arc<Sketcher>>), SettingsError> {
     let index_error = |e: simhash_index::disk::DiskError| SettingsError::IndexSettings(e.into());
-    let (preset, matching) = match stored {
-        StoredSettings::MinHash(s) => (
-            &s.preset,
-            Matching::Minhash {
-                jaccard: s.jaccard,
-                lsh_threshold: s.lsh_threshold,
-                num_perm: s.num_perm,
-                band_keys: BandKeyWidth::from_bits(s.band_key_bits).unwrap_or_default(),
-                templates: simhash_index::lsh::Templates::default(),
-            },
-        ),
-        StoredSettings::Simhash(s) => {
-            (&s.preset, simhash(Some(s.max_distance), Some(Blocks::Fixed(s.blocks)))?)
-        }
-    };
-    preset_named(preset)?;
+    let matching = Matching::of_stored(stored, templates);
+    if let Matching::Simhash { distance, blocks } = matching {
+        // A stored distance and blocks are checked as the flags are.
+        simhash(Some(distance), Some(blocks))?;
+    }
+    preset_named(stored.preset())?;
     let fingerprinter = stored.fingerprinter().map_err(index_error)?;
     let sketcher = stored.sketcher().map_err(index_error)?.map(Arc::new);
     Ok((matching, fingerprinter, sketcher))

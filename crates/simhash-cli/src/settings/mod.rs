@@ -108,15 +108,6 @@ impl From<simhash_index::settings::SettingsError> for SettingsError {
     }
 }
 
-/// The tables for `n` fingerprints (the planner's choice for `--blocks auto`).
-pub fn tables(
-    distance: u32,
-    blocks: Blocks,
-    n: usize,
-) -> Result<simhash_index::Tables, SettingsError> {
-    Ok(simhash_index::settings::tables(distance, blocks, n)?)
-}
-
 /// What the flags ask of the one settings contract ([`simhash_index::settings::Asked`]).
 /// `fork_style` is the top-level command, which always runs simhash; `format` and
 /// `preset` are the input's.

@@ -172,6 +172,22 @@ impl Settings {
         }
     }
 
+    /// The fingerprint preset's name, whichever the method.
+    pub fn preset(&self) -> &str {
+        match self {
+            Settings::MinHash(s) => &s.preset,
+            Settings::Simhash(s) => &s.preset,
+        }
+    }
+
+    /// The fingerprint preset's name and the shingle window, whichever the method.
+    pub fn preset_window_mut(&mut self) -> (&mut String, &mut usize) {
+        match self {
+            Settings::MinHash(s) => (&mut s.preset, &mut s.window),
+            Settings::Simhash(s) => (&mut s.preset, &mut s.window),
+        }
+    }
+
     /// `"minhash"` or `"simhash"`.
     pub fn method(&self) -> &'static str {
         match self {

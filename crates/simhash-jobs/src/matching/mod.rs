@@ -33,6 +33,15 @@ impl Session {
     }
 }
 
+/// What a pair's score measures under `matching` (the pairs TSV's third column): bits
+/// apart, or the Jaccard similarity.
+pub fn measure(matching: &Matching) -> simhash_io::Measure {
+    match matching {
+        Matching::Simhash { .. } => simhash_io::Measure::Distance,
+        Matching::Minhash { .. } => simhash_io::Measure::Jaccard,
+    }
+}
+
 /// What matching reads of the corpus for `matching`: its sketches (minhash) or its
 /// fingerprints (simhash).
 pub fn features<'a>(corpus: &'a Corpus, matching: &Matching) -> Result<Features<'a>> {

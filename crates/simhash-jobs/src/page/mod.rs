@@ -164,10 +164,7 @@ impl Report {
         matching: &Matching,
     ) -> Result<Option<Report>> {
         let Some(path) = &opts.report else { return Ok(None) };
-        let measure = match *matching {
-            Matching::Simhash { distance, .. } => Measure::Distance(distance),
-            Matching::Minhash { .. } => Measure::Jaccard,
-        };
+        let measure = matching.distance().map_or(Measure::Jaccard, Measure::Distance);
         Ok(Some(Report {
             out: Output::create_for("--report", path)?,
             group: opts.report_group.clone(),

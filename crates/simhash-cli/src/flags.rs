@@ -482,8 +482,16 @@ pub struct DedupArgs {
     pub run: RunOpts,
 }
 
-/// `simhash decontaminate`'s flags.
+/// `simhash decontaminate`'s flags. `--format` takes `json` alone: the scan reads text, and
+/// fingerprints (`hash`) have none.
 #[derive(Debug, Args)]
+#[command(mut_arg("format", |a| a
+    .value_parser(clap::builder::TypedValueParser::map(
+        clap::builder::PossibleValuesParser::new(["json"]),
+        |_| simhash_io::Format::Json,
+    ))
+    .help("Input format: json (JSONL records), the one decontaminate reads (it scans text)")
+    .long_help(None::<&str>)))]
 pub struct DecontaminateArgs {
     /// The corpus: INPUT... and `-i`.
     #[command(flatten)]

@@ -527,6 +527,13 @@ fn refusals() {
     refused(&["decontaminate", "corpus.jsonl", "--eval", "a=-", "--eval", "b=-"], once);
     let run = dir.run(&with(&["--max-df", "often"]));
     assert_eq!(run.code, 2, "{}", run.stderr);
+    // Fingerprints have no text to scan: --format takes json alone, and the help says so.
+    refused(&with(&["--format", "hash"]), "[possible values: json]");
+    dir.run(&with(&["--format", "json"])).code(0);
+    let help = dir.run(&["decontaminate", "--help"]);
+    let format = help.stdout.split("--format").nth(1).expect("--format in the help");
+    let format = format.split("--text-column").next().unwrap_or_default();
+    assert!(!format.contains("hash") && format.contains("json"), "{format}");
     // Nothing was written by a refused run, and the inputs are as they were.
     assert_eq!(dir.read("corpus.jsonl"), corpus);
     assert_eq!(dir.files(), ["corpus.jsonl", "quiz.jsonl"]);

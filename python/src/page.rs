@@ -163,7 +163,7 @@ impl DedupRun {
         }
         // The outputs of an earlier call are not this one's (the check that an output is
         // not written twice is per run).
-        simhash_io::begin_run();
+        simhash_io::run::begin();
         let (report_group, values) = group.unzip();
         let settings =
             ReportSettings { report: Some(path), report_group, pairs_per_bucket: sample };

@@ -127,8 +127,8 @@ fn usage_error(err: &clap::Error) -> ExitCode {
 fn install_interrupt_handler() {
     // SIGINT, SIGTERM, SIGHUP: remove the temporary files of unfinished outputs (targets are
     // never touched before they are complete), then exit with 128 + the signal.
-    simhash_io::install_signal_handler();
-    simhash_io::begin_run();
+    simhash_io::run::install_signal_handler();
+    simhash_io::run::begin();
 }
 
 fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {

@@ -4,16 +4,16 @@
 //! this process had committed already, if anything, and exits at once: 2, or 128 + the
 //! signal's number (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 //!
-//! `simhash`'s signal handler ([`simhash_io::install_signal_handler`]) lets a run that has
+//! `simhash`'s signal handler ([`simhash_io::run::install_signal_handler`]) lets a run that has
 //! committed its outputs finish on a signal; here "finishing" can mean waiting for a
 //! stopped process, so a signal always ends the process, after the commit too. Commits are
-//! made under [`simhash_io::hold_signals`] ([`commit`]), so that an ending never cuts one
+//! made under [`simhash_io::run::hold_signals`] ([`commit`]), so that an ending never cuts one
 //! in half.
 
 use std::io::Write;
 use std::sync::{Mutex, PoisonError};
 
-use simhash_io::{hold_signals, remove_pending};
+use simhash_io::run::{hold_signals, remove_pending};
 
 /// What this process has committed, in order ("the output out.tsv", ...).
 static COMMITTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -90,8 +90,10 @@ pub(crate) fn install() {
 #[cfg(unix)]
 fn install_signals() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let wanted: Vec<i32> =
-        [SIGINT, SIGTERM, SIGHUP].into_iter().filter(|&s| !simhash_io::signal_ignored(s)).collect();
+    let wanted: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+        .into_iter()
+        .filter(|&s| !simhash_io::run::signal_ignored(s))
+        .collect();
     let Ok(mut signals) = signal_hook::iterator::Signals::new(wanted) else {
         return;
     };

@@ -138,7 +138,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     plan.check()?;
     // Every output created from here on is checked against the inputs (the parts).
-    simhash_io::register_inputs(&inputs)?;
+    simhash_io::run::register_inputs(&inputs)?;
     if let Some(dir) = &args.output_dir.output_dir {
         rounds::parts::prepare(dir)?;
     }

@@ -127,7 +127,7 @@ impl Inputs {
         &self.skipped
     }
 
-    /// The paths of the files (`-` for standard input), for [`crate::register_inputs`].
+    /// The paths of the files (`-` for standard input), for `run::register_inputs`.
     pub fn paths(&self) -> Vec<&Path> {
         self.files.iter().map(|f| f.path.as_path()).collect()
     }

@@ -20,8 +20,9 @@
 //!   block of whole lines of hash input at once, as the two would line by line. [`IdTable`] stores ids compactly
 //!   and [`IdSet`] finds duplicates ([`Problem::duplicate_id`]).
 //! * [`Output`] writes a file whole or not at all (a temporary file renamed by
-//!   [`commit_all`]), never over an input of the run ([`check_paths`],
-//!   [`register_inputs`]); [`PairsTsv`], [`ClustersTsv`], [`HashTsv`], [`write_removed`],
+//!   [`commit_all`]), never over an input of the run ([`check_paths`], and the `run`
+//!   feature's `run` module: the run's inputs, commit and signals, for front ends);
+//!   [`PairsTsv`], [`ClustersTsv`], [`HashTsv`], [`write_removed`],
 //!   [`write_hash_pair`] and [`write_hash_list`] are the output formats; [`Encoded`]
 //!   compresses an output as its name says; [`json_fields`] finds a record's top-level
 //!   fields, for annotations that must not repeat one.
@@ -101,6 +102,8 @@ mod paths;
 mod problem;
 mod process;
 mod record;
+#[cfg(feature = "run")]
+pub mod run;
 mod source;
 #[cfg(test)]
 mod test_rng;
@@ -123,17 +126,12 @@ pub use crate::inputs::{InputFile, Inputs, RECORD_EXTENSIONS, SkippedFile, is_re
 pub use crate::lines::{
     BlockLines, LineAt, LineReader, LineStatus, LinesAt, ReadAt, line_content, read_at, read_block,
 };
-#[cfg(unix)]
-pub use crate::output::signal_ignored;
-pub use crate::output::{
-    Output, SignalHold, begin_run, commit_all, hold_signals, install_signal_handler,
-    note_committed, remove_pending,
-};
+pub use crate::output::{Output, commit_all};
 pub use crate::parquet::{
     ExtraColumn, ExtraKind, ExtraRows, ExtraValue, ParquetCopy, ParquetRows, RowBatch, is_parquet,
 };
 pub use crate::parquet_compression::{ParquetCompression, UnknownParquetCompression};
-pub use crate::paths::{WritePlan, check_paths, register_inputs, resolve};
+pub use crate::paths::{WritePlan, check_paths, resolve};
 pub use crate::problem::{Located, Problem, Reason, printable};
 pub use crate::process::peak_memory;
 pub use crate::record::{

@@ -13,7 +13,7 @@
 //! No output may be an input or another output of the same run, nor be in an index:
 //! [`crate::WritePlan`] (or [`crate::check_paths`]) decides for every output at once before
 //! anything is read, and [`Output::create`] applies the same rule to every input given to
-//! [`crate::register_inputs`]
+//! `run::register_inputs` (the `run` feature)
 //! (and every input [`crate::Source`] opens) and every output created before.
 
 use std::fs::{self, File, OpenOptions};
@@ -34,7 +34,7 @@ static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static COMMIT: Mutex<()> = Mutex::new(());
 
 /// Held while a run commits its outputs together with something else (its additions to
-/// an index): a signal waits for it ([`hold_signals`]).
+/// an index): a signal waits for it (`hold_signals`).
 static HOLD: Mutex<()> = Mutex::new(());
 
 /// What the run has committed (none before its commit point): a signal that arrives after
@@ -48,11 +48,13 @@ static COMMITTED: Mutex<Option<String>> = Mutex::new(None);
 /// manifest's write, not the work before them.
 #[must_use = "signals are held only while this lives"]
 #[derive(Debug)]
+#[cfg_attr(not(feature = "run"), allow(dead_code, unreachable_pub))]
 pub struct SignalHold {
     _guard: std::sync::MutexGuard<'static, ()>,
 }
 
 /// See [`SignalHold`].
+#[cfg_attr(not(feature = "run"), allow(dead_code, unreachable_pub))]
 pub fn hold_signals() -> SignalHold {
     SignalHold { _guard: HOLD.lock().unwrap_or_else(PoisonError::into_inner) }
 }
@@ -62,6 +64,7 @@ pub fn hold_signals() -> SignalHold {
 /// finishes as it would have (its exit status says how it went), instead of exiting with
 /// 128 + the signal's number as if nothing had been written. [`commit_all`] records its
 /// outputs itself.
+#[cfg_attr(not(feature = "run"), allow(dead_code, unreachable_pub))]
 pub fn note_committed(what: &str) {
     *COMMITTED.lock().unwrap_or_else(PoisonError::into_inner) = Some(what.to_string());
 }
@@ -72,6 +75,7 @@ pub fn note_committed(what: &str) {
 ///
 /// A command line calls it once at the start of a run; tests that run several commands on
 /// one thread call it before each.
+#[cfg_attr(not(feature = "run"), allow(dead_code, unreachable_pub))]
 pub fn begin_run() {
     *COMMITTED.lock().unwrap_or_else(PoisonError::into_inner) = None;
     crate::paths::forget_registered();
@@ -80,6 +84,7 @@ pub fn begin_run() {
 /// Removes the temporary files of outputs still being written, and keeps any other from
 /// being created from then on (one that is being created is removed too): for signal and
 /// failure handlers, which end the process next.
+#[cfg_attr(not(feature = "run"), allow(dead_code, unreachable_pub))]
 pub fn remove_pending() {
     let paths = PENDING.lock().unwrap_or_else(PoisonError::into_inner);
     for path in paths.iter() {
@@ -101,6 +106,7 @@ fn forget_pending(path: &Path) {
 /// [`commit_all`]), says that the signal came after the commit and lets the run finish.
 /// A signal that was ignored when the process started (`nohup`, a background job of a
 /// script) stays ignored.
+#[cfg_attr(not(feature = "run"), allow(dead_code, unreachable_pub))]
 pub fn install_signal_handler() {
     #[cfg(unix)]
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -139,6 +145,7 @@ pub fn install_signal_handler() {
 
 /// The name of one of the signals handled.
 #[cfg(unix)]
+#[cfg_attr(not(feature = "run"), allow(dead_code, unreachable_pub))]
 fn signal_name(signal: i32) -> &'static str {
     match signal {
         libc::SIGINT => "SIGINT",
@@ -151,6 +158,7 @@ fn signal_name(signal: i32) -> &'static str {
 /// Whether `signal` is ignored (inherited from the parent: `nohup`, a shell's background
 /// job): a handler for it must not be installed, so that the run stays as immune as asked.
 #[cfg(unix)]
+#[cfg_attr(not(feature = "run"), allow(dead_code, unreachable_pub))]
 pub fn signal_ignored(signal: i32) -> bool {
     // SAFETY: a query (null new action) into a zeroed `sigaction` we own.
     unsafe {

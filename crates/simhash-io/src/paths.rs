@@ -15,7 +15,7 @@ thread_local! {
     /// a command registers its inputs and creates its main outputs on one thread, and tests
     /// run many commands at once in one process. Outputs created on worker threads
     /// (`--output-dir` entries) do not see it: [`WritePlan`] has checked them, with every
-    /// other output, before anything was read. [`begin_run`] empties it.
+    /// other output, before anything was read. `run::begin` empties it.
     static REGISTRY: std::cell::RefCell<Registry> =
         const { std::cell::RefCell::new(Registry { inputs: Vec::new(), outputs: Vec::new() }) };
 }
@@ -24,7 +24,8 @@ fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
     REGISTRY.with(|r| f(&mut r.borrow_mut()))
 }
 
-/// Forgets the inputs and outputs registered on this thread ([`crate::begin_run`]).
+/// Forgets the inputs and outputs registered on this thread (`run::begin`).
+#[cfg_attr(not(feature = "run"), allow(dead_code, unreachable_pub))]
 pub(crate) fn forget_registered() {
     with_registry(|r| {
         r.inputs.clear();
@@ -311,6 +312,7 @@ pub fn check_paths(inputs: &[&Path], outputs: &[(&str, &Path)]) -> Result<(), Er
 
 /// Records the run's inputs, so that no output of this process may replace one: fails if
 /// an output already created is one of them. Call it before creating outputs.
+#[cfg_attr(not(feature = "run"), allow(unreachable_pub))]
 pub fn register_inputs(paths: &[&Path]) -> Result<(), Error> {
     with_registry(|registry| {
         for path in paths {

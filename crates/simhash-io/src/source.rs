@@ -162,7 +162,7 @@ impl Source {
     /// cannot be read twice (stdin, a pipe) is also copied to a temporary file that
     /// [`Source::reopen`] reads back.
     ///
-    /// The input is registered first ([`crate::register_inputs`]): it fails if an output of
+    /// The input is registered first (`run::register_inputs`): it fails if an output of
     /// this run is the same file. Data that looks compressed (by its first bytes) in an
     /// input not named `.gz` or `.zst` is an error.
     pub fn open(&mut self, spool: bool) -> Result<Box<dyn Read + Send>, Error> {

@@ -294,14 +294,14 @@ impl Against {
             writer.index().map_or_else(|| "--against".into(), |i| i.dir().display().to_string());
         let mut outputs_in_place = false;
         let done = writer.commit_with(|| -> Result<_> {
-            let hold = simhash_io::hold_signals();
+            let hold = simhash_io::run::hold_signals();
             let code = session.finish(outputs)?;
             outputs_in_place = true;
             Ok((hold, code))
         });
         match done {
             Ok((_, (hold, code))) => {
-                simhash_io::note_committed("its outputs and its additions to the index");
+                simhash_io::run::note_committed("its outputs and its additions to the index");
                 drop(hold);
                 Ok(code)
             }

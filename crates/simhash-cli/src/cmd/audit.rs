@@ -14,7 +14,7 @@ use crate::flags::AuditArgs;
 pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     let inputs = [args.report.as_path(), args.labels.as_path()];
     simhash_io::WritePlan::new().inputs(inputs).output("--output", &args.output.output).check()?;
-    simhash_io::register_inputs(&inputs)?;
+    simhash_io::run::register_inputs(&inputs)?;
     let mut out = Output::create_for("--output", &args.output.output)?;
     let estimate = simhash_jobs::audit::audit(&args.report, &args.labels)?;
     {

@@ -20,7 +20,7 @@ pub fn run(settings: &ClusterSettings) -> anyhow::Result<ExitCode> {
     plan.output("--output", &settings.output);
     simhash_jobs::page::plan(&mut plan, &settings.report);
     plan.check()?;
-    simhash_io::register_inputs(&input.inputs.paths())?;
+    simhash_io::run::register_inputs(&input.inputs.paths())?;
     let mut session = crate::progress::session("cluster", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
     session.summary.note_matching(&settings.matching);

@@ -24,7 +24,7 @@ pub fn run(settings: &CppSettings, clusters_out: bool) -> anyhow::Result<ExitCod
         plan.output("--stats", stats);
     }
     plan.check()?;
-    simhash_io::register_inputs(&settings.inputs.paths())?;
+    simhash_io::run::register_inputs(&settings.inputs.paths())?;
     let command = if clusters_out { "find-clusters" } else { "find-all" };
     let mut session = crate::progress::session(command, &settings.run, settings.strict)?;
     session.note_skipped(&settings.inputs);

@@ -11,7 +11,7 @@ use crate::settings::DecontaminateSettings;
 pub fn run(settings: &DecontaminateSettings) -> anyhow::Result<ExitCode> {
     let job = &settings.job;
     simhash_jobs::decontaminate::write_plan(job, &settings.run).check()?;
-    simhash_io::register_inputs(&job.input.inputs.paths())?;
+    simhash_io::run::register_inputs(&job.input.inputs.paths())?;
     let mut session = crate::progress::session("decontaminate", &settings.run, job.input.strict)?;
     session.note_skipped(&job.input.inputs);
     let outputs = simhash_jobs::decontaminate::run(&mut session, job)?;

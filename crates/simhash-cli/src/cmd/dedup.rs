@@ -31,7 +31,7 @@ use crate::settings::DedupSettings;
 pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     write_plan(settings).check()?;
-    simhash_io::register_inputs(&input.inputs.paths())?;
+    simhash_io::run::register_inputs(&input.inputs.paths())?;
     let mut session = crate::progress::session("dedup", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
     session.summary.note_matching(&settings.matching);

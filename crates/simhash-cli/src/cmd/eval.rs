@@ -15,7 +15,7 @@ pub fn run(opts: &EvalSettings) -> anyhow::Result<ExitCode> {
     let mut inputs = vec![opts.prediction.as_path(), opts.truth.as_path()];
     inputs.extend(opts.tiers.as_deref());
     simhash_io::WritePlan::new().inputs(&inputs).output("--output", &opts.output).check()?;
-    simhash_io::register_inputs(&inputs)?;
+    simhash_io::run::register_inputs(&inputs)?;
     let mut out = Output::create_for("--output", &opts.output)?;
     let scores = evaluate(&opts.prediction, &opts.truth, opts.tiers.as_deref())?;
     if opts.json {

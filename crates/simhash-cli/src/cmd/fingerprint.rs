@@ -11,7 +11,7 @@ use crate::settings::FingerprintSettings;
 pub fn run(settings: &FingerprintSettings) -> anyhow::Result<ExitCode> {
     let input = &settings.input;
     input.write_plan(&settings.run).output("--output", &settings.output).check()?;
-    simhash_io::register_inputs(&input.inputs.paths())?;
+    simhash_io::run::register_inputs(&input.inputs.paths())?;
     let mut session = crate::progress::session("fingerprint", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
     input.note(&mut session.summary);

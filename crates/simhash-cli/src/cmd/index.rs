@@ -50,7 +50,7 @@ fn add(args: &IndexAddArgs) -> anyhow::Result<ExitCode> {
         settings.input(existing.as_ref().map(DiskIndex::settings))?;
     drop(existing);
     input.write_plan(&settings.run).forbid_written_dir("the index", &settings.index).check()?;
-    simhash_io::register_inputs(&input.inputs.paths())?;
+    simhash_io::run::register_inputs(&input.inputs.paths())?;
     let mut session = crate::progress::session("index add", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
     session.summary.note_matching(&matching);
@@ -71,9 +71,9 @@ fn add(args: &IndexAddArgs) -> anyhow::Result<ExitCode> {
     // Signals held off from just before the manifest is replaced: interrupted, the add is
     // either not committed (exit 128 + the signal) or committed and reported as usual.
     let (_, hold) = writer
-        .commit_with(|| Ok::<_, simhash_index::disk::DiskError>(simhash_io::hold_signals()))
+        .commit_with(|| Ok::<_, simhash_index::disk::DiskError>(simhash_io::run::hold_signals()))
         .with_context(|| format!("{}: nothing was added", settings.index.display()))?;
-    simhash_io::note_committed("its additions to the index");
+    simhash_io::run::note_committed("its additions to the index");
     drop(hold);
     session.summary.index_added = Some(added.added);
     session.summary.index_already = Some(added.already);
@@ -87,7 +87,7 @@ fn query(args: &IndexQueryArgs) -> anyhow::Result<ExitCode> {
     index.check_settings(&stored)?;
     let mut plan = input.write_plan(&settings.run);
     plan.output("--output", &settings.output).forbid_dir("the index", &settings.index).check()?;
-    simhash_io::register_inputs(&input.inputs.paths())?;
+    simhash_io::run::register_inputs(&input.inputs.paths())?;
     let mut session = crate::progress::session("index query", &settings.run, input.strict)?;
     session.note_skipped(&input.inputs);
     session.summary.note_matching(&matching);
@@ -310,9 +310,10 @@ fn compact(args: &IndexDirArgs) -> anyhow::Result<ExitCode> {
     let (settings, before) = (index.settings().clone(), index.stats());
     drop(index);
     let writer = Writer::open_existing(&args.index, &settings)?;
-    let (commit, hold) = writer
-        .compact_with(|| Ok::<_, simhash_index::disk::DiskError>(simhash_io::hold_signals()))?;
-    simhash_io::note_committed("the compacted index");
+    let (commit, hold) = writer.compact_with(|| {
+        Ok::<_, simhash_index::disk::DiskError>(simhash_io::run::hold_signals())
+    })?;
+    simhash_io::run::note_committed("the compacted index");
     drop(hold);
     if !args.quiet.quiet {
         let after = DiskIndex::open(&args.index)?.stats();

@@ -405,7 +405,7 @@ mod tests {
             ),
             (Held::positions(6, "mem"), "01234"),
         ] {
-            simhash_io::begin_run();
+            simhash_io::run::begin();
             let mut report = Report::open(&settings, "dedup", &matching).unwrap().unwrap();
             report.dedup_held(&docs, &clusters, |d, _| (Score::Distance(distance[d]), None));
             assert_eq!(report.wanted(), [0, 1, 2, 3, 4]);

@@ -171,6 +171,7 @@ impl RecordWindows {
             return;
         }
         let start = self.words.len();
+        super::buffers::reserve_within(&mut self.words, len, RECORD_WORDS);
         self.words.resize(start + len, 0);
         let filter = &mut self.words[start..];
         for &h in hashes {

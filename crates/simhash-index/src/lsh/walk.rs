@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use super::buffers::trim;
+use super::buffers::{reserve_within, trim};
 use super::own::Owned;
 use super::scan::{
     Collapsed, FirstByKey, SETS, candidate_components, collapse_identical, component_rows,
@@ -468,8 +468,11 @@ impl Kept {
         let bit_start = self.bits.len();
         let mut crowded = 0;
         if held {
+            // Within the budget, not doubled past it.
+            reserve_within(&mut self.sets, set.len(), KEPT_SET_WORDS - self.bits.len());
             self.sets.extend_from_slice(set);
             let record = bits.of(set);
+            reserve_within(&mut self.bits, record.words.len(), KEPT_SET_WORDS - self.sets.len());
             self.bits.extend_from_slice(record.words);
             crowded = record.crowded;
         }

@@ -7,13 +7,16 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 use simhash_core::Fingerprint;
 use simhash_index::disk::{DiskIndex, Writer};
-use simhash_index::lsh::{DocSketch, EngineError, Relation, SpillStore, Templates};
+use simhash_index::lsh::{
+    DocSketch, EngineError, MemoryStore, Relation, SketchStore, SpillStore, Templates,
+};
 use simhash_io::{Output, Problem, Reason, Score};
 
 use simhash_index::disk::Settings as StoredSettings;
 
 use crate::corpus::Corpus;
-use crate::error::{Context, Result};
+use crate::error::{Context, ErrorKind, JobError, Result};
+use crate::matching::Features;
 use crate::reporter::Reporter;
 use crate::session::{Finished, Session};
 
@@ -62,6 +65,55 @@ impl Stored {
             Stored::Fingerprint(fp) => writer.add_fingerprint(id, *fp)?,
         }
         Ok(())
+    }
+}
+
+/// Documents held as an index stores them ([`Stored`]: a front end's own, such as Python's
+/// texts), as the matching steps read them ([`StoredFeatures::features`]): a store of their
+/// sketches, or their fingerprints. What `dedup` against an index walks its unmatched
+/// documents with, when they are not a corpus read from files.
+#[derive(Debug)]
+pub enum StoredFeatures {
+    /// The sketches of a MinHash index's documents.
+    Sketches(MemoryStore),
+    /// The fingerprints of a simhash index's documents.
+    Fingerprints(Vec<Option<Fingerprint>>),
+}
+
+impl StoredFeatures {
+    /// The features of `docs`: a MinHash index's sketches when `bands` (its bands) is
+    /// given, a simhash index's fingerprints otherwise (as [`StoredSettings::sketcher`]
+    /// tells them apart). Errors: a document of the other method (an internal error), or
+    /// the store's.
+    pub fn of(docs: &[Stored], bands: Option<usize>) -> Result<StoredFeatures> {
+        let other = || JobError::new(ErrorKind::Internal, "a document of the other method");
+        Ok(match bands {
+            Some(bands) => {
+                let mut store = MemoryStore::new(bands);
+                for doc in docs {
+                    let Stored::Sketch(sketch) = doc else { return Err(other()) };
+                    store.push(sketch.as_ref())?;
+                }
+                store.finish()?;
+                StoredFeatures::Sketches(store)
+            }
+            None => StoredFeatures::Fingerprints(
+                docs.iter()
+                    .map(|doc| match doc {
+                        Stored::Fingerprint(fp) => Ok(*fp),
+                        Stored::Sketch(_) => Err(other()),
+                    })
+                    .collect::<Result<_>>()?,
+            ),
+        })
+    }
+
+    /// The features, as the matching steps take them.
+    pub fn features(&self) -> Features<'_> {
+        match self {
+            StoredFeatures::Sketches(store) => Features::Sketches(store),
+            StoredFeatures::Fingerprints(fps) => Features::Fingerprints(fps),
+        }
     }
 }
 
@@ -310,5 +362,40 @@ impl Against {
             ))),
             Err(e) => Err(e.context("nothing was committed")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use simhash_core::Fingerprinter;
+    use simhash_index::lsh::{Banding, Sketcher};
+
+    /// A front end's documents become the features of their index's method, in order; a
+    /// document of the other method is refused, and no documents are no documents.
+    #[test]
+    fn stored_documents_become_their_methods_features() {
+        let fp = Fingerprinter::new();
+        let banding = Banding::new(16, 8).unwrap();
+        let sketcher = Sketcher::new(simhash_core::MinHasher::new(128, 1), banding).unwrap();
+        let texts = ["one text here", "", "another text, longer than the first one"];
+        let sketches: Vec<Stored> =
+            texts.iter().map(|t| Stored::Sketch(sketcher.sketch(&fp, t).1)).collect();
+        let fingerprints: Vec<Stored> =
+            texts.iter().map(|t| Stored::Fingerprint(fp.fingerprint(t))).collect();
+        let features = StoredFeatures::of(&sketches, Some(16)).unwrap();
+        let Features::Sketches(store) = features.features() else { panic!("not sketches") };
+        assert_eq!(store.len(), 3);
+        let features = StoredFeatures::of(&fingerprints, None).unwrap();
+        let Features::Fingerprints(fps) = features.features() else { panic!("not fingerprints") };
+        let want: Vec<_> = texts.iter().map(|t| fp.fingerprint(t)).collect();
+        assert_eq!(fps, &want[..]);
+        for (docs, bands) in [(&sketches, None), (&fingerprints, Some(16))] {
+            let err = StoredFeatures::of(docs, bands).expect_err("refused");
+            assert_eq!(err.kind(), ErrorKind::Internal);
+        }
+        let none = StoredFeatures::of(&[], Some(16)).unwrap();
+        let Features::Sketches(empty) = none.features() else { panic!("not sketches") };
+        assert_eq!(empty.len(), 0);
     }
 }

@@ -7,11 +7,11 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use simhash_index::disk::{DiskIndex, Settings};
-use simhash_index::lsh::{SketchStore, Templates};
-use simhash_jobs::matching::{self, Features};
+use simhash_index::lsh::Templates;
+use simhash_jobs::matching;
 
 use simhash_jobs::JobError;
-use simhash_jobs::against::{first_match, held_copy};
+use simhash_jobs::against::{StoredFeatures, first_match, held_copy};
 
 use super::{Doc, Making, NativeWriter, add_unless_held};
 use crate::interrupt::{detached, run};
@@ -233,36 +233,10 @@ fn walk_unmatched(
     let matching = simhash_index::settings::Matching::of_stored(settings, templates);
     let mut summary = simhash_jobs::Summary::default();
     let steps = &mut simhash_jobs::matching::Steps::new(&mut summary);
-    let (of, similarity, _) = match settings {
-        Settings::MinHash(s) => {
-            let mut store = simhash_index::lsh::MemoryStore::new(s.bands);
-            for doc in docs {
-                let Doc::Sketch(sketch) = doc else {
-                    return Err(PyRuntimeError::new_err(
-                        "internal error: a fingerprint in a MinHash dedup",
-                    ));
-                };
-                store.push(sketch.as_ref()).map_err(crate::errors::engine)?;
-            }
-            store.finish().map_err(crate::errors::engine)?;
-            let features = Features::Sketches(&store);
-            let walked = matching::walk(steps, features, &matching, rank, Some(hidden))
-                .map_err(crate::errors::job)?;
-            crate::matcher::decisions(&walked, features)
-        }
-        Settings::Simhash(_) => {
-            let fps: Vec<Option<simhash_core::Fingerprint>> = docs
-                .iter()
-                .map(|doc| match doc {
-                    Doc::Fingerprint(fp) => *fp,
-                    Doc::Sketch(_) => None,
-                })
-                .collect();
-            let features = Features::Fingerprints(&fps);
-            let walked = matching::walk(steps, features, &matching, rank, Some(hidden))
-                .map_err(crate::errors::job)?;
-            crate::matcher::decisions(&walked, features)
-        }
-    };
+    let bands = settings.sketcher().map_err(crate::errors::disk)?.map(|s| s.banding().bands);
+    let stored = StoredFeatures::of(docs, bands).map_err(crate::errors::job)?;
+    let walked = matching::walk(steps, stored.features(), &matching, rank, Some(hidden))
+        .map_err(crate::errors::job)?;
+    let (of, similarity, _) = crate::matcher::decisions(&walked, stored.features());
     Ok((of, similarity))
 }

@@ -4,11 +4,13 @@
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use simhash_core::Fingerprinter;
 use simhash_index::lsh::Sketcher;
+pub(crate) use simhash_index::settings::Matching;
 use simhash_jobs::flags;
 
 const EXIT_CODES: &str = "\
@@ -272,22 +274,6 @@ pub(crate) struct TimelyArgs {
     pub(crate) flood_group: Option<u64>,
 }
 
-/// The method and its settings, resolved and checked as `simhash` does it.
-#[derive(Clone, Debug)]
-pub(crate) enum Matching {
-    /// Fingerprints within `distance` bits, found with the permutation tables of `blocks`.
-    Simhash { distance: u32, blocks: Blocks },
-    /// Shingle sets with Jaccard similarity at least `jaccard`, found by LSH bands.
-    Minhash {
-        jaccard: f64,
-        /// Which verified pairs count, by their relation (`--templates`).
-        templates: simhash_index::lsh::Templates,
-        /// The sketcher `simhash` builds for the same flags (its MinHash seed is
-        /// [`DEFAULT_SEED`](simhash_index::lsh::DEFAULT_SEED); `simhash` has no flag for it).
-        sketcher: std::sync::Arc<Sketcher>,
-    },
-}
-
 /// How this process runs its workers.
 #[derive(Debug)]
 pub(crate) enum Launch {
@@ -311,8 +297,6 @@ const THREADS: &str =
 /// `dedup --keep` and `--format`: the settings' vocabulary, defined once in the
 /// libraries (their `clap` feature), as `simhash` reads them.
 pub(crate) use simhash_cluster::KeepPolicy as Keep;
-/// `--blocks`: a number, or `auto` (the planner's choice), as the `simhash` binary reads it.
-pub(crate) use simhash_index::Blocks;
 pub(crate) use simhash_io::Format;
 
 impl JobArgs {
@@ -354,10 +338,15 @@ impl JobArgs {
         })
     }
 
-    /// The method (`auto` resolved as `simhash` resolves it) and its checked settings;
-    /// `fingerprints`: the sketcher also computes the simhash fingerprint (the output shows
-    /// it). The messages are `simhash`'s.
-    pub(crate) fn matching(&self, fingerprints: bool) -> anyhow::Result<Matching> {
+    /// The method (`auto` resolved as `simhash` resolves it) and its checked settings, with
+    /// the MinHash sketcher `simhash` builds for the same flags (none for simhash; its seed
+    /// is [`DEFAULT_SEED`](simhash_index::lsh::DEFAULT_SEED), which `simhash` has no flag
+    /// for); `fingerprints`: the sketcher also computes the simhash fingerprint (the output
+    /// shows it). The messages are `simhash`'s.
+    pub(crate) fn matching(
+        &self,
+        fingerprints: bool,
+    ) -> anyhow::Result<(Matching, Option<Arc<Sketcher>>)> {
         let asked = self.matching.asked(
             self.fingerprint.preset,
             self.format() == Format::Hash,
@@ -365,20 +354,8 @@ impl JobArgs {
             false,
         );
         let resolved = asked.resolve()?;
-        Ok(match resolved {
-            simhash_index::settings::Matching::Simhash { distance, blocks } => {
-                Matching::Simhash { distance, blocks }
-            }
-            simhash_index::settings::Matching::Minhash { jaccard, templates, .. } => {
-                Matching::Minhash {
-                    jaccard,
-                    templates,
-                    sketcher: std::sync::Arc::new(
-                        resolved.sketcher(fingerprints)?.context("a minhash sketcher")?,
-                    ),
-                }
-            }
-        })
+        let sketcher = resolved.sketcher(fingerprints)?.map(Arc::new);
+        Ok((resolved, sketcher))
     }
 
     /// How this process joins the job: alone with `-w` threads, or as one of `-n` processes.

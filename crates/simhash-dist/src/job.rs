@@ -36,7 +36,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use simhash_index::lsh::DocSketch;
-use simhash_io::{Measure, Output, Score};
+use simhash_io::{Output, Score};
 use timely::worker::Worker;
 
 use crate::args::Matching;
@@ -106,6 +106,15 @@ pub(crate) struct Job {
 }
 
 impl Job {
+    /// The MinHash sketcher, which the job has with [`Matching::Minhash`] (made with it:
+    /// [`JobArgs::matching`](crate::args::JobArgs::matching)).
+    fn sketcher(&self) -> Result<&simhash_index::lsh::Sketcher, Vec<String>> {
+        self.reading
+            .sketcher
+            .as_deref()
+            .ok_or_else(|| vec!["internal error: --method minhash without a sketcher".to_owned()])
+    }
+
     /// Empty links for the job's mode ([`Links::new`]).
     fn links(&self) -> Links {
         Links::new(self.mode, self.forest_capacity)
@@ -122,11 +131,12 @@ impl Job {
             |f| format!("--preset {} --window {}", f.preset().name(), f.window()),
         );
         // The sketcher follows from the matching (and the command).
-        let matching = match &self.matching {
-            Matching::Simhash { distance, blocks } => {
+        let matching = match (&self.matching, self.reading.sketcher.as_deref()) {
+            (Matching::Simhash { distance, blocks }, _) => {
                 format!("--method simhash -k {distance} --blocks {blocks}")
             }
-            Matching::Minhash { jaccard, sketcher, templates } => {
+            (Matching::Minhash { .. }, None) => "--method minhash without a sketcher".to_owned(),
+            (Matching::Minhash { jaccard, templates, .. }, Some(sketcher)) => {
                 let banding = sketcher.banding();
                 let keys = match sketcher.band_keys() {
                     simhash_index::lsh::BandKeyWidth::Auto => "auto",
@@ -271,13 +281,13 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
     let census = census::run(worker, &plan, &share, &all_chunks, job.strict)?;
     crate::rounds::label("matching");
     let matching_start = Instant::now();
-    let key_bits = band_key_bits(&job.matching, &census);
-    let (matched, matching) = match &job.matching {
+    let key_bits = band_key_bits(job, &census);
+    let (matched, matching) = match job.matching {
         Matching::Simhash { distance, blocks } => {
-            simhash(worker, job, (*distance, *blocks), &census, &share.docs)?
+            simhash(worker, job, (distance, blocks), &census, &share.docs)?
         }
-        Matching::Minhash { jaccard, sketcher, templates } => {
-            let banding = sketcher.banding();
+        Matching::Minhash { jaccard, templates, .. } => {
+            let banding = job.sketcher()?.banding();
             assert!(
                 job.inject_panic != Some(worker.index()),
                 "worker {}: injected panic (--inject-panic)",
@@ -289,7 +299,7 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
             }
             let keys = (banding.bands, key_bits.unwrap_or(32));
             (
-                minhash(worker, job, &plan, &share.docs, keys, (*jaccard, *templates))?,
+                minhash(worker, job, &plan, &share.docs, keys, (jaccard, templates))?,
                 format!(
                     "{} bands x {} rows, {}-bit band keys",
                     banding.bands, banding.rows, keys.1
@@ -305,10 +315,7 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
         workers: worker.peers(),
         bytes: all_chunks.iter().map(|c| c.bytes).sum(),
         matching,
-        measure: match job.matching {
-            Matching::Simhash { .. } => Measure::Distance,
-            Matching::Minhash { .. } => Measure::Jaccard,
-        },
+        measure: simhash_jobs::matching::measure(&job.matching),
         read_seconds,
         match_seconds: matching_start.elapsed().as_secs_f64(),
         started,
@@ -317,7 +324,8 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
     crate::rounds::label("records");
     if let Mode::Dedup { keep } = job.mode {
         let outputs = out.take().map(|o| (o, removed_output(job)));
-        let walker = walker(&job.matching, key_bits.unwrap_or(32));
+        let bands = job.reading.sketcher.as_ref().map_or(0, |s| s.banding().bands);
+        let walker = walker(&job.matching, bands, key_bits.unwrap_or(32));
         let d = Dedup { plan: &plan, share: &share, keep, walker, census: &census };
         return output::dedup(worker, job, &d, matched, outputs, &summary);
     }
@@ -370,13 +378,9 @@ fn simhash(
 /// The width of the MinHash band keys (`None` for simhash): the sketcher's choice for the
 /// job's documents and bands, as `simhash` makes it for its store
 /// ([`simhash_index::lsh::BandKeyWidth::bits`] of the documents read).
-fn band_key_bits(matching: &Matching, census: &Census) -> Option<u32> {
-    match matching {
-        Matching::Simhash { .. } => None,
-        Matching::Minhash { sketcher, .. } => {
-            Some(sketcher.band_keys().bits(census.documents, sketcher.banding().bands))
-        }
-    }
+fn band_key_bits(job: &Job, census: &Census) -> Option<u32> {
+    let sketcher = job.reading.sketcher.as_ref()?;
+    Some(sketcher.band_keys().bits(census.documents, sketcher.banding().bands))
 }
 
 /// The MinHash matching: identical shingle sets collapsed, then the bands (`keys`: bands

@@ -46,6 +46,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser as _;
+use simhash_index::lsh::Sketcher;
 use simhash_io::{Columns, WritePlan};
 
 use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
@@ -215,13 +216,14 @@ fn check_parquet_dedup(
 type DedupOutputs = (Option<PathBuf>, simhash_io::ParquetCompression);
 
 /// What every worker of this process runs, from the flags.
-fn build_job(args: &JobArgs, mode: Mode, matching: Matching, dedup: DedupOutputs) -> Job {
+fn build_job(
+    args: &JobArgs,
+    mode: Mode,
+    (matching, sketcher): (Matching, Option<Arc<Sketcher>>),
+    dedup: DedupOutputs,
+) -> Job {
     let (removed, parquet_compression) = dedup;
     let fingerprinter = args.fingerprinter();
-    let sketcher = match &matching {
-        Matching::Minhash { sketcher, .. } => Some(Arc::clone(sketcher)),
-        Matching::Simhash { .. } => None,
-    };
     let parser = match fingerprinter {
         Some(_) => simhash_io::Parser::Json(Columns::new(
             &args.records.columns.text_column,

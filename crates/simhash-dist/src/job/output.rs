@@ -167,18 +167,14 @@ fn injected_write_error(
     outputs
 }
 
-/// How the dedup walk matches, from the method's settings (and the band keys' width).
-pub(super) fn walker(matching: &Matching, key_bits: u32) -> Walker {
-    match matching {
-        Matching::Simhash { distance, blocks } => {
-            Walker::Simhash { distance: *distance, blocks: *blocks }
+/// How the dedup walk matches, from the method's settings (and for MinHash the bands and
+/// the band keys' width).
+pub(super) fn walker(matching: &Matching, bands: usize, key_bits: u32) -> Walker {
+    match *matching {
+        Matching::Simhash { distance, blocks } => Walker::Simhash { distance, blocks },
+        Matching::Minhash { jaccard, templates, .. } => {
+            Walker::Minhash { jaccard, bands, key_bits, templates }
         }
-        Matching::Minhash { jaccard, sketcher, templates } => Walker::Minhash {
-            jaccard: *jaccard,
-            bands: sketcher.banding().bands,
-            key_bits,
-            templates: *templates,
-        },
     }
 }
 

@@ -7,6 +7,9 @@
 # Covers simhash's commands with both methods, keep policies, --templates, --output-dir,
 # --against (an index of the corpus's first half, the second half deduplicated against it),
 # Parquet input (when Python has pyarrow to write it), --report pages, and simhash-dist.
+# With SIMHASH_PY, a Python that imports the build's simhash_rs (scripts/check/python_tests.sh
+# installs it in target/python-venv; give each build its own), the Python package's too:
+#   SIMHASH_PY=target/python-venv/bin/python scripts/bench/output_digests.sh target/release devset.jsonl
 # stderr is included without the closing summary's elapsed time (simhash-dist's: its times
 # and peak memory); a report page without its
 # times and peak memory (the only figures that differ between two runs).
@@ -79,6 +82,45 @@ run fork "$s" --format json --text_column=text --id_column=id --window=5 --block
 "$s" fingerprint "$corpus" 2>/dev/null | tail -n +2 | cut -f2 | grep . >"$tmp/decimal.txt" || true
 run find-all "$bin/simhash-find-all" -i "$tmp/decimal.txt" -d 3 -b 6
 run find-clusters "$bin/simhash-find-clusters" -i "$tmp/decimal.txt" -d 3 -b 6
+if [ -n "${SIMHASH_PY:-}" ]; then
+  # Each call's value as text: decisions, similarities, relations, pairs, clusters, an
+  # index's dedup of the second half against the first, and the report page of a run.
+  cat >"$tmp/py_outputs.py" <<'PY'
+import json, math, sys
+import simhash_rs
+what, corpus, tmp = sys.argv[1:4]
+rows = [json.loads(l) for l in open(corpus, encoding="utf-8") if l.strip()]
+texts, ids = [r["text"] for r in rows], [str(r["id"]) for r in rows]
+def show(result):
+    for i in range(len(result)):
+        s = float(result.similarity[i])
+        rel = result.relation[i] if result.relation else None
+        print(int(result.keep[i]), int(result.duplicate_of[i]), "nan" if math.isnan(s) else repr(s), rel)
+if what.startswith("dedup"):
+    method, templates = ("simhash", None) if what == "dedup-simhash" else ("minhash", None)
+    if what == "dedup-templates-keep":
+        templates = "keep"
+    show(simhash_rs.dedup(texts, ids, method=method, templates=templates))
+elif what.startswith("pairs"):
+    for p in simhash_rs.pairs(texts, ids, method="simhash" if what == "pairs-simhash" else "minhash"):
+        print(*p)
+elif what == "clusters":
+    print([int(c) for c in simhash_rs.clusters(texts)])
+elif what.startswith("index"):
+    half = len(texts) // 2
+    ix = simhash_rs.Index.open(f"{tmp}/pyix-{what}", create=True,
+                                method="simhash" if what == "index-simhash" else "minhash")
+    ix.add(texts[:half], ids[:half])
+    result = ix.dedup(texts[half:], ids[half:])
+    show(result)
+    print(result.indexed)
+elif what == "report":
+    simhash_rs.dedup(texts, ids).report(f"{tmp}/page.html", texts=texts)
+PY
+  for what in dedup dedup-simhash dedup-templates-keep pairs pairs-simhash clusters index index-simhash report; do
+    run "python-$what" "$SIMHASH_PY" "$tmp/py_outputs.py" "$what" "$corpus" "$tmp"
+  done
+fi
 if [ -x "$bin/simhash-dist" ]; then
   run dist-pairs "$bin/simhash-dist" pairs --method simhash "$corpus"
   run dist-cluster "$bin/simhash-dist" cluster "$corpus"

@@ -22,31 +22,30 @@ pub(super) const LARGEST_CLUSTERS: usize = 20;
 /// Members shown for each of the largest clusters (besides its kept record).
 pub(super) const MEMBERS_SHOWN: usize = 5;
 
-/// How the run scores a pair.
+/// The scale of the run's scores on the page: the measure of a pair
+/// ([`simhash_io::Measure`]) with its range, which make the histogram's buckets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Measure {
+pub enum Scale {
     /// Hamming distance in bits (simhash); the most a pair may have.
     Distance(u32),
     /// Jaccard similarity (minhash), as `--removed` prints it times 10 000.
     Jaccard,
 }
 
-impl Measure {
+impl Scale {
     /// How many buckets the histogram has.
     pub fn buckets(self) -> usize {
         match self {
-            Measure::Distance(k) => k as usize + 1,
-            Measure::Jaccard => JACCARD_BUCKETS,
+            Scale::Distance(k) => k as usize + 1,
+            Scale::Jaccard => JACCARD_BUCKETS,
         }
     }
 
     /// The bucket of a score's code (see [`Score::code`]).
     pub fn bucket(self, code: u32) -> usize {
         match self {
-            Measure::Distance(k) => code.min(k) as usize,
-            Measure::Jaccard => {
-                ((code as usize * JACCARD_BUCKETS) / 10_000).min(JACCARD_BUCKETS - 1)
-            }
+            Scale::Distance(k) => code.min(k) as usize,
+            Scale::Jaccard => ((code as usize * JACCARD_BUCKETS) / 10_000).min(JACCARD_BUCKETS - 1),
         }
     }
 }
@@ -68,7 +67,7 @@ pub(super) struct Pair {
 /// The similarity histogram of every pair seen and a sample of each bucket.
 pub(super) struct PairSample {
     /// Distance or Jaccard similarity: what the buckets are of.
-    pub measure: Measure,
+    pub measure: Scale,
     /// Pairs seen in each bucket.
     pub counts: Vec<u64>,
     /// Of those, per bucket, the pairs counted but never sampled (matches of the index).
@@ -83,7 +82,7 @@ pub(super) struct PairSample {
 
 impl PairSample {
     /// An empty sample with the buckets of `measure`, keeping `per_bucket` pairs of each.
-    pub(super) fn new(measure: Measure, per_bucket: usize) -> PairSample {
+    pub(super) fn new(measure: Scale, per_bucket: usize) -> PairSample {
         let n = measure.buckets();
         PairSample {
             measure,
@@ -146,8 +145,8 @@ impl PairSample {
         let mut all: Vec<Pair> =
             self.heaps.iter().flat_map(|h| h.iter().map(|&(_, p)| p)).collect();
         match self.measure {
-            Measure::Jaccard => all.sort_unstable_by_key(|p| (p.code, p.a, p.b)),
-            Measure::Distance(_) => {
+            Scale::Jaccard => all.sort_unstable_by_key(|p| (p.code, p.a, p.b)),
+            Scale::Distance(_) => {
                 all.sort_unstable_by_key(|p| (std::cmp::Reverse(p.code), p.a, p.b));
             }
         }
@@ -264,10 +263,10 @@ mod tests {
 
     #[test]
     fn buckets() {
-        assert_eq!(Measure::Jaccard.bucket(10_000), 19);
-        assert_eq!(Measure::Jaccard.bucket(9_499), 18);
-        assert_eq!(Measure::Jaccard.bucket(0), 0);
-        assert_eq!(Measure::Distance(3).bucket(7), 3);
-        assert_eq!(Measure::Distance(3).buckets(), 4);
+        assert_eq!(Scale::Jaccard.bucket(10_000), 19);
+        assert_eq!(Scale::Jaccard.bucket(9_499), 18);
+        assert_eq!(Scale::Jaccard.bucket(0), 0);
+        assert_eq!(Scale::Distance(3).bucket(7), 3);
+        assert_eq!(Scale::Distance(3).buckets(), 4);
     }
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use simhash_index::lsh;
 
 use super::Documents;
-use super::collect::{self, ClusterView, Measure, Pair, PairSample};
+use super::collect::{self, ClusterView, Pair, PairSample, Scale};
 use super::texts::{self, Found};
 use crate::error::Result;
 use crate::summary::Summary;
@@ -113,7 +113,7 @@ struct JsonCluster {
 /// The page, all but the summary.
 pub(super) struct Data {
     command: &'static str,
-    measure: Measure,
+    measure: Scale,
     json: String,
     histogram: Vec<(String, u64)>,
     /// Minhash: the pairs of each relation.
@@ -135,14 +135,14 @@ impl Data {
         let json = page_json(&parts);
         // Jaccard: from the first bucket with a pair (those below the threshold are empty).
         let first = match pairs.measure {
-            Measure::Jaccard => pairs.counts.iter().position(|&n| n > 0).unwrap_or(0),
-            Measure::Distance(_) => 0,
+            Scale::Jaccard => pairs.counts.iter().position(|&n| n > 0).unwrap_or(0),
+            Scale::Distance(_) => 0,
         };
         let histogram = (first..pairs.measure.buckets())
             .map(|b| (bucket_label(pairs.measure, b), pairs.counts[b]))
             .collect();
         let relations = match pairs.measure {
-            Measure::Jaccard if pairs.total() > 0 => lsh::Relation::ALL
+            Scale::Jaccard if pairs.total() > 0 => lsh::Relation::ALL
                 .iter()
                 .zip(pairs.relations)
                 .filter(|&(&r, n)| n > 0 || r != lsh::Relation::Overlap)
@@ -233,8 +233,8 @@ fn page_json(parts: &Parts<'_>) -> String {
         })
         .collect();
     let score = |code: u32| match pairs.measure {
-        Measure::Distance(_) => code.to_string(),
-        Measure::Jaccard => format!("{}.{:04}", code / 10_000, code % 10_000),
+        Scale::Distance(_) => code.to_string(),
+        Scale::Jaccard => format!("{}.{:04}", code / 10_000, code % 10_000),
     };
     let bucket = |p: &Pair| pairs.measure.bucket(p.code);
     let mut sampled = vec![0usize; pairs.measure.buckets()];
@@ -254,8 +254,8 @@ fn page_json(parts: &Parts<'_>) -> String {
     let json = Json {
         command,
         measure: match pairs.measure {
-            Measure::Distance(_) => "distance",
-            Measure::Jaccard => "jaccard",
+            Scale::Distance(_) => "distance",
+            Scale::Jaccard => "jaccard",
         },
         what: if command == "dedup" { "removals" } else { "pairs" },
         pairs: sample
@@ -295,10 +295,10 @@ fn top_rows(mut rows: Vec<Row>) -> Vec<Row> {
     rows
 }
 
-fn bucket_label(measure: Measure, b: usize) -> String {
+fn bucket_label(measure: Scale, b: usize) -> String {
     match measure {
-        Measure::Distance(_) => format!("{b} bits"),
-        Measure::Jaccard => {
+        Scale::Distance(_) => format!("{b} bits"),
+        Scale::Jaccard => {
             let w = 100 / collect::JACCARD_BUCKETS;
             format!(
                 "{}.{:02}–{}",
@@ -617,8 +617,8 @@ fn charts(page: &mut String, data: &Data) {
     };
     if data.command != "cluster" {
         let measure = match data.measure {
-            Measure::Distance(_) => "Hamming distance",
-            Measure::Jaccard => "Jaccard similarity",
+            Scale::Distance(_) => "Hamming distance",
+            Scale::Jaccard => "Jaccard similarity",
         };
         let of_index = if data.index_removed > 0 {
             format!(", {} of them matches of the index", data.index_removed)

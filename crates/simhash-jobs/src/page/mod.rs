@@ -34,7 +34,7 @@ mod html;
 pub(crate) use html::escape;
 mod texts;
 
-pub use collect::{Measure, PAIRS_PER_BUCKET};
+pub use collect::{PAIRS_PER_BUCKET, Scale};
 
 /// `--report FILE.html`, `--report-group FIELD` and `--report-sample N`.
 #[derive(Clone, Debug)]
@@ -164,7 +164,7 @@ impl Report {
         matching: &Matching,
     ) -> Result<Option<Report>> {
         let Some(path) = &opts.report else { return Ok(None) };
-        let measure = matching.distance().map_or(Measure::Jaccard, Measure::Distance);
+        let measure = matching.distance().map_or(Scale::Jaccard, Scale::Distance);
         Ok(Some(Report {
             out: Output::create_for("--report", path)?,
             group: opts.report_group.clone(),

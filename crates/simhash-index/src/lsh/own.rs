@@ -37,12 +37,18 @@ impl Owned {
     /// them): it is the next kept ordinal of [`Owned::each`].
     /// Each window is hashed once for both filters.
     pub(super) fn keep(&mut self, tokens: &[u32]) {
-        let tokens = without_versions(tokens);
-        self.hashes.clear();
-        for_each_window_hash(&tokens, |h| self.hashes.push(h));
+        window_hashes(tokens, &mut self.hashes);
         self.all.insert_hashes(&self.hashes);
         self.each.push_hashes(&self.hashes);
     }
+}
+
+/// The hashes of a kept text's windows (`tokens`: its token words, as the store keeps
+/// them; release-stage words dropped first, as every relation reads past them) into
+/// `out`, in text order: what both filters take.
+fn window_hashes(tokens: &[u32], out: &mut Vec<u64>) {
+    out.clear();
+    for_each_window_hash(&without_versions(tokens), |h| out.push(h));
 }
 
 /// Bits a window sets in its block.
@@ -81,7 +87,7 @@ impl KeptWindows {
     #[cfg(test)]
     pub(super) fn insert_text(&mut self, tokens: &[u32]) {
         let mut hashes = Vec::new();
-        for_each_window_hash(&without_versions(tokens), |h| hashes.push(h));
+        window_hashes(tokens, &mut hashes);
         self.insert_hashes(&hashes);
     }
 
@@ -158,7 +164,7 @@ impl RecordWindows {
     #[cfg(test)]
     pub(super) fn push(&mut self, tokens: &[u32]) {
         let mut hashes = Vec::new();
-        for_each_window_hash(&without_versions(tokens), |h| hashes.push(h));
+        window_hashes(tokens, &mut hashes);
         self.push_hashes(&hashes);
     }
 

@@ -62,7 +62,7 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Dedup(DedupArgs),
     /// Find eval-set (benchmark) text in a corpus, exactly: the hits with their spans, and
-    /// the corpus without (-o), annotated with (--annotate) or cut of (--cut) them.
+    /// the corpus without (-o), marked with (-o --annotate) or cut of (--cut) them.
     #[command(after_help = EXIT_CODES)]
     Decontaminate(DecontaminateArgs),
     /// Near-duplicate clusters: TSV `id<TAB>hash<TAB>cluster` (the default job).

@@ -202,7 +202,7 @@ fn planted_items_are_found_where_they_were_planted_at_any_thread_count() {
         let hits_file = format!("hits{j}.jsonl");
         let annotated = format!("annotated{j}.jsonl");
         let mut args = base.to_vec();
-        args.extend(["-j", j, "--hits", &hits_file, "--annotate", &annotated]);
+        args.extend(["-j", j, "--hits", &hits_file, "-o", &annotated, "--annotate"]);
         dir.run(&args).code(0);
         outputs.push((dir.read(&hits_file), dir.read(&annotated)));
     }
@@ -515,7 +515,9 @@ fn refusals() {
     let with = |more: &[&'static str]| [&base[..], more].concat();
     refused(&with(&["-o", "corpus.jsonl"]), "refusing to overwrite");
     refused(&with(&["--hits", "quiz.jsonl"]), "refusing to overwrite");
-    refused(&with(&["--cut", "x.jsonl", "--annotate", "x.jsonl"]), "x.jsonl");
+    refused(&with(&["--cut", "x.jsonl", "-o", "x.jsonl"]), "x.jsonl");
+    // --annotate marks -o's records: alone, it has nothing to mark.
+    refused(&with(&["--annotate"]), "--output");
     refused(&["decontaminate", "corpus.jsonl", "--eval", "missing.jsonl"], "missing.jsonl");
     refused(&with(&["--eval", "quiz.jsonl"]), "two eval sets are named \"quiz\"");
     refused(&with(&["--eval", "other=sub/quiz.jsonl"]), "sub/quiz.jsonl");
@@ -555,11 +557,8 @@ fn parquet_and_standard_input_give_the_hits_of_jsonl() {
         dir.run_bin("simhash", &args, stdin).code(0);
     };
     run("corpus.jsonl", &["--hits", "jsonl.jsonl", "-o", "clean.jsonl"], None);
-    run(
-        "corpus.parquet",
-        &["--hits", "parquet.jsonl", "-o", "clean.parquet", "--annotate", "marked.parquet"],
-        None,
-    );
+    run("corpus.parquet", &["--hits", "parquet.jsonl", "-o", "clean.parquet"], None);
+    run("corpus.parquet", &["-o", "marked.parquet", "--annotate"], None);
     let corpus = dir.read("corpus.jsonl");
     run("-", &["--hits", "stdin.jsonl", "-o", "stdin-clean.jsonl"], Some(corpus.as_bytes()));
     let jsonl = dir.read("jsonl.jsonl");

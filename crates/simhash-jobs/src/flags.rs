@@ -193,10 +193,16 @@ pub struct Decontaminate {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Write every record of the corpus, with a "contamination" field added: the list of
-    /// its hits ({"eval", "item", "overlap", "longest", "spans"}), or null.
-    #[arg(long, value_name = "FILE")]
-    pub annotate: Option<PathBuf>,
+    /// With -o: keep every record, adding a "contamination" field: the list of its hits
+    /// ({"eval", "item", "overlap", "longest", "spans"}), null for a clean record (as
+    /// dedup's --annotate marks what it would remove).
+    ///
+    /// JSONL: the field is added before each record's closing `}`, the record otherwise
+    /// byte for byte (a record that already has one is an error). Parquet: a nullable
+    /// string column of that JSON appended. The summary counts the same documents as
+    /// removed as without --annotate.
+    #[arg(long, requires = "output")]
+    pub annotate: bool,
 
     /// Write every record of the corpus with the matched spans cut out of its text (JSONL
     /// only): the objects that hold the text written compactly, every other value as it

@@ -236,7 +236,13 @@ impl Summary {
             if d.eval_records_skipped > 0 {
                 let _ = write!(s, ", {} eval records skipped", d.eval_records_skipped);
             }
-            if self.written > 0 || self.removed > 0 {
+            if self.annotated {
+                let _ = write!(
+                    s,
+                    ", {} contaminated, all {} written annotated",
+                    self.removed, self.written
+                );
+            } else if self.written > 0 || self.removed > 0 {
                 let _ = write!(s, ", {} removed", self.removed);
             }
             return s + &format!(" in {:.2}s", self.seconds_total);

@@ -76,7 +76,6 @@ impl Settings {
         };
         let nothing_asked = flags.hits.is_none()
             && flags.output.is_none()
-            && flags.annotate.is_none()
             && flags.cut.is_none()
             && flags.page.report.is_none();
         Ok(Settings {
@@ -92,7 +91,7 @@ impl Settings {
             max_df: flags.max_df,
             hits: if nothing_asked { Some("-".into()) } else { flags.hits.clone() },
             output: flags.output.clone(),
-            annotate: flags.annotate.clone(),
+            annotate: flags.annotate,
             cut: flags.cut.clone(),
             cut_window: flags.cut_window,
             report: flags.page.report.clone(),

@@ -5,13 +5,13 @@
 //! through the read pipeline, each text scanned for the eval n-grams on the worker
 //! threads and the scans tallied in input order. The hits are decided only at the end of
 //! the corpus (an n-gram's document frequency, `--max-df`, needs every document); so the
-//! outputs that write the corpus again (`-o`, `--annotate`, `--cut`) and the `--report`
+//! outputs that write the corpus again (`-o`, annotated or not, and `--cut`) and the `--report`
 //! page's passages read it a second time, as `dedup`'s kept records are, each record
 //! checked against the first pass.
 //!
 //! Outputs ([`Settings`]): the hits (JSONL, one line per contaminated (document, item),
-//! [`write_hits`]), the corpus without its contaminated documents, every record annotated
-//! with its hits, every record with the matched spans cut out, the HTML page, and each
+//! [`write_hits`]), the corpus without its contaminated documents (or every record annotated
+//! with its hits), every record with the matched spans cut out, the HTML page, and each
 //! eval set's figures in the run's [`Summary`](crate::Summary)
 //! ([`Decontamination`]). All are outputs of the write plan
 //! ([`write_plan`]): never over an input, put in place together or not at all.
@@ -106,8 +106,8 @@ pub struct Settings {
     pub hits: Option<PathBuf>,
     /// `-o`: the corpus without its contaminated documents.
     pub output: Option<PathBuf>,
-    /// `--annotate`: every record with its hits.
-    pub annotate: Option<PathBuf>,
+    /// `--annotate`: `-o` keeps every record, each with its hits.
+    pub annotate: bool,
     /// `--cut`: every record with the matched spans cut out of its text.
     pub cut: Option<PathBuf>,
     /// `--cut-window`: characters cut on each side of a span.
@@ -142,7 +142,7 @@ impl Default for Settings {
             max_df: None,
             hits: None,
             output: None,
-            annotate: None,
+            annotate: false,
             cut: None,
             cut_window: 0,
             report: None,
@@ -152,14 +152,14 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// Whether an output writes the corpus again (`-o`, `--annotate`, `--cut`).
+    /// Whether an output writes the corpus again (`-o`, `--cut`).
     fn rewrites(&self) -> bool {
-        self.output.is_some() || self.annotate.is_some() || self.cut.is_some()
+        self.output.is_some() || self.cut.is_some()
     }
 }
 
 /// Every file the run reads and writes: the corpus and the eval sets are inputs; the hits,
-/// `-o`, `--annotate`, `--cut`, `--report` and `--stats` outputs, none over an input or
+/// `-o`, `--cut`, `--report` and `--stats` outputs, none over an input or
 /// another output. Check it before anything is read.
 pub fn write_plan(settings: &Settings, run: &Run) -> simhash_io::WritePlan {
     let mut plan = settings.input.write_plan(run);
@@ -183,7 +183,6 @@ fn outputs(settings: &Settings) -> Vec<(&'static str, &std::path::Path)> {
     [
         ("--hits", &settings.hits),
         ("--output", &settings.output),
-        ("--annotate", &settings.annotate),
         ("--cut", &settings.cut),
         ("--report", &settings.report),
     ]
@@ -234,7 +233,6 @@ pub fn run(session: &mut Session, settings: &Settings) -> Result<Vec<Output>> {
     };
     let mut hits_out = create("--hits", &settings.hits)?;
     let kept_out = create("--output", &settings.output)?;
-    let annotate_out = create("--annotate", &settings.annotate)?;
     let cut_out = create("--cut", &settings.cut)?;
     let page_out = create("--report", &settings.report)?;
 
@@ -264,18 +262,21 @@ pub fn run(session: &mut Session, settings: &Settings) -> Result<Vec<Output>> {
     let hit_docs = docs_hit(&report.hits);
     let mut rewriting =
         Rewriting { session: &mut *session, settings, sources: &sources, corpus: &corpus, parquet };
+    let every = || rewrite::wanted(&corpus, 0..corpus.len());
     if let Some(out) = kept_out {
-        let clean = (0..corpus.len()).filter(|d| hit_docs.binary_search(&(*d as u32)).is_err());
-        let wanted = rewrite::wanted(&corpus, clean);
-        let (written, records) = rewriting.write("writing", &Notes::None, &wanted, out)?;
+        let (written, records) = if settings.annotate {
+            let notes = Notes::Contamination(annotations(&report.hits)?);
+            rewriting.write("annotating", &notes, &every(), out)?
+        } else {
+            let clean = (0..corpus.len()).filter(|d| hit_docs.binary_search(&(*d as u32)).is_err());
+            let wanted = rewrite::wanted(&corpus, clean);
+            rewriting.write("writing", &Notes::None, &wanted, out)?
+        };
+        // The same documents count as removed with --annotate (as dedup's).
         rewriting.session.summary.removed = hit_docs.len() as u64;
         rewriting.session.summary.written = records;
+        rewriting.session.summary.annotated = settings.annotate;
         outputs.extend(written);
-    }
-    let every = || rewrite::wanted(&corpus, 0..corpus.len());
-    if let Some(out) = annotate_out {
-        let notes = Notes::Contamination(annotations(&report.hits)?);
-        outputs.extend(rewriting.write("annotating", &notes, &every(), out)?.0);
     }
     if let Some(out) = cut_out {
         let notes = Notes::Cut(Cuts::new(columns.clone(), settings.cut_window, spans(&report)));

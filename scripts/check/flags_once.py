@@ -1,14 +1,12 @@
 #!/usr/bin/env python3
-"""Fails when a command-line flag is declared in two front ends.
+"""Fails when a command-line flag is declared in two crates.
 
-Every front end's flags are declared once: in the library that owns the setting (a clap
-flag group behind its `clap` feature) or in the one binary that has the flag alone; the
-other front ends flatten the group (and may change its help with clap's `mut_arg`). This
-reads each crate's `#[arg(...)]` attributes with `long` (the flag's name is `long = "..."`,
-or the field's name with `-` for `_`), fails on every long name declared in two front ends
-(`simhash-cli`, `simhash-dist`), and lists (without failing) a front end's own flag that
-has a library's name: `simhash explain`'s record flags and the seed programs' (simhash-cpp's
-`-d`, `-b`, `-i`, `--strict`) are declared apart, with their own defaults and help.
+Every front end's flags are declared once in the workspace: in the library that owns the
+setting (a clap flag group behind its `clap` feature) or in the one binary that has the flag
+alone; the other front ends and commands flatten the group (and may change its help with
+clap's `mut_arg`, as `dedup`, `cluster` and `decontaminate` do for `--annotate`). This reads
+each crate's `#[arg(...)]` attributes with `long` (the flag's name is `long = "..."`, or the
+field's name with `-` for `_`) and fails on every long name declared in two crates.
 
     python3 scripts/check/flags_once.py             # the workspace
     python3 scripts/check/flags_once.py --self-test # the parser on planted declarations
@@ -75,25 +73,19 @@ def self_test():
     print("flags_once self-test: 3 of 3")
 
 
-FRONT_ENDS = {"crates/simhash-cli", "crates/simhash-dist"}
-
-
 def main():
     if "--self-test" in sys.argv[1:]:
         self_test()
         return 0
     where = declared()
-    twice = {n: c for n, c in where.items() if len(c & FRONT_ENDS) > 1}
-    apart = {n: c for n, c in where.items() if n not in twice and len(c) > 1}
-    for name, crates in sorted(apart.items()):
-        print(f"note: --{name} is declared in {', '.join(sorted(crates))} (a front end's own)")
+    twice = {n: c for n, c in where.items() if len(c) > 1}
     for name, crates in sorted(twice.items()):
         print(f"--{name} is declared in {', '.join(sorted(crates))}")
     if twice:
-        print(f"{len(twice)} flags declared in two front ends: declare each once (a flag "
-              "group in the library that owns it) and flatten it")
+        print(f"{len(twice)} flags declared in two crates: declare each once (a flag group in "
+              "the library that owns it) and flatten it")
         return 1
-    print(f"each of {len(where)} flags is declared in one front end or library")
+    print(f"each of {len(where)} flags is declared in one crate")
     return 0
 
 

@@ -420,8 +420,37 @@ pub struct PairsArgs {
     pub run: RunOpts,
 }
 
+/// `--annotate`'s help for `dedup`.
+const DEDUP_ANNOTATE: &str = "Keep every record, adding \"duplicate_of\" (the kept record's id) \
+    and \"similarity\" (the Jaccard with 4 decimals, or the distance with simhash), null for kept \
+    records";
+
+/// `--annotate`'s long help for `dedup`.
+const DEDUP_ANNOTATE_LONG: &str = "Keep every record, adding \"duplicate_of\" (the kept record's \
+    id) and \"similarity\" (the Jaccard with 4 decimals, or the distance with simhash), null for \
+    kept records.
+
+JSONL: the two fields are added before each record's closing `}`, the record otherwise byte for \
+byte (a record that already has either field is an error). Parquet: two nullable columns \
+appended (duplicate_of as a string; similarity a float, or an unsigned integer with simhash). \
+The summary and --removed count the same records as removed as without --annotate.";
+
+/// `--annotate`'s help for `cluster`.
+const CLUSTER_ANNOTATE: &str = "Write the input records with a \"cluster\" field (the cluster \
+    number the TSV would show) instead of the TSV";
+
+/// `--annotate`'s long help for `cluster`.
+const CLUSTER_ANNOTATE_LONG: &str = "Write the input records with a \"cluster\" field (the \
+    cluster number the TSV would show) instead of the TSV.
+
+Every record is written, in input order; records in no cluster get null (their own number with \
+--singletons). JSONL: the field is added before each record's closing `}`, the record \
+otherwise byte for byte (a record that already has one is an error). Parquet: a nullable \
+unsigned integer column appended.";
+
 /// `simhash dedup`'s flags.
 #[derive(Debug, Args)]
+#[command(mut_arg("annotate", |a| a.help(DEDUP_ANNOTATE).long_help(DEDUP_ANNOTATE_LONG)))]
 pub struct DedupArgs {
     /// The records to deduplicate.
     #[command(flatten)]
@@ -447,16 +476,9 @@ pub struct DedupArgs {
     #[command(flatten)]
     pub output_dir: simhash_jobs::flags::OutputDir,
 
-    /// Keep every record, adding "duplicate_of" (the kept record's id) and "similarity" (the
-    /// Jaccard with 4 decimals, or the distance with simhash), null for kept records.
-    ///
-    /// JSONL: the two fields are added before each record's closing `}`, the record
-    /// otherwise byte for byte (a record that already has either field is an error). Parquet:
-    /// two nullable columns appended (duplicate_of as a string; similarity a float, or an
-    /// unsigned integer with simhash). The summary and --removed count the same records as
-    /// removed as without --annotate.
-    #[arg(long)]
-    pub annotate: bool,
+    /// `--annotate`, with dedup's help.
+    #[command(flatten)]
+    pub annotate: simhash_jobs::flags::Annotate,
 
     /// Also remove the records that match a record of this index (`simhash index add`):
     /// the index's records count as kept before any of the input. The settings are the
@@ -513,6 +535,7 @@ pub struct DecontaminateArgs {
 
 /// `simhash cluster`'s flags (and the top-level command's).
 #[derive(Debug, Args)]
+#[command(mut_arg("annotate", |a| a.help(CLUSTER_ANNOTATE).long_help(CLUSTER_ANNOTATE_LONG)))]
 pub struct ClusterArgs {
     /// The records to cluster.
     #[command(flatten)]
@@ -534,15 +557,9 @@ pub struct ClusterArgs {
     #[command(flatten)]
     pub singletons: simhash_jobs::flags::Singletons,
 
-    /// Write the input records with a "cluster" field (the cluster number the TSV would
-    /// show) instead of the TSV.
-    ///
-    /// Every record is written, in input order; records in no cluster get null (their own
-    /// number with --singletons). JSONL: the field is added before each record's closing
-    /// `}`, the record otherwise byte for byte (a record that already has one is an error).
-    /// Parquet: a nullable unsigned integer column appended.
-    #[arg(long)]
-    pub annotate: bool,
+    /// `--annotate`, with cluster's help.
+    #[command(flatten)]
+    pub annotate: simhash_jobs::flags::Annotate,
 
     /// `--parquet-compression`.
     #[command(flatten)]

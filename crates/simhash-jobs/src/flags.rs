@@ -126,6 +126,17 @@ pub struct Quiet {
     pub quiet: bool,
 }
 
+/// `--annotate`: `-o` keeps every record, each marked with what the command found, instead
+/// of fewer records. One switch with one meaning in every command; each command names its
+/// fields in its help (clap's `mut_arg`).
+#[derive(Clone, Copy, Debug, Default, Args)]
+pub struct Annotate {
+    /// Write every record to the output, each marked with what was found, instead of fewer
+    /// records.
+    #[arg(long)]
+    pub annotate: bool,
+}
+
 /// `--stats`: the run's figures as JSON.
 #[derive(Clone, Debug, Default, Args)]
 pub struct Stats {
@@ -140,6 +151,10 @@ pub struct Stats {
     .help(DECONTAMINATE_REPORT)
     .long_help(None::<&str>)
     .hide_short_help(false)))]
+#[command(mut_arg("annotate", |a| a
+    .help(DECONTAMINATE_ANNOTATE)
+    .long_help(DECONTAMINATE_ANNOTATE_LONG)
+    .requires("output")))]
 pub struct Decontaminate {
     /// An eval set: a file or directory of records (anything the corpus may be), named by
     /// its file's stem, or NAME=PATH. Repeatable.
@@ -193,16 +208,9 @@ pub struct Decontaminate {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// With -o: keep every record, adding a "contamination" field: the list of its hits
-    /// ({"eval", "item", "overlap", "longest", "spans"}), null for a clean record (as
-    /// dedup's --annotate marks what it would remove).
-    ///
-    /// JSONL: the field is added before each record's closing `}`, the record otherwise
-    /// byte for byte (a record that already has one is an error). Parquet: a nullable
-    /// string column of that JSON appended. The summary counts the same documents as
-    /// removed as without --annotate.
-    #[arg(long, requires = "output")]
-    pub annotate: bool,
+    /// `--annotate`, with this command's help: `-o` keeps every record, marked.
+    #[command(flatten)]
+    pub annotate: Annotate,
 
     /// Write every record of the corpus with the matched spans cut out of its text (JSONL
     /// only): the objects that hold the text written compactly, every other value as it
@@ -218,6 +226,20 @@ pub struct Decontaminate {
     #[command(flatten)]
     pub page: ReportFile,
 }
+
+/// `--annotate`'s help for `decontaminate`.
+const DECONTAMINATE_ANNOTATE: &str = "With -o: keep every record, adding a \"contamination\" \
+    field: the list of its hits ({\"eval\", \"item\", \"overlap\", \"longest\", \"spans\"}), null \
+    for a clean record (as dedup's --annotate marks what it would remove)";
+
+/// `--annotate`'s long help for `decontaminate`.
+const DECONTAMINATE_ANNOTATE_LONG: &str = "With -o: keep every record, adding a \
+    \"contamination\" field: the list of its hits ({\"eval\", \"item\", \"overlap\", \"longest\", \
+    \"spans\"}), null for a clean record (as dedup's --annotate marks what it would remove).
+
+JSONL: the field is added before each record's closing `}`, the record otherwise byte for byte \
+(a record that already has one is an error). Parquet: a nullable string column of that JSON \
+appended. The summary counts the same documents as removed as without --annotate.";
 
 /// `--report`'s help for `decontaminate`.
 const DECONTAMINATE_REPORT: &str = "Also write an HTML page: each eval set's figures and \

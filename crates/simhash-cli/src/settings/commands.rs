@@ -154,7 +154,7 @@ impl DedupSettings {
                 (matching, input, Some((path.clone(), stored)))
             }
         };
-        if args.annotate {
+        if args.annotate.annotate {
             check_annotate(&input)?;
         }
         if let Some(dir) = &args.output_dir.output_dir {
@@ -168,7 +168,7 @@ impl DedupSettings {
             grouping,
             output: args.output.output.clone(),
             output_dir: args.output_dir.output_dir.clone(),
-            annotate: args.annotate,
+            annotate: args.annotate.annotate,
             parquet_compression,
             removed: args.removed.removed.clone(),
             against,
@@ -207,19 +207,19 @@ impl ClusterSettings {
     pub fn new(args: &ClusterArgs, fork_style: bool) -> Result<ClusterSettings, SettingsError> {
         let (matching, input) =
             matching_input(&args.input, &args.fingerprint, &args.matching, fork_style, true)?;
-        if args.annotate {
+        if args.annotate.annotate {
             check_annotate(&input)?;
         }
         let tsv = "cluster writes a TSV (records in the input's format only with --annotate)";
         let parquet_compression =
-            parquet_compression(&args.parquet, &input, (!args.annotate).then_some(tsv))?;
+            parquet_compression(&args.parquet, &input, (!args.annotate.annotate).then_some(tsv))?;
         Ok(ClusterSettings {
             input,
             matching,
             grouping: super::grouping(&args.cluster, ClusterMode::Components),
             output: args.output.output.clone(),
             singletons: args.singletons.singletons,
-            annotate: args.annotate,
+            annotate: args.annotate.annotate,
             parquet_compression,
             report: report(&args.report),
             run: Run { memory: args.matching.memory, ..super::run(&args.run) },

@@ -91,7 +91,7 @@ impl Settings {
             max_df: flags.max_df,
             hits: if nothing_asked { Some("-".into()) } else { flags.hits.clone() },
             output: flags.output.clone(),
-            annotate: flags.annotate,
+            annotate: flags.annotate.annotate,
             cut: flags.cut.clone(),
             cut_window: flags.cut_window,
             report: flags.page.report.clone(),

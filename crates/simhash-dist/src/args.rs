@@ -53,7 +53,63 @@ pub(crate) enum Command {
     /// dedup`: records in --keep order, each kept unless it matches a record already kept).
     #[command(after_help = EXIT_CODES)]
     Dedup(DedupArgs),
+    /// Eval-set (benchmark) text in a corpus, exactly: the hits with their spans, and the
+    /// corpus without them (as `simhash decontaminate`: --hits and -o).
+    #[command(after_help = EXIT_CODES)]
+    Decontaminate(DecontaminateArgs),
 }
+
+/// `decontaminate`'s flags: `simhash decontaminate`'s declarations (the corpus, its
+/// records, the eval sets, the matching settings and the outputs), the run's, and the
+/// processes'. Of the outputs, this front end writes `--hits` and `-o`.
+#[derive(Debug, Args)]
+#[command(mut_arg("paths", |a| a.help(PATHS_HELP).long_help(PATHS)))]
+#[command(mut_arg("input", |a| a
+    .help("Input file (the same as a positional INPUT; may be repeated)")
+    .long_help("Input file (the same as a positional INPUT; may be repeated)")))]
+#[command(mut_arg("stats", |a| a.help(STATS).hide_short_help(true)))]
+#[command(mut_arg("quiet", |a| a.help(QUIET)))]
+#[command(mut_arg("format", |a| a
+    .value_parser(clap::builder::TypedValueParser::map(
+        clap::builder::PossibleValuesParser::new(["json"]),
+        |_| Format::Json,
+    ))
+    .help("Input format: json (JSONL records), the one decontaminate reads (it scans text)")
+    .long_help(None::<&str>)))]
+#[command(mut_arg("output", |a| a.help(DECONTAMINATE_OUTPUT).long_help(None::<&str>)))]
+#[command(mut_arg("annotate", |a| a.hide(true)))]
+#[command(mut_arg("cut", |a| a.hide(true)))]
+#[command(mut_arg("cut_window", |a| a.hide(true)))]
+#[command(mut_arg("report", |a| a.hide(true)))]
+pub(crate) struct DecontaminateArgs {
+    /// INPUT... and `-i`: the corpus.
+    #[command(flatten)]
+    pub(crate) inputs: flags::InputPaths,
+
+    /// --format, --text-column, --id-column, --strict and --max-record-bytes, for the
+    /// corpus and the eval sets, as `simhash` reads them.
+    #[command(flatten)]
+    pub(crate) records: simhash_io::RecordFlags,
+
+    /// The eval sets, the matching settings and the outputs, as `simhash decontaminate`
+    /// declares them (its `--annotate`, `--cut` and `--report` are refused here, hidden).
+    #[command(flatten)]
+    pub(crate) decontaminate: flags::Decontaminate,
+
+    /// `--stats`.
+    #[command(flatten)]
+    pub(crate) stats: flags::Stats,
+
+    /// `-q`.
+    #[command(flatten)]
+    pub(crate) quiet: flags::Quiet,
+
+    /// The processes and workers, and the test hooks.
+    #[command(flatten)]
+    pub(crate) timely: TimelyArgs,
+}
+
+const DECONTAMINATE_OUTPUT: &str = "Write the corpus without its contaminated documents, each     kept record byte for byte (JSONL; written whole by process 0, with --hits)";
 
 /// `dedup`'s own flags: `simhash`'s declarations (`simhash_jobs::flags`), with this
 /// front end's help where the flag means more here.
@@ -358,9 +414,16 @@ impl JobArgs {
         Ok((resolved, sketcher))
     }
 
+    /// How this process joins the job ([`TimelyArgs::launch`]).
+    pub(crate) fn launch(&self) -> anyhow::Result<Launch> {
+        self.timely.launch()
+    }
+}
+
+impl TimelyArgs {
     /// How this process joins the job: alone with `-w` threads, or as one of `-n` processes.
     pub(crate) fn launch(&self) -> anyhow::Result<Launch> {
-        let t = &self.timely;
+        let t = self;
         let (threads, processes) =
             (t.threads.threads.map_or(1, NonZeroUsize::get), t.processes.get());
         anyhow::ensure!(

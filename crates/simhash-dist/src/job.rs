@@ -22,6 +22,12 @@
 //!    [`mod@dedup`] and [`kept`] first): with `--output-dir` as files, with `-o` into a
 //!    temporary file that worker 0 receives a window at a time
 //!    ([`stream`](crate::rounds::stream)) and writes, by temp file and rename.
+//!
+//! `decontaminate` goes from the census to [`crate::rounds::contamination`]
+//! (each worker's scans tallied and gathered by every worker, the ids of the documents hit
+//! to worker 0), then worker 0 writes `--hits` and, with `-o`, receives every worker's kept
+//! lines as `dedup` does ([`decontaminate`]).
+//!
 //! 8. [`outcome`]: worker 0 tells every worker how the write went, so that every process
 //!    exits with the same code (0, 1 when records were skipped, or 2).
 //!
@@ -29,6 +35,7 @@
 //! every worker alike, and no worker runs a round more. With `--stats`, a last round
 //! gathers every worker's figures ([`stats`]).
 
+mod decontaminate;
 mod output;
 mod stats;
 
@@ -50,6 +57,7 @@ use crate::rounds::tables::Links;
 use crate::rounds::write::Summary;
 use crate::rounds::{bands, census, chunks, collapse, dedup, ids, kept, outcome, sets, tables};
 use crate::share::{InputPlan, Reading, Share, read_share};
+pub(crate) use decontaminate::Decontaminating;
 use output::{Dedup, removed_output, walker, write_parts};
 
 /// Everything a worker needs to know, the same in every process.
@@ -65,8 +73,10 @@ pub(crate) struct Job {
     pub(crate) max_record_bytes: u64,
     /// `--strict`: the first bad record fails the job.
     pub(crate) strict: bool,
-    /// The method and its settings.
-    pub(crate) matching: Matching,
+    /// The method and its settings (none for `decontaminate`, which matches eval n-grams).
+    pub(crate) matching: Option<Matching>,
+    /// `decontaminate`: the eval sets and the outputs.
+    pub(crate) decontaminate: Option<Decontaminating>,
     /// `-o`: the output file, written by process 0.
     pub(crate) output: PathBuf,
     /// `--output-dir`: one part per piece of the input, by its reader
@@ -106,6 +116,13 @@ pub(crate) struct Job {
 }
 
 impl Job {
+    /// The method and its settings, which every job but `decontaminate` has.
+    fn matching(&self) -> Result<&Matching, Vec<String>> {
+        self.matching
+            .as_ref()
+            .ok_or_else(|| vec!["internal error: a job without a matching method".to_owned()])
+    }
+
     /// The MinHash sketcher, which the job has with [`Matching::Minhash`] (made with it:
     /// [`JobArgs::matching`](crate::args::JobArgs::matching)).
     fn sketcher(&self) -> Result<&simhash_index::lsh::Sketcher, Vec<String>> {
@@ -132,11 +149,14 @@ impl Job {
         );
         // The sketcher follows from the matching (and the command).
         let matching = match (&self.matching, self.reading.sketcher.as_deref()) {
-            (Matching::Simhash { distance, blocks }, _) => {
+            (None, _) => "none (eval n-grams)".to_owned(),
+            (Some(Matching::Simhash { distance, blocks }), _) => {
                 format!("--method simhash -k {distance} --blocks {blocks}")
             }
-            (Matching::Minhash { .. }, None) => "--method minhash without a sketcher".to_owned(),
-            (Matching::Minhash { jaccard, templates, .. }, Some(sketcher)) => {
+            (Some(Matching::Minhash { .. }), None) => {
+                "--method minhash without a sketcher".to_owned()
+            }
+            (Some(Matching::Minhash { jaccard, templates, .. }), Some(sketcher)) => {
                 let banding = sketcher.banding();
                 let keys = match sketcher.band_keys() {
                     simhash_index::lsh::BandKeyWidth::Auto => "auto",
@@ -167,6 +187,7 @@ impl Job {
                     clap::ValueEnum::to_possible_value(&keep).map(|v| v.get_name().to_owned());
                 format!("dedup --keep {}", keep.unwrap_or_default())
             }
+            Mode::Decontaminate => "decontaminate".to_owned(),
         };
         let path =
             |p: &std::path::Path| simhash_io::printable(&p.display().to_string()).into_owned();
@@ -205,6 +226,22 @@ impl Job {
         all.push(("the output window".to_owned(), self.output_window.to_string()));
         all.push(("the verification round".to_owned(), self.verify_round_bytes.to_string()));
         all.push(("the flooded band groups".to_owned(), self.flood_group.to_string()));
+        if let Some(dec) = &self.decontaminate {
+            let e = &dec.eval;
+            all.push((
+                "the eval sets (--eval, --eval-field, --ngram, --min-overlap, --max-df)".to_owned(),
+                format!(
+                    "{} items, {} distinct n-grams, --ngram {} --min-overlap {} --max-df {}",
+                    e.items(),
+                    e.ngrams(),
+                    e.ngram(),
+                    e.min_overlap(),
+                    e.max_df()
+                ),
+            ));
+            all.push(("--hits".to_owned(), given(&dec.hits)));
+            all.push(("-o".to_owned(), given(&dec.output)));
+        }
         all
     }
 }
@@ -268,7 +305,7 @@ fn stall(worker: &Worker, job: &Job) {
 /// messages a round failed with, on every worker alike.
 fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
     let started = Instant::now();
-    let Read { plan, mut share, out, error } = read(worker, job)?;
+    let Read { plan, mut share, out, contaminated, error } = read(worker, job)?;
     let mut out = out;
     let read_seconds = started.elapsed().as_secs_f64();
     stats::RECORDS.with(|r| r.set(share.docs.pos.len() as u64));
@@ -279,10 +316,27 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
     ids::duplicates(worker, &plan, &mut share);
     crate::rounds::label("census");
     let census = census::run(worker, &plan, &share, &all_chunks, job.strict)?;
+    if let Some(dec) = &job.decontaminate {
+        let summary = Summary {
+            records_read: all_chunks.iter().map(|c| c.records).sum(),
+            skipped: census.skipped,
+            documents: census.documents,
+            featureless: 0,
+            workers: worker.peers(),
+            bytes: all_chunks.iter().map(|c| c.bytes).sum(),
+            matching: String::new(),
+            measure: simhash_io::Measure::Jaccard,
+            read_seconds,
+            match_seconds: 0.0,
+            started,
+        };
+        let shared = (&plan, &mut share, &census);
+        return decontaminate::write(worker, job, dec, shared, contaminated, &summary);
+    }
     crate::rounds::label("matching");
     let matching_start = Instant::now();
     let key_bits = band_key_bits(job, &census);
-    let (matched, matching) = match job.matching {
+    let (matched, matching) = match *job.matching()? {
         Matching::Simhash { distance, blocks } => {
             simhash(worker, job, (distance, blocks), &census, &share.docs)?
         }
@@ -315,7 +369,7 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
         workers: worker.peers(),
         bytes: all_chunks.iter().map(|c| c.bytes).sum(),
         matching,
-        measure: simhash_jobs::matching::measure(&job.matching),
+        measure: simhash_jobs::matching::measure(job.matching()?),
         read_seconds,
         match_seconds: matching_start.elapsed().as_secs_f64(),
         started,
@@ -325,7 +379,7 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
     if let Mode::Dedup { keep } = job.mode {
         let outputs = out.take().map(|o| (o, removed_output(job)));
         let bands = job.reading.sketcher.as_ref().map_or(0, |s| s.banding().bands);
-        let walker = walker(&job.matching, bands, key_bits.unwrap_or(32));
+        let walker = walker(job.matching()?, bands, key_bits.unwrap_or(32));
         let d = Dedup { plan: &plan, share: &share, keep, walker, census: &census };
         return output::dedup(worker, job, &d, matched, outputs, &summary);
     }
@@ -405,7 +459,7 @@ fn minhash(
             flood_group: job.flood_group,
             templates,
         },
-        Mode::Cluster { .. } | Mode::Dedup { .. } => bands::Verifying::Groups,
+        Mode::Cluster { .. } | Mode::Dedup { .. } | Mode::Decontaminate => bands::Verifying::Groups,
     };
     if let (Links::Forest(forest), Mode::Dedup { .. }) = (&mut links, job.mode) {
         // The walk reads each copy with its set's component.
@@ -447,12 +501,14 @@ fn minhash(
     Ok(Matched { links, copies: sets.copies, copy_code: Score::Jaccard(1.0).code(), stats })
 }
 
-/// What step 1 leaves: the plan, this worker's share, worker 0's output, and the error
-/// that stops the job in round `chunks` (on every worker).
+/// What step 1 leaves: the plan, this worker's share, worker 0's output (or
+/// `decontaminate`'s), and the error that stops the job in round `chunks` (on every
+/// worker).
 struct Read {
     plan: InputPlan,
     share: Share,
     out: Option<Output>,
+    contaminated: decontaminate::Outputs,
     error: Option<String>,
 }
 
@@ -461,11 +517,29 @@ struct Read {
 fn read(worker: &Worker, job: &Job) -> Result<Read, Vec<String>> {
     let (me, peers) = (worker.index(), worker.peers());
     let mut out = None;
+    let mut contaminated = decontaminate::Outputs::default();
     let mut error = None;
-    if me == 0 && job.output_dir.is_none() {
-        match Output::create_for("--output", &job.output) {
-            Ok(o) => out = Some(o),
-            Err(e) => error = Some(format!("{:#}", anyhow::Error::from(e))),
+    let create =
+        |flag: &str, path: &std::path::Path, error: &mut Option<String>| match Output::create_for(
+            flag, path,
+        ) {
+            Ok(o) => Some(o),
+            Err(e) => {
+                error.get_or_insert(format!("{:#}", anyhow::Error::from(e)));
+                None
+            }
+        };
+    if me == 0 {
+        if let Some(dec) = &job.decontaminate {
+            // As `simhash decontaminate` creates them: --hits, then -o.
+            if let Some(hits) = &dec.hits {
+                contaminated.hits = create("--hits", hits, &mut error);
+            }
+            if let Some(clean) = &dec.output {
+                contaminated.clean = create("--output", clean, &mut error);
+            }
+        } else if job.output_dir.is_none() {
+            out = create("--output", &job.output, &mut error);
         }
     }
     // Every worker fails the same way on the same flags: no round is needed.
@@ -480,5 +554,5 @@ fn read(worker: &Worker, job: &Job) -> Result<Read, Vec<String>> {
     if job.inject_error == Some(me) {
         error = Some(format!("worker {me}: injected failure (--inject-error)"));
     }
-    Ok(Read { plan, share, out, error })
+    Ok(Read { plan, share, out, contaminated, error })
 }

@@ -1,6 +1,7 @@
-//! `simhash-dist`: the `simhash pairs`, `cluster` and `dedup` jobs on timely-dataflow, across
-//! worker threads, processes and hosts, with output byte-identical to the single-machine
-//! `simhash` binary's for the same input, at any number of processes and workers.
+//! `simhash-dist`: the `simhash pairs`, `cluster`, `dedup` and `decontaminate` jobs on
+//! timely-dataflow, across worker threads, processes and hosts, with output byte-identical
+//! to the single-machine `simhash` binary's for the same input, at any number of processes
+//! and workers.
 //!
 //! Records never travel: each worker reads and fingerprints its own share of the input
 //! ([`share`]), and then runs the same fixed sequence of rounds ([`job`]), one module each
@@ -30,6 +31,7 @@
 #![warn(missing_docs)]
 
 mod args;
+mod decontaminate;
 mod failure;
 mod forest;
 mod heartbeat;
@@ -82,6 +84,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let (mut args, mode, removed, compression) = match cli.command {
+        Command::Decontaminate(d) => return decontaminate::run(&d),
         Command::Pairs(args) => (args, Mode::Pairs, None, None),
         Command::Cluster(c) => {
             (c.job, Mode::Cluster { singletons: c.singletons.singletons }, None, None)
@@ -94,24 +97,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         ),
     };
     let skipped = args.expand()?;
-    if args.timely.process == 0 {
-        let mut err = std::io::stderr().lock();
-        for file in skipped.iter().take(20) {
-            let _ = writeln!(
-                err,
-                "simhash-dist: warning: {}: not read: {}",
-                file.path.display(),
-                file.why
-            );
-        }
-        if skipped.len() > 20 {
-            let _ = writeln!(
-                err,
-                "simhash-dist: warning: {} more files in the input directories not read",
-                skipped.len() - 20
-            );
-        }
-    }
+    warn_skipped(&skipped, args.timely.process);
     let matching = args.matching(matches!(mode, Mode::Cluster { .. }))?;
     // Before any process starts: the output may not be an input (every process checks, and
     // fails alike on a shared filesystem).
@@ -144,17 +130,48 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         rounds::parts::prepare(dir)?;
     }
     let launch = args.launch()?;
+    let compression = compression.unwrap_or_default();
+    let job = build_job(&args, mode, matching, (removed, compression));
+    execute(job, launch, &args.timely, args.quiet.quiet)
+}
+
+/// Warns (process 0) of the files in the input directories that are not read.
+fn warn_skipped(skipped: &[simhash_io::SkippedFile], process: usize) {
+    if process != 0 {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    for file in skipped.iter().take(20) {
+        let _ =
+            writeln!(err, "simhash-dist: warning: {}: not read: {}", file.path.display(), file.why);
+    }
+    if skipped.len() > 20 {
+        let _ = writeln!(
+            err,
+            "simhash-dist: warning: {} more files in the input directories not read",
+            skipped.len() - 20
+        );
+    }
+}
+
+/// Runs `job` on this process's workers, joined to the other processes as `launch` says,
+/// and ends as the job did: its exit code, or 2 with its messages.
+fn execute(
+    job: Job,
+    launch: Launch,
+    timely: &args::TimelyArgs,
+    quiet: bool,
+) -> anyhow::Result<ExitCode> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let threads = args.timely.threads.threads.map_or(1, std::num::NonZero::get);
+    let threads = timely.threads.threads.map_or(1, std::num::NonZero::get);
     if threads > cores {
         let _ = writeln!(
             std::io::stderr().lock(),
             "simhash-dist: warning: -w {threads} workers on {cores} cores: workers will share cores"
         );
     }
-    let (quiet, process) = (args.quiet.quiet, args.timely.process);
-    let compression = compression.unwrap_or_default();
-    let job = Arc::new(build_job(&args, mode, matching, (removed, compression)));
+    let process = timely.process;
+    let job = Arc::new(job);
     failure::install();
     let (guards, heartbeat) = start(launch, move |worker| job::run(worker, &job))?;
     let joined = join(guards);
@@ -231,40 +248,59 @@ fn build_job(
         )),
         None => simhash_io::Parser::Hash,
     };
+    let reading = Reading {
+        parser,
+        fingerprinter,
+        sketcher,
+        spool: matches!(mode, Mode::Dedup { .. }),
+        eval: None,
+    };
+    let mut job = new_job(mode, args.paths(), reading, &args.records, &args.timely);
+    job.matching = Some(matching);
+    job.output.clone_from(&args.output.output);
+    job.output_dir.clone_from(&args.output_dir.output_dir);
+    job.removed = removed;
+    job.parquet_compression = parquet_compression;
+    job.quiet = args.quiet.quiet;
+    job.stats.clone_from(&args.stats.stats);
+    job
+}
+
+/// A job of `mode` over `paths`, read as `reading` says with the record flags, run as the
+/// timely flags say (this process, the test hooks); no method, no output but standard
+/// output, not quiet, no `--stats`: the caller sets what its command has.
+fn new_job(
+    mode: Mode,
+    paths: Vec<PathBuf>,
+    reading: Reading,
+    records: &simhash_io::RecordFlags,
+    t: &args::TimelyArgs,
+) -> Job {
     Job {
         mode,
-        paths: args.paths(),
-        reading: Reading {
-            parser,
-            fingerprinter,
-            sketcher,
-            spool: matches!(mode, Mode::Dedup { .. }),
-        },
-        max_record_bytes: args.records.limit.max_record_bytes,
-        strict: args.records.strict.strict,
-        matching,
-        output: args.output.output.clone(),
-        output_dir: args.output_dir.output_dir.clone(),
-        removed,
-        parquet_compression,
-        quiet: args.quiet.quiet,
-        stats: args.stats.stats.clone(),
-        process: args.timely.process,
-        inject_error: args.timely.inject_error,
-        inject_panic: args.timely.inject_panic,
-        inject_write_error: args.timely.inject_write_error,
-        inject_stall: args.timely.inject_stall,
-        forest_capacity: args
-            .timely
+        paths,
+        reading,
+        max_record_bytes: records.limit.max_record_bytes,
+        strict: records.strict.strict,
+        matching: None,
+        decontaminate: None,
+        output: PathBuf::from("-"),
+        output_dir: None,
+        removed: None,
+        parquet_compression: simhash_io::ParquetCompression::default(),
+        quiet: false,
+        stats: None,
+        process: t.process,
+        inject_error: t.inject_error,
+        inject_panic: t.inject_panic,
+        inject_write_error: t.inject_write_error,
+        inject_stall: t.inject_stall,
+        forest_capacity: t
             .forest_capacity
             .map_or(forest::CAPACITY, |n| usize::try_from(n).unwrap_or(usize::MAX)),
-        output_window: args.timely.output_window.unwrap_or(rounds::stream::WINDOW),
-        verify_round_bytes: args
-            .timely
-            .verify_round_bytes
-            .unwrap_or(rounds::bands::VERIFY_ROUND_BYTES),
-        flood_group: args
-            .timely
+        output_window: t.output_window.unwrap_or(rounds::stream::WINDOW),
+        verify_round_bytes: t.verify_round_bytes.unwrap_or(rounds::bands::VERIFY_ROUND_BYTES),
+        flood_group: t
             .flood_group
             .map_or(rounds::floods::FLOOD_GROUP, |n| usize::try_from(n).unwrap_or(usize::MAX)),
     }

@@ -13,6 +13,9 @@ pub(crate) enum Mode {
     Cluster { singletons: bool },
     /// `dedup`: the walk in `--keep` order, per component ([`crate::rounds::dedup`]).
     Dedup { keep: Keep },
+    /// `decontaminate`: each text scanned for eval n-grams as it is read, the scans
+    /// gathered ([`crate::rounds::contamination`]).
+    Decontaminate,
 }
 
 /// How a worker's part of the job ended.

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use simhash_core::Fingerprinter;
+use simhash_index::contamination::{DocHits, EvalSets};
 use simhash_index::lsh::{DocSketch, Sketcher};
 use simhash_io::{Body, IdTable, LineReader, LineStatus, ParquetRows, Problem, Reason, Source};
 
@@ -233,8 +234,10 @@ pub(crate) struct Reading {
     pub(crate) fingerprinter: Option<Fingerprinter>,
     /// Set for `--method minhash`: each text is also sketched (shingle set, band keys).
     pub(crate) sketcher: Option<std::sync::Arc<Sketcher>>,
-    /// Standard input is kept for a second pass (`dedup`).
+    /// Standard input is kept for a second pass (`dedup`, `decontaminate -o`).
     pub(crate) spool: bool,
+    /// `decontaminate`: each text is scanned for these eval sets' n-grams.
+    pub(crate) eval: Option<std::sync::Arc<EvalSets>>,
 }
 
 /// The records one worker read, in input order.
@@ -263,6 +266,8 @@ pub(crate) struct Docs {
     pub(crate) generated: Vec<bool>,
     /// Skipped after reading: its id is a duplicate of an earlier record's.
     pub(crate) removed: Vec<bool>,
+    /// `decontaminate`: the scans that found eval n-grams, by record (ascending).
+    pub(crate) scans: Vec<(usize, DocHits)>,
     /// The chunk (index into this worker's chunks) of each record.
     chunk: Vec<u32>,
     /// Per chunk: the lines of all the files before the chunk's file, which turn a line in
@@ -320,9 +325,12 @@ impl Docs {
     }
 
     fn push(&mut self, pos: u64, line: u64, chunk: u32, id: Option<&str>, parsed: Parsed) {
-        let Parsed { fp, sketch, len, number } = parsed;
+        let Parsed { fp, sketch, len, number, hits } = parsed;
         if self.sketched {
             self.sketch.push(sketch);
+        }
+        if !hits.is_empty() {
+            self.scans.push((self.pos.len(), hits));
         }
         self.pos.push(pos);
         self.line.push(line);
@@ -536,6 +544,8 @@ struct Parsed {
     len: u64,
     /// The id is a JSON number.
     number: bool,
+    /// `decontaminate`: the eval n-grams the text contains.
+    hits: DocHits,
 }
 
 /// A record: its id when it has one, and what its body became.
@@ -547,6 +557,10 @@ fn parse_line(bytes: &[u8], reading: &Reading) -> Result<Record, Problem> {
 
 /// What `record` becomes: its id, and its body fingerprinted (and sketched).
 fn parse_record(record: simhash_io::Record<'_>, reading: &Reading) -> Record {
+    let hits = match (&record.body, &reading.eval) {
+        (Body::Text(text), Some(eval)) => eval.scan(text),
+        _ => DocHits::default(),
+    };
     let (fp, sketch, len) = match (record.body, &reading.fingerprinter, &reading.sketcher) {
         (Body::Text(text), Some(fingerprinter), Some(sketcher)) => {
             let (fp, sketch) = sketcher.sketch(fingerprinter, &text);
@@ -559,7 +573,7 @@ fn parse_record(record: simhash_io::Record<'_>, reading: &Reading) -> Record {
         (Body::Hash(fp), ..) => (fp, None, 0),
     };
     let number = record.id.as_ref().is_some_and(|id| id.number);
-    let parsed = Parsed { fp: fp.map(|f| f.0), sketch, len, number };
+    let parsed = Parsed { fp: fp.map(|f| f.0), sketch, len, number, hits };
     (record.id.map(|id| id.text.into_owned()), parsed)
 }
 

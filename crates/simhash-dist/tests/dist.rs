@@ -802,7 +802,7 @@ fn a_corpus_may_not_mix_records_with_and_without_ids() {
             simhash(&["pairs", &s(&clean), "-k", "6", "-q", "-o", &s(&want)]),
             ExitCode::SUCCESS
         );
-        for w in ["1", "3"] {
+        for w in ["1", "2", "4"] {
             let out =
                 dist(&strings(&["pairs", &s(&a), &s(&b), "-k", "6", "-w", w, "-o", &s(&got)]));
             assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -1013,7 +1013,7 @@ fn minhash_matches_simhash_on_floods_tiny_texts_and_every_setting() {
             }
             // Duplicate ids are skipped: exit 1 on both.
             assert_eq!(simhash_into(command, &input, &extras, &want), ExitCode::from(1));
-            for w in ["1", "3"] {
+            for w in ["1", "2", "4"] {
                 let mut a = strings(&[command, &s(&input), "-q", "-w", w, "-o", &s(&got)]);
                 a.extend(strings(&extras));
                 let out = dist(&a);
@@ -1812,7 +1812,7 @@ fn relations_decide_alike_at_every_shape() {
                         .filter_map(|l| l.rsplit('\t').next().map(str::to_string)),
                 );
             }
-            for w in ["1", "3"] {
+            for w in ["1", "2", "4"] {
                 let mut a = strings(&[command, &s(&input), "-q", "-w", w, "-o", &s(&got)]);
                 a.extend(strings(&extras));
                 let out = dist(&a);
@@ -2074,4 +2074,129 @@ fn a_forest_past_its_capacity_fails_the_job_naming_the_limit() {
     // Far from the limit, the same jobs run.
     let out = dist(&strings(&["cluster", &input, "-w", "2", "-q", "-o", &s(&got)]));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// A corpus for `decontaminate` ([`jsonl_corpus`], then a record whose id repeats an
+/// earlier one's and holds eval text, which `simhash` skips, and a bad line) and an eval
+/// set: passages of its texts (some re-cased, with punctuation), the corpus's boilerplate
+/// sentence (in many documents: `--max-df` drops it), a short item that matches only whole,
+/// and an item found nowhere.
+fn decontaminate_inputs(dir: &Dir, seed: u64) -> (PathBuf, PathBuf) {
+    let corpus = jsonl_corpus(700, seed);
+    let texts: Vec<String> = corpus
+        .lines()
+        .filter_map(|l| {
+            l.split("\"text\":\"").nth(1).map(|t| t.trim_end_matches("\"}").to_string())
+        })
+        .filter(|t| t.split(' ').count() >= 30)
+        .collect();
+    let mut rng = seed;
+    let mut quiz = String::new();
+    let mut first = String::new();
+    for i in 0..25 {
+        let words: Vec<&str> =
+            texts[(splitmix(&mut rng) % texts.len() as u64) as usize].split(' ').collect();
+        let at = (splitmix(&mut rng) % (words.len() as u64 - 14)) as usize;
+        let mut item = words[at..at + 14].join(" ");
+        if i % 3 == 0 {
+            item = item.to_uppercase().replacen(' ', ", ", 2) + "?";
+        } else if first.is_empty() {
+            first.clone_from(&item);
+        }
+        let _ = writeln!(quiz, "{{\"id\":\"q{i}\",\"text\":\"{item}\"}}");
+    }
+    quiz.push_str(
+        "{\"id\":\"boiler\",\"text\":\"The same boilerplate page again and again and again.\"}\n",
+    );
+    quiz.push_str("{\"id\":\"short\",\"text\":\"Harbour winter\"}\n");
+    quiz.push_str(
+        "{\"id\":\"none\",\"text\":\"nothing of this is written anywhere in the corpus at all\"}\n",
+    );
+    // Item q1 whole, in a record skipped for its id: no hit.
+    let corpus = format!(
+        "{corpus}\n{{\"id\":\"doc-5\",\"text\":\"{first}\"}}\nnot json\n{{\"id\":\"x\",\"text\":\"harbour winter\"}}\n"
+    );
+    (dir.write("corpus.jsonl", &corpus), dir.write("quiz.jsonl", &quiz))
+}
+
+/// `decontaminate`: the hits and the corpus without them, byte for byte `simhash
+/// decontaminate`'s, at any number of workers and processes and at every kind of
+/// `--max-df`; the exit code and the bad records as `simhash` gives them.
+#[test]
+fn decontaminate_matches_simhash_at_any_split() {
+    let dir = Dir::new();
+    let (corpus, quiz) = decontaminate_inputs(&dir, 21);
+    let (corpus, quiz) = (s(&corpus), s(&quiz));
+    let (want_hits, want_clean) = (s(&dir.path("want-hits.jsonl")), s(&dir.path("want.jsonl")));
+    let (hits, clean) = (s(&dir.path("hits.jsonl")), s(&dir.path("clean.jsonl")));
+    for max_df in ["1000", "20", "0.02", "none"] {
+        let base = ["decontaminate", &corpus, "--eval", &quiz, "--max-df", max_df];
+        let want = [&base[..], &["-q", "--hits", &want_hits, "-o", &want_clean]].concat();
+        assert_eq!(simhash(&want), ExitCode::from(1), "--max-df {max_df}");
+        let found = read(Path::new(&want_hits));
+        assert!(found.lines().count() >= 20, "--max-df {max_df}: {found}");
+        // The skipped record (a repeated id) holds item q1: no hit names it (the first
+        // doc-5 has other text).
+        assert!(!found.contains("{\"id\":\"doc-5\",\"eval\":\"quiz\",\"item\":\"q1\""));
+        assert!(found.contains("\"item\":\"q1\""), "{found}");
+        let got = [&base[..], &["--hits", &hits, "-o", &clean]].concat();
+        let mut runs = Vec::new();
+        for w in ["1", "2", "4"] {
+            runs.push((format!("-w {w}"), vec![dist(&strings(&[&got[..], &["-w", w]].concat()))]));
+        }
+        runs.push(("2 x 1".to_string(), dist_processes(&dir, 2, 1, &got)));
+        runs.push(("1 x 2".to_string(), dist_each(&dir, 2, std::slice::from_ref(&got))));
+        for (shape, outs) in runs {
+            for (p, out) in outs.iter().enumerate() {
+                assert_eq!(out.status.code(), Some(1), "{shape} {p}: {}", stderr(out));
+            }
+            assert!(
+                stderr(&outs[0]).contains("corpus.jsonl:704: invalid JSON"),
+                "{}",
+                stderr(&outs[0])
+            );
+            assert!(stderr(&outs[0]).contains("corpus.jsonl:703: duplicate id"), "{shape}");
+            assert!(read(Path::new(&hits)) == found, "--max-df {max_df}, {shape}: hits differ");
+            assert!(
+                read(Path::new(&clean)) == read(Path::new(&want_clean)),
+                "--max-df {max_df}, {shape}: -o differs"
+            );
+        }
+    }
+    // No output asked for: the hits on standard output, as `simhash` writes them.
+    let want = ["decontaminate", &corpus, "--eval", &quiz, "-q", "--hits", &want_hits];
+    assert_eq!(simhash(&want), ExitCode::from(1));
+    let out = dist(&strings(&["decontaminate", &corpus, "--eval", &quiz, "-q", "-w", "2"]));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout) == read(Path::new(&want_hits)));
+}
+
+/// `decontaminate` refuses what it does not write and outputs over an input, and a failed
+/// worker leaves every output as it was.
+#[test]
+fn decontaminate_refuses_and_fails_without_output() {
+    let dir = Dir::new();
+    let (corpus, quiz) = decontaminate_inputs(&dir, 22);
+    let (corpus, quiz) = (s(&corpus), s(&quiz));
+    let hits = s(&dir.write("hits.jsonl", "previous hits\n"));
+    let clean = s(&dir.write("clean.jsonl", "previous\n"));
+    let base = ["decontaminate", &corpus, "--eval", &quiz];
+    let refused = |more: &[&str], says: &str| {
+        let out = dist(&strings(&[&base[..], more].concat()));
+        assert_eq!(out.status.code(), Some(2), "{more:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{more:?}: {}", stderr(&out));
+    };
+    refused(&["--cut", "cut.jsonl"], "--cut is written by `simhash decontaminate`");
+    refused(&["-o", &clean, "--annotate"], "--annotate is written by");
+    refused(&["--report", "r.html"], "--report is written by");
+    refused(&["-o", &corpus], "refusing to overwrite");
+    refused(&["--hits", &quiz], "refusing to overwrite");
+    refused(&["--ngram", "0"], "n-gram length");
+    for hook in ["--inject-error", "--inject-write-error"] {
+        let a = [&base[..], &["--hits", &hits, "-o", &clean, "-w", "2", hook, "1"]].concat();
+        let out = dist(&strings(&a));
+        assert_eq!(out.status.code(), Some(2), "{hook}: {}", stderr(&out));
+        assert_eq!(read(Path::new(&hits)), "previous hits\n", "{hook}: --hits was touched");
+        assert_eq!(read(Path::new(&clean)), "previous\n", "{hook}: -o was touched");
+    }
 }

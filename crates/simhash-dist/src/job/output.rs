@@ -51,8 +51,8 @@ pub(super) fn write_parts(
             let stats = gather::figures(worker, stats);
             (parts::write_clusters(worker, &parts, &members), stats)
         }
-        Mode::Dedup { .. } => {
-            (Err(anyhow::anyhow!("internal error: dedup writes its own parts")), stats)
+        Mode::Dedup { .. } | Mode::Decontaminate => {
+            (Err(anyhow::anyhow!("internal error: this job writes its own parts")), stats)
         }
     };
     let (written, files) = match written {
@@ -93,7 +93,7 @@ pub(super) type Outputs = (Output, Option<Result<Output, String>>);
 /// `outputs` and commits them together, or neither. A worker whose spool could not be
 /// written or read fails the job on every worker. Returns, on worker 0, the commit: an
 /// empty message when the output's reader stopped reading (`| head`), not a failure.
-fn stream_out(
+pub(super) fn stream_out(
     worker: &mut Worker,
     job: &Job,
     spool: Result<Spool<std::fs::File>, String>,
@@ -147,6 +147,13 @@ fn stream_out(
 /// What worker 0 commits with `-o`, for the messages of a later failure.
 fn what_is_committed(job: &Job) -> String {
     let shown = |p: &std::path::Path| p.display().to_string();
+    if let Some(dec) = &job.decontaminate {
+        let clean = dec.output.as_deref().map(shown).unwrap_or_default();
+        return match &dec.hits {
+            None => format!("the output {clean}"),
+            Some(hits) => format!("the output {clean} and --hits {}", shown(hits)),
+        };
+    }
     match &job.removed {
         None => format!("the output {}", shown(&job.output)),
         Some(removed) => {
@@ -156,11 +163,11 @@ fn what_is_committed(job: &Job) -> String {
 }
 
 /// The test hook `--inject-write-error`: worker `me`'s outputs, written, fail.
-fn injected_write_error(
+pub(super) fn injected_write_error<T>(
     job: &Job,
     me: usize,
-    outputs: Result<Vec<Output>, String>,
-) -> Result<Vec<Output>, String> {
+    outputs: Result<T, String>,
+) -> Result<T, String> {
     if job.inject_write_error == Some(me) {
         return Err(format!("worker {me}: injected write failure (--inject-write-error)"));
     }
@@ -225,8 +232,9 @@ pub(super) fn dedup(
     let parser = &job.reading.parser;
     let max = job.max_record_bytes;
     let header = kept::header(worker, d.plan, d.share, parser, max);
+    let removed: Vec<u64> = decisions.iter().map(|d| d.0).collect();
     let kept =
-        KeptLines { plan: d.plan, me, share: d.share, decisions: &decisions, parser, max, header };
+        KeptLines { plan: d.plan, me, share: d.share, removed: &removed, parser, max, header };
     // Parquet rows are copied into the parts by their readers (only with --output-dir).
     let parquet = d.plan.files.iter().any(|f| f.parquet);
     let code = u8::from(d.census.skipped > 0);
@@ -244,7 +252,7 @@ pub(super) fn dedup(
         let parts = Parts::new(dir, d.plan, extension);
         let written = if parquet {
             let compression = job.parquet_compression;
-            parts::write_kept_rows(me, &parts, (d.plan, d.share), &decisions, (parser, compression))
+            parts::write_kept_rows(me, &parts, (d.plan, d.share), &removed, (parser, compression))
         } else {
             parts::write_kept(&parts, &kept)
         };

@@ -1,5 +1,5 @@
-//! Round `kept` (`dedup`): the lines `simhash dedup` writes, from the workers that read
-//! them.
+//! Round `kept` (`dedup`, and `decontaminate -o`): the lines `simhash dedup` writes, from
+//! the workers that read them.
 //!
 //! Each worker reads its pieces of the input again and keeps, byte for byte, the lines of
 //! its records that the walk kept ([`crate::rounds::dedup`]), and any hash TSV header
@@ -29,8 +29,9 @@ pub(crate) struct KeptLines<'a> {
     pub(crate) me: usize,
     /// What this worker read.
     pub(crate) share: &'a Share,
-    /// The walk's decisions: the records removed.
-    pub(crate) decisions: &'a [Decision],
+    /// The positions of the records left out (the walk's removals, or the documents with
+    /// eval text), ascending.
+    pub(crate) removed: &'a [u64],
     /// Reads the lines again (JSON or hash TSV).
     pub(crate) parser: &'a Parser,
     /// `--max-record-bytes`: longer lines were bad records.
@@ -48,12 +49,11 @@ impl KeptLines<'_> {
         &self,
         mut emit: impl FnMut(u64, &[u8]) -> anyhow::Result<()>,
     ) -> anyhow::Result<u64> {
-        let (docs, decisions, me) = (&self.share.docs, self.decisions, self.me);
+        let (docs, removed, me) = (&self.share.docs, self.removed, self.me);
         let kept = |pos: u64| {
-            docs.find(pos).is_some_and(|d| !docs.removed[d])
-                && decisions.binary_search_by_key(&pos, |d| d.0).is_err()
+            docs.find(pos).is_some_and(|d| !docs.removed[d]) && removed.binary_search(&pos).is_err()
         };
-        let expected = (0..docs.len()).filter(|&d| !docs.removed[d]).count() - decisions.len();
+        let expected = (0..docs.len()).filter(|&d| !docs.removed[d]).count() - removed.len();
         let mut found = 0usize;
         for (file, lo, hi) in self.plan.pieces(me) {
             let name = &self.plan.files[file].name;

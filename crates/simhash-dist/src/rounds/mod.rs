@@ -18,6 +18,7 @@ pub(crate) mod census;
 pub(crate) mod chunks;
 pub(crate) mod collapse;
 pub(crate) mod components;
+pub(crate) mod contamination;
 pub(crate) mod dedup;
 pub(crate) mod floods;
 pub(crate) mod gather;

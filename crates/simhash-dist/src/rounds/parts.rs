@@ -33,7 +33,6 @@ use anyhow::Context;
 use simhash_io::{ClustersTsv, Measure, Output, PairsTsv, ParquetCompression, ParquetCopy, Parser};
 use timely::worker::Worker;
 
-use super::dedup::Decision;
 use super::gather::{Matched, Record};
 use super::kept::{self, KeptLines};
 use super::stream::Spool;
@@ -427,7 +426,7 @@ impl PartCursor<'_, '_> {
 }
 
 /// `dedup` of Parquet input: writes the part of each Parquet file this worker read (a
-/// piece is a whole file), its kept rows copied with the file's schema, in the file's
+/// piece is a whole file), its rows but the `removed` ones (positions, ascending) copied with the file's schema, in the file's
 /// codec or `compression` ([`ParquetCopy`], as `simhash dedup --output-dir` writes them).
 /// A file that could not be read as Parquet (reported in the first pass) gets no part, as
 /// in `simhash`.
@@ -435,7 +434,7 @@ pub(crate) fn write_kept_rows(
     me: usize,
     parts: &Parts<'_>,
     (plan, share): (&InputPlan, &Share),
-    decisions: &[Decision],
+    removed: &[u64],
     (parser, compression): (&Parser, ParquetCompression),
 ) -> anyhow::Result<Written> {
     let Parser::Json(columns) = parser else {
@@ -443,10 +442,9 @@ pub(crate) fn write_kept_rows(
     };
     let docs = &share.docs;
     let kept = |pos: u64| {
-        docs.find(pos).is_some_and(|d| !docs.removed[d])
-            && decisions.binary_search_by_key(&pos, |d| d.0).is_err()
+        docs.find(pos).is_some_and(|d| !docs.removed[d]) && removed.binary_search(&pos).is_err()
     };
-    let expected = (0..docs.len()).filter(|&d| !docs.removed[d]).count() - decisions.len();
+    let expected = (0..docs.len()).filter(|&d| !docs.removed[d]).count() - removed.len();
     let mut written = Written::default();
     for piece in parts.order.of_worker(me) {
         let file = parts.order.file(piece);

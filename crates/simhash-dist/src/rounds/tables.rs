@@ -54,7 +54,8 @@ impl Links {
     /// ([`crate::forest::CAPACITY`] but in tests).
     pub(crate) fn new(mode: Mode, capacity: usize) -> Links {
         match mode {
-            Mode::Pairs => Links::Pairs(Vec::new()),
+            // `decontaminate` links nothing.
+            Mode::Pairs | Mode::Decontaminate => Links::Pairs(Vec::new()),
             Mode::Cluster { .. } | Mode::Dedup { .. } => {
                 Links::Forest(Forest::with_capacity(capacity))
             }

@@ -14,6 +14,7 @@ pub struct DocHits {
 
 /// A run of the document's words that is a distinct eval n-gram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Match {
     /// The distinct n-gram.
     pub(crate) key: u32,

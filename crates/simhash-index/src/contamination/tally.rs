@@ -21,7 +21,11 @@ use super::scan::{DocHits, Match};
 /// limit a tally keeps at most that many documents' matches per n-gram (the matches of an
 /// n-gram already over the limit are dropped as they come), so its memory is bounded by
 /// the eval sets; with a share or no limit it keeps every document with a match.
+///
+/// With the `serde` feature a tally is serializable, so that processes that each scanned
+/// part of a corpus can gather their tallies and merge them (`simhash-dist`).
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Tally {
     ngrams: usize,
     documents: u64,

@@ -207,23 +207,8 @@ pub fn run(session: &mut Session, settings: &Settings) -> Result<Vec<Output>> {
     if parquet && settings.cut.is_some() {
         bail!(Settings, "--cut rewrites JSONL records only, not Parquet rows");
     }
-    let mut builder = EvalSets::builder();
-    if let Some(n) = settings.ngram {
-        builder.ngram(n);
-    }
-    if let Some(share) = settings.min_overlap {
-        builder.min_overlap(share);
-    }
-    if let Some(max_df) = settings.max_df {
-        builder.max_df(max_df);
-    }
     session.reporter.phase("eval sets", None);
-    // Bad eval records are reported as every bad record is, but counted apart from the
-    // corpus's skipped records.
-    let before = session.reporter.skipped_now();
-    let eval =
-        evals::load(builder, &settings.evals, &settings.eval_reading, &mut session.reporter)?;
-    let eval_skipped = session.reporter.skipped_since(before);
+    let (eval, eval_skipped) = eval_sets(settings, &mut session.reporter)?;
     let eval = Arc::new(eval);
     session.reporter.end_phase();
 
@@ -293,6 +278,28 @@ pub fn run(session: &mut Session, settings: &Settings) -> Result<Vec<Output>> {
     Ok(outputs)
 }
 
+/// Reads the eval sets of `settings` and builds them with its n-gram length, minimum
+/// overlap and document-frequency limit. Their bad records are reported through
+/// `reporter` as every bad record is (`FILE:LINE: what`, or an error with `--strict`), and
+/// counted apart from the corpus's: returns the eval sets and how many eval records were
+/// left out. [`run`] starts with it; a front end that scans the corpus its own way
+/// (`simhash-dist`, each process its share) calls it to have the same eval sets.
+pub fn eval_sets(settings: &Settings, reporter: &mut crate::Reporter) -> Result<(EvalSets, u64)> {
+    let mut builder = EvalSets::builder();
+    if let Some(n) = settings.ngram {
+        builder.ngram(n);
+    }
+    if let Some(share) = settings.min_overlap {
+        builder.min_overlap(share);
+    }
+    if let Some(max_df) = settings.max_df {
+        builder.max_df(max_df);
+    }
+    let before = reporter.skipped_now();
+    let eval = evals::load(builder, &settings.evals, &settings.eval_reading, reporter)?;
+    Ok((eval, reporter.skipped_since(before)))
+}
+
 /// A second pass over the corpus, writing its records again.
 struct Rewriting<'a> {
     session: &'a mut Session,
@@ -336,8 +343,9 @@ fn docs_hit(hits: &[Hit<'_>]) -> Vec<u32> {
     docs
 }
 
-/// The summary's figures: totals, and each set's.
-fn figures(eval: &EvalSets, report: &Report<'_>) -> Decontamination {
+/// The summary's figures: totals, and each set's (the eval records left out are the
+/// caller's to fill in).
+pub fn figures(eval: &EvalSets, report: &Report<'_>) -> Decontamination {
     let mut evals: Vec<EvalFigures> = report
         .sets
         .iter()
@@ -384,14 +392,21 @@ pub fn write_hits(out: &mut dyn Write, corpus: &Corpus, hits: &[Hit<'_>]) -> Res
     let mut line = Vec::new();
     for hit in hits {
         line.clear();
-        line.extend_from_slice(b"{\"id\":");
-        simhash_io::write_json_id(&mut line, &corpus.id_value(hit.doc as usize))?;
-        line.push(b',');
-        hit_fields(hit, &mut line)?;
-        write!(line, ",\"matched\":{},\"ngrams\":{}}}", hit.matched, hit.ngrams)?;
-        line.push(b'\n');
+        hit_line(&mut line, &corpus.id_value(hit.doc as usize), hit)?;
         out.write_all(&line)?;
     }
+    Ok(())
+}
+
+/// One line of [`write_hits`], with its line end, for the document whose id is `id`
+/// (`simhash-dist` writes its hits with ids gathered from the workers that read them).
+pub fn hit_line(line: &mut Vec<u8>, id: &simhash_io::IdValue<'_>, hit: &Hit<'_>) -> Result<()> {
+    line.extend_from_slice(b"{\"id\":");
+    simhash_io::write_json_id(line, id)?;
+    line.push(b',');
+    hit_fields(hit, line)?;
+    write!(line, ",\"matched\":{},\"ngrams\":{}}}", hit.matched, hit.ngrams)?;
+    line.push(b'\n');
     Ok(())
 }
 

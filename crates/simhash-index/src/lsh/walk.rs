@@ -51,8 +51,8 @@ const NO_LINK: u32 = u32::MAX;
 /// that share a band hash verify in a relation acted on, and every removed document
 /// verifies against its kept one. Documents without a sketch are kept.
 ///
-/// Each candidate component is walked on its own (in parallel; the outcome does not
-/// depend on the thread count), with an index of its kept documents' band hashes: a
+/// Each candidate component is walked on its own (in parallel, the largest first; the
+/// outcome does not depend on the thread count), with an index of its kept documents' band hashes: a
 /// document is compared with the kept documents it shares a band with, in priority order,
 /// until one verifies. A flood of `N` near-duplicates with `K` kept costs about `N × K`.
 /// In a large component, small sets find the kept documents they share a band with and
@@ -76,10 +76,9 @@ pub fn walk<S: SketchStore + ?Sized>(
     }
     let Collapsed { reps, duplicates } = collapse_identical(sketches, Some(rank))?;
     let components = candidate_components(sketches, &reps)?;
-    let results: Vec<Result<(Vec<Removal>, MatchStats), EngineError>> = components
-        .par_iter()
-        .map(|docs| walk_component(sketches, docs, rank, threshold, templates))
-        .collect();
+    let pool = Pool::new(KEPT_SET_WORDS);
+    let walk = |docs: &[u32]| walk_component(sketches, docs, rank, threshold, templates, &pool);
+    let results = largest_first(&components, walk);
     let mut center: Vec<u32> = (0..n as u32).collect();
     let mut jaccard = vec![0.0; n];
     let mut relation = vec![Relation::Same; n];
@@ -109,14 +108,52 @@ pub fn walk<S: SketchStore + ?Sized>(
     Ok((Walk { center, jaccard, relation }, stats))
 }
 
+/// `walk` of every component, the largest first, each taken by the next thread free: the
+/// largest components, which bound the walk's time, start at once and the small ones fill
+/// the other threads (within a component, its parallel passes take the threads left idle).
+/// In the components' order; the outcome does not depend on which thread walked what.
+fn largest_first<T: Send + Sync>(
+    components: &[Vec<u32>],
+    walk: impl Fn(&[u32]) -> Result<T, EngineError> + Sync,
+) -> Vec<Result<T, EngineError>> {
+    let mut order: Vec<usize> = (0..components.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(components[i].len()), i));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::OnceLock<Result<T, EngineError>>> =
+        components.iter().map(|_| std::sync::OnceLock::new()).collect();
+    let threads = rayon::current_num_threads().clamp(1, components.len().max(1));
+    rayon::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|_| {
+                loop {
+                    let taken = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&i) = order.get(taken) else { break };
+                    // Each component is taken once: its slot is empty.
+                    let _ = slots[i].set(walk(&components[i]));
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner().unwrap_or_else(|| {
+                Err(EngineError::other(EngineErrorKind::Mismatch, "a component was not walked"))
+            })
+        })
+        .collect()
+}
+
 /// Records of a candidate component decided together by the walk: each is compared in
 /// parallel with the records kept before the chunk, then the chunk is settled in order
-/// among the records kept within it. Small in tests, so that they cover many chunks.
-const WALK_CHUNK: usize = if cfg!(test) { 7 } else { 4096 };
+/// among the records kept within it. 1,024: the ordered pass is then a small part of a
+/// large component's time, and the sets a chunk holds (below) stay small while several
+/// large components are walked at once. Small in tests, so that they cover many chunks.
+const WALK_CHUNK: usize = if cfg!(test) { 7 } else { 1024 };
 
 /// The largest set of an undecided record that the parallel pass of a chunk hands to the
 /// ordered pass (larger ones are read again there): with [`WALK_CHUNK`] records, at most
-/// 32 MiB a chunk and a quarter more for their bitmaps. Small in tests, so that they cover
+/// 8 MiB a chunk and a quarter more for their bitmaps. Small in tests, so that they cover
 /// both.
 const HELD_SET_WORDS: usize = if cfg!(test) { 6 } else { 1024 };
 
@@ -241,11 +278,38 @@ thread_local! {
         std::cell::RefCell::new(simhash_core::SetFilter::default());
 }
 
-/// Words of kept records' sets and their bitmaps that one [`Kept`] holds in memory (56
-/// MiB), so that the records compared with them are not read back again and again (past
-/// it, sets are read from the store for each comparison). Small in tests, so that they
-/// cover both.
+/// Words of kept records' sets and their bitmaps that the [`Kept`]s of the components
+/// walked at once hold in memory together (56 MiB, a [`Pool`]), so that the records
+/// compared with them are not read back again and again (past it, sets are read from the
+/// store for each comparison). Small in tests, so that they cover both.
 const KEPT_SET_WORDS: usize = if cfg!(test) { 40 } else { 7 << 20 };
+
+/// The words a [`Kept`] takes from its [`Pool`] at a time (512 KiB), or what a set needs
+/// when more.
+const GRANT_WORDS: usize = if cfg!(test) { 8 } else { 1 << 16 };
+
+/// The words of [`KEPT_SET_WORDS`] not held by a component's [`Kept`]: the components
+/// walked at once (the largest first, on every thread) share it, so that together they
+/// hold no more than one would alone. Which sets are held, and so read again from the
+/// store, depends on the threads' timing; the decisions do not.
+struct Pool(std::sync::atomic::AtomicUsize);
+
+impl Pool {
+    fn new(words: usize) -> Pool {
+        Pool(std::sync::atomic::AtomicUsize::new(words))
+    }
+
+    /// Takes `words` from the pool: false, and nothing taken, when fewer are left.
+    fn take(&self, words: usize) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.0.fetch_update(Relaxed, Relaxed, |left| left.checked_sub(words)).is_ok()
+    }
+
+    /// Gives `words` back.
+    fn give(&self, words: usize) {
+        self.0.fetch_add(words, std::sync::atomic::Ordering::Relaxed);
+    }
+}
 
 /// Words of the sets of records kept within a chunk that a [`Recent`] holds (8 MiB) when
 /// the [`Kept`] holds no more: with [`KEPT_SET_WORDS`], at most 64 MiB for one component.
@@ -261,9 +325,12 @@ const PARALLEL_BAND_WORK: usize = if cfg!(test) { 40 } else { 1 << 12 };
 /// order); an index of the band hashes of those kept before the current chunk, one map
 /// per band, listing kept ordinals; the size of each one's shingle set, and the set
 /// itself with its bitmap ([`simhash_core::set_bits`], a quarter of the set's memory)
-/// while [`KEPT_SET_WORDS`] allows.
+/// while its [`Pool`] allows (what it took is given back when it is dropped).
 #[derive(Default)]
-struct Kept {
+struct Kept<'p> {
+    /// The budget its sets and bitmaps are held within, and the words taken from it.
+    pool: Option<&'p Pool>,
+    granted: usize,
     docs: Vec<usize>,
     /// Per band, its index.
     bands: Vec<BandIndex>,
@@ -306,7 +373,32 @@ impl Recent {
     }
 }
 
-impl Kept {
+impl Drop for Kept<'_> {
+    fn drop(&mut self) {
+        if let Some(pool) = self.pool {
+            pool.give(self.granted);
+        }
+    }
+}
+
+impl Kept<'_> {
+    /// Whether `words` more fit in what this [`Kept`] took from its pool, taking more (a
+    /// grant of [`GRANT_WORDS`], or what `words` needs) when they do not.
+    fn fits(&mut self, words: usize) -> bool {
+        let needed = (self.sets.len() + self.bits.len() + words).saturating_sub(self.granted);
+        if needed == 0 {
+            return true;
+        }
+        let Some(pool) = self.pool else { return false };
+        for grant in [needed.max(GRANT_WORDS), needed] {
+            if pool.take(grant) {
+                self.granted += grant;
+                return true;
+            }
+        }
+        false
+    }
+
     /// The kept ordinals in the index (kept before the current chunk) that share a band
     /// hash with record `i` of the component, ascending and distinct, into `out`.
     fn candidates<S: SketchStore + ?Sized>(
@@ -464,15 +556,18 @@ impl Kept {
     fn push(&mut self, i: usize, set: &[u64], bits: &mut Bits) -> bool {
         let start = self.sets.len();
         let words = set.len() + simhash_core::set_bits_words(set.len());
-        let held = start + self.bits.len() + words <= KEPT_SET_WORDS;
+        let held = self.fits(words);
         let bit_start = self.bits.len();
         let mut crowded = 0;
         if held {
-            // Within the budget, not doubled past it.
-            reserve_within(&mut self.sets, set.len(), KEPT_SET_WORDS - self.bits.len());
+            // Within the whole budget, not doubled past it (what is not written is not
+            // memory used).
+            let whole = KEPT_SET_WORDS.max(self.granted);
+            reserve_within(&mut self.sets, set.len(), whole.saturating_sub(self.bits.len()));
             self.sets.extend_from_slice(set);
             let record = bits.of(set);
-            reserve_within(&mut self.bits, record.words.len(), KEPT_SET_WORDS - self.sets.len());
+            let left = whole.saturating_sub(self.sets.len());
+            reserve_within(&mut self.bits, record.words.len(), left);
             self.bits.extend_from_slice(record.words);
             crowded = record.crowded;
         }
@@ -598,6 +693,7 @@ fn walk_component<S: SketchStore + ?Sized>(
     rank: &[u32],
     threshold: f64,
     templates: Templates,
+    pool: &Pool,
 ) -> Result<(Vec<Removal>, MatchStats), EngineError> {
     let bands = sketches.bands();
     let rows = component_rows(sketches, docs)?;
@@ -611,6 +707,7 @@ fn walk_component<S: SketchStore + ?Sized>(
     let mut flood = Flood::default();
     let mut scratch = Vec::new();
     let mut kept = Kept::default();
+    kept.pool = Some(pool);
     let mut removed = Vec::new();
     let no_recent = Recent::default();
     // The kept records' windows, once relations spare records (see `own`).
@@ -828,5 +925,49 @@ impl Flood {
         let start = !self.asked && is_flood(self.candidates, self.small_sets);
         self.asked |= start;
         start
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Walked largest first, each component's result still comes back in its place,
+    /// whatever the thread that walked it.
+    #[test]
+    fn largest_first_keeps_the_components_order() {
+        let components: Vec<Vec<u32>> =
+            vec![vec![1], vec![2, 3, 4], vec![5, 6], vec![], vec![7, 8, 9, 10], vec![11]];
+        for threads in [1, 2, 4] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let got = pool
+                .install(|| largest_first(&components, |docs| Ok::<_, EngineError>(docs.to_vec())));
+            let got: Vec<Vec<u32>> = got.into_iter().map(Result::unwrap).collect();
+            assert_eq!(got, components, "{threads} threads");
+        }
+        assert!(largest_first(&[], |_| Ok::<_, EngineError>(())).is_empty());
+    }
+
+    /// The kept sets of components walked at once come out of one budget: what one holds
+    /// another cannot, a set that does not fit is not held, and each gives back what it
+    /// took when dropped.
+    #[test]
+    fn kept_sets_share_one_pool_and_give_it_back() {
+        let pool = Pool::new(100);
+        let set: Vec<u64> = (0..24).collect();
+        let words = set.len() + simhash_core::set_bits_words(set.len());
+        {
+            let (mut a, mut b) = (Kept::default(), Kept::default());
+            (a.pool, b.pool) = (Some(&pool), Some(&pool));
+            let held_a: Vec<bool> = (0..3).map(|i| a.push(i, &set, &mut Bits::default())).collect();
+            let held_b = b.push(0, &set, &mut Bits::default());
+            // 100 words hold three sets of `words` between the two, not four.
+            assert!(3 * words <= 100 && 4 * words > 100, "{words} words a set");
+            assert_eq!(held_a.iter().filter(|&&h| h).count() + usize::from(held_b), 3);
+            assert_eq!(a.set(0), Some(&set[..]));
+            assert!(a.granted + b.granted <= 100);
+        }
+        assert!(pool.take(100), "the budget was not given back whole");
+        assert!(!pool.take(1));
     }
 }

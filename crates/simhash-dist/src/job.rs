@@ -317,6 +317,8 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
     crate::rounds::label("census");
     let census = census::run(worker, &plan, &share, &all_chunks, job.strict)?;
     if let Some(dec) = &job.decontaminate {
+        // No matching: decontaminate's summary reads the counts, the workers and the times
+        // (no document is featureless: it has nothing to fingerprint).
         let summary = Summary {
             records_read: all_chunks.iter().map(|c| c.records).sum(),
             skipped: census.skipped,

@@ -269,7 +269,43 @@ fn candidates_of<S: SketchStore + ?Sized>(
     }
 }
 
+/// Which kept ordinals [`Kept::candidates`] has listed for the record it is listing them
+/// for: the number of its call, per ordinal, the last call that listed it.
+#[derive(Default)]
+struct Listed {
+    call: u32,
+    at: Vec<u32>,
+}
+
+impl Listed {
+    /// A new call, for ordinals below `ordinals` (others are always listed).
+    fn start(&mut self, ordinals: usize) {
+        self.call = self.call.wrapping_add(1);
+        if self.call == 0 {
+            self.at.fill(0);
+            self.call = 1;
+        }
+        if self.at.len() < ordinals {
+            self.at.resize(ordinals, 0);
+        }
+    }
+
+    /// Whether `ordinal` is listed for the first time in this call.
+    fn first(&mut self, ordinal: u32) -> bool {
+        match self.at.get_mut(ordinal as usize) {
+            Some(last) if *last == self.call => false,
+            Some(last) => {
+                *last = self.call;
+                true
+            }
+            None => true,
+        }
+    }
+}
+
 thread_local! {
+    /// The kept ordinals listed by [`Kept::candidates`], reused.
+    static LISTED: std::cell::RefCell<Listed> = std::cell::RefCell::new(Listed::default());
     /// The tokens of a kept record read for a relation, reused.
     static KEPT_TOKENS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
     /// The bitmap of the record being compared that is tested value by value against sets
@@ -408,14 +444,23 @@ impl Kept<'_> {
         out: &mut Vec<u32>,
     ) {
         out.clear();
-        for ((buckets, links), h) in self.bands.iter().zip(c.row(i)) {
-            let mut link = buckets.get(h).copied().unwrap_or(NO_LINK);
-            while link != NO_LINK {
-                let (ordinal, previous) = links[link as usize];
-                out.push(ordinal);
-                link = previous;
+        // A kept record sharing many bands (a large component's records share most of
+        // their boilerplate) is in many buckets: listed once, so that only distinct
+        // ordinals are sorted.
+        LISTED.with(|cell| {
+            let listed = &mut *cell.borrow_mut();
+            listed.start(self.indexed);
+            for ((buckets, links), h) in self.bands.iter().zip(c.row(i)) {
+                let mut link = buckets.get(h).copied().unwrap_or(NO_LINK);
+                while link != NO_LINK {
+                    let (ordinal, previous) = links[link as usize];
+                    if listed.first(ordinal) {
+                        out.push(ordinal);
+                    }
+                    link = previous;
+                }
             }
-        }
+        });
         out.sort_unstable();
         out.dedup();
     }
@@ -931,6 +976,22 @@ impl Flood {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each call lists an ordinal once, calls after the counter wraps too; ordinals past
+    /// those it was started for are always listed (the caller drops repeats).
+    #[test]
+    fn listed_once_per_call() {
+        let mut listed = Listed { call: u32::MAX - 1, at: vec![u32::MAX - 1; 2] };
+        listed.start(3);
+        assert!(listed.first(0) && !listed.first(0) && listed.first(2) && !listed.first(2));
+        assert!(listed.first(7) && listed.first(7));
+        // The counter wraps: earlier marks are cleared, not taken for this call's.
+        listed.start(3);
+        assert_eq!(listed.call, 1);
+        assert!(listed.first(0) && !listed.first(0) && listed.first(1));
+        listed.start(3);
+        assert!(listed.first(0) && listed.first(1) && !listed.first(1));
+    }
 
     /// Walked largest first, each component's result still comes back in its place,
     /// whatever the thread that walked it.

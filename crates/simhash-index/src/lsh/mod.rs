@@ -126,9 +126,9 @@
 //!
 //! ## How a pair is read
 //!
-//! Both texts are read without the release-stage words of [`VERSION_WORDS`] (`alpha`,
-//! `beta`, ...): one command's page in its beta and GA tracks is one document, and the
-//! word that marks the track is no content. A token of the removed text is *shared* when
+//! Both texts are read without the version markers of [`VERSION_WORDS`] (`alpha`,
+//! `beta`, `v1beta1`, ...): one command's page in its beta and GA tracks is one document,
+//! and the words that mark the track are no content. A token of the removed text is *shared* when
 //! one of the 3-token windows it lies in also occurs in the kept text; the others form *runs* (what the removed text has that the
 //! kept one lacks: a filled-in name, a changed word, an added sentence). Then:
 //!

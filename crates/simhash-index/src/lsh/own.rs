@@ -44,7 +44,7 @@ impl Owned {
 }
 
 /// The hashes of a kept text's windows (`tokens`: its token words, as the store keeps
-/// them; release-stage words dropped first, as every relation reads past them) into
+/// them; version markers dropped first, as every relation reads past them) into
 /// `out`, in text order: what both filters take.
 fn window_hashes(tokens: &[u32], out: &mut Vec<u64>) {
     out.clear();
@@ -92,7 +92,7 @@ impl KeptWindows {
     }
 
     /// Adds a kept text's windows by their hashes ([`for_each_window_hash`] of its tokens
-    /// without release-stage words; none for a text with no tokens).
+    /// without version markers; none for a text with no tokens).
     fn insert_hashes(&mut self, hashes: &[u64]) {
         if hashes.is_empty() {
             self.empty = true;
@@ -259,7 +259,7 @@ mod tests {
         assert!(each.get(22).is_none());
     }
 
-    /// A kept text with no tokens (or only release-stage words) is flagged.
+    /// A kept text with no tokens (or only version markers) is flagged.
     #[test]
     fn empty_texts_are_flagged() {
         let mut filter = KeptWindows::new(10);

@@ -298,7 +298,7 @@ impl Prepared {
         own / 3 >= OWN_WORDS
     }
 
-    /// The number of tokens read (release-stage words dropped).
+    /// The number of tokens read (version markers dropped).
     pub(super) fn len(&self) -> usize {
         self.tokens.len()
     }
@@ -545,8 +545,7 @@ pub fn evidence(removed: &[u32], kept: &[u32]) -> Evidence {
             continue;
         }
         let versions = version_tokens();
-        let at: Vec<usize> =
-            (0..tokens.len()).filter(|&i| !versions.contains(&tokens[i])).collect();
+        let at: Vec<usize> = (0..tokens.len()).filter(|&i| !versions.contains(tokens[i])).collect();
         for run in runs.iter_mut() {
             *run = at[run.start]..at[run.end - 1] + 1;
         }

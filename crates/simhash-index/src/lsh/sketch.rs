@@ -106,7 +106,7 @@ impl Sketcher {
                 );
             }
             let sketch = self.sketch_features(features, signature).map(|mut s| {
-                // Read without release-stage words, as every relation reads it: dropped
+                // Read without version markers, as every relation reads it: dropped
                 // once here rather than at each of the pairs it verifies in.
                 super::versions::drop_versions(tokens);
                 s.tokens.clone_from(tokens);

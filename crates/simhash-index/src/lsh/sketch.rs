@@ -95,20 +95,25 @@ impl Sketcher {
             let (features, signature, tokens) = &mut *guard;
             features.clear();
             tokens.clear();
+            // Kept without version markers, as every relation reads it: dropped once here
+            // (as the tokens are made) rather than at each of the pairs it verifies in.
+            let versions = super::versions::version_tokens();
+            let mut token = |t: u32| {
+                if !versions.contains(t) {
+                    tokens.push(t);
+                }
+            };
             if self.fingerprints {
                 fp = fingerprinter.fingerprint_and_features(text, |hash| features.push(hash));
-                fingerprinter.for_each_shingle_and_token(text, |_| {}, |t| tokens.push(t));
+                fingerprinter.for_each_shingle_and_token(text, |_| {}, &mut token);
             } else {
                 fingerprinter.for_each_shingle_and_token(
                     text,
                     |hash| features.push(hash),
-                    |t| tokens.push(t),
+                    &mut token,
                 );
             }
             let sketch = self.sketch_features(features, signature).map(|mut s| {
-                // Read without version markers, as every relation reads it: dropped
-                // once here rather than at each of the pairs it verifies in.
-                super::versions::drop_versions(tokens);
                 s.tokens.clone_from(tokens);
                 s
             });

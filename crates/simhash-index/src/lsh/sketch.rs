@@ -273,3 +273,21 @@ impl DocSketch {
         self.set_hash
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sketch keeps its text's tokens without version markers, as it reads them.
+    #[test]
+    fn sketch_tokens_leave_version_markers_out() {
+        let banding = Banding::for_threshold(0.3, 128).expect("banding");
+        let sketcher = Sketcher::new(MinHasher::new(128, 0), banding).expect("a sketcher");
+        let fp = Fingerprinter::new();
+        let text = "gcloud BETA compute v1beta1 instances create, Alpha: v2";
+        let sketch = sketcher.sketch(&fp, text).1.expect("a sketch");
+        let words: Vec<u32> =
+            "gcloud compute instances create".split(' ').map(simhash_core::token_word).collect();
+        assert_eq!(sketch.tokens, words);
+    }
+}

@@ -270,7 +270,8 @@ fn candidates_of<S: SketchStore + ?Sized>(
 }
 
 /// Which kept ordinals [`Kept::candidates`] has listed for the record it is listing them
-/// for: the number of its call, per ordinal, the last call that listed it.
+/// for: the number of its call, per ordinal, the last call that listed it (4 bytes a kept
+/// record of the largest component a thread has walked, kept for the next).
 #[derive(Default)]
 struct Listed {
     call: u32,

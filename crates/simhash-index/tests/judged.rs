@@ -99,9 +99,9 @@ fn the_relation_agrees_with_the_judges() {
     assert!(kept_distinct >= 0.90, "distinct documents kept: {kept_distinct:.3}");
     assert!(removed_same >= 0.95, "same documents removed: {removed_same:.3}");
     assert!(removed_template >= 0.90, "template siblings removed: {removed_template:.3}");
-    assert!(template_named >= 0.75, "template siblings named template: {template_named:.3}");
+    assert!(template_named >= 0.85, "template siblings named template: {template_named:.3}");
     assert!(same_named >= 0.85, "same documents named same: {same_named:.3}");
-    assert!(keep_removes_template <= 0.20, "--templates keep: {keep_removes_template:.3}");
+    assert!(keep_removes_template <= 0.10, "--templates keep: {keep_removes_template:.3}");
     assert!(keep_removes_same >= 0.90, "--templates keep, same: {keep_removes_same:.3}");
 }
 
@@ -149,6 +149,6 @@ fn a_fresh_sample_of_the_defaults_removals() {
     );
     // Floors: today's figures (the targets are stricter: see docs/accuracy.md).
     assert!(distinct <= 0.08, "distinct documents among the removals: {distinct:.3}");
-    assert!(named("TEMPLATE", Relation::Template) >= 0.80, "templates named template");
-    assert!(named("DUP", Relation::Same) >= 0.75, "same documents named same");
+    assert!(named("TEMPLATE", Relation::Template) >= 0.95, "templates named template");
+    assert!(named("DUP", Relation::Same) >= 0.70, "same documents named same");
 }

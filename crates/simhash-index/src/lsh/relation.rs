@@ -144,7 +144,9 @@ pub const OWN_WORDS: usize = 15;
 /// [`Relation::Overlap`] (a sentence of its own, however short the runs around it).
 pub const NEW_WORDS: usize = 6;
 /// Words the removed text may have alone (or 1% of its tokens) and still be the
-/// [`Relation::Same`] document, when neither side has a number of its own.
+/// [`Relation::Same`] document, when neither side has a number of its own and the kept
+/// text has no words alone among its fill-ins (a word swapped for another is a template's
+/// slot filled in differently).
 pub const FILL_WORDS: usize = 2;
 
 /// Why a pair is what it is: the runs of tokens each text has alone and the counts the
@@ -168,6 +170,11 @@ pub struct Evidence {
     /// and the kept text's fill-ins (runs shorter than [`CONTENT_RUN`]), and numbers alone
     /// there when both sides have one (`22` for `16`; not `12` for `twelve`).
     pub numbers: usize,
+    /// Words swapped for others: the words (not CJK characters) in the removed text's
+    /// runs when the kept text's fill-ins hold words too (`jack` for `alsa`, `division`
+    /// for `addition`: a slot filled in differently, as in a template); 0 when only one
+    /// side has words alone (words added or dropped, as in an edit).
+    pub swapped: usize,
 }
 
 type Set<T> = HashSet<T, BuildHasherDefault<MixHasher>>;
@@ -338,7 +345,7 @@ impl Prepared {
                 shared[p + 2] |= h;
             }
         }
-        let (mut own, mut filled, mut names, mut bare) = (0, 0, 0, 0);
+        let (mut own, mut filled, mut names, mut bare, mut words) = (0, 0, 0, 0, 0);
         let mut content: Vec<u32> = Vec::new();
         for run in unshared_runs(shared) {
             let long = run.len() >= CONTENT_RUN;
@@ -352,6 +359,7 @@ impl Prepared {
                     _ => {
                         let weight = own_weight(w);
                         filled += weight;
+                        words += usize::from(is_word(w));
                         if long {
                             own += weight;
                             content.push(w);
@@ -372,19 +380,21 @@ impl Prepared {
         if names > 0 || filled.div_ceil(3) > FILL_WORDS.max(removed.len() / 100) {
             return Relation::Template;
         }
-        // The kept text's fill-ins: a name or a number filled in there makes a template.
+        // The kept text's fill-ins: a name or a number filled in there makes a template, and
+        // so do words there when this text has words alone (a word swapped for another).
         let mut kept_shared = vec![false; kept.len()];
         self.for_each_kept_window(kept, |_, at| {
             kept_shared[at..(at + WINDOW).min(kept.len())].fill(true);
         });
-        let (mut kept_names, mut kept_bare) = (0, 0);
+        let (mut kept_names, mut kept_bare, mut kept_words) = (0, 0, 0);
         for run in unshared(&kept_shared).filter(|r| r.len() < CONTENT_RUN) {
             for &w in &kept[run] {
                 kept_names += usize::from(w & 3 == 1);
                 kept_bare += usize::from(w & 3 == 3);
+                kept_words += usize::from(is_word(w));
             }
         }
-        if kept_names > 0 || (bare > 0 && kept_bare > 0) {
+        if kept_names > 0 || (bare > 0 && kept_bare > 0) || (words > 0 && kept_words > 0) {
             Relation::Template
         } else {
             Relation::Same
@@ -406,6 +416,11 @@ impl Prepared {
             }
         }
     }
+}
+
+/// Whether a token word is a word (not a name with a number, a CJK character or a number).
+fn is_word(w: u32) -> bool {
+    matches!(w & 3, 0)
 }
 
 /// A token's weight in own content, in thirds of a word: a word 3, a CJK character 1 (a
@@ -564,6 +579,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
             new_words: 0,
             filled_words: 0,
             numbers: 0,
+            swapped: 0,
         };
     }
     let removed_runs = runs(removed, &windows(kept));
@@ -574,7 +590,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
     // A CJK character is a third of a word (a word of Chinese is one to three of them).
     let weight = |w: u32| if w & 3 == 2 { 1 } else { 3 };
     let kept_words: Set<u32> = kept.iter().copied().collect();
-    let (mut own_words, mut filled_words, mut numbers, mut bare) = (0, 0, 0, 0);
+    let (mut own_words, mut filled_words, mut numbers, mut bare, mut words) = (0, 0, 0, 0, 0);
     let mut new: Set<u32> = Set::default();
     for run in &removed_runs {
         for &w in &removed[run.clone()] {
@@ -589,6 +605,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
                 continue;
             }
             filled_words += weight(w);
+            words += usize::from(is_word(w));
             if run.len() >= CONTENT_RUN {
                 own_words += weight(w);
                 if !kept_words.contains(&w) {
@@ -599,22 +616,33 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
     }
     // The kept text's numbers count where they are fill-ins (its own content may hold any).
     let fills = kept_runs.iter().filter(|r| r.len() < CONTENT_RUN).flat_map(|r| &kept[r.clone()]);
-    let (kept_named, kept_bare) =
-        fills.fold((0, 0), |(n, b), &w| (n + usize::from(named(w)), b + usize::from(number(w))));
+    let (kept_named, kept_bare, kept_words) = fills.fold((0, 0, 0), |(n, b, k), &w| {
+        (n + usize::from(named(w)), b + usize::from(number(w)), k + usize::from(is_word(w)))
+    });
     numbers += kept_named;
     if bare > 0 && kept_bare > 0 {
         numbers += bare + kept_bare;
     }
+    let swapped = if kept_words > 0 { words } else { 0 };
     let new_words = new.iter().map(|&w| weight(w)).sum::<usize>() / 3;
     let (own_words, filled_words) = (own_words / 3, filled_words.div_ceil(3));
     let relation = if own_words >= OWN_WORDS || new_words >= NEW_WORDS {
         Relation::Overlap
-    } else if numbers == 0 && filled_words <= FILL_WORDS.max(removed.len() / 100) {
+    } else if numbers == 0 && swapped == 0 && filled_words <= FILL_WORDS.max(removed.len() / 100) {
         Relation::Same
     } else {
         Relation::Template
     };
-    Evidence { relation, removed_runs, kept_runs, own_words, new_words, filled_words, numbers }
+    Evidence {
+        relation,
+        removed_runs,
+        kept_runs,
+        own_words,
+        new_words,
+        filled_words,
+        numbers,
+        swapped,
+    }
 }
 
 /// The windows of `tokens` (the whole of a text shorter than a window), as hashes.
@@ -997,6 +1025,28 @@ mod tests {
         let e = evidence(&words("a b c d e f g h"), &words("a b c x e f g h"));
         assert_eq!(e.removed_runs, vec![Range { start: 3, end: 4 }]);
         assert_eq!(e.kept_runs, vec![Range { start: 3, end: 4 }]);
-        assert_eq!(e.relation, Relation::Same);
+        assert_eq!((e.relation, e.swapped), (Relation::Template, 1), "d swapped for x");
+        let e = evidence(&words("a b c d e f g h"), &words("a b c e f g h"));
+        assert_eq!(e.removed_runs, vec![Range { start: 3, end: 4 }]);
+        assert!(e.kept_runs.is_empty());
+        assert_eq!((e.relation, e.swapped), (Relation::Same, 0), "d added");
+    }
+
+    /// A word swapped for another is a slot filled in differently (a template); a word
+    /// or two added or dropped on one side only, an edit of the same text.
+    #[test]
+    fn a_word_swapped_is_a_fill_in_a_word_added_an_edit() {
+        let jack = "ZynAddSubFX is a realtime software synthesizer for Linux with many \
+            features; this launcher starts it with the JACK audio backend.";
+        let alsa = jack.replace("JACK", "ALSA");
+        assert_eq!(rel(jack, &alsa), Relation::Template);
+        assert_eq!(rel(&alsa, jack), Relation::Template);
+        let added = jack.replace("many features", "many useful features");
+        assert_eq!(rel(&added, jack), Relation::Same);
+        assert_eq!(rel(jack, &added), Relation::Same);
+        // A number for a word is no swap of words: `12` for `twelve` stays the same text
+        // (a_number_written_out_is_the_same_text), and so do CJK variant characters.
+        let twelve = jack.replace("many", "twelve");
+        assert_eq!(rel(&jack.replace("many", "12"), &twelve), Relation::Same);
     }
 }

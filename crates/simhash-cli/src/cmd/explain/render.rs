@@ -258,6 +258,7 @@ pub fn json(report: &Report<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
             "new_words": e.new_words,
             "filled_words": e.filled_words,
             "numbers": e.numbers,
+            "swapped": e.swapped,
             "alone": r.removed_alone,
             "other_alone": r.kept_alone,
         })
@@ -369,13 +370,14 @@ fn relation_lines(
     writeln!(
         out,
         "{} {side} to {other}: {} ({} words of its own, {} new to {other}; {} words alone in all, {} \
-         names or numbers)",
+         names or numbers, {} words swapped)",
         paint.label("relation"),
         e.relation,
         e.own_words,
         e.new_words,
         e.filled_words,
-        e.numbers
+        e.numbers,
+        e.swapped
     )?;
     let quoted = |runs: &[String]| runs.iter().map(|r| format!("{r:?}")).collect::<Vec<_>>();
     for (who, runs) in [(side, &r.removed_alone), (other, &r.kept_alone)] {

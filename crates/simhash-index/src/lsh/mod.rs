@@ -141,7 +141,8 @@
 //! - otherwise the differences are fill-ins, and the pair is [`Relation::Same`] when the
 //!   removed text's runs hold at most [`FILL_WORDS`] words (or 1% of its tokens), no name
 //!   with a number is filled in on either side, and no word is swapped for another (words
-//!   alone on both sides): an edited copy, a revision, the same text on another page; and
+//!   alone on both sides, past that 1%): an edited copy, a revision, the same text on
+//!   another page; and
 //!   [`Relation::Template`] when names, numbers, versions, words or stock phrases were
 //!   filled in differently (`u8` for `i128`, `gtk` and `v3_22` for `gdk` and `v3_16`,
 //!   `jack` for `alsa`).

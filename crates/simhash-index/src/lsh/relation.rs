@@ -144,9 +144,9 @@ pub const OWN_WORDS: usize = 15;
 /// [`Relation::Overlap`] (a sentence of its own, however short the runs around it).
 pub const NEW_WORDS: usize = 6;
 /// Words the removed text may have alone (or 1% of its tokens) and still be the
-/// [`Relation::Same`] document, when neither side has a number of its own and the kept
-/// text has no words alone among its fill-ins (a word swapped for another is a template's
-/// slot filled in differently).
+/// [`Relation::Same`] document, when neither side has a number of its own; beyond 1% of its
+/// tokens, only words added or dropped: a word swapped for another (the kept text has
+/// words alone among its fill-ins too) is a template's slot filled in differently.
 pub const FILL_WORDS: usize = 2;
 
 /// Why a pair is what it is: the runs of tokens each text has alone and the counts the
@@ -172,8 +172,9 @@ pub struct Evidence {
     pub numbers: usize,
     /// Words swapped for others: the words (not CJK characters) in the removed text's
     /// runs when the kept text's fill-ins hold words too (`jack` for `alsa`, `division`
-    /// for `addition`: a slot filled in differently, as in a template); 0 when only one
-    /// side has words alone (words added or dropped, as in an edit).
+    /// for `addition`: a slot filled in differently, as in a template) and they are more
+    /// than 1% of its tokens (a long revision may change that many); 0 otherwise (words
+    /// added or dropped on one side, as in an edit).
     pub swapped: usize,
 }
 
@@ -381,7 +382,8 @@ impl Prepared {
             return Relation::Template;
         }
         // The kept text's fill-ins: a name or a number filled in there makes a template, and
-        // so do words there when this text has words alone (a word swapped for another).
+        // so do words there when this text has words alone past the 1% of its tokens a long
+        // revision may change (a word swapped for another).
         let mut kept_shared = vec![false; kept.len()];
         self.for_each_kept_window(kept, |_, at| {
             kept_shared[at..(at + WINDOW).min(kept.len())].fill(true);
@@ -394,7 +396,8 @@ impl Prepared {
                 kept_words += usize::from(is_word(w));
             }
         }
-        if kept_names > 0 || (bare > 0 && kept_bare > 0) || (words > 0 && kept_words > 0) {
+        let swapped = words > removed.len() / 100 && kept_words > 0;
+        if kept_names > 0 || (bare > 0 && kept_bare > 0) || swapped {
             Relation::Template
         } else {
             Relation::Same
@@ -623,7 +626,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
     if bare > 0 && kept_bare > 0 {
         numbers += bare + kept_bare;
     }
-    let swapped = if kept_words > 0 { words } else { 0 };
+    let swapped = if kept_words > 0 && words > removed.len() / 100 { words } else { 0 };
     let new_words = new.iter().map(|&w| weight(w)).sum::<usize>() / 3;
     let (own_words, filled_words) = (own_words / 3, filled_words.div_ceil(3));
     let relation = if own_words >= OWN_WORDS || new_words >= NEW_WORDS {
@@ -1048,5 +1051,10 @@ mod tests {
         // (a_number_written_out_is_the_same_text), and so do CJK variant characters.
         let twelve = jack.replace("many", "twelve");
         assert_eq!(rel(&jack.replace("many", "12"), &twelve), Relation::Same);
+        // A long text may change 1% of its tokens, swapped or not, and stay the same text.
+        let long =
+            |backend: &str| format!("{} {}", jack.replace("JACK", backend), BOILER.repeat(4));
+        assert!(words(&long("JACK")).len() >= 200);
+        assert_eq!(rel(&long("JACK"), &long("ALSA")), Relation::Same);
     }
 }

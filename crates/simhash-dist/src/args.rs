@@ -63,10 +63,6 @@ pub(crate) enum Command {
 /// records, the eval sets, the matching settings and the outputs), the run's, and the
 /// processes'. Of the outputs, this front end writes `--hits` and `-o`.
 #[derive(Debug, Args)]
-#[command(mut_arg("paths", |a| a.help(PATHS_HELP).long_help(PATHS)))]
-#[command(mut_arg("input", |a| a
-    .help("Input file (the same as a positional INPUT; may be repeated)")
-    .long_help("Input file (the same as a positional INPUT; may be repeated)")))]
 #[command(mut_arg("stats", |a| a.help(STATS).hide_short_help(true)))]
 #[command(mut_arg("quiet", |a| a.help(QUIET)))]
 #[command(mut_arg("format", |a| a
@@ -82,14 +78,9 @@ pub(crate) enum Command {
 #[command(mut_arg("cut_window", |a| a.hide(true)))]
 #[command(mut_arg("report", |a| a.hide(true)))]
 pub(crate) struct DecontaminateArgs {
-    /// INPUT... and `-i`: the corpus.
+    /// The corpus (its records' flags are the eval sets' too).
     #[command(flatten)]
-    pub(crate) inputs: flags::InputPaths,
-
-    /// --format, --text-column, --id-column, --strict and --max-record-bytes, for the
-    /// corpus and the eval sets, as `simhash` reads them.
-    #[command(flatten)]
-    pub(crate) records: simhash_io::RecordFlags,
+    pub(crate) corpus: CorpusArgs,
 
     /// The eval sets, the matching settings and the outputs, as `simhash decontaminate`
     /// declares them (its `--annotate`, `--cut` and `--report` are refused here, hidden).
@@ -149,26 +140,35 @@ As `simhash dedup --parquet-compression`, so that each part is still byte for by
 file's codec; zstd is level 1, lz4 Parquet's LZ4_RAW codec, none no compression. Only for \
 Parquet input.";
 
-/// What `pairs` and `cluster` share: `simhash`'s declarations (`simhash_jobs::flags`, and
-/// the libraries' flag groups), with this front end's help where the flag means more here.
+/// The corpus every job reads: INPUT... and `-i`, and --format, --text-column,
+/// --id-column, --strict and --max-record-bytes, as `simhash` reads them, with this front
+/// end's help for the inputs.
 #[derive(Debug, Args)]
 #[command(mut_arg("paths", |a| a.help(PATHS_HELP).long_help(PATHS)))]
 #[command(mut_arg("input", |a| a
     .help("Input file (the same as a positional INPUT; may be repeated)")
     .long_help("Input file (the same as a positional INPUT; may be repeated)")))]
+pub(crate) struct CorpusArgs {
+    /// INPUT... and `-i`.
+    #[command(flatten)]
+    pub(crate) inputs: flags::InputPaths,
+
+    /// --format, --text-column, --id-column, --strict and --max-record-bytes.
+    #[command(flatten)]
+    pub(crate) records: simhash_io::RecordFlags,
+}
+
+/// What `pairs` and `cluster` share: `simhash`'s declarations (`simhash_jobs::flags`, and
+/// the libraries' flag groups), with this front end's help where the flag means more here.
+#[derive(Debug, Args)]
 #[command(mut_arg("stats", |a| a.help(STATS).hide_short_help(true)))]
 #[command(mut_arg("output", |a| a.help(OUTPUT)))]
 #[command(mut_arg("output_dir", |a| a.help(OUTPUT_DIR_HELP).long_help(OUTPUT_DIR)))]
 #[command(mut_arg("quiet", |a| a.help(QUIET)))]
 pub(crate) struct JobArgs {
-    /// INPUT... and `-i`.
+    /// The corpus.
     #[command(flatten)]
-    pub(crate) inputs: flags::InputPaths,
-
-    /// --format, --text-column, --id-column, --strict and --max-record-bytes, as `simhash`
-    /// reads them.
-    #[command(flatten)]
-    pub(crate) records: simhash_io::RecordFlags,
+    pub(crate) corpus: CorpusArgs,
 
     /// `--preset` and `--window`, as `simhash` reads them.
     #[command(flatten)]
@@ -361,11 +361,11 @@ impl JobArgs {
     /// given. Call it once, before [`JobArgs::paths`]; returns the files of the
     /// directories that are not read.
     pub(crate) fn expand(&mut self) -> anyhow::Result<Vec<simhash_io::SkippedFile>> {
-        let inputs = simhash_io::Inputs::expand(self.inputs.given())?;
+        let inputs = simhash_io::Inputs::expand(self.corpus.inputs.given())?;
         self.files = inputs.files().iter().map(|f| f.path.clone()).collect();
-        if self.records.format.is_none() {
+        if self.corpus.records.format.is_none() {
             // Names that imply different formats are refused, as `simhash` refuses them.
-            self.records.format = Some(Format::of_files(&self.paths())?);
+            self.corpus.records.format = Some(Format::of_files(&self.paths())?);
         }
         Ok(inputs.skipped().to_vec())
     }
@@ -378,7 +378,7 @@ impl JobArgs {
     /// The format: given, or inferred from the files' names by [`JobArgs::expand`]
     /// ([`simhash_io::Format::of_files`]; from the first file's name before it).
     pub(crate) fn format(&self) -> Format {
-        self.records.format.unwrap_or_else(|| {
+        self.corpus.records.format.unwrap_or_else(|| {
             let first = self.paths().into_iter().next().unwrap_or_default();
             Format::infer(&first)
         })

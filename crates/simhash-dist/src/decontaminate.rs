@@ -45,7 +45,7 @@ pub(crate) fn run(d: &DecontaminateArgs) -> anyhow::Result<ExitCode> {
              decontaminate`"
         );
     }
-    let settings = Settings::from_flags(&d.inputs, &d.records, flags, None)?;
+    let settings = Settings::from_flags(&d.corpus.inputs, &d.corpus.records, flags, None)?;
     let process = d.timely.process;
     crate::warn_skipped(settings.input.inputs.skipped(), process);
     let files = settings.input.inputs.files();
@@ -80,7 +80,7 @@ pub(crate) fn run(d: &DecontaminateArgs) -> anyhow::Result<ExitCode> {
         spool: settings.output.is_some(),
         eval: Some(Arc::clone(&eval)),
     };
-    let mut job = crate::new_job(Mode::Decontaminate, paths, reading, &d.records, &d.timely);
+    let mut job = crate::new_job(Mode::Decontaminate, paths, reading, &d.corpus.records, &d.timely);
     job.quiet = quiet;
     job.stats.clone_from(&d.stats.stats);
     job.decontaminate = Some(Decontaminating {

@@ -243,8 +243,8 @@ fn build_job(
     let fingerprinter = args.fingerprinter();
     let parser = match fingerprinter {
         Some(_) => simhash_io::Parser::Json(Columns::new(
-            &args.records.columns.text_column,
-            &args.records.columns.id_column,
+            &args.corpus.records.columns.text_column,
+            &args.corpus.records.columns.id_column,
         )),
         None => simhash_io::Parser::Hash,
     };
@@ -255,7 +255,7 @@ fn build_job(
         spool: matches!(mode, Mode::Dedup { .. }),
         eval: None,
     };
-    let mut job = new_job(mode, args.paths(), reading, &args.records, &args.timely);
+    let mut job = new_job(mode, args.paths(), reading, &args.corpus.records, &args.timely);
     job.matching = Some(matching);
     job.output.clone_from(&args.output.output);
     job.output_dir.clone_from(&args.output_dir.output_dir);

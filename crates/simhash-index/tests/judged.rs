@@ -96,7 +96,7 @@ fn the_relation_agrees_with_the_judges() {
          {keep_removes_same:.3} of the same"
     );
     // Floors: what the relation reaches on this set today (a worse relation fails).
-    assert!(kept_distinct >= 0.90, "distinct documents kept: {kept_distinct:.3}");
+    assert!(kept_distinct >= 0.95, "distinct documents kept: {kept_distinct:.3}");
     assert!(removed_same >= 0.95, "same documents removed: {removed_same:.3}");
     assert!(removed_template >= 0.90, "template siblings removed: {removed_template:.3}");
     assert!(template_named >= 0.85, "template siblings named template: {template_named:.3}");

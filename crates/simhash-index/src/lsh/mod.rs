@@ -138,6 +138,12 @@
 //!   [`Relation::Overlap`] when the removed text has [`OWN_WORDS`] such words, or
 //!   [`NEW_WORDS`] distinct new ones: a sentence or a paragraph of its own, a clause, an
 //!   option, a verse.
+//! - **a phrase replaced**: the pair is [`Relation::Overlap`] too when one run of the
+//!   removed text holds [`REPLACED_WORDS`] words the kept text never uses (more than
+//!   [`REPLACED_PERCENT`]% of its tokens) and one of the kept text's holds as many the
+//!   removed text never uses: each says something of its own in the other's place (an
+//!   application's one-line summary, a function's description under a shared template),
+//!   too short for own content alone.
 //! - otherwise the differences are fill-ins, and the pair is [`Relation::Same`] when the
 //!   removed text's runs hold at most [`FILL_WORDS`] words (or 1% of its tokens), no name
 //!   with a number is filled in on either side, and no word is swapped for another (words
@@ -219,8 +225,9 @@ pub use error::{EngineError, EngineErrorKind};
 pub use keys::{BandKeyWidth, ParseBandKeyWidthError, SPURIOUS_CANDIDATE_BYTES, band_key_bits};
 pub use masked::Masked;
 pub use relation::{
-    CONTENT_RUN, Evidence, FILL_WORDS, NEW_WORDS, OWN_WORDS, Prepared, Relation, Templates,
-    UnknownRelation, evidence, pair_relation, pair_relation_in, relation, relation_in,
+    CONTENT_RUN, Evidence, FILL_WORDS, NEW_WORDS, OWN_WORDS, Prepared, REPLACED_PERCENT,
+    REPLACED_WORDS, Relation, Templates, UnknownRelation, evidence, pair_relation,
+    pair_relation_in, relation, relation_in,
 };
 pub use scan::{RelatedMatch, find_matches, related_matches, similarity};
 pub use sink::{MatchSink, MatchStats};

@@ -143,6 +143,13 @@ pub const OWN_WORDS: usize = 15;
 /// Distinct words of own content that the kept text never uses that make a pair
 /// [`Relation::Overlap`] (a sentence of its own, however short the runs around it).
 pub const NEW_WORDS: usize = 6;
+/// Words in one run of each text that the other text never uses that make a pair
+/// [`Relation::Overlap`]: a phrase of its own in place of the other's (a summary or a
+/// description of what each entity does, replaced), when the removed text's are more than
+/// [`REPLACED_PERCENT`]% of its tokens (a long revision may reword a phrase).
+pub const REPLACED_WORDS: usize = 5;
+/// See [`REPLACED_WORDS`].
+pub const REPLACED_PERCENT: usize = 3;
 /// Words the removed text may have alone (or 1% of its tokens) and still be the
 /// [`Relation::Same`] document, when neither side has a number of its own; beyond 1% of its
 /// tokens, only words added or dropped: a word swapped for another (the kept text has
@@ -176,6 +183,12 @@ pub struct Evidence {
     /// than 1% of its tokens (a long revision may change that many); 0 otherwise (words
     /// added or dropped on one side, as in an edit).
     pub swapped: usize,
+    /// Words of the removed text's phrase that replaces one of the kept text's: the most
+    /// words one of its runs has that the kept text never uses, when the kept text has a
+    /// run of [`REPLACED_WORDS`] words the removed text never uses too and they are at
+    /// least that many and more than [`REPLACED_PERCENT`]% of its tokens (which makes the
+    /// pair [`Relation::Overlap`]); 0 otherwise.
+    pub replaced: usize,
 }
 
 type Set<T> = HashSet<T, BuildHasherDefault<MixHasher>>;
@@ -347,12 +360,15 @@ impl Prepared {
             }
         }
         let (mut own, mut filled, mut names, mut bare, mut words) = (0, 0, 0, 0, 0);
+        // The most words in one run (a phrase that may replace one of the kept text's).
+        let mut phrase = 0;
         let mut content: Vec<u32> = Vec::new();
         for run in unshared_runs(shared) {
             let long = run.len() >= CONTENT_RUN;
             if long && let Some(runs) = runs.as_deref_mut() {
                 runs.push(run.clone());
             }
+            let words_before = words;
             for &w in &removed[run] {
                 match w & 3 {
                     1 => names += 1,
@@ -371,6 +387,7 @@ impl Prepared {
             if own / 3 >= OWN_WORDS {
                 return Relation::Overlap;
             }
+            phrase = phrase.max(words - words_before);
         }
         if let Some(runs) = runs {
             runs.clear();
@@ -378,16 +395,34 @@ impl Prepared {
         if content.len() >= NEW_WORDS && new_words(&mut content, kept) >= NEW_WORDS {
             return Relation::Overlap;
         }
+        // Which of the kept text's tokens this text's windows cover.
+        let kept_shared = || {
+            let mut kept_shared = vec![false; kept.len()];
+            self.for_each_kept_window(kept, |_, at| {
+                kept_shared[at..(at + WINDOW).min(kept.len())].fill(true);
+            });
+            kept_shared
+        };
+        let mut covered = None;
+        // A phrase of its own in place of one of the kept text's (only when a run holds
+        // enough words to be one: most pairs have none).
+        if replaces(phrase, removed.len()) {
+            let kept_covered = covered.insert(kept_shared());
+            let mine: Vec<Range<usize>> = unshared_runs(shared).collect();
+            let theirs: Vec<Range<usize>> = unshared(kept_covered).collect();
+            if replaces(most_unused_in_a_run(removed, &mine, kept), removed.len())
+                && most_unused_in_a_run(kept, &theirs, removed) >= REPLACED_WORDS
+            {
+                return Relation::Overlap;
+            }
+        }
         if names > 0 || filled.div_ceil(3) > FILL_WORDS.max(removed.len() / 100) {
             return Relation::Template;
         }
         // The kept text's fill-ins: a name or a number filled in there makes a template, and
         // so do words there when this text has words alone past the 1% of its tokens a long
         // revision may change (a word swapped for another).
-        let mut kept_shared = vec![false; kept.len()];
-        self.for_each_kept_window(kept, |_, at| {
-            kept_shared[at..(at + WINDOW).min(kept.len())].fill(true);
-        });
+        let kept_shared = covered.unwrap_or_else(kept_shared);
         let (mut kept_names, mut kept_bare, mut kept_words) = (0, 0, 0);
         for run in unshared(&kept_shared).filter(|r| r.len() < CONTENT_RUN) {
             for &w in &kept[run] {
@@ -426,6 +461,27 @@ fn is_word(w: u32) -> bool {
     matches!(w & 3, 0)
 }
 
+/// Whether a run with `words` words the other text never uses, in a text of `len` tokens,
+/// is a phrase that may replace one of the other text's ([`REPLACED_WORDS`]).
+fn replaces(words: usize, len: usize) -> bool {
+    words >= REPLACED_WORDS && words * 100 > REPLACED_PERCENT * len
+}
+
+/// The most words (not names with a number, numbers or CJK characters) one of `runs` of
+/// `tokens` has that `other` never uses.
+fn most_unused_in_a_run(tokens: &[u32], runs: &[Range<usize>], other: &[u32]) -> usize {
+    let in_runs = || runs.iter().flat_map(|run| &tokens[run.clone()]);
+    let mut unused: Vec<u32> = in_runs().copied().filter(|&w| is_word(w)).collect();
+    if unused.len() < REPLACED_WORDS {
+        return 0;
+    }
+    new_words(&mut unused, other);
+    let unused_in = |run: &Range<usize>| {
+        tokens[run.clone()].iter().filter(|w| is_word(**w) && unused.binary_search(w).is_ok())
+    };
+    runs.iter().map(|run| unused_in(run).count()).max().unwrap_or(0)
+}
+
 /// A token's weight in own content, in thirds of a word: a word 3, a CJK character 1 (a
 /// word of Chinese is one to three of them), a name with a number in it or a number 0
 /// (fill-ins, not content).
@@ -437,8 +493,7 @@ fn own_weight(w: u32) -> usize {
     }
 }
 
-/// Distinct words of `content` (fewer than [`OWN_WORDS`] words' tokens, so a few dozen)
-/// that `kept` never uses, a CJK character a third of a word; `content` is left sorted,
+/// Distinct words of `content` (usually a few dozen tokens) that `kept` never uses, a CJK character a third of a word; `content` is left sorted,
 /// distinct and without them. One pass over `kept`, its tokens first tested against a
 /// 256-bit filter of `content`'s.
 fn new_words(content: &mut Vec<u32>, kept: &[u32]) -> usize {
@@ -583,6 +638,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
             filled_words: 0,
             numbers: 0,
             swapped: 0,
+            replaced: 0,
         };
     }
     let removed_runs = runs(removed, &windows(kept));
@@ -627,9 +683,12 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
         numbers += bare + kept_bare;
     }
     let swapped = if kept_words > 0 && words > removed.len() / 100 { words } else { 0 };
+    let mine = most_unused_in_a_run(removed, &removed_runs, kept);
+    let theirs = most_unused_in_a_run(kept, &kept_runs, removed);
+    let replaced = if replaces(mine, removed.len()) && theirs >= REPLACED_WORDS { mine } else { 0 };
     let new_words = new.iter().map(|&w| weight(w)).sum::<usize>() / 3;
     let (own_words, filled_words) = (own_words / 3, filled_words.div_ceil(3));
-    let relation = if own_words >= OWN_WORDS || new_words >= NEW_WORDS {
+    let relation = if own_words >= OWN_WORDS || new_words >= NEW_WORDS || replaced > 0 {
         Relation::Overlap
     } else if numbers == 0 && swapped == 0 && filled_words <= FILL_WORDS.max(removed.len() / 100) {
         Relation::Same
@@ -645,6 +704,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
         filled_words,
         numbers,
         swapped,
+        replaced,
     }
 }
 
@@ -843,26 +903,33 @@ mod tests {
     fn the_quick_relation_is_the_evidence_s() {
         // Texts from a small vocabulary of words, names with numbers, numbers and CJK
         // characters, edited in runs: every path of the quick reading against the whole one.
-        let vocab: Vec<u32> =
-            ["a", "b", "c", "d", "e", "f", "g", "h", "u8", "v3", "12", "7", "頭", "头"]
-                .iter()
-                .map(|t| simhash_core::token_word(t))
-                .collect();
+        // Then with rarer words too, and longer cuts, so that a phrase replaces another.
+        let common = ["a", "b", "c", "d", "e", "f", "g", "h", "u8", "v3", "12", "7", "頭", "头"];
+        let rare = ["i", "j", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t", "w", "x", "y"];
         let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
         let mut next = move |n: usize| rng.index(n);
-        for case in 0..3000 {
-            let len = 1 + next(60);
-            let base: Vec<u32> = (0..len).map(|_| vocab[next(vocab.len())]).collect();
-            let mut other = base.clone();
-            for _ in 0..next(4) {
-                let at = next(other.len() + 1);
-                let run: Vec<u32> = (0..=next(12)).map(|_| vocab[next(vocab.len())]).collect();
-                let cut = next(3).min(other.len() - at);
-                other.splice(at..at + cut, run);
+        let mut replaced = 0;
+        for (words, cuts) in [(&common[..], 3), (&[&common[..], &rare[..]].concat()[..], 9)] {
+            let vocab: Vec<u32> = words.iter().map(|t| simhash_core::token_word(t)).collect();
+            for case in 0..3000 {
+                let len = 1 + next(60);
+                let base: Vec<u32> = (0..len).map(|_| vocab[next(vocab.len())]).collect();
+                let mut other = base.clone();
+                for _ in 0..next(4) {
+                    let at = next(other.len() + 1);
+                    let run: Vec<u32> = (0..=next(12)).map(|_| vocab[next(vocab.len())]).collect();
+                    let cut = next(cuts).min(other.len() - at);
+                    other.splice(at..at + cut, run);
+                }
+                for (a, b) in [(&other, &base), (&base, &other)] {
+                    let e = evidence(a, b);
+                    assert_eq!(relation(a, b), e.relation, "case {case}");
+                    let by_phrase = e.own_words < OWN_WORDS && e.new_words < NEW_WORDS;
+                    replaced += usize::from(by_phrase && e.replaced > 0);
+                }
             }
-            assert_eq!(relation(&other, &base), evidence(&other, &base).relation, "case {case}");
-            assert_eq!(relation(&base, &other), evidence(&base, &other).relation, "case {case}");
         }
+        assert!(replaced >= 20, "only {replaced} pairs overlap by a phrase replaced");
     }
 
     /// A text with content of its own that no kept text has is known to overlap each of
@@ -1033,6 +1100,41 @@ mod tests {
         assert_eq!(e.removed_runs, vec![Range { start: 3, end: 4 }]);
         assert!(e.kept_runs.is_empty());
         assert_eq!((e.relation, e.swapped), (Relation::Same, 0), "d added");
+    }
+
+    /// A summary replaced by another (each text's phrase of its own in the other's place)
+    /// overlaps, however short next to a shared description; a phrase added on one side
+    /// only, a few words swapped, or a phrase reworded in a long revision do not.
+    #[test]
+    fn a_phrase_replaced_by_another_overlaps() {
+        let shared = "Calibrates and characterizes display devices using a hardware sensor, \
+            driven by the open source color management system Argyll CMS. Supports \
+            multi-display setups and a variety of available settings.";
+        let synth =
+            format!("Synthetic ICC\nCreates ICC profiles of synthetic RGB colorspaces\n{shared}");
+        let curves = format!(
+            "Curve Viewer\nShows calibration and ICC profile tone response curves\n{shared}"
+        );
+        assert_eq!(rel(&synth, &curves), Relation::Overlap);
+        assert_eq!(rel(&curves, &synth), Relation::Overlap);
+        let e = evidence(&words(&synth), &words(&curves));
+        assert!(e.own_words < OWN_WORDS && e.new_words < NEW_WORDS, "{e:?}");
+        assert!(e.replaced >= REPLACED_WORDS, "{e:?}");
+        // The same summary line added to a text without one: content added on one side
+        // only, too little to be own content.
+        let bare = format!("Synthetic ICC\n{shared}");
+        assert_ne!(rel(&synth, &bare), Relation::Overlap);
+        assert_eq!(evidence(&words(&synth), &words(&bare)).replaced, 0);
+        // Four words in place of four: a few words filled in differently.
+        let four = synth.replace(
+            "Creates ICC profiles of synthetic RGB colorspaces",
+            "Builds new spaces quickly",
+        );
+        assert_eq!(rel(&four, &synth), Relation::Template);
+        // A long text may reword a phrase (at most 3% of its tokens) and stay itself.
+        let long = |s: &str| format!("{s}\n{}", BOILER.repeat(3));
+        assert!(words(&long(&synth)).len() * REPLACED_PERCENT >= 100 * 6);
+        assert_ne!(rel(&long(&synth), &long(&curves)), Relation::Overlap);
     }
 
     /// A word swapped for another is a slot filled in differently (a template); a word

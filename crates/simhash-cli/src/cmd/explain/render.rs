@@ -70,11 +70,11 @@ fn why(report: &Report<'_>) -> Why {
                 ("unexpected", Some(lsh::Relation::Overlap)) => Why {
                     case: "overlap",
                     reason: format!(
-                        "the exact Jaccard {:.4} reaches {t}, but {} has content of its own \
-                         ({} words the other lacks): dedup never removes it",
+                        "the exact Jaccard {:.4} reaches {t}, but {} has {}: dedup never \
+                         removes it",
                         sets.jaccard,
                         name.unwrap_or("B"),
-                        related.map_or(0, |r| r.evidence.own_words)
+                        related.map_or_else(String::new, |r| own_content(&r.evidence))
                     ),
                 },
                 ("unexpected", Some(lsh::Relation::Template)) => Why {
@@ -259,6 +259,7 @@ pub fn json(report: &Report<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
             "filled_words": e.filled_words,
             "numbers": e.numbers,
             "swapped": e.swapped,
+            "replaced": e.replaced,
             "alone": r.removed_alone,
             "other_alone": r.kept_alone,
         })
@@ -356,7 +357,19 @@ pub fn text(report: &Report<'_>, color: bool, out: &mut dyn Write) -> anyhow::Re
     Ok(())
 }
 
-/// The settings in one line, as flags.
+/// What an [`lsh::Relation::Overlap`] pair's removed side has of its own: content (words
+/// the other lacks), or a phrase in place of one of the other's.
+fn own_content(e: &lsh::Evidence) -> String {
+    if e.own_words < lsh::OWN_WORDS && e.new_words < lsh::NEW_WORDS && e.replaced > 0 {
+        format!(
+            "a phrase of its own in place of one of the other's ({} words it lacks)",
+            e.replaced
+        )
+    } else {
+        format!("content of its own ({} words the other lacks)", e.own_words)
+    }
+}
+
 /// The relation of `side` (the record the walk would consider removing) to the other, and
 /// what each has alone.
 fn relation_lines(
@@ -367,10 +380,15 @@ fn relation_lines(
 ) -> anyhow::Result<()> {
     let other = if side == "A" { "B" } else { "A" };
     let e = &r.evidence;
+    let replaced = if e.replaced > 0 {
+        format!("; a phrase of {} words in place of one of {other}'s", e.replaced)
+    } else {
+        String::new()
+    };
     writeln!(
         out,
         "{} {side} to {other}: {} ({} words of its own, {} new to {other}; {} words alone in all, {} \
-         names or numbers, {} words swapped)",
+         names or numbers, {} words swapped{replaced})",
         paint.label("relation"),
         e.relation,
         e.own_words,
@@ -388,6 +406,7 @@ fn relation_lines(
     Ok(())
 }
 
+/// The settings in one line, as flags.
 fn settings_line(report: &Report<'_>) -> String {
     let dedup = &report.settings.dedup;
     let mut line = format!("--method {}", dedup.matching.method());

@@ -301,6 +301,18 @@ const GOLDEN: &[(&str, &[&str])] = &[
             "the quick brown fox jumps over the lazy dog near the river bank tonight",
         ],
     ),
+    (
+        "minhash-phrase-replaced",
+        &[
+            "explain",
+            "DisplayCAL tool. Creates profiles of synthetic colorspaces. Calibrates and \
+             characterizes display devices using a hardware sensor, driven by the open source \
+             color management system Argyll CMS.",
+            "DisplayCAL tool. Shows calibration tone response curves. Calibrates and \
+             characterizes display devices using a hardware sensor, driven by the open source \
+             color management system Argyll CMS.",
+        ],
+    ),
     ("featureless", &["explain", "", "some text"]),
     ("ids-keep-longest", &["explain", "-i", "corpus.jsonl", "--keep", "longest", "d1", "7"]),
     (

@@ -183,11 +183,11 @@ pub struct Evidence {
     /// than 1% of its tokens (a long revision may change that many); 0 otherwise (words
     /// added or dropped on one side, as in an edit).
     pub swapped: usize,
-    /// Words of the removed text's phrase that replaces one of the kept text's: the most
-    /// words one of its runs has that the kept text never uses, when the kept text has a
-    /// run of [`REPLACED_WORDS`] words the removed text never uses too and they are at
-    /// least that many and more than [`REPLACED_PERCENT`]% of its tokens (which makes the
-    /// pair [`Relation::Overlap`]); 0 otherwise.
+    /// Words of the removed text's phrase in place of one of the kept text's: the most
+    /// words one of its runs has that the kept text never uses, when they are at least
+    /// [`REPLACED_WORDS`] and more than [`REPLACED_PERCENT`]% of its tokens and one of the
+    /// kept text's runs has [`REPLACED_WORDS`] words the removed text never uses (the pair
+    /// is then [`Relation::Overlap`]); 0 otherwise.
     pub replaced: usize,
 }
 
@@ -493,8 +493,8 @@ fn own_weight(w: u32) -> usize {
     }
 }
 
-/// Distinct words of `content` (usually a few dozen tokens) that `kept` never uses, a CJK character a third of a word; `content` is left sorted,
-/// distinct and without them. One pass over `kept`, its tokens first tested against a
+/// Distinct words of `content` (usually a few dozen tokens) that `kept` never uses, a CJK
+/// character a third of a word; `content` is left sorted, distinct and without them. One pass over `kept`, its tokens first tested against a
 /// 256-bit filter of `content`'s.
 fn new_words(content: &mut Vec<u32>, kept: &[u32]) -> usize {
     content.sort_unstable();
@@ -1125,15 +1125,16 @@ mod tests {
         let bare = format!("Synthetic ICC\n{shared}");
         assert_ne!(rel(&synth, &bare), Relation::Overlap);
         assert_eq!(evidence(&words(&synth), &words(&bare)).replaced, 0);
-        // Four words in place of four: a few words filled in differently.
+        // Four words in place of the summary: a few words filled in, not a phrase.
         let four = synth.replace(
             "Creates ICC profiles of synthetic RGB colorspaces",
             "Builds new spaces quickly",
         );
         assert_eq!(rel(&four, &synth), Relation::Template);
-        // A long text may reword a phrase (at most 3% of its tokens) and stay itself.
+        // A long text may reword a phrase (here 6 words, at most 3% of its tokens) and stay
+        // itself.
         let long = |s: &str| format!("{s}\n{}", BOILER.repeat(3));
-        assert!(words(&long(&synth)).len() * REPLACED_PERCENT >= 100 * 6);
+        assert!(6 * 100 <= REPLACED_PERCENT * words(&long(&synth)).len());
         assert_ne!(rel(&long(&synth), &long(&curves)), Relation::Overlap);
     }
 

@@ -362,7 +362,7 @@ pub fn text(report: &Report<'_>, color: bool, out: &mut dyn Write) -> anyhow::Re
 fn own_content(e: &lsh::Evidence) -> String {
     if e.own_words < lsh::OWN_WORDS && e.new_words < lsh::NEW_WORDS && e.replaced > 0 {
         format!(
-            "a phrase of its own in place of one of the other's ({} words it lacks)",
+            "a phrase of its own in place of one of the other's ({} words the other lacks)",
             e.replaced
         )
     } else {

@@ -117,14 +117,23 @@ fn weights(name: &str) -> Vec<f64> {
     counts.iter().map(|c| c / total).collect()
 }
 
-/// The fresh sample: removals of the default with relations on another real corpus, out of
-/// sample. Every pair was removed, so every relation acts; what the judges say of them is
-/// the estimate of the default's removals on that corpus, weighted by bucket.
-#[test]
-fn a_fresh_sample_of_the_defaults_removals() {
-    let pairs = judged_set("fresh.jsonl");
-    let weights = weights("fresh-buckets.tsv");
-    assert!(pairs.len() >= 200, "{} judged pairs", pairs.len());
+/// What the judges say of a fresh sample's removals (every pair was removed, so every
+/// relation acts; the estimate of the default's removals on that corpus, weighted by
+/// bucket): the shares of same documents, template siblings and distinct documents among
+/// the removals the relation still acts on, and of the same documents named `same` and the
+/// template siblings named `template` (pairs).
+struct Fresh {
+    same: f64,
+    template: f64,
+    distinct: f64,
+    same_named: f64,
+    template_named: f64,
+}
+
+fn fresh(set: &str, buckets: &str) -> Fresh {
+    let pairs = judged_set(set);
+    let weights = weights(buckets);
+    assert!(pairs.len() >= 140, "{} judged pairs in {set}", pairs.len());
     let estimate = |label: &str, pick: &dyn Fn(&Pair) -> bool| -> f64 {
         weights
             .iter()
@@ -138,17 +147,40 @@ fn a_fresh_sample_of_the_defaults_removals() {
     };
     let acted = |p: &Pair| Templates::Remove.acts_on(p.relation);
     let all = |_: &Pair| true;
-    let (distinct, same, template) =
-        (estimate("DISTINCT", &acted), estimate("DUP", &all), estimate("TEMPLATE", &all));
     let named = |label: &str, r: Relation| share(&pairs, label, |x| x == r);
+    let f = Fresh {
+        same: estimate("DUP", &all),
+        template: estimate("TEMPLATE", &all),
+        distinct: estimate("DISTINCT", &acted),
+        same_named: named("DUP", Relation::Same),
+        template_named: named("TEMPLATE", Relation::Template),
+    };
     println!(
-        "fresh removals (weighted): same {same:.3}, template {template:.3}, distinct \
-         {distinct:.3}; same named same {:.3}, templates named template {:.3} (pairs)",
-        named("DUP", Relation::Same),
-        named("TEMPLATE", Relation::Template)
+        "{set} removals (weighted): same {:.3}, template {:.3}, distinct {:.3}; same named \
+         same {:.3}, templates named template {:.3} (pairs)",
+        f.same, f.template, f.distinct, f.same_named, f.template_named
     );
+    f
+}
+
+/// The fresh sample: removals of the default with relations on another real corpus, out of
+/// sample for the thresholds chosen on the first set.
+#[test]
+fn a_fresh_sample_of_the_defaults_removals() {
+    let f = fresh("fresh.jsonl", "fresh-buckets.tsv");
     // Floors: today's figures (the issue's targets are stricter: see docs/accuracy.md).
-    assert!(distinct <= 0.08, "distinct documents among the removals: {distinct:.3}");
-    assert!(named("TEMPLATE", Relation::Template) >= 0.95, "templates named template");
-    assert!(named("DUP", Relation::Same) >= 0.75, "same documents named same");
+    assert!(f.distinct <= 0.08, "distinct documents among the removals: {:.3}", f.distinct);
+    assert!(f.template_named >= 0.95, "templates named template: {:.3}", f.template_named);
+    assert!(f.same_named >= 0.75, "same documents named same: {:.3}", f.same_named);
+}
+
+/// A second fresh sample, of the default's removals after the rules chosen on the first
+/// two sets (a word swapped, a phrase replaced), from the same corpus less the first
+/// fresh sample's removed records: out of sample for those rules.
+#[test]
+fn a_second_fresh_sample_of_the_defaults_removals() {
+    let f = fresh("fresh2.jsonl", "fresh2-buckets.tsv");
+    assert!(f.distinct <= 0.11, "distinct documents among the removals: {:.3}", f.distinct);
+    assert!(f.template_named >= 0.95, "templates named template: {:.3}", f.template_named);
+    assert!(f.same_named >= 0.75, "same documents named same: {:.3}", f.same_named);
 }

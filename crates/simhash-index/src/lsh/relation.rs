@@ -405,15 +405,15 @@ impl Prepared {
         };
         let mut covered = None;
         // A phrase of its own in place of one of the kept text's (only when a run holds
-        // enough words to be one: most pairs have none).
+        // enough words to be one, and they are new: then the kept text's runs are read).
         if replaces(phrase, removed.len()) {
-            let kept_covered = covered.insert(kept_shared());
             let mine: Vec<Range<usize>> = unshared_runs(shared).collect();
-            let theirs: Vec<Range<usize>> = unshared(kept_covered).collect();
-            if replaces(most_unused_in_a_run(removed, &mine, kept), removed.len())
-                && most_unused_in_a_run(kept, &theirs, removed) >= REPLACED_WORDS
-            {
-                return Relation::Overlap;
+            if replaces(most_unused_in_a_run(removed, &mine, kept), removed.len()) {
+                let kept_covered = covered.insert(kept_shared());
+                let theirs: Vec<Range<usize>> = unshared(kept_covered).collect();
+                if most_unused_in_a_run(kept, &theirs, removed) >= REPLACED_WORDS {
+                    return Relation::Overlap;
+                }
             }
         }
         if names > 0 || filled.div_ceil(3) > FILL_WORDS.max(removed.len() / 100) {

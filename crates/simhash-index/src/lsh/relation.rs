@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use super::own::{KeptWindows, RecordFilter};
 use super::small::MixHasher;
-use super::versions::{version_tokens, without_versions};
+use super::versions::{TopBytes, version_tokens, without_versions};
 use super::windows::{WINDOW, WindowIds, for_each_window_hash, window_hash};
 use super::{EngineError, SketchStore};
 
@@ -363,7 +363,7 @@ impl Prepared {
         // The most words in one run (a phrase that may replace one of the kept text's).
         let mut phrase = 0;
         let mut content: Vec<u32> = Vec::new();
-        for run in unshared_runs(shared) {
+        for run in unshared(shared) {
             let long = run.len() >= CONTENT_RUN;
             if long && let Some(runs) = runs.as_deref_mut() {
                 runs.push(run.clone());
@@ -407,7 +407,7 @@ impl Prepared {
         // A phrase of its own in place of one of the kept text's (only when a run holds
         // enough words to be one, and they are new: then the kept text's runs are read).
         if replaces(phrase, removed.len()) {
-            let mine: Vec<Range<usize>> = unshared_runs(shared).collect();
+            let mine: Vec<Range<usize>> = unshared(shared).collect();
             if replaces(most_unused_in_a_run(removed, &mine, kept), removed.len()) {
                 let kept_covered = covered.insert(kept_shared());
                 let theirs: Vec<Range<usize>> = unshared(kept_covered).collect();
@@ -494,19 +494,15 @@ fn own_weight(w: u32) -> usize {
 }
 
 /// Distinct words of `content` (usually a few dozen tokens) that `kept` never uses, a CJK
-/// character a third of a word; `content` is left sorted, distinct and without them. One pass over `kept`, its tokens first tested against a
-/// 256-bit filter of `content`'s.
+/// character a third of a word; `content` is left sorted, distinct and without them. One
+/// pass over `kept`, its tokens first tested against the [`TopBytes`] of `content`.
 fn new_words(content: &mut Vec<u32>, kept: &[u32]) -> usize {
     content.sort_unstable();
     content.dedup();
-    let bit = |w: u32| (w >> 24) as usize;
-    let mut filter = [0u64; 4];
-    for &w in content.iter() {
-        filter[bit(w) >> 6] |= 1 << (bit(w) & 63);
-    }
+    let filter = TopBytes::of(content.iter());
     let mut used = vec![false; content.len()];
     for &w in kept {
-        if filter[bit(w) >> 6] & (1 << (bit(w) & 63)) == 0 {
+        if !filter.may_hold(w) {
             continue;
         }
         if let Ok(i) = content.binary_search(&w) {
@@ -533,15 +529,19 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
-/// The maximal runs of positions not `shared` (0), in order.
-fn unshared_runs(shared: &[u8]) -> impl Iterator<Item = Range<usize>> + '_ {
+/// The maximal runs of positions not `shared` (`false`, or 0 in the quick reading's
+/// bytes), in order.
+fn unshared<T: Copy + Default + PartialEq>(
+    shared: &[T],
+) -> impl Iterator<Item = Range<usize>> + '_ {
+    let no = T::default();
     let mut i = 0;
     std::iter::from_fn(move || {
-        while i < shared.len() && shared[i] != 0 {
+        while i < shared.len() && shared[i] != no {
             i += 1;
         }
         let start = i;
-        while i < shared.len() && shared[i] == 0 {
+        while i < shared.len() && shared[i] == no {
             i += 1;
         }
         (start < i).then_some(start..i)
@@ -740,21 +740,6 @@ fn shared_tokens(tokens: &[u32], other: &Set<u64>) -> Vec<bool> {
 /// The runs of `tokens` in no window of `other` (whose windows are `other`).
 fn runs(tokens: &[u32], other: &Set<u64>) -> Vec<Range<usize>> {
     unshared(&shared_tokens(tokens, other)).collect()
-}
-
-/// The maximal runs of positions not `shared`, in order.
-fn unshared(shared: &[bool]) -> impl Iterator<Item = Range<usize>> + '_ {
-    let mut i = 0;
-    std::iter::from_fn(move || {
-        while i < shared.len() && shared[i] {
-            i += 1;
-        }
-        let start = i;
-        while i < shared.len() && !shared[i] {
-            i += 1;
-        }
-        (start < i).then_some(start..i)
-    })
 }
 
 #[cfg(test)]

@@ -33,19 +33,41 @@ pub const VERSION_WORDS: [&str; 18] = [
     "v1p1beta1",
 ];
 
-/// The [`simhash_core::token_word`]s of [`VERSION_WORDS`], and a 256-bit filter of their
-/// top bytes, so that most tokens are told apart from all of them with one test.
+/// A 256-bit filter of token words' top bytes: a word whose top byte is not in it is
+/// none of them, so most words are told apart from a short list with one test.
+#[derive(Clone, Copy, Default)]
+pub(super) struct TopBytes([u64; 4]);
+
+impl TopBytes {
+    /// The filter of `words`.
+    pub(super) fn of<'a>(words: impl IntoIterator<Item = &'a u32>) -> TopBytes {
+        let mut filter = TopBytes::default();
+        for &w in words {
+            let top = (w >> 24) as usize;
+            filter.0[top >> 6] |= 1 << (top & 63);
+        }
+        filter
+    }
+
+    /// Whether `w` may be one of its words (false: it is none of them).
+    #[inline]
+    pub(super) fn may_hold(&self, w: u32) -> bool {
+        let top = (w >> 24) as usize;
+        self.0[top >> 6] & (1 << (top & 63)) != 0
+    }
+}
+
+/// The [`simhash_core::token_word`]s of [`VERSION_WORDS`], and the [`TopBytes`] of them.
 pub(super) struct Versions {
     tokens: [u32; VERSION_WORDS.len()],
-    filter: [u64; 4],
+    filter: TopBytes,
 }
 
 impl Versions {
     /// Whether `t` is one of them.
     #[inline]
     pub(super) fn contains(&self, t: u32) -> bool {
-        let top = (t >> 24) as usize;
-        self.filter[top >> 6] & (1 << (top & 63)) != 0 && self.tokens.contains(&t)
+        self.filter.may_hold(t) && self.tokens.contains(&t)
     }
 
     /// Their token words.
@@ -60,12 +82,7 @@ pub(super) fn version_tokens() -> &'static Versions {
     static VERSIONS: std::sync::OnceLock<Versions> = std::sync::OnceLock::new();
     VERSIONS.get_or_init(|| {
         let tokens = VERSION_WORDS.map(simhash_core::token_word);
-        let mut filter = [0u64; 4];
-        for t in tokens {
-            let top = (t >> 24) as usize;
-            filter[top >> 6] |= 1 << (top & 63);
-        }
-        Versions { tokens, filter }
+        Versions { tokens, filter: TopBytes::of(&tokens) }
     })
 }
 

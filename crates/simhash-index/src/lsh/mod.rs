@@ -189,9 +189,13 @@
 //! window, at most 8 MiB a component): a later kept record whose filter cannot hold enough
 //! of those runs for the record to have fewer than [`OWN_WORDS`] words of its own is not
 //! compared ([`MatchStats::own_skipped`]; those runs' tokens are in no window of it, so its
-//! relation would be [`Relation::Overlap`] too). The filters can only err towards "held"
-//! (a run cut short, the record compared as before), so the decisions are those of
-//! comparing every pair.
+//! relation would be [`Relation::Overlap`] too). A record whose bands' buckets hold more
+//! than 4,096 kept records is asked first, before they are listed, and kept at once when
+//! its own content is in no kept window ([`MatchStats::unlisted`]): a flood of records that
+//! share a boilerplate and each have a sentence of their own then costs about one look a
+//! record, not one per kept record (the filter gives each window more bits, and grows, as
+//! such records come). The filters can only err towards "held" (a run cut short, the record
+//! compared as before), so the decisions are those of comparing every pair.
 mod banding;
 mod buffers;
 mod candidates;

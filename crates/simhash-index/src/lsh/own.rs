@@ -53,38 +53,83 @@ fn window_hashes(tokens: &[u32], out: &mut Vec<u64>) {
 
 /// Bits a window sets in its block.
 const PROBES: u32 = 4;
-/// The most bytes one filter takes (1 MiB: on a 500 MB real corpus whose largest
-/// component keeps thousands of records, 8 MiB saved 0.1% more comparisons).
-const MAX_BYTES: usize = 1 << 20;
-/// The fewest.
-const MIN_BYTES: usize = 4 << 10;
+/// The most bytes a filter starts with (1 MiB: on a 500 MB real corpus whose largest
+/// component keeps thousands of records, 8 MiB saved 0.1% more comparisons); it grows past
+/// that as its windows need ([`KeptWindows::crowded`]). Small in tests, so that they cover
+/// the growth.
+const MAX_BYTES: usize = if cfg!(test) { 128 } else { 1 << 20 };
+/// The fewest (two blocks at least).
+const MIN_BYTES: usize = if cfg!(test) { 128 } else { 4 << 10 };
+/// The most bytes a filter grows to (past it, it fills, and fewer records are known to be
+/// kept: they are compared as before).
+const GROWN_BYTES: usize = 1 << 30;
 
 /// The windows of the records kept so far in a candidate component: a blocked Bloom
 /// filter (each window's bits in one 512-bit block), sized for the component.
 pub(super) struct KeptWindows {
     blocks: Vec<[u64; 8]>,
-    /// `64 - log2(blocks)` (at least 64 blocks): a hash's top bits choose its block.
+    /// `64 - log2(blocks)` (at least 2 blocks): a hash's top bits choose its block.
     shift: u32,
     /// A kept record with no tokens: every record's relation to it is
     /// [`Same`](super::Relation::Same), so no record is known to be kept.
     empty: bool,
+    /// Windows added that set a bit (about the distinct windows held).
+    held: usize,
+    /// Bits a window is given before the filter is [`crowded`](KeptWindows::crowded).
+    bits_per_window: usize,
 }
 
 impl KeptWindows {
     /// A filter for up to about `windows` windows (about 8 bits each, within
     /// 4 KiB..1 MiB).
     pub(super) fn new(windows: usize) -> KeptWindows {
-        let bytes = windows.clamp(MIN_BYTES, MAX_BYTES).next_power_of_two();
-        let blocks = (bytes / 64).min(MAX_BYTES / 64);
+        KeptWindows::with_bytes(windows.clamp(MIN_BYTES, MAX_BYTES))
+    }
+
+    /// An empty filter of `bytes` (rounded up to a power of two, at least two blocks).
+    fn with_bytes(bytes: usize) -> KeptWindows {
+        let blocks = (bytes.next_power_of_two() / 64).max(2);
         KeptWindows {
             blocks: vec![[0; 8]; blocks],
             shift: 64 - blocks.trailing_zeros(),
             empty: false,
+            held: 0,
+            bits_per_window: 8,
         }
     }
 
+    /// Gives each window 32 bits from now on (four times the false "held" answers fewer,
+    /// once [`grown`](KeptWindows::grown)): for a component where many records are kept
+    /// for content of their own, one false answer in a short run of its own sends a
+    /// record to be compared with every kept record.
+    pub(super) fn make_sparse(&mut self) {
+        self.bits_per_window = 32;
+    }
+
+    /// Whether [`make_sparse`](KeptWindows::make_sparse) was called.
+    pub(super) fn is_sparse(&self) -> bool {
+        self.bits_per_window == 32
+    }
+
+    /// Whether it holds more windows than its size was chosen for (8 bits each, or 32
+    /// once [sparse](KeptWindows::make_sparse): past that, false answers of "held"
+    /// multiply and cut records' runs of own content short) and may still grow: then the
+    /// walk starts a [`grown`](KeptWindows::grown) one and adds every kept text to it
+    /// again.
+    pub(super) fn crowded(&self) -> bool {
+        let bits = self.blocks.len() * 512;
+        self.held.saturating_mul(self.bits_per_window) > bits && bits / 8 < GROWN_BYTES
+    }
+
+    /// An empty filter of twice this one's size (at least), with as many bits a window.
+    pub(super) fn grown(&self) -> KeptWindows {
+        let bytes = (self.blocks.len() * 128).max(self.held * self.bits_per_window / 4);
+        let mut grown = KeptWindows::with_bytes(bytes.min(GROWN_BYTES));
+        grown.bits_per_window = self.bits_per_window;
+        grown
+    }
+
     /// Adds a kept text's windows (`tokens`: its token words, as the store keeps them).
-    #[cfg(test)]
     pub(super) fn insert_text(&mut self, tokens: &[u32]) {
         let mut hashes = Vec::new();
         window_hashes(tokens, &mut hashes);
@@ -110,9 +155,13 @@ impl KeptWindows {
     fn insert(&mut self, h: u64) {
         let (block, bits) = self.place(h);
         let block = &mut self.blocks[block];
+        let mut set = false;
         for bit in bits {
-            block[(bit >> 6) as usize] |= 1 << (bit & 63);
+            let (word, mask) = (&mut block[(bit >> 6) as usize], 1 << (bit & 63));
+            set |= *word & mask == 0;
+            *word |= mask;
         }
+        self.held += usize::from(set);
     }
 
     /// Whether a window (its hash) may be in a kept text: false only when it is in none.
@@ -218,7 +267,7 @@ mod tests {
     /// Every window added is held (no false negative), and most others are not.
     #[test]
     fn holds_what_was_added() {
-        let mut filter = KeptWindows::new(10_000);
+        let mut filter = KeptWindows::with_bytes(10_000);
         let added: Vec<u64> =
             (0..10_000u64).map(|i| i.wrapping_mul(0x1234_5678_9abc_def1)).collect();
         for &h in &added {
@@ -257,6 +306,36 @@ mod tests {
             each.push(&texts[2]);
         }
         assert!(each.get(22).is_none());
+    }
+
+    /// A filter is crowded past a window a byte (four once sparse), and a grown one (at
+    /// least twice the size, room for twice the windows held) holds what is added again
+    /// without being crowded.
+    #[test]
+    fn a_crowded_filter_grows() {
+        let added: Vec<u64> = (0..3000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        for sparse in [false, true] {
+            let mut filter = KeptWindows::with_bytes(1024);
+            if sparse {
+                filter.make_sparse();
+            }
+            let per_byte = if sparse { 4 } else { 1 };
+            for (n, &h) in added.iter().enumerate() {
+                filter.insert(h);
+                assert_eq!(filter.crowded(), filter.held * per_byte > 1024, "{n}");
+            }
+            assert!(filter.crowded() && filter.held > 2000, "{} held", filter.held);
+            let mut grown = filter.grown();
+            assert!(grown.blocks.len() >= 2 * filter.blocks.len() && grown.is_sparse() == sparse);
+            for &h in &added {
+                grown.insert(h);
+            }
+            assert!(!grown.crowded() && added.iter().all(|&h| grown.may_hold(h)), "{sparse}");
+        }
+        // A small one doubles.
+        let mut small = KeptWindows::with_bytes(1024);
+        small.insert(1);
+        assert_eq!(small.grown().blocks.len(), 2 * small.blocks.len());
     }
 
     /// A kept text with no tokens (or only version markers) is flagged.

@@ -319,6 +319,11 @@ impl Prepared {
         own / 3 >= OWN_WORDS
     }
 
+    /// The tokens read (version markers dropped).
+    pub(super) fn tokens(&self) -> &[u32] {
+        &self.tokens
+    }
+
     /// The number of tokens read (version markers dropped).
     pub(super) fn len(&self) -> usize {
         self.tokens.len()
@@ -981,6 +986,13 @@ mod tests {
                 let mut kept = KeptWindows::new(windows);
                 for other in &texts[1..] {
                     kept.insert_text(other);
+                }
+                // Grown as the walk grows it, when crowded.
+                while kept.crowded() {
+                    kept = kept.grown();
+                    for other in &texts[1..] {
+                        kept.insert_text(other);
+                    }
                 }
                 cases += 1;
                 if Prepared::new(mine.clone()).own_beyond(&kept) {

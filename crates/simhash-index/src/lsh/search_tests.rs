@@ -621,8 +621,8 @@ fn relations_agree_with_brute_force_at_any_thread_count() {
     for i in (1..n).rev() {
         shuffled.swap(i, rng.below(i as u64 + 1) as usize);
     }
-    let (mut seen, mut spared, mut known_kept, mut own_skipped) =
-        (std::collections::BTreeSet::new(), 0, 0, 0);
+    let (mut seen, mut spared, mut known_kept, mut own_skipped, mut unlisted) =
+        (std::collections::BTreeSet::new(), 0, 0, 0, 0);
     for t in [0.4, 0.6] {
         for templates in [Templates::Remove, Templates::Keep] {
             for rank in [(0..n as u32).collect::<Vec<u32>>(), shuffled.clone()] {
@@ -658,6 +658,8 @@ fn relations_agree_with_brute_force_at_any_thread_count() {
                     spared += stats.spared;
                     known_kept += stats.known_kept;
                     own_skipped += stats.own_skipped;
+                    unlisted += stats.unlisted;
+                    assert!(stats.unlisted <= stats.known_kept, "{stats:?}");
                     // Counted once a record, and only for kept records.
                     let kept = (0..n).filter(|&d| walked.center[d] as usize == d).count();
                     assert!(stats.known_kept <= kept as u64, "{} known", stats.known_kept);
@@ -700,4 +702,6 @@ fn relations_agree_with_brute_force_at_any_thread_count() {
     assert!(known_kept > 0, "no record was known to be kept");
     // And kept records not compared, for the content a record had of its own.
     assert!(own_skipped > 0, "no comparison was skipped for own content");
+    // And records kept without listing their many candidates.
+    assert!(unlisted > 0, "no record was known to be kept before its candidates were listed");
 }

@@ -29,15 +29,20 @@ pub struct MatchStats {
     /// are kept, is one).
     pub spared: u64,
     /// Records the dedup walk stopped comparing with kept records after a pair it does not
-    /// act on, because they have content of their own that no kept record of their
-    /// candidate component shares (so no comparison could act; the decisions are those of
-    /// comparing them all).
+    /// act on (or did not compare with them at all: [`unlisted`](MatchStats::unlisted)),
+    /// because they have content of their own that no kept record of their candidate
+    /// component shares (so no comparison could act; the decisions are those of comparing
+    /// them all).
     pub known_kept: u64,
     /// Candidate pairs the dedup walk did not compare after a record's first pair it does
     /// not act on, because the kept record cannot hold enough of the content the record
     /// had of its own there (its relation would be [`Relation::Overlap`](super::Relation)
     /// too; the decisions are those of comparing them all).
     pub own_skipped: u64,
+    /// Of [`known_kept`](MatchStats::known_kept), the records known to be kept before
+    /// their candidates were listed: they shared bands with many kept records and had
+    /// content of their own that none of those has.
+    pub unlisted: u64,
 }
 
 impl MatchStats {
@@ -48,6 +53,7 @@ impl MatchStats {
         self.spared += other.spared;
         self.known_kept += other.known_kept;
         self.own_skipped += other.own_skipped;
+        self.unlisted += other.unlisted;
         self.largest_component = self.largest_component.max(other.largest_component);
     }
 }

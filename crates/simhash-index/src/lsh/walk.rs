@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use super::buffers::{reserve_within, trim};
-use super::own::Owned;
+use super::own::{KeptWindows, Owned};
 use super::scan::{
     Collapsed, FirstByKey, SETS, candidate_components, collapse_identical, component_rows,
 };
@@ -168,6 +168,9 @@ struct Early {
     len: usize,
     /// Its band candidates, when it is small and was looked up in the band buckets.
     band_candidates: usize,
+    /// Whether it was known to be kept without listing its candidates (see
+    /// [`LINKS_BEFORE_OWN`]).
+    unlisted: bool,
 }
 
 /// A record's bitmap ([`simhash_core::set_bits`]), made when first needed.
@@ -437,33 +440,45 @@ impl Kept<'_> {
     }
 
     /// The kept ordinals in the index (kept before the current chunk) that share a band
-    /// hash with record `i` of the component, ascending and distinct, into `out`.
+    /// hash with record `i` of the component, ascending and distinct, into `out`; false,
+    /// and `out` empty, when their bands' buckets hold more than `links` links (a kept
+    /// record counts once in each bucket it shares with the record).
     fn candidates<S: SketchStore + ?Sized>(
         &self,
         c: &Component<'_, S>,
         i: usize,
         out: &mut Vec<u32>,
-    ) {
+        links: usize,
+    ) -> bool {
         out.clear();
+        let mut left = links;
         // A kept record sharing many bands (a large component's records share most of
         // their boilerplate) is in many buckets: listed once, so that only distinct
         // ordinals are sorted.
-        LISTED.with(|cell| {
+        let listed_all = LISTED.with(|cell| {
             let listed = &mut *cell.borrow_mut();
             listed.start(self.indexed);
-            for ((buckets, links), h) in self.bands.iter().zip(c.row(i)) {
+            for ((buckets, chain), h) in self.bands.iter().zip(c.row(i)) {
                 let mut link = buckets.get(h).copied().unwrap_or(NO_LINK);
                 while link != NO_LINK {
-                    let (ordinal, previous) = links[link as usize];
+                    let Some(fewer) = left.checked_sub(1) else { return false };
+                    left = fewer;
+                    let (ordinal, previous) = chain[link as usize];
                     if listed.first(ordinal) {
                         out.push(ordinal);
                     }
                     link = previous;
                 }
             }
+            true
         });
+        if !listed_all {
+            out.clear();
+            return false;
+        }
         out.sort_unstable();
         out.dedup();
+        true
     }
 
     /// The first of `candidates` (kept ordinals, ascending: priority order) whose Jaccard
@@ -477,9 +492,10 @@ impl Kept<'_> {
     /// short first: from the two bitmaps ([`simhash_core::common_at_most`]) for a set held
     /// here, from the record's bitmap ([`simhash_core::SetFilter`]) for another.
     ///
-    /// `own`, when given, holds the windows of every candidate: after the first relation
-    /// not acted on, a record with content of its own that none of them has
-    /// ([`Prepared::own_beyond`](super::relation::Prepared::own_beyond)) is compared no
+    /// `tokens`: the record's, when already read ([`Prepared`]; read at its first
+    /// relation otherwise). `own`, when given, holds the windows of every candidate: after
+    /// the first relation not acted on, a record with content of its own that none of them
+    /// has ([`Prepared::own_beyond`](super::relation::Prepared::own_beyond)) is compared no
     /// further (no candidate can act on it); otherwise, when that relation found runs of
     /// content of its own, a later candidate whose windows cannot hold enough of them
     /// ([`Prepared::overlaps`](super::relation::Prepared::overlaps)) is not compared
@@ -494,6 +510,7 @@ impl Kept<'_> {
         candidates: &[u32],
         recent: &Recent,
         own: Option<&Owned>,
+        mut tokens: Option<Prepared>,
         stats: &mut MatchStats,
     ) -> Result<Option<Match>, EngineError> {
         stats.candidates += candidates.len() as u64;
@@ -510,7 +527,6 @@ impl Kept<'_> {
                 let filtered = candidates.len() > 1;
                 let mut filter_made = false;
                 let mut found = None;
-                let mut tokens: Option<Prepared> = None;
                 let mut first_spared = true;
                 // The record's own runs against the first kept record it overlaps, when its
                 // own words made that relation.
@@ -777,7 +793,7 @@ fn walk_component<S: SketchStore + ?Sized>(
         let (mut read, mut candidates) = (Vec::new(), Vec::new());
         let mut r = 0;
         for (&i, early) in chunk.iter().zip(before) {
-            let Early { mut found, stats: s, held, len, band_candidates } = early;
+            let Early { mut found, stats: s, held, len, band_candidates, unlisted } = early;
             stats.add(&s);
             flood.record(len, band_candidates, true);
             // A record known to be kept against the records kept before the chunk counts
@@ -790,25 +806,38 @@ fn walk_component<S: SketchStore + ?Sized>(
                     c.sketches.read_set(c.docs[i] as usize, &mut read)?;
                     (std::mem::take(&mut read), Bits::default())
                 };
-                let (from, bands) =
-                    (recent.from as u32, |out: &mut Vec<u32>| index.candidates(r, out));
-                if !candidates_of(&c, small.as_ref(), &kept, i, &set, from, bands, &mut candidates)
-                {
-                    flood.record(set.len(), candidates.len(), false);
-                }
-                let known = stats.known_kept;
-                found = kept.first_match(
-                    &c,
-                    i,
-                    &set,
-                    &mut bits,
-                    &candidates,
-                    &recent,
-                    own.as_ref(),
-                    &mut stats,
-                )?;
-                if known_before > 0 && stats.known_kept > known {
-                    stats.known_kept = known;
+                // A record kept unlisted against the records kept before the chunk is asked
+                // again, against those kept within it too, before they are listed.
+                let mut mine = None;
+                let known_within = match &own {
+                    Some(own) if unlisted => {
+                        c.sketches.read_tokens(c.docs[i] as usize, &mut tokens)?;
+                        mine.insert(Prepared::new(std::mem::take(&mut tokens))).own_beyond(&own.all)
+                    }
+                    _ => false,
+                };
+                if !known_within {
+                    let (from, bands) =
+                        (recent.from as u32, |out: &mut Vec<u32>| index.candidates(r, out));
+                    let small = small.as_ref();
+                    if !candidates_of(&c, small, &kept, i, &set, from, bands, &mut candidates) {
+                        flood.record(set.len(), candidates.len(), false);
+                    }
+                    let known = stats.known_kept;
+                    found = kept.first_match(
+                        &c,
+                        i,
+                        &set,
+                        &mut bits,
+                        &candidates,
+                        &recent,
+                        own.as_ref(),
+                        mine.take(),
+                        &mut stats,
+                    )?;
+                    if known_before > 0 && stats.known_kept > known {
+                        stats.known_kept = known;
+                    }
                 }
                 if found.is_none() {
                     let ordinal = kept.docs.len() as u32;
@@ -817,11 +846,23 @@ fn walk_component<S: SketchStore + ?Sized>(
                         small.insert(&set, ordinal, &mut scratch)?;
                     }
                     if let Some(own) = &mut own {
-                        c.sketches.read_tokens(c.docs[i] as usize, &mut tokens)?;
-                        own.keep(&tokens);
+                        if let Some(mine) = &mine {
+                            own.keep(mine.tokens());
+                        } else {
+                            c.sketches.read_tokens(c.docs[i] as usize, &mut tokens)?;
+                            own.keep(&tokens);
+                        }
                     }
                     let held_by_kept = kept.push(i, &set, &mut bits);
                     recent.push(set, held_by_kept);
+                    if let Some(own) = &mut own {
+                        if stats.unlisted >= UNLISTED_SPARSE && !own.all.is_sparse() {
+                            own.all.make_sparse();
+                        }
+                        if own.all.crowded() {
+                            own.all = grown_windows(&c, &kept, own.all.grown(), &mut tokens)?;
+                        }
+                    }
                 }
                 r += 1;
             }
@@ -861,6 +902,21 @@ fn own_overlaps(
         || mine.overlaps(std::slice::from_ref(&all), filter)
 }
 
+/// Links of a record's band buckets (kept records, once in each bucket they share with
+/// it) past which the walk, once it keeps the windows of the component's kept records,
+/// asks whether the record has content of its own none of them shares before listing its
+/// candidates: such a record overlaps every kept record and is kept, so a flood of records
+/// that share a boilerplate but each have content of their own (all kept) costs about one
+/// look a record, not one per kept record. Below it the listing is cheaper than reading
+/// the record's tokens. Small in tests, so that they cover both.
+const LINKS_BEFORE_OWN: usize = if cfg!(test) { 8 } else { 4096 };
+
+/// Records of a component known to be kept without listing their candidates (see
+/// [`LINKS_BEFORE_OWN`]) past which its filter of kept windows gives each window 32 bits,
+/// not 8 ([`KeptWindows::make_sparse`]): a flood of records each kept for content of its
+/// own. Small in tests, so that they cover both.
+const UNLISTED_SPARSE: u64 = if cfg!(test) { 4 } else { 1024 };
+
 /// Verified pairs not acted on in a component after which the walk keeps the windows of
 /// its kept records ([`KeptWindows`]), so that records with content none of them has are
 /// compared no further. Small in tests, so that they cover both.
@@ -885,6 +941,21 @@ fn kept_windows<S: SketchStore + ?Sized>(
     Ok(own)
 }
 
+/// `all` (an empty [`KeptWindows`], larger than the crowded one it replaces) with the
+/// windows of every record kept so far in the component.
+fn grown_windows<S: SketchStore + ?Sized>(
+    c: &Component<'_, S>,
+    kept: &Kept,
+    mut all: KeptWindows,
+    tokens: &mut Vec<u32>,
+) -> Result<KeptWindows, EngineError> {
+    for &i in &kept.docs {
+        c.sketches.read_tokens(c.docs[i] as usize, tokens)?;
+        all.insert_text(tokens);
+    }
+    Ok(all)
+}
+
 /// The parallel pass's look at record `i` of a chunk: its set read and compared with the
 /// records kept before the chunk (`small`: the component's [`SmallSets`], if it has one;
 /// `own`: their windows, if kept).
@@ -898,25 +969,52 @@ fn early<S: SketchStore + ?Sized>(
 ) -> Result<Early, EngineError> {
     let mut set = Vec::new();
     c.sketches.read_set(c.docs[i] as usize, &mut set)?;
-    let (len, mut band_candidates) = (set.len(), 0);
+    let (len, mut band_candidates, mut unlisted) = (set.len(), 0, false);
     let mut s = MatchStats::default();
     let mut bits = Bits::default();
     let found = if kept.docs.is_empty() {
         None
     } else {
         let mut candidates = Vec::new();
-        let bands = |out: &mut Vec<u32>| kept.candidates(c, i, out);
-        if !candidates_of(c, small, kept, i, &set, 0, bands, &mut candidates) {
-            band_candidates = candidates.len();
+        // With the kept records' windows at hand, a record whose bands' buckets hold many
+        // kept records is first asked whether it has content of its own that none of them
+        // shares: then it is kept without listing them (see `LINKS_BEFORE_OWN`).
+        let links = if own.is_some() { LINKS_BEFORE_OWN } else { usize::MAX };
+        let mut listed_all = true;
+        let bands = |out: &mut Vec<u32>| listed_all = kept.candidates(c, i, out, links);
+        let banded = !candidates_of(c, small, kept, i, &set, 0, bands, &mut candidates);
+        let mut mine = None;
+        let known = match own {
+            Some(own) if !listed_all => {
+                let mut tokens = Vec::new();
+                c.sketches.read_tokens(c.docs[i] as usize, &mut tokens)?;
+                let prepared = mine.insert(Prepared::new(tokens));
+                prepared.own_beyond(&own.all)
+            }
+            _ => false,
+        };
+        if known {
+            s.known_kept += 1;
+            s.unlisted += 1;
+            unlisted = true;
+            None
+        } else {
+            if !listed_all {
+                kept.candidates(c, i, &mut candidates, usize::MAX);
+            }
+            if banded {
+                band_candidates = candidates.len();
+            }
+            kept.first_match(c, i, &set, &mut bits, &candidates, no_recent, own, mine, &mut s)?
         }
-        kept.first_match(c, i, &set, &mut bits, &candidates, no_recent, own, &mut s)?
     };
     let held = found.is_none() && set.len() <= HELD_SET_WORDS;
     if held {
         // Made here, in parallel, for the ordered pass and the Kept.
         bits.of(&set);
     }
-    Ok(Early { found, stats: s, held: held.then_some((set, bits)), len, band_candidates })
+    let held = held.then_some((set, bits));
+    Ok(Early { found, stats: s, held, len, band_candidates, unlisted })
 }
 
 /// The component's [`SmallSets`], made once its small sets make a flood (none when it

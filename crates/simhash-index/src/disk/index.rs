@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 use simhash_core::Fingerprint;
@@ -10,6 +11,7 @@ use super::manifest::{self, Contents, MANIFEST, Manifest};
 use super::segment::{KIND_MINHASH, KIND_SIMHASH, Segment, Shape, Source};
 use super::{DiskError, DiskErrorKind, Settings};
 use crate::lsh::JaccardHit;
+use crate::lsh::own::KeptWindows;
 use crate::lsh::small::{PROBE_MAX, SmallSets};
 use crate::lsh::{DocSketch, Prepared, Relation, Templates};
 use crate::{Hit, Tables};
@@ -31,6 +33,13 @@ pub struct DiskIndex {
     /// would meet a flood in the band buckets ([`SmallDocs`]); none when the index has too
     /// few small documents to need one.
     small: OnceLock<Option<SmallDocs>>,
+    /// The windows of every document's tokens ([`KeptWindows`]), made once
+    /// [`first_sketch_acted`](DiskIndex::first_sketch_acted) has met [`SPARED_BEFORE_OWN`]
+    /// matches it did not act on; none when the index stores no tokens or holds more than
+    /// [`OWN_MAX_WINDOWS`] windows.
+    own: OnceLock<Option<KeptWindows>>,
+    /// Those matches so far.
+    spared: AtomicU64,
 }
 
 /// An exact search among the index's small documents (at most
@@ -55,6 +64,18 @@ impl std::fmt::Debug for SmallDocs {
 
 /// Band candidates of a short query above which it is answered from the [`SmallDocs`].
 const SMALL_FLOOD: usize = if cfg!(test) { 4 } else { 4096 };
+
+/// Matches not acted on (a query with content of its own) that queries of
+/// [`DiskIndex::first_sketch_acted`] meet before the index's windows are read into a
+/// filter: then a query whose content of its own is in no indexed document is answered
+/// without comparing it with its candidates (each is [`Relation::Overlap`]). Without it, a
+/// flood of documents that share a boilerplate, each with a sentence of its own, cost each
+/// query a relation read with every indexed one of them. Small in tests.
+const SPARED_BEFORE_OWN: u64 = if cfg!(test) { 2 } else { 256 };
+
+/// The most windows of an index whose filter of windows is made (16 bits each: 64 MiB; an
+/// index with more compares such queries with each candidate, as before).
+const OWN_MAX_WINDOWS: usize = 32 << 20;
 
 /// Small documents an index needs before a [`SmallDocs`] is made for it.
 const SMALL_MIN: usize = if cfg!(test) { 4 } else { 2048 };
@@ -211,7 +232,15 @@ impl DiskIndex {
             parts.push(Part { segment, base });
             base += entry.docs;
         }
-        Ok(DiskIndex { dir: dir.to_path_buf(), manifest, parts, method, small: OnceLock::new() })
+        Ok(DiskIndex {
+            dir: dir.to_path_buf(),
+            manifest,
+            parts,
+            method,
+            small: OnceLock::new(),
+            own: OnceLock::new(),
+            spared: AtomicU64::new(0),
+        })
     }
 
     /// The index's id (128 random bits, made with the index, in the manifest and in every
@@ -348,7 +377,15 @@ impl DiskIndex {
         templates: Templates,
     ) -> Result<Option<(JaccardHit<u64>, Relation)>, DiskError> {
         let mine = Prepared::new(sketch.tokens().to_vec());
+        // Content of its own in no indexed document: every relation is an overlap (the
+        // filter only errs towards "held", so the answer is that of comparing them all).
+        if let Some(all) = self.own_windows()?
+            && mine.own_beyond(all)
+        {
+            return Ok(None);
+        }
         let (mut tokens, mut relation, mut found) = (Vec::new(), Relation::Same, false);
+        let mut spared = 0;
         let mut accept = |doc: u64, payload: &[u64]| -> Result<bool, DiskError> {
             if before.is_some_and(|own| doc >= own) {
                 return Ok(false);
@@ -359,16 +396,69 @@ impl DiskIndex {
             }
             relation = if tokens.is_empty() { Relation::Same } else { mine.relation(&tokens) };
             found = templates.acts_on(relation);
+            spared += u64::from(relation == Relation::Overlap);
             Ok(found)
         };
         let mut hits = Vec::new();
         self.search_sketch(sketch, &mut accept, &mut hits)?;
+        self.spared.fetch_add(spared, Ordering::Relaxed);
         Ok(if found { hits.pop().map(|hit| (hit, relation)) } else { None })
+    }
+
+    /// The filter of the index's windows ([`DiskIndex::own`]), made at the first call
+    /// after the queries have met enough matches not acted on.
+    fn own_windows(&self) -> Result<Option<&KeptWindows>, DiskError> {
+        if let Some(own) = self.own.get() {
+            return Ok(own.as_ref());
+        }
+        if !self.has_tokens() || self.spared.load(Ordering::Relaxed) < SPARED_BEFORE_OWN {
+            return Ok(None);
+        }
+        let made = self.make_own_windows()?;
+        // Two threads may make it at once: the first one set is kept (both are the same).
+        Ok(self.own.get_or_init(|| made).as_ref())
+    }
+
+    /// Reads every document's tokens twice: to count their windows, then into a filter of
+    /// 16 bits a window (none past [`OWN_MAX_WINDOWS`]).
+    fn make_own_windows(&self) -> Result<Option<KeptWindows>, DiskError> {
+        let (mut payload, mut tokens) = (Vec::new(), Vec::new());
+        let mut each = |f: &mut dyn FnMut(&[u32]) -> bool| -> Result<bool, DiskError> {
+            for part in &self.parts {
+                for d in 0..part.segment.docs() {
+                    part.segment.read_payload(d, &mut payload)?;
+                    payload::tokens(&payload, &mut tokens);
+                    if !f(&tokens) {
+                        return Ok(false);
+                    }
+                }
+            }
+            Ok(true)
+        };
+        let mut windows = 0usize;
+        if !each(&mut |t| {
+            windows += t.len().max(1);
+            windows <= OWN_MAX_WINDOWS
+        })? {
+            return Ok(None);
+        }
+        let mut all = KeptWindows::sized(windows, 16);
+        each(&mut |t| {
+            all.insert_text(t);
+            true
+        })?;
+        Ok(Some(all))
     }
 
     /// Whether the documents' payloads carry their tokens.
     fn has_tokens(&self) -> bool {
         matches!(self.method, Method::MinHash { tokens: true, .. })
+    }
+
+    /// Whether the filter of the index's windows was made (for tests).
+    #[cfg(test)]
+    pub(crate) fn made_own_windows(&self) -> bool {
+        self.own.get().is_some_and(Option::is_some)
     }
 
     /// Whether short queries have been answered from the prefix index of the small

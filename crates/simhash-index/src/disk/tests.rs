@@ -9,7 +9,7 @@ use std::path::Path;
 use simhash_core::{Fingerprint, MinHasher};
 
 use super::*;
-use crate::lsh::{Banding, JaccardHit};
+use crate::lsh::{Banding, JaccardHit, Relation, Templates};
 use crate::lsh::{DocSketch, MatchSink, MemoryStore, SketchStore, Sketcher, find_matches};
 use crate::{AllPairs, Tables};
 
@@ -908,4 +908,83 @@ fn short_queries_against_a_flood_equal_brute_force() {
     }
     assert!(longer_found >= 20, "{longer_found} long documents found by short queries");
     assert!(index.used_small_docs(), "the prefix index was used");
+}
+
+/// A flood of indexed documents that share a boilerplate, each with a sentence of its own,
+/// and queries of four kinds: new documents of the flood (content of their own in no
+/// indexed document: no match), copies and near-copies of indexed ones (found, `same` or
+/// `template`), and an indexed document with a sentence added (`overlap` with it, no
+/// match). `first_sketch_acted` answers as brute force does (the earliest indexed document
+/// that shares a band key, verifies and whose relation is acted on) before and after it
+/// reads the index's windows into its filter, and with an indexed copy of the query
+/// passed over.
+#[test]
+fn queries_with_content_of_their_own_against_a_flood_equal_brute_force() {
+    let t = 0.4;
+    let sk = sketcher(37, 3);
+    let MinHashSettings { extra, .. } = match minhash_settings(37, 3, t) {
+        Settings::MinHash(s) => s,
+        Settings::Simhash(_) => unreachable!(),
+    };
+    let mut extra = extra;
+    extra.insert(super::settings::TOKENS.to_string(), "1".to_string());
+    let settings = match minhash_settings(37, 3, t) {
+        Settings::MinHash(s) => Settings::MinHash(MinHashSettings { extra, ..s }),
+        Settings::Simhash(_) => unreachable!(),
+    };
+    let mut rng = Rng(91);
+    let fp = simhash_core::Fingerprinter::new();
+    let word = |rng: &mut Rng| -> String {
+        let mut n = rng.below(5000);
+        let mut w = String::new();
+        loop {
+            w.push(char::from(b'a' + (n % 26) as u8));
+            n /= 26;
+            if n == 0 {
+                return w;
+            }
+        }
+    };
+    let sentence =
+        |rng: &mut Rng, n: usize| (0..n).map(|_| word(rng)).collect::<Vec<_>>().join(" ");
+    let boilerplate = sentence(&mut rng, 60);
+    let texts: Vec<String> =
+        (0..150).map(|_| format!("{boilerplate}. {}.", sentence(&mut rng, 20))).collect();
+    let sketch = |text: &str| sk.sketch(&fp, text).1.expect("features");
+    let indexed: Vec<Option<DocSketch>> = texts.iter().map(|x| Some(sketch(x))).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let docs = ids("o", &indexed);
+    add_commits(dir.path(), &settings, &docs, &[100, 50], 1 << 20, add_sketch);
+    let index = DiskIndex::open(dir.path()).unwrap();
+    let mut queries: Vec<(String, Option<u64>)> = Vec::new();
+    for i in 0..60 {
+        let other = &texts[rng.below(texts.len() as u64) as usize];
+        let query = match i % 4 {
+            0 => format!("{boilerplate}. {}.", sentence(&mut rng, 20)),
+            1 => other.clone(),
+            2 => other.replacen(&boilerplate, &boilerplate.replacen(' ', " zzq ", 1), 1),
+            _ => format!("{other} {}.", sentence(&mut rng, 25)),
+        };
+        // A copy of an indexed document passes over itself when it is that document.
+        let own = (i % 8 == 1).then(|| texts.iter().position(|x| *x == query)).flatten();
+        queries.push((query, own.map(|d| d as u64)));
+    }
+    let mut kinds = std::collections::BTreeSet::new();
+    for (q, (text, own)) in queries.iter().enumerate() {
+        let query = sketch(text);
+        let expected = brute_minhash(&indexed, &query, t).into_iter().find_map(|hit| {
+            if own.is_some_and(|own| hit.id >= own) {
+                return None;
+            }
+            let tokens = indexed[hit.id as usize].as_ref().unwrap().tokens();
+            let r = crate::lsh::relation(query.tokens(), tokens);
+            Templates::Remove.acts_on(r).then_some((hit, r))
+        });
+        kinds.insert(expected.as_ref().map(|(_, r)| *r));
+        let got = index.first_sketch_acted(&query, *own, Templates::Remove).unwrap();
+        assert_eq!(got, expected, "query {q}");
+    }
+    assert!(index.made_own_windows(), "the filter of windows was made");
+    let want = [None, Some(Relation::Same), Some(Relation::Template)];
+    assert!(want.iter().all(|k| kinds.contains(k)), "{kinds:?}");
 }

@@ -204,7 +204,7 @@ mod engine;
 mod error;
 mod keys;
 mod masked;
-mod own;
+pub(crate) mod own;
 mod relation;
 mod scan;
 mod sink;

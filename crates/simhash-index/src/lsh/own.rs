@@ -66,7 +66,7 @@ const GROWN_BYTES: usize = 1 << 30;
 
 /// The windows of the records kept so far in a candidate component: a blocked Bloom
 /// filter (each window's bits in one 512-bit block), sized for the component.
-pub(super) struct KeptWindows {
+pub(crate) struct KeptWindows {
     blocks: Vec<[u64; 8]>,
     /// `64 - log2(blocks)` (at least 2 blocks): a hash's top bits choose its block.
     shift: u32,
@@ -79,11 +79,29 @@ pub(super) struct KeptWindows {
     bits_per_window: usize,
 }
 
+impl std::fmt::Debug for KeptWindows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeptWindows")
+            .field("bytes", &(self.blocks.len() * 64))
+            .field("held", &self.held)
+            .finish_non_exhaustive()
+    }
+}
+
 impl KeptWindows {
     /// A filter for up to about `windows` windows (about 8 bits each, within
     /// 4 KiB..1 MiB).
     pub(super) fn new(windows: usize) -> KeptWindows {
         KeptWindows::with_bytes(windows.clamp(MIN_BYTES, MAX_BYTES))
+    }
+
+    /// A filter for `windows` windows of `bits_per_window` bits each (the bits rounded up
+    /// to a power of two; 8 or 32 bits a window before it is
+    /// [`crowded`](KeptWindows::crowded)).
+    pub(crate) fn sized(windows: usize, bits_per_window: usize) -> KeptWindows {
+        let mut filter = KeptWindows::with_bytes(windows.saturating_mul(bits_per_window) / 8);
+        filter.bits_per_window = if bits_per_window > 8 { 32 } else { 8 };
+        filter
     }
 
     /// An empty filter of `bytes` (rounded up to a power of two, at least two blocks).
@@ -130,7 +148,7 @@ impl KeptWindows {
     }
 
     /// Adds a kept text's windows (`tokens`: its token words, as the store keeps them).
-    pub(super) fn insert_text(&mut self, tokens: &[u32]) {
+    pub(crate) fn insert_text(&mut self, tokens: &[u32]) {
         let mut hashes = Vec::new();
         window_hashes(tokens, &mut hashes);
         self.insert_hashes(&hashes);

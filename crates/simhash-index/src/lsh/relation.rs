@@ -238,7 +238,7 @@ impl Prepared {
     /// `kept` holds (see [`KeptWindows`]): its runs of tokens in no window `kept` may hold
     /// hold [`OWN_WORDS`] words, as [`Prepared::relation`] counts them, so its relation to
     /// each of those texts is [`Relation::Overlap`].
-    pub(super) fn own_beyond(&self, kept: &KeptWindows) -> bool {
+    pub(crate) fn own_beyond(&self, kept: &KeptWindows) -> bool {
         if kept.has_empty() || self.tokens.len() < WINDOW {
             return false;
         }

@@ -7,9 +7,11 @@ use rayon::prelude::*;
 use simhash_cluster::UnionFind;
 
 use super::buffers::trim;
+use super::own::KeptWindows;
+use super::relation::Prepared;
 use super::scan::{Collapsed, candidate_components, collapse_identical, component_rows};
 use super::small::{Lookup, PROBE_MAX, SmallSets, floods};
-use super::{EngineError, MatchStats, SketchStore, Templates, pair_relation_in};
+use super::{EngineError, MatchStats, SketchStore, Templates};
 
 /// A verified pair that joins two components.
 type Edge = (u32, u32);
@@ -22,7 +24,7 @@ type Edge = (u32, u32);
 /// verifications; in a large component, small sets meet their candidates through a
 /// prefix index instead of the band buckets (see the [module](super)'s "Cost"), so short
 /// documents sharing a phrase stay near-linear. Only pairs whose [`Relation`](super::Relation)
-/// (the lesser of its two directions, [`pair_relation_in`]) `templates` acts on join
+/// (the lesser of its two directions, [`pair_relation_in`](super::pair_relation_in)) `templates` acts on join
 /// (never two that overlap). Documents with identical shingle sets are joined to the first of them
 /// without a comparison (those edges come first, as `(first, doc)`). The edges do not
 /// depend on the thread count.
@@ -167,6 +169,81 @@ fn lookups<S: SketchStore + ?Sized>(
     Ok(Lookups { lens, lookup, prefixes })
 }
 
+/// Whether the verified pair of records `i` (the one being placed) and `m` (placed before
+/// it) joins: whether `templates` acts on [`pair_relation_in`](super::pair_relation_in)`(m, i)`, read with `i`'s
+/// tokens prepared once (`mine`) and the second direction only when the first does not
+/// decide it (acting on a relation acts on every lesser one).
+fn pair_acted<S: SketchStore + ?Sized>(
+    sketches: &S,
+    i: usize,
+    m: usize,
+    mine: &mut Option<Prepared>,
+    theirs: &mut Vec<u32>,
+    templates: Templates,
+) -> Result<bool, EngineError> {
+    if mine.is_none() {
+        let mut tokens = Vec::new();
+        sketches.read_tokens(i, &mut tokens)?;
+        *mine = Some(Prepared::new(tokens));
+    }
+    let mine = mine.get_or_insert_with(Prepared::default);
+    sketches.read_tokens(m, theirs)?;
+    // pair_relation(m, i): `i` removed for `m` first, then the other way.
+    let first = mine.relation(theirs);
+    if templates.acts_on(first) {
+        return Ok(true);
+    }
+    Ok(templates.acts_on(first.min(super::relation(theirs, mine.tokens()))))
+}
+
+/// Records of a candidate component past which [`alone`] reads its records' windows.
+/// Small in tests, so that they cover both.
+const ALONE_MIN: usize = if cfg!(test) { 2 } else { 64 };
+
+/// The most bytes each of [`alone`]'s two filters takes (past it, they fill, and fewer
+/// records are found alone).
+const ALONE_BYTES: usize = 4 << 20;
+
+/// For each record of a candidate component (of [`ALONE_MIN`] records or more; none
+/// otherwise), whether it has content of its own in windows no other record of the
+/// component has, enough for the relation to read it as content of its own
+/// ([`Prepared::own_beyond`]): then its relation, as the removed side, to every other
+/// record of the component is [`Overlap`](super::Relation::Overlap), and two such records
+/// never join. Two filters over the records' distinct windows: those seen, and those seen
+/// again (in a second record, or a false "seen"); a window in the second may be in two
+/// records, one not in it is in one only. Both err towards "held", so a record found
+/// alone is alone.
+fn alone<S: SketchStore + ?Sized>(sketches: &S, docs: &[u32]) -> Result<Vec<bool>, EngineError> {
+    if docs.len() < ALONE_MIN {
+        return Ok(Vec::new());
+    }
+    let mut windows = 0usize;
+    for &doc in docs {
+        windows = windows.saturating_add(sketches.set_len(doc as usize)?.max(1));
+    }
+    let bytes = windows.min(ALONE_BYTES);
+    let (mut seen, mut again) = (KeptWindows::sized(bytes, 8), KeptWindows::sized(bytes, 8));
+    let mut tokens = Vec::new();
+    let mut prepared = |doc: u32| -> Result<Prepared, EngineError> {
+        sketches.read_tokens(doc as usize, &mut tokens)?;
+        Ok(Prepared::new(std::mem::take(&mut tokens)))
+    };
+    for &doc in docs {
+        for &h in prepared(doc)?.window_hashes() {
+            if seen.may_hold(h) {
+                again.insert(h);
+            } else {
+                seen.insert(h);
+            }
+        }
+    }
+    let mut alone = Vec::with_capacity(docs.len());
+    for &doc in docs {
+        alone.push(prepared(doc)?.own_beyond_by(|h| again.may_hold(h)));
+    }
+    Ok(alone)
+}
+
 /// [`components`] in one candidate component (`docs` ascending).
 fn components_component<S: SketchStore + ?Sized>(
     sketches: &S,
@@ -183,6 +260,7 @@ fn components_component<S: SketchStore + ?Sized>(
         rows[i..i + bands].iter().zip(&rows[m..m + bands]).any(|(a, b)| a == b)
     };
     let mut stats = MatchStats { largest_component: docs.len() as u64, ..MatchStats::default() };
+    let alone = alone(sketches, docs)?;
     let mut forest = UnionFind::new(docs.len());
     let mut buckets: Vec<Vec<Group>> = Vec::new();
     buckets.resize_with(shared.buckets, Vec::new);
@@ -191,9 +269,13 @@ fn components_component<S: SketchStore + ?Sized>(
     // Members that failed to verify against the current document: not tried twice.
     let mut failed: HashSet<u32> = HashSet::new();
     let mut next = shared.of_doc.iter().peekable();
+    let mut theirs = Vec::new();
     for i in 0..docs.len() as u32 {
         failed.clear();
         let mut loaded = false;
+        // The record's tokens, read once for all of its relations.
+        let mut mine: Option<Prepared> = None;
+        let i_alone = alone.get(i as usize).copied().unwrap_or(false);
         while let Some(&&(_, bucket)) = next.peek().filter(|&&&(doc, _)| doc == i) {
             next.next();
             let groups = &mut buckets[bucket as usize];
@@ -207,6 +289,12 @@ fn components_component<S: SketchStore + ?Sized>(
                 // also share a band.
                 let by_prefix = bucket as usize >= shared.band_buckets;
                 for &m in &g.members {
+                    // Two records each with content of its own that no other record of the
+                    // component has: both directions overlap, the pair never joins.
+                    if i_alone && alone.get(m as usize).copied().unwrap_or(false) {
+                        stats.own_skipped += 1;
+                        continue;
+                    }
                     if failed.contains(&m) {
                         continue;
                     }
@@ -229,7 +317,8 @@ fn components_component<S: SketchStore + ?Sized>(
                         }
                         && {
                             let (i, m) = (docs[i as usize] as usize, docs[m as usize] as usize);
-                            let acted = templates.acts_on(pair_relation_in(sketches, m, i)?);
+                            let acted =
+                                pair_acted(sketches, i, m, &mut mine, &mut theirs, templates)?;
                             stats.spared += u64::from(!acted);
                             acted
                         }

@@ -170,7 +170,7 @@ impl KeptWindows {
         self.empty
     }
 
-    fn insert(&mut self, h: u64) {
+    pub(super) fn insert(&mut self, h: u64) {
         let (block, bits) = self.place(h);
         let block = &mut self.blocks[block];
         let mut set = false;

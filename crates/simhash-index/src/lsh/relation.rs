@@ -239,10 +239,16 @@ impl Prepared {
     /// hold [`OWN_WORDS`] words, as [`Prepared::relation`] counts them, so its relation to
     /// each of those texts is [`Relation::Overlap`].
     pub(crate) fn own_beyond(&self, kept: &KeptWindows) -> bool {
-        if kept.has_empty() || self.tokens.len() < WINDOW {
+        !kept.has_empty() && self.own_beyond_by(|h| kept.may_hold(h))
+    }
+
+    /// [`Prepared::own_beyond`] of the texts whose windows `held` may hold (false only for
+    /// a window none of them has).
+    pub(super) fn own_beyond_by(&self, held: impl Fn(u64) -> bool) -> bool {
+        if self.tokens.len() < WINDOW {
             return false;
         }
-        let held: Vec<bool> = self.hashes.iter().map(|&h| kept.may_hold(h)).collect();
+        let held: Vec<bool> = self.hashes.iter().map(|&h| held(h)).collect();
         let mut shared = vec![false; self.tokens.len()];
         for (p, &id) in self.at.iter().enumerate() {
             if held[id as usize] {
@@ -317,6 +323,11 @@ impl Prepared {
             }
         }
         own / 3 >= OWN_WORDS
+    }
+
+    /// The hashes of its distinct windows.
+    pub(super) fn window_hashes(&self) -> &[u64] {
+        &self.hashes
     }
 
     /// The tokens read (version markers dropped).

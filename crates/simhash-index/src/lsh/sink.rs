@@ -37,7 +37,9 @@ pub struct MatchStats {
     /// Candidate pairs the dedup walk did not compare after a record's first pair it does
     /// not act on, because the kept record cannot hold enough of the content the record
     /// had of its own there (its relation would be [`Relation::Overlap`](super::Relation)
-    /// too; the decisions are those of comparing them all).
+    /// too; the decisions are those of comparing them all); for
+    /// [`components`](super::components), the pairs not compared because both records have
+    /// content of their own that no other record of their candidate component has.
     pub own_skipped: u64,
     /// Of [`known_kept`](MatchStats::known_kept), the records known to be kept before
     /// their candidates were listed: they shared bands with many kept records and had

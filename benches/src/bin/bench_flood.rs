@@ -28,6 +28,9 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::Write;
+
+#[path = "../../../crates/simhash-index/tests/support/own_flood.rs"]
+mod own_flood;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
@@ -151,26 +154,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// `n` documents of `--shape own`: one 60-word boilerplate, and 20 words of their own.
 fn write_own_content(out: &mut impl Write, n: usize) -> std::io::Result<()> {
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut word = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let mut n = state % 20_000;
-        let mut w = String::new();
-        loop {
-            w.push(char::from(b'a' + (n % 26) as u8));
-            n /= 26;
-            if n == 0 {
-                return w;
-            }
-        }
-    };
-    let boilerplate: Vec<String> = (0..60).map(|_| word()).collect();
-    let boilerplate = boilerplate.join(" ");
+    let mut flood = own_flood::OwnFlood::new();
     for _ in 0..n {
-        let own: Vec<String> = (0..20).map(|_| word()).collect();
-        writeln!(out, "{{\"text\": \"{boilerplate}. {}.\"}}", own.join(" "))?;
+        writeln!(out, "{{\"text\": \"{}\"}}", flood.document())?;
     }
     Ok(())
 }

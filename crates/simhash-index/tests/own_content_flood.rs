@@ -9,35 +9,14 @@ use simhash_index::lsh::{
     Banding, MemoryStore, SketchStore, Sketcher, Templates, components, walk,
 };
 
-/// A word of letters only (a name with a digit is not content) for `n`.
-fn word(mut n: u64) -> String {
-    let mut w = String::new();
-    loop {
-        w.push(char::from(b'a' + (n % 26) as u8));
-        n /= 26;
-        if n == 0 {
-            return w;
-        }
-    }
-}
+#[path = "support/own_flood.rs"]
+mod own_flood;
 
 #[test]
 fn a_flood_of_records_with_content_of_their_own_costs_about_one_look_a_record() {
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    let boilerplate: Vec<String> = (0..60).map(|_| word(next() % 20_000)).collect();
+    let mut flood = own_flood::OwnFlood::new();
     let n = 3_000;
-    let texts: Vec<String> = (0..n)
-        .map(|_| {
-            let own: Vec<String> = (0..20).map(|_| word(next() % 20_000)).collect();
-            format!("{}. {}.", boilerplate.join(" "), own.join(" "))
-        })
-        .collect();
+    let texts: Vec<String> = (0..n).map(|_| flood.document()).collect();
     let fp = Fingerprinter::new();
     let banding = Banding::for_threshold(0.3, 128).expect("banding");
     let sketcher = Sketcher::new(MinHasher::new(128, 0), banding).expect("sketcher");

@@ -15,6 +15,9 @@ use crate::{AllPairs, Tables};
 
 pub(super) use crate::test_rng::Rng;
 
+#[path = "../../tests/support/own_flood.rs"]
+mod own_flood;
+
 pub(super) fn minhash_settings(bands: usize, rows: usize, jaccard: f64) -> Settings {
     Settings::MinHash(MinHashSettings {
         preset: "default".into(),
@@ -934,22 +937,9 @@ fn queries_with_content_of_their_own_against_a_flood_equal_brute_force() {
     };
     let mut rng = Rng(91);
     let fp = simhash_core::Fingerprinter::new();
-    let word = |rng: &mut Rng| -> String {
-        let mut n = rng.below(5000);
-        let mut w = String::new();
-        loop {
-            w.push(char::from(b'a' + (n % 26) as u8));
-            n /= 26;
-            if n == 0 {
-                return w;
-            }
-        }
-    };
-    let sentence =
-        |rng: &mut Rng, n: usize| (0..n).map(|_| word(rng)).collect::<Vec<_>>().join(" ");
-    let boilerplate = sentence(&mut rng, 60);
-    let texts: Vec<String> =
-        (0..150).map(|_| format!("{boilerplate}. {}.", sentence(&mut rng, 20))).collect();
+    let mut flood = own_flood::OwnFlood::new();
+    let boilerplate = flood.boilerplate.clone();
+    let texts: Vec<String> = (0..150).map(|_| flood.document()).collect();
     let sketch = |text: &str| sk.sketch(&fp, text).1.expect("features");
     let indexed: Vec<Option<DocSketch>> = texts.iter().map(|x| Some(sketch(x))).collect();
     let dir = tempfile::tempdir().unwrap();
@@ -960,10 +950,10 @@ fn queries_with_content_of_their_own_against_a_flood_equal_brute_force() {
     for i in 0..60 {
         let other = &texts[rng.below(texts.len() as u64) as usize];
         let query = match i % 4 {
-            0 => format!("{boilerplate}. {}.", sentence(&mut rng, 20)),
+            0 => flood.document(),
             1 => other.clone(),
             2 => other.replacen(&boilerplate, &boilerplate.replacen(' ', " zzq ", 1), 1),
-            _ => format!("{other} {}.", sentence(&mut rng, 25)),
+            _ => format!("{other} {}.", flood.sentence(25)),
         };
         // A copy of an indexed document passes over itself when it is that document.
         let own = (i % 8 == 1).then(|| texts.iter().position(|x| *x == query)).flatten();

@@ -168,6 +168,10 @@ pub mod settings;
 #[cfg(test)]
 mod test_rng;
 
+#[cfg(test)]
+#[path = "../tests/support/own_flood.rs"]
+mod own_flood;
+
 pub use crate::hamming::blocks::{Blocks, ParseBlocksError, ParseBlocksErrorKind};
 pub use crate::hamming::distinct::Distinct;
 pub use crate::hamming::kernel::{cross_group, pair_group};

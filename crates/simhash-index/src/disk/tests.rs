@@ -15,8 +15,7 @@ use crate::{AllPairs, Tables};
 
 pub(super) use crate::test_rng::Rng;
 
-#[path = "../../tests/support/own_flood.rs"]
-mod own_flood;
+use crate::own_flood;
 
 pub(super) fn minhash_settings(bands: usize, rows: usize, jaccard: f64) -> Settings {
     Settings::MinHash(MinHashSettings {

@@ -111,20 +111,33 @@ pub fn related_matches<S: SketchStore + ?Sized>(
     threshold: f64,
     templates: Templates,
 ) -> Result<(Vec<RelatedMatch>, MatchStats), EngineError> {
-    /// The matches as they come, and whether each is a copy.
-    struct Collect(Vec<(u32, u32, f64, bool)>);
+    /// The matches as they come, and whether each is a copy; not the pairs of two records
+    /// each with content no other record of their candidate component has (`alone`: both
+    /// directions overlap, never listed), only counted.
+    struct Collect {
+        found: Vec<(u32, u32, f64, bool)>,
+        alone: Vec<bool>,
+        overlaps: u64,
+    }
     impl MatchSink for Collect {
         fn duplicate(&mut self, doc: u32, of: u32) {
-            self.0.push((of, doc, 1.0, true));
+            self.found.push((of, doc, 1.0, true));
         }
         fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
-            self.0.push((a, b, jaccard, false));
+            let alone = |d: u32| self.alone.get(d as usize).copied().unwrap_or(false);
+            if alone(a) && alone(b) {
+                self.overlaps += 1;
+            } else {
+                self.found.push((a, b, jaccard, false));
+            }
         }
     }
-    let mut found = Collect(Vec::new());
+    let mut found = Collect { found: Vec::new(), alone: alone_records(sketches)?, overlaps: 0 };
     let mut stats = find_matches(sketches, threshold, &mut found)?;
+    stats.pairs = stats.pairs.saturating_sub(found.overlaps);
+    stats.spared += found.overlaps;
+    let found = found.found;
     let related: Vec<Relation> = found
-        .0
         .par_iter()
         .map(|&(a, b, _, copy)| {
             if copy {
@@ -134,8 +147,8 @@ pub fn related_matches<S: SketchStore + ?Sized>(
             }
         })
         .collect::<Result<_, _>>()?;
-    let mut out = Vec::with_capacity(found.0.len());
-    for (&(a, b, j, copy), r) in found.0.iter().zip(related) {
+    let mut out = Vec::with_capacity(found.len());
+    for (&(a, b, j, copy), r) in found.iter().zip(related) {
         if templates.acts_on(r) {
             out.push((a, b, j, r));
         } else {
@@ -146,6 +159,24 @@ pub fn related_matches<S: SketchStore + ?Sized>(
         }
     }
     Ok((out, stats))
+}
+
+/// For each document of `sketches`, whether its candidate component (of its
+/// representative among identical sets) finds it [`alone`](super::own::alone).
+pub(super) fn alone_records<S: SketchStore + ?Sized>(
+    sketches: &S,
+) -> Result<Vec<bool>, EngineError> {
+    let Collapsed { reps, .. } = collapse_identical(sketches, None)?;
+    let components = candidate_components(sketches, &reps)?;
+    let found: Vec<Result<Vec<bool>, EngineError>> =
+        components.par_iter().map(|docs| super::own::alone(sketches, docs)).collect();
+    let mut alone = vec![false; sketches.len()];
+    for (docs, found) in components.iter().zip(found) {
+        for (&doc, is) in docs.iter().zip(found?) {
+            alone[doc as usize] = is;
+        }
+    }
+    Ok(alone)
 }
 
 /// Every pair of documents whose shingle sets reach `threshold` Jaccard similarity among

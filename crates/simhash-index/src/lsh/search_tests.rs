@@ -5,6 +5,8 @@
 
 use super::*;
 
+use crate::own_flood;
+
 /// A naive union-find for the oracles.
 pub(super) struct Uf(Vec<u32>);
 
@@ -598,9 +600,24 @@ fn relation_texts(seed: u64, n: usize) -> Vec<String> {
     texts
 }
 
+/// Every match [`find_matches`] finds, and whether each is a copy.
+struct AllFound(Vec<(u32, u32, f64, bool)>);
+
+impl MatchSink for AllFound {
+    fn duplicate(&mut self, doc: u32, of: u32) {
+        self.0.push((of, doc, 1.0, true));
+    }
+    fn pair(&mut self, a: u32, b: u32, jaccard: f64) {
+        self.0.push((a, b, jaccard, false));
+    }
+}
+
 #[test]
 fn relations_agree_with_brute_force_at_any_thread_count() {
-    let texts = relation_texts(7, 240);
+    let mut texts = relation_texts(7, 240);
+    // And records that share a boilerplate, each with a sentence of its own.
+    let mut flood = own_flood::OwnFlood::new();
+    texts.extend((0..30).map(|_| flood.document()));
     let fp = simhash_core::Fingerprinter::new();
     let banding = Banding::for_threshold(0.3, 128).unwrap();
     let sketcher = Sketcher::new(simhash_core::MinHasher::new(128, 0), banding).unwrap();
@@ -623,6 +640,9 @@ fn relations_agree_with_brute_force_at_any_thread_count() {
     }
     let (mut seen, mut spared, mut known_kept, mut own_skipped, mut unlisted) =
         (std::collections::BTreeSet::new(), 0, 0, 0, 0);
+    // Pairs both of whose records have content no other record of their component has.
+    let alone = scan::alone_records(&store).unwrap();
+    let mut both_alone = 0;
     for t in [0.4, 0.6] {
         for templates in [Templates::Remove, Templates::Keep] {
             for rank in [(0..n as u32).collect::<Vec<u32>>(), shuffled.clone()] {
@@ -665,6 +685,25 @@ fn relations_agree_with_brute_force_at_any_thread_count() {
                     assert!(stats.known_kept <= kept as u64, "{} known", stats.known_kept);
                     assert_eq!(walked.center, center, "t {t} {templates} -j{threads}");
                     assert_eq!(walked.relation, relations, "t {t} {templates} -j{threads}");
+                    // `pairs`: every verified pair (each copy with its first) whose
+                    // relation is acted on, as reading every found pair's relation gives.
+                    let mut all = AllFound(Vec::new());
+                    pool.install(|| find_matches(&store, t, &mut all)).unwrap();
+                    let want: Vec<RelatedMatch> = all
+                        .0
+                        .iter()
+                        .filter_map(|&(a, b, j, copy)| {
+                            let r = if copy {
+                                Relation::Same
+                            } else {
+                                pair_relation_in(&store, a as usize, b as usize).unwrap()
+                            };
+                            both_alone += usize::from(alone[a as usize] && alone[b as usize]);
+                            templates.acts_on(r).then_some((a, b, j, r))
+                        })
+                        .collect();
+                    let (got, _) = pool.install(|| related_matches(&store, t, templates)).unwrap();
+                    assert_eq!(got, want, "pairs, t {t} {templates} -j{threads}");
                     let (edges, _) = pool.install(|| components(&store, t, templates)).unwrap();
                     let mut uf = Uf::new(n);
                     for (a, b) in edges {
@@ -702,6 +741,8 @@ fn relations_agree_with_brute_force_at_any_thread_count() {
     assert!(known_kept > 0, "no record was known to be kept");
     // And kept records not compared, for the content a record had of its own.
     assert!(own_skipped > 0, "no comparison was skipped for own content");
+    // And pairs of two records with content no other has, not listed.
+    assert!(both_alone > 0, "no pair of records alone");
     // And records kept without listing their many candidates.
     assert!(unlisted > 0, "no record was known to be kept before its candidates were listed");
 }

@@ -23,11 +23,13 @@ type Edge = (u32, u32);
 /// shares a band with, until one verifies, so a flood of near-duplicates costs about `N`
 /// verifications; in a large component, small sets meet their candidates through a
 /// prefix index instead of the band buckets (see the [module](super)'s "Cost"), so short
-/// documents sharing a phrase stay near-linear. Only pairs whose [`Relation`](super::Relation)
-/// (the lesser of its two directions, [`pair_relation_in`](super::pair_relation_in)) `templates` acts on join
-/// (never two that overlap). Documents with identical shingle sets are joined to the first of them
-/// without a comparison (those edges come first, as `(first, doc)`). The edges do not
-/// depend on the thread count.
+/// documents sharing a phrase stay near-linear. Only pairs whose
+/// [`Relation`](super::Relation) (the lesser of its two directions,
+/// [`pair_relation_in`](super::pair_relation_in)) `templates` acts on join (never two that
+/// overlap; two records whose content of their own no other record of the component has
+/// are not compared). Documents with identical shingle sets are joined to
+/// the first of them without a comparison (those edges come first, as `(first, doc)`).
+/// The edges do not depend on the thread count.
 ///
 /// The store must be [finished](SketchStore::finish).
 pub fn components<S: SketchStore + ?Sized>(
@@ -170,9 +172,10 @@ fn lookups<S: SketchStore + ?Sized>(
 }
 
 /// Whether the verified pair of records `i` (the one being placed) and `m` (placed before
-/// it) joins: whether `templates` acts on [`pair_relation_in`](super::pair_relation_in)`(m, i)`, read with `i`'s
-/// tokens prepared once (`mine`) and the second direction only when the first does not
-/// decide it (acting on a relation acts on every lesser one).
+/// it) joins: whether `templates` acts on
+/// [`pair_relation_in`](super::pair_relation_in)`(m, i)`, read with `i`'s tokens prepared
+/// once (`mine`) and the second direction only when the first does not decide it (acting
+/// on a relation acts on every lesser one).
 fn pair_acted<S: SketchStore + ?Sized>(
     sketches: &S,
     i: usize,

@@ -6,8 +6,8 @@ use rayon::prelude::*;
 
 use simhash_cluster::UnionFind;
 
+use super::alone::alone;
 use super::buffers::trim;
-use super::own::alone;
 use super::relation::Prepared;
 use super::scan::{Collapsed, candidate_components, collapse_identical, component_rows};
 use super::small::{Lookup, PROBE_MAX, SmallSets, floods};

@@ -196,6 +196,7 @@
 //! record, not one per kept record (the filter gives each window more bits, and grows, as
 //! such records come). The filters can only err towards "held" (a run cut short, the record
 //! compared as before), so the decisions are those of comparing every pair.
+mod alone;
 mod banding;
 mod buffers;
 mod candidates;

@@ -162,14 +162,14 @@ pub fn related_matches<S: SketchStore + ?Sized>(
 }
 
 /// For each document of `sketches`, whether its candidate component (of its
-/// representative among identical sets) finds it [`alone`](super::own::alone).
+/// representative among identical sets) finds it [`alone`](super::alone::alone).
 pub(super) fn alone_records<S: SketchStore + ?Sized>(
     sketches: &S,
 ) -> Result<Vec<bool>, EngineError> {
     let Collapsed { reps, .. } = collapse_identical(sketches, None)?;
     let components = candidate_components(sketches, &reps)?;
     let found: Vec<Result<Vec<bool>, EngineError>> =
-        components.par_iter().map(|docs| super::own::alone(sketches, docs)).collect();
+        components.par_iter().map(|docs| super::alone::alone(sketches, docs)).collect();
     let mut alone = vec![false; sketches.len()];
     for (docs, found) in components.iter().zip(found) {
         for (&doc, is) in docs.iter().zip(found?) {

@@ -427,6 +427,11 @@ impl DiskIndex {
             for part in &self.parts {
                 for d in 0..part.segment.docs() {
                     part.segment.read_payload(d, &mut payload)?;
+                    // A document without a sketch is no one's candidate (and would read as
+                    // a text with no tokens, to which every relation is the same).
+                    if payload::set(&payload).is_empty() {
+                        continue;
+                    }
                     payload::tokens(&payload, &mut tokens);
                     if !f(&tokens) {
                         return Ok(false);
@@ -455,10 +460,11 @@ impl DiskIndex {
         matches!(self.method, Method::MinHash { tokens: true, .. })
     }
 
-    /// Whether the filter of the index's windows was made (for tests).
+    /// Whether the filter of the index's windows was made, and can answer (no document with
+    /// a sketch and no tokens; for tests).
     #[cfg(test)]
     pub(crate) fn made_own_windows(&self) -> bool {
-        self.own.get().is_some_and(Option::is_some)
+        self.own.get().is_some_and(|own| own.as_ref().is_some_and(|all| !all.has_empty()))
     }
 
     /// Whether short queries have been answered from the prefix index of the small

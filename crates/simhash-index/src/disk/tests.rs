@@ -940,10 +940,12 @@ fn queries_with_content_of_their_own_against_a_flood_equal_brute_force() {
     let boilerplate = flood.boilerplate.clone();
     let texts: Vec<String> = (0..150).map(|_| flood.document()).collect();
     let sketch = |text: &str| sk.sketch(&fp, text).1.expect("features");
-    let indexed: Vec<Option<DocSketch>> = texts.iter().map(|x| Some(sketch(x))).collect();
+    let mut indexed: Vec<Option<DocSketch>> = texts.iter().map(|x| Some(sketch(x))).collect();
+    // A featureless document among them (no sketch: no one's candidate).
+    indexed.push(None);
     let dir = tempfile::tempdir().unwrap();
     let docs = ids("o", &indexed);
-    add_commits(dir.path(), &settings, &docs, &[100, 50], 1 << 20, add_sketch);
+    add_commits(dir.path(), &settings, &docs, &[100, 51], 1 << 20, add_sketch);
     let index = DiskIndex::open(dir.path()).unwrap();
     let mut queries: Vec<(String, Option<u64>)> = Vec::new();
     for i in 0..60 {

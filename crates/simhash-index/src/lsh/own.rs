@@ -171,7 +171,7 @@ impl KeptWindows {
     }
 
     /// Whether a kept record with no tokens was added (then no record is known to be kept).
-    pub(super) fn has_empty(&self) -> bool {
+    pub(crate) fn has_empty(&self) -> bool {
         self.empty
     }
 

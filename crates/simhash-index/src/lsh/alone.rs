@@ -33,8 +33,9 @@ pub(super) fn alone<S: SketchStore + ?Sized>(
     for &doc in docs {
         windows = windows.saturating_add(sketches.set_len(doc as usize)?.max(1));
     }
-    let bytes = windows.min(ALONE_BYTES);
-    let (mut seen, mut again) = (KeptWindows::sized(bytes, 8), KeptWindows::sized(bytes, 8));
+    // A byte a window, within ALONE_BYTES.
+    let windows = windows.min(ALONE_BYTES);
+    let (mut seen, mut again) = (KeptWindows::sized(windows, 8), KeptWindows::sized(windows, 8));
     let mut tokens = Vec::new();
     let mut prepared = |doc: u32| -> Result<Prepared, EngineError> {
         sketches.read_tokens(doc as usize, &mut tokens)?;

@@ -100,12 +100,11 @@ impl KeptWindows {
         KeptWindows::with_bytes(windows.clamp(MIN_BYTES, MAX_BYTES))
     }
 
-    /// A filter for `windows` windows of `bits_per_window` bits each (the bits rounded up
-    /// to a power of two; 8 or 32 bits a window before it is
-    /// [`crowded`](KeptWindows::crowded)).
+    /// A filter for `windows` windows of `bits_per_window` bits each (the bytes rounded up
+    /// to a power of two), [`crowded`](KeptWindows::crowded) past that many.
     pub(crate) fn sized(windows: usize, bits_per_window: usize) -> KeptWindows {
         let mut filter = KeptWindows::with_bytes(windows.saturating_mul(bits_per_window) / 8);
-        filter.bits_per_window = if bits_per_window > 8 { 32 } else { 8 };
+        filter.bits_per_window = bits_per_window;
         filter
     }
 

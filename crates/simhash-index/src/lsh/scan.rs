@@ -132,8 +132,10 @@ pub fn related_matches<S: SketchStore + ?Sized>(
             }
         }
     }
-    let mut found = Collect { found: Vec::new(), alone: alone_records(sketches)?, overlaps: 0 };
-    let mut stats = find_matches(sketches, threshold, &mut found)?;
+    let collapsed = collapse_identical(sketches, None)?;
+    let alone = alone_records(sketches, &collapsed.reps)?;
+    let mut found = Collect { found: Vec::new(), alone, overlaps: 0 };
+    let mut stats = find_collapsed_matches(sketches, threshold, collapsed, &mut found)?;
     stats.pairs = stats.pairs.saturating_sub(found.overlaps);
     stats.spared += found.overlaps;
     let found = found.found;
@@ -161,13 +163,13 @@ pub fn related_matches<S: SketchStore + ?Sized>(
     Ok((out, stats))
 }
 
-/// For each document of `sketches`, whether its candidate component (of its
-/// representative among identical sets) finds it [`alone`](super::alone::alone).
+/// For each document of `sketches`, whether its candidate component (of `reps`, the
+/// representatives among identical sets) finds it [`alone`](super::alone::alone).
 pub(super) fn alone_records<S: SketchStore + ?Sized>(
     sketches: &S,
+    reps: &[u32],
 ) -> Result<Vec<bool>, EngineError> {
-    let Collapsed { reps, .. } = collapse_identical(sketches, None)?;
-    let components = candidate_components(sketches, &reps)?;
+    let components = candidate_components(sketches, reps)?;
     let found: Vec<Result<Vec<bool>, EngineError>> =
         components.par_iter().map(|docs| super::alone::alone(sketches, docs)).collect();
     let mut alone = vec![false; sketches.len()];
@@ -192,8 +194,19 @@ pub fn find_matches<S: SketchStore + ?Sized>(
     threshold: f64,
     sink: &mut dyn MatchSink,
 ) -> Result<MatchStats, EngineError> {
+    find_collapsed_matches(sketches, threshold, collapse_identical(sketches, None)?, sink)
+}
+
+/// [`find_matches`] with its documents already collapsed
+/// ([`collapse_identical`] without ranks).
+fn find_collapsed_matches<S: SketchStore + ?Sized>(
+    sketches: &S,
+    threshold: f64,
+    collapsed: Collapsed,
+    sink: &mut dyn MatchSink,
+) -> Result<MatchStats, EngineError> {
     let mut stats = MatchStats::default();
-    let Collapsed { reps: mut rep_docs, duplicates } = collapse_identical(sketches, None)?;
+    let Collapsed { reps: mut rep_docs, duplicates } = collapsed;
     stats.duplicates = duplicates.len() as u64;
     for (doc, rep) in duplicates {
         sink.duplicate(doc, rep);

@@ -4,7 +4,11 @@
 //!
 //! ```sh
 //! cargo run --release -p benches --bin judged_verdicts > verdicts.tsv
+//! cargo run --release -p benches --bin judged_verdicts -- debian.jsonl > debian.tsv
 //! ```
+//!
+//! With no argument, the sets `rejudge.py` reads; otherwise the sets named (files of
+//! `benches/judged`, or paths).
 //!
 //! Columns: set, line (0-based), bucket, label, relation, removed id, kept id, and the
 //! evidence's counts (own words, new words, words alone, names and numbers, words swapped,
@@ -17,7 +21,7 @@ use std::io::Write;
 use simhash_core::Fingerprinter;
 use simhash_index::lsh::evidence;
 
-/// The judged sets, in the order `rejudge.py` reads them.
+/// The judged sets `rejudge.py` reads, in its order.
 const SETS: [&str; 3] = ["pairs.jsonl", "fresh.jsonl", "fresh2.jsonl"];
 
 fn words(fp: &Fingerprinter, text: &str) -> Vec<u32> {
@@ -31,8 +35,15 @@ fn run() -> Result<(), String> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let write_err = |e: std::io::Error| format!("standard output: {e}");
-    for set in SETS {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/judged/").to_string() + set;
+    let named: Vec<String> = std::env::args().skip(1).collect();
+    let sets: Vec<&str> =
+        if named.is_empty() { SETS.to_vec() } else { named.iter().map(String::as_str).collect() };
+    for set in sets {
+        let path = if set.contains('/') {
+            set.to_string()
+        } else {
+            concat!(env!("CARGO_MANIFEST_DIR"), "/judged/").to_string() + set
+        };
         let data = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
         for (line, text) in data.lines().enumerate() {
             let v: serde_json::Value =

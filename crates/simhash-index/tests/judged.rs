@@ -1,7 +1,8 @@
-//! The relation of each pair of the judged real-text set (`benches/judged/pairs.jsonl`:
-//! removals of the old default read by judges, labels of `JUDGING.md`) against the judges'
-//! labels, with floors: the scorer of the set, as a test that fails when the relation gets
-//! worse. `cargo test -p simhash-index --test judged -- --nocapture` prints the confusion
+//! The relation of each pair of the judged real-text sets (`benches/judged/pairs.jsonl`,
+//! `debian.jsonl`, `debian2.jsonl`: removals of the old default read by judges, labels of
+//! `JUDGING.md`; `fresh*.jsonl`: removals of the default with relations) against the
+//! judges' labels, with floors: the scorer of the sets, as a test that fails when the
+//! relation gets worse. `cargo test -p simhash-index --test judged -- --nocapture` prints the confusion
 //! matrix per similarity bucket, as `docs/accuracy.md` shows it.
 
 #![allow(clippy::print_stdout, reason = "the scorer prints the confusion matrix with --nocapture")]
@@ -50,11 +51,23 @@ fn share(pairs: &[Pair], label: &str, pick: impl Fn(Relation) -> bool) -> f64 {
     of.iter().filter(|p| pick(p.relation)).count() as f64 / of.len().max(1) as f64
 }
 
-#[test]
-fn the_relation_agrees_with_the_judges() {
-    let pairs = judged_set("pairs.jsonl");
-    assert!(pairs.len() >= 300, "{} judged pairs", pairs.len());
-    // The confusion matrix, per bucket and over all.
+/// A judged set of removals of the old default (every label drawn from its removals) scored
+/// as the issue's targets read: shares of pairs by label.
+struct Scores {
+    distinct_kept: f64,
+    same_removed: f64,
+    templates_removed: f64,
+    templates_named: f64,
+    same_named: f64,
+    keep_removes_templates: f64,
+    keep_removes_same: f64,
+}
+
+/// Prints a judged set's confusion matrix, per bucket and over all, and its [`Scores`]; the
+/// set holds at least `at_least` pairs.
+fn scores(name: &str, at_least: usize) -> Scores {
+    let pairs = judged_set(name);
+    assert!(pairs.len() >= at_least, "{} judged pairs in {name}", pairs.len());
     let mut cells: BTreeMap<(usize, &str, Relation), usize> = BTreeMap::new();
     for p in &pairs {
         let label = LABELS.iter().find(|&&l| l == p.label).expect("a known label");
@@ -68,9 +81,10 @@ fn the_relation_agrees_with_the_judges() {
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
+    println!("{name}");
     for b in buckets {
-        let name = if b == usize::MAX { "all".to_string() } else { format!("bucket {b}") };
-        println!("{name}: label -> same / template / overlap");
+        let bucket = if b == usize::MAX { "all".to_string() } else { format!("bucket {b}") };
+        println!("{bucket}: label -> same / template / overlap");
         for label in LABELS {
             let row: Vec<usize> = Relation::ALL
                 .iter()
@@ -82,27 +96,72 @@ fn the_relation_agrees_with_the_judges() {
         }
     }
     let removed = |t: Templates| move |r: Relation| t.acts_on(r);
-    let kept_distinct = 1.0 - share(&pairs, "DISTINCT", removed(Templates::Remove));
-    let removed_same = share(&pairs, "DUP", removed(Templates::Remove));
-    let removed_template = share(&pairs, "TEMPLATE", removed(Templates::Remove));
-    let template_named = share(&pairs, "TEMPLATE", |r| r == Relation::Template);
-    let same_named = share(&pairs, "DUP", |r| r == Relation::Same);
-    let keep_removes_template = share(&pairs, "TEMPLATE", removed(Templates::Keep));
-    let keep_removes_same = share(&pairs, "DUP", removed(Templates::Keep));
+    let s = Scores {
+        distinct_kept: 1.0 - share(&pairs, "DISTINCT", removed(Templates::Remove)),
+        same_removed: share(&pairs, "DUP", removed(Templates::Remove)),
+        templates_removed: share(&pairs, "TEMPLATE", removed(Templates::Remove)),
+        templates_named: share(&pairs, "TEMPLATE", |r| r == Relation::Template),
+        same_named: share(&pairs, "DUP", |r| r == Relation::Same),
+        keep_removes_templates: share(&pairs, "TEMPLATE", removed(Templates::Keep)),
+        keep_removes_same: share(&pairs, "DUP", removed(Templates::Keep)),
+    };
     println!(
-        "distinct kept {kept_distinct:.3}, same removed {removed_same:.3}, templates removed \
-         {removed_template:.3}; templates named template {template_named:.3}, same named same \
-         {same_named:.3}; --templates keep removes {keep_removes_template:.3} of the templates, \
-         {keep_removes_same:.3} of the same"
+        "{name}: distinct kept {:.3}, same removed {:.3}, templates removed {:.3}; templates \
+         named template {:.3}, same named same {:.3}; --templates keep removes {:.3} of the \
+         templates, {:.3} of the same",
+        s.distinct_kept,
+        s.same_removed,
+        s.templates_removed,
+        s.templates_named,
+        s.same_named,
+        s.keep_removes_templates,
+        s.keep_removes_same
     );
+    s
+}
+
+#[test]
+fn the_relation_agrees_with_the_judges() {
+    let s = scores("pairs.jsonl", 300);
     // Floors: what the relation reaches on this set today (a worse relation fails).
-    assert!(kept_distinct >= 0.95, "distinct documents kept: {kept_distinct:.3}");
-    assert!(removed_same >= 0.95, "same documents removed: {removed_same:.3}");
-    assert!(removed_template >= 0.90, "template siblings removed: {removed_template:.3}");
-    assert!(template_named >= 0.85, "template siblings named template: {template_named:.3}");
-    assert!(same_named >= 0.85, "same documents named same: {same_named:.3}");
-    assert!(keep_removes_template <= 0.10, "--templates keep: {keep_removes_template:.3}");
-    assert!(keep_removes_same >= 0.90, "--templates keep, same: {keep_removes_same:.3}");
+    assert!(s.distinct_kept >= 0.95, "distinct documents kept: {:.3}", s.distinct_kept);
+    assert!(s.same_removed >= 0.95, "same documents removed: {:.3}", s.same_removed);
+    assert!(s.templates_removed >= 0.90, "templates removed: {:.3}", s.templates_removed);
+    assert!(s.templates_named >= 0.85, "templates named template: {:.3}", s.templates_named);
+    assert!(s.same_named >= 0.85, "same documents named same: {:.3}", s.same_named);
+    assert!(s.keep_removes_templates <= 0.10, "keep: {:.3}", s.keep_removes_templates);
+    assert!(s.keep_removes_same >= 0.90, "keep, same: {:.3}", s.keep_removes_same);
+}
+
+/// The Debian set (`benches/judged/debian.jsonl`): removals of the old default on Debian's
+/// package descriptions in eight languages (`build_debian.py`), out of sample for every
+/// rule but the stock packaging words, which were read off it. Its floors are today's
+/// figures, below the issue's targets (docs/accuracy.md says where and why).
+#[test]
+fn the_relation_on_debian_package_descriptions() {
+    let s = scores("debian.jsonl", 300);
+    assert!(s.distinct_kept >= 0.89, "distinct documents kept: {:.3}", s.distinct_kept);
+    assert!(s.same_removed >= 0.92, "same documents removed: {:.3}", s.same_removed);
+    assert!(s.templates_removed >= 0.88, "templates removed: {:.3}", s.templates_removed);
+    assert!(s.templates_named >= 0.79, "templates named template: {:.3}", s.templates_named);
+    assert!(s.same_named >= 0.85, "same documents named same: {:.3}", s.same_named);
+    assert!(s.keep_removes_templates <= 0.10, "keep: {:.3}", s.keep_removes_templates);
+    assert!(s.keep_removes_same >= 0.85, "keep, same: {:.3}", s.keep_removes_same);
+}
+
+/// A second Debian set (`benches/judged/debian2.jsonl`: the old default's removals on the
+/// same corpus, less the first set's, judged after the stock words were chosen): out of
+/// sample for them.
+#[test]
+fn the_relation_on_a_second_debian_sample() {
+    let s = scores("debian2.jsonl", 200);
+    assert!(s.distinct_kept >= 0.90, "distinct documents kept: {:.3}", s.distinct_kept);
+    assert!(s.same_removed >= 0.95, "same documents removed: {:.3}", s.same_removed);
+    assert!(s.templates_removed >= 0.90, "templates removed: {:.3}", s.templates_removed);
+    assert!(s.templates_named >= 0.80, "templates named template: {:.3}", s.templates_named);
+    assert!(s.same_named >= 0.95, "same documents named same: {:.3}", s.same_named);
+    assert!(s.keep_removes_templates <= 0.10, "keep: {:.3}", s.keep_removes_templates);
+    assert!(s.keep_removes_same >= 0.95, "keep, same: {:.3}", s.keep_removes_same);
 }
 
 /// Each bucket's weight in a set: its share of the run's removals (`*-buckets.tsv`).

@@ -9,6 +9,7 @@ use std::str::FromStr;
 
 use super::own::{KeptWindows, RecordFilter};
 use super::small::MixHasher;
+use super::stock::is_stock;
 use super::versions::{TopBytes, version_tokens, without_versions};
 use super::windows::{WINDOW, WindowIds, for_each_window_hash, window_hash};
 use super::{EngineError, SketchStore};
@@ -256,7 +257,8 @@ impl Prepared {
             }
         }
         let mut own = 0;
-        for run in unshared(&shared).filter(|run| run.len() >= CONTENT_RUN) {
+        let content = unshared(&shared).flat_map(|run| pieces(&self.tokens, run));
+        for run in content.filter(|run| run.len() >= CONTENT_RUN) {
             own += self.tokens[run].iter().map(|&w| own_weight(w)).sum::<usize>();
             if own / 3 >= OWN_WORDS {
                 return true;
@@ -305,7 +307,7 @@ impl Prepared {
             let (mut len, mut weight) = (0, 0);
             for p in start..end {
                 recent = ((recent << 1) | u8::from(held_at(p))) & 0b111;
-                if recent != 0 {
+                if recent != 0 || is_stock(self.tokens[p]) {
                     if len >= CONTENT_RUN {
                         own += weight;
                     }
@@ -380,23 +382,27 @@ impl Prepared {
         let mut phrase = 0;
         let mut content: Vec<u32> = Vec::new();
         for run in unshared(shared) {
-            let long = run.len() >= CONTENT_RUN;
-            if long && let Some(runs) = runs.as_deref_mut() {
-                runs.push(run.clone());
-            }
             let words_before = words;
-            for &w in &removed[run] {
+            for &w in &removed[run.clone()] {
                 match w & 3 {
                     1 => names += 1,
                     3 => bare += 1,
                     _ => {
-                        let weight = own_weight(w);
-                        filled += weight;
+                        filled += own_weight(w);
                         words += usize::from(is_word(w));
-                        if long {
-                            own += weight;
-                            content.push(w);
-                        }
+                    }
+                }
+            }
+            // Its content: the pieces of CONTENT_RUN tokens or more between stock words.
+            for piece in pieces(removed, run).filter(|piece| piece.len() >= CONTENT_RUN) {
+                if let Some(runs) = runs.as_deref_mut() {
+                    runs.push(piece.clone());
+                }
+                for &w in &removed[piece] {
+                    let weight = own_weight(w);
+                    if weight > 0 {
+                        own += weight;
+                        content.push(w);
                     }
                 }
             }
@@ -423,10 +429,12 @@ impl Prepared {
         // A phrase of its own in place of one of the kept text's (only when a run holds
         // enough words to be one, and they are new: then the kept text's runs are read).
         if replaces(phrase, removed.len()) {
-            let mine: Vec<Range<usize>> = unshared(shared).collect();
+            let mine: Vec<Range<usize>> =
+                unshared(shared).flat_map(|run| pieces(removed, run)).collect();
             if replaces(most_unused_in_a_run(removed, &mine, kept), removed.len()) {
                 let kept_covered = covered.insert(kept_shared());
-                let theirs: Vec<Range<usize>> = unshared(kept_covered).collect();
+                let theirs: Vec<Range<usize>> =
+                    unshared(kept_covered).flat_map(|run| pieces(kept, run)).collect();
                 if most_unused_in_a_run(kept, &theirs, removed) >= REPLACED_WORDS {
                     return Relation::Overlap;
                 }
@@ -507,6 +515,29 @@ fn own_weight(w: u32) -> usize {
         2 => 1,
         _ => 0,
     }
+}
+
+/// The pieces of `run` (positions of `tokens`) between the [stock packaging
+/// words](super::STOCK_WORDS) in it: a stock word is a fill-in, and it parts a run, so the
+/// other words of a stock sentence ("this package contains the development files") make no
+/// run of content of their own.
+fn pieces(tokens: &[u32], run: Range<usize>) -> impl Iterator<Item = Range<usize>> + '_ {
+    let end = run.end;
+    let mut at = run.start;
+    std::iter::from_fn(move || {
+        while at < end {
+            let start = at;
+            while at < end && !is_stock(tokens[at]) {
+                at += 1;
+            }
+            let piece = start..at;
+            at += 1;
+            if !piece.is_empty() {
+                return Some(piece);
+            }
+        }
+        None
+    })
 }
 
 /// Distinct words of `content` (usually a few dozen tokens) that `kept` never uses, a CJK
@@ -681,7 +712,14 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
             }
             filled_words += weight(w);
             words += usize::from(is_word(w));
-            if run.len() >= CONTENT_RUN {
+        }
+    }
+    // Content: the pieces of the runs between stock words, of CONTENT_RUN tokens or more.
+    let removed_pieces: Vec<Range<usize>> =
+        removed_runs.iter().flat_map(|run| pieces(removed, run.clone())).collect();
+    for piece in removed_pieces.iter().filter(|piece| piece.len() >= CONTENT_RUN) {
+        for &w in &removed[piece.clone()] {
+            if !named(w) && !number(w) {
                 own_words += weight(w);
                 if !kept_words.contains(&w) {
                     new.insert(w);
@@ -699,8 +737,10 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
         numbers += bare + kept_bare;
     }
     let swapped = if kept_words > 0 && words > removed.len() / 100 { words } else { 0 };
-    let mine = most_unused_in_a_run(removed, &removed_runs, kept);
-    let theirs = most_unused_in_a_run(kept, &kept_runs, removed);
+    let kept_pieces: Vec<Range<usize>> =
+        kept_runs.iter().flat_map(|run| pieces(kept, run.clone())).collect();
+    let mine = most_unused_in_a_run(removed, &removed_pieces, kept);
+    let theirs = most_unused_in_a_run(kept, &kept_pieces, removed);
     let replaced = if replaces(mine, removed.len()) && theirs >= REPLACED_WORDS { mine } else { 0 };
     let new_words = new.iter().map(|&w| weight(w)).sum::<usize>() / 3;
     let (own_words, filled_words) = (own_words / 3, filled_words.div_ceil(3));
@@ -849,6 +889,44 @@ mod tests {
         assert_eq!(rel(BOILER, &gsm), Relation::Same);
     }
 
+    /// Sibling packages of one source share its description and differ in the stock
+    /// sentence of what each package holds: template siblings, in any of the languages of
+    /// the stock words; a sentence of what the package does stays content of its own.
+    #[test]
+    fn a_stock_packaging_sentence_is_a_fill_in() {
+        let stock = [
+            "This package contains the development headers.",
+            "This package provides the debug symbols.",
+            "Questo pacchetto contiene gli header di sviluppo principali.",
+            "Ce paquet fournit la documentation de développement.",
+            "Dieses Paket enthält die Dokumentation für Entwickler.",
+        ];
+        for (i, a) in stock.iter().enumerate() {
+            let removed = format!("{BOILER}\n\n{a}");
+            assert_eq!(rel(&removed, BOILER), Relation::Template, "{a}");
+            for b in &stock[i + 1..] {
+                let kept = format!("{BOILER}\n\n{b}");
+                assert_eq!(rel(&removed, &kept), Relation::Template, "{a} | {b}");
+            }
+            // Its words are filled in, none of them content of its own (without the stock
+            // words they would be: a run of 6 to 8 words, all new).
+            let e = evidence(&words(&removed), &words(BOILER));
+            assert_eq!((e.own_words, e.new_words, e.replaced), (0, 0, 0), "{a}: {e:?}");
+            assert!(e.filled_words >= 5, "{a}: {e:?}");
+        }
+        // What the package does is content, stock words or not.
+        let own = format!(
+            "{BOILER}\n\nThis package contains a tool to convert Keynote presentations \
+             into plain text, raw dumps and XHTML pages."
+        );
+        assert_eq!(rel(&own, BOILER), Relation::Overlap);
+        let own = format!(
+            "{BOILER}\n\nThis package provides a library to interact with the vde_switch \
+             management console using pre-made unattended scripts."
+        );
+        assert_eq!(rel(&own, BOILER), Relation::Overlap);
+    }
+
     #[test]
     fn a_revision_that_adds_a_section_overlaps_and_its_base_is_the_same() {
         let base = BOILER.repeat(3);
@@ -905,7 +983,8 @@ mod tests {
         // Texts from a small vocabulary of words, names with numbers, numbers and CJK
         // characters, edited in runs: every path of the quick reading against the whole one.
         // Then with rarer words too, and longer cuts, so that a phrase replaces another.
-        let common = ["a", "b", "c", "d", "e", "f", "g", "h", "u8", "v3", "12", "7", "頭", "头"];
+        let common =
+            ["a", "b", "c", "d", "e", "f", "g", "h", "u8", "v3", "12", "7", "頭", "头", "package"];
         let rare = ["i", "j", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t", "w", "x", "y"];
         let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
         let mut next = move |n: usize| rng.index(n);
@@ -969,7 +1048,7 @@ mod tests {
                     "q".repeat(usize::from(i / 20))
                 ))
             })
-            .chain(["u8", "12", "頭"].map(simhash_core::token_word))
+            .chain(["u8", "12", "頭", "paket"].map(simhash_core::token_word))
             .collect();
         let mut rng = crate::test_rng::Rng(0x2545_f491_4f6c_dd1d);
         let mut next = move |n: usize| rng.index(n);
@@ -1024,7 +1103,7 @@ mod tests {
     fn overlaps_from_own_runs_is_never_wrong() {
         let vocab: Vec<u32> = (0..30u8)
             .map(|i| simhash_core::token_word(&format!("v{}", char::from(b'a' + i % 26))))
-            .chain(["x9", "7", "語", "beta"].map(simhash_core::token_word))
+            .chain(["x9", "7", "語", "beta", "contains"].map(simhash_core::token_word))
             .collect();
         let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
         let mut next = move |n: usize| rng.index(n);

@@ -142,8 +142,8 @@ fn the_relation_on_debian_package_descriptions() {
     let s = scores("debian.jsonl", 300);
     assert!(s.distinct_kept >= 0.89, "distinct documents kept: {:.3}", s.distinct_kept);
     assert!(s.same_removed >= 0.92, "same documents removed: {:.3}", s.same_removed);
-    assert!(s.templates_removed >= 0.88, "templates removed: {:.3}", s.templates_removed);
-    assert!(s.templates_named >= 0.79, "templates named template: {:.3}", s.templates_named);
+    assert!(s.templates_removed >= 0.86, "templates removed: {:.3}", s.templates_removed);
+    assert!(s.templates_named >= 0.77, "templates named template: {:.3}", s.templates_named);
     assert!(s.same_named >= 0.85, "same documents named same: {:.3}", s.same_named);
     assert!(s.keep_removes_templates <= 0.10, "keep: {:.3}", s.keep_removes_templates);
     assert!(s.keep_removes_same >= 0.85, "keep, same: {:.3}", s.keep_removes_same);

@@ -139,8 +139,9 @@
 //!   [`NEW_WORDS`] distinct new ones: a sentence or a paragraph of its own, a clause, an
 //!   option, a verse. The [`STOCK_WORDS`] of a package's stock sentence ("this package
 //!   contains the development headers", in the eight languages of Debian's descriptions)
-//!   are fill-ins: they part a run, and are no content (a sibling package that adds only
-//!   such a sentence is a template sibling; one that says what it does is not).
+//!   are fill-ins where another lies within [`STOCK_SPAN`] tokens: they part a run, and
+//!   are no content (a sibling package that adds only such a sentence is a template
+//!   sibling; one that says what it does is not, nor is "discard symbols").
 //! - **a phrase replaced**: the pair is [`Relation::Overlap`] too when one run of the
 //!   removed text holds [`REPLACED_WORDS`] words the kept text never uses (more than
 //!   [`REPLACED_PERCENT`]% of its tokens) and one of the kept text's holds as many the
@@ -242,7 +243,7 @@ pub use relation::{
 pub use scan::{RelatedMatch, find_matches, related_matches, similarity};
 pub use sink::{MatchSink, MatchStats};
 pub use sketch::{DocSketch, Sketcher};
-pub use stock::STOCK_WORDS;
+pub use stock::{STOCK_SPAN, STOCK_WORDS};
 pub use store::{MemoryStore, SPILL_CACHE_BYTES, SetPlace, SetWriter, SketchStore, SpillStore};
 pub use versions::VERSION_WORDS;
 pub use walk::{Walk, walk};

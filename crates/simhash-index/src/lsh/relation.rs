@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use super::own::{KeptWindows, RecordFilter};
 use super::small::MixHasher;
-use super::stock::is_stock;
+use super::stock::stock_at;
 use super::versions::{TopBytes, version_tokens, without_versions};
 use super::windows::{WINDOW, WindowIds, for_each_window_hash, window_hash};
 use super::{EngineError, SketchStore};
@@ -213,6 +213,9 @@ pub struct Prepared {
     at: Vec<u32>,
     /// Each distinct window's hash, by number.
     hashes: Vec<u64>,
+    /// The positions of the stock words read as such ([`stock_at`]), sorted: the pieces of
+    /// its runs are found without looking at every token again for each kept text.
+    stock: Vec<u32>,
 }
 
 impl Prepared {
@@ -232,7 +235,8 @@ impl Prepared {
             }
             at.push(id);
         });
-        Prepared { tokens, ids, at, hashes }
+        let stock = (0..tokens.len()).filter(|&p| stock_at(&tokens, p)).map(|p| p as u32).collect();
+        Prepared { tokens, ids, at, hashes, stock }
     }
 
     /// Whether this text, removed, has content of its own against every text whose windows
@@ -257,7 +261,7 @@ impl Prepared {
             }
         }
         let mut own = 0;
-        let content = unshared(&shared).flat_map(|run| pieces(&self.tokens, run));
+        let content = unshared(&shared).flat_map(|run| self.pieces(run));
         for run in content.filter(|run| run.len() >= CONTENT_RUN) {
             own += self.tokens[run].iter().map(|&w| own_weight(w)).sum::<usize>();
             if own / 3 >= OWN_WORDS {
@@ -307,7 +311,7 @@ impl Prepared {
             let (mut len, mut weight) = (0, 0);
             for p in start..end {
                 recent = ((recent << 1) | u8::from(held_at(p))) & 0b111;
-                if recent != 0 || is_stock(self.tokens[p]) {
+                if recent != 0 || self.stock_at(p) {
                     if len >= CONTENT_RUN {
                         own += weight;
                     }
@@ -325,6 +329,17 @@ impl Prepared {
             }
         }
         own / 3 >= OWN_WORDS
+    }
+
+    /// Whether the token at `p` is a stock word read as one ([`stock_at`]).
+    #[inline]
+    fn stock_at(&self, p: usize) -> bool {
+        !self.stock.is_empty() && self.stock.binary_search(&(p as u32)).is_ok()
+    }
+
+    /// The pieces of `run` of its tokens between stock words ([`pieces`]).
+    fn pieces(&self, run: Range<usize>) -> impl Iterator<Item = Range<usize>> + '_ {
+        pieces(run, move |p| self.stock_at(p))
     }
 
     /// The hashes of its distinct windows.
@@ -394,7 +409,7 @@ impl Prepared {
                 }
             }
             // Its content: the pieces of CONTENT_RUN tokens or more between stock words.
-            for piece in pieces(removed, run).filter(|piece| piece.len() >= CONTENT_RUN) {
+            for piece in self.pieces(run).filter(|piece| piece.len() >= CONTENT_RUN) {
                 if let Some(runs) = runs.as_deref_mut() {
                     runs.push(piece.clone());
                 }
@@ -430,11 +445,12 @@ impl Prepared {
         // enough words to be one, and they are new: then the kept text's runs are read).
         if replaces(phrase, removed.len()) {
             let mine: Vec<Range<usize>> =
-                unshared(shared).flat_map(|run| pieces(removed, run)).collect();
+                unshared(shared).flat_map(|run| self.pieces(run)).collect();
             if replaces(most_unused_in_a_run(removed, &mine, kept), removed.len()) {
                 let kept_covered = covered.insert(kept_shared());
-                let theirs: Vec<Range<usize>> =
-                    unshared(kept_covered).flat_map(|run| pieces(kept, run)).collect();
+                let theirs: Vec<Range<usize>> = unshared(kept_covered)
+                    .flat_map(|run| pieces(run, |p| stock_at(kept, p)))
+                    .collect();
                 if most_unused_in_a_run(kept, &theirs, removed) >= REPLACED_WORDS {
                     return Relation::Overlap;
                 }
@@ -517,17 +533,18 @@ fn own_weight(w: u32) -> usize {
     }
 }
 
-/// The pieces of `run` (positions of `tokens`) between the [stock packaging
-/// words](super::STOCK_WORDS) in it: a stock word is a fill-in, and it parts a run, so the
-/// other words of a stock sentence ("this package contains the development files") make no
-/// run of content of their own.
-fn pieces(tokens: &[u32], run: Range<usize>) -> impl Iterator<Item = Range<usize>> + '_ {
+/// The pieces of `run` (positions of a text's tokens) between the [stock packaging
+/// words](super::STOCK_WORDS) in it (`stock(p)`: whether the token at `p` is one, read as
+/// such by [`stock_at`]): a stock word is a fill-in, and it parts a run, so the other words
+/// of a stock sentence ("this package contains the development files") make no run of
+/// content of their own.
+fn pieces(run: Range<usize>, stock: impl Fn(usize) -> bool) -> impl Iterator<Item = Range<usize>> {
     let end = run.end;
     let mut at = run.start;
     std::iter::from_fn(move || {
         while at < end {
             let start = at;
-            while at < end && !is_stock(tokens[at]) {
+            while at < end && !stock(at) {
                 at += 1;
             }
             let piece = start..at;
@@ -716,7 +733,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
     }
     // Content: the pieces of the runs between stock words, of CONTENT_RUN tokens or more.
     let removed_pieces: Vec<Range<usize>> =
-        removed_runs.iter().flat_map(|run| pieces(removed, run.clone())).collect();
+        removed_runs.iter().flat_map(|run| pieces(run.clone(), |p| stock_at(removed, p))).collect();
     for piece in removed_pieces.iter().filter(|piece| piece.len() >= CONTENT_RUN) {
         for &w in &removed[piece.clone()] {
             if !named(w) && !number(w) {
@@ -738,7 +755,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
     }
     let swapped = if kept_words > 0 && words > removed.len() / 100 { words } else { 0 };
     let kept_pieces: Vec<Range<usize>> =
-        kept_runs.iter().flat_map(|run| pieces(kept, run.clone())).collect();
+        kept_runs.iter().flat_map(|run| pieces(run.clone(), |p| stock_at(kept, p))).collect();
     let mine = most_unused_in_a_run(removed, &removed_pieces, kept);
     let theirs = most_unused_in_a_run(kept, &kept_pieces, removed);
     let replaced = if replaces(mine, removed.len()) && theirs >= REPLACED_WORDS { mine } else { 0 };
@@ -914,6 +931,12 @@ mod tests {
             assert_eq!((e.own_words, e.new_words, e.replaced), (0, 0, 0), "{a}: {e:?}");
             assert!(e.filled_words >= 5, "{a}: {e:?}");
         }
+        // A stock word alone, with no other near it, is a word of the text: here the sixth
+        // new word of a sentence of its own.
+        let lone = format!("{BOILER}\n\nElfedit rewrites one ELF header field.");
+        let e = evidence(&words(&lone), &words(BOILER));
+        assert_eq!((e.relation, e.new_words), (Relation::Overlap, NEW_WORDS), "{e:?}");
+        assert_eq!(rel(&lone, BOILER), Relation::Overlap);
         // What the package does is content, stock words or not.
         let own = format!(
             "{BOILER}\n\nThis package contains a tool to convert Keynote presentations \

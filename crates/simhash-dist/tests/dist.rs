@@ -1791,8 +1791,24 @@ fn relation_corpus() -> String {
         push(format!("{boiler} twelve {}", own[(round + 1) % own.len()]), &mut out);
         push(format!("{boiler} 12 {}", own[(round + 1) % own.len()]), &mut out);
     }
+    // Sibling packages of one source: its description and a stock sentence of what each
+    // holds, in two languages (template siblings: the stock words are fill-ins).
+    let zstd = "Zstandard is a fast lossless compression algorithm targeting real time \
+        compression scenarios at zlib level and better compression ratios with a very fast \
+        decoder and a special mode for small data called dictionary compression";
+    let stock = [
+        "This package contains the development headers and the static library.",
+        "This package provides the debug symbols for the library.",
+        "Questo pacchetto contiene la documentazione di sviluppo della libreria.",
+    ];
+    for sentence in stock {
+        push(format!("{zstd}. {sentence}"), &mut out);
+    }
     out
 }
+
+/// The ids of [`relation_corpus`]'s sibling packages with a stock sentence each.
+const STOCK_SIBLINGS: [&str; 3] = ["r200", "r201", "r202"];
 
 #[test]
 fn relations_decide_alike_at_every_shape() {
@@ -1834,6 +1850,12 @@ fn relations_decide_alike_at_every_shape() {
     assert_eq!(simhash_into("dedup", &input, &args, &want), ExitCode::SUCCESS);
     let removed = read(&removed);
     assert!(removed.contains("\"relation\":\"template\""), "{removed}");
+    // Two of the three sibling packages go as template siblings of the first.
+    for id in &STOCK_SIBLINGS[1..] {
+        let line = removed.lines().find(|l| l.contains(&format!("\"id\":\"{id}\"")));
+        let line = line.unwrap_or_else(|| panic!("{id} not removed: {removed}"));
+        assert!(line.contains("\"relation\":\"template\""), "{line}");
+    }
     assert!(removed.contains("\"relation\":\"same\""), "{removed}");
     // No record with a paragraph of its own goes for a record with another paragraph.
     // (The corpus's texts hold no quotes: a field is what follows its key to the next one.)

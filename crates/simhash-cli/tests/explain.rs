@@ -313,6 +313,18 @@ const GOLDEN: &[(&str, &[&str])] = &[
              color management system Argyll CMS.",
         ],
     ),
+    (
+        "minhash-stock-sentence",
+        &[
+            "explain",
+            "Zstandard is a fast lossless compression algorithm targeting real time compression \
+             scenarios at zlib level and better compression ratios. This package contains the \
+             development headers and the static library.",
+            "Zstandard is a fast lossless compression algorithm targeting real time compression \
+             scenarios at zlib level and better compression ratios. Questo pacchetto contiene \
+             la documentazione di sviluppo della libreria.",
+        ],
+    ),
     ("featureless", &["explain", "", "some text"]),
     ("ids-keep-longest", &["explain", "-i", "corpus.jsonl", "--keep", "longest", "d1", "7"]),
     (

@@ -190,6 +190,9 @@ pub struct Evidence {
     /// kept text's runs has [`REPLACED_WORDS`] words the removed text never uses (the pair
     /// is then [`Relation::Overlap`]); 0 otherwise.
     pub replaced: usize,
+    /// [Stock packaging words](super::STOCK_WORDS) in the removed text's runs, read as such
+    /// ([`STOCK_SPAN`](super::STOCK_SPAN)): among the words filled in, never content.
+    pub stock_words: usize,
 }
 
 type Set<T> = HashSet<T, BuildHasherDefault<MixHasher>>;
@@ -703,6 +706,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
             numbers: 0,
             swapped: 0,
             replaced: 0,
+            stock_words: 0,
         };
     }
     let removed_runs = runs(removed, &windows(kept));
@@ -734,6 +738,8 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
     // Content: the pieces of the runs between stock words, of CONTENT_RUN tokens or more.
     let removed_pieces: Vec<Range<usize>> =
         removed_runs.iter().flat_map(|run| pieces(run.clone(), |p| stock_at(removed, p))).collect();
+    let stock_words =
+        removed_runs.iter().flat_map(Clone::clone).filter(|&p| stock_at(removed, p)).count();
     for piece in removed_pieces.iter().filter(|piece| piece.len() >= CONTENT_RUN) {
         for &w in &removed[piece.clone()] {
             if !named(w) && !number(w) {
@@ -778,6 +784,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
         numbers,
         swapped,
         replaced,
+        stock_words,
     }
 }
 

@@ -260,6 +260,7 @@ pub fn json(report: &Report<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
             "numbers": e.numbers,
             "swapped": e.swapped,
             "replaced": e.replaced,
+            "stock_words": e.stock_words,
             "alone": r.removed_alone,
             "other_alone": r.kept_alone,
         })
@@ -385,10 +386,15 @@ fn relation_lines(
     } else {
         String::new()
     };
+    let stock = if e.stock_words > 0 {
+        format!(" ({} of them stock packaging words)", e.stock_words)
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "{} {side} to {other}: {} ({} words of its own, {} new to {other}; {} words alone in all, {} \
-         names or numbers, {} words swapped{replaced})",
+        "{} {side} to {other}: {} ({} words of its own, {} new to {other}; {} words alone in all{stock}, \
+         {} names or numbers, {} words swapped{replaced})",
         paint.label("relation"),
         e.relation,
         e.own_words,

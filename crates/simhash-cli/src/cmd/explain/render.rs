@@ -393,8 +393,8 @@ fn relation_lines(
     };
     writeln!(
         out,
-        "{} {side} to {other}: {} ({} words of its own, {} new to {other}; {} words alone in all{stock}, \
-         {} names or numbers, {} words swapped{replaced})",
+        "{} {side} to {other}: {} ({} words of its own, {} new to {other}; {} words alone in \
+         all{stock}, {} names or numbers, {} words swapped{replaced})",
         paint.label("relation"),
         e.relation,
         e.own_words,

@@ -738,8 +738,9 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
     // Content: the pieces of the runs between stock words, of CONTENT_RUN tokens or more.
     let removed_pieces: Vec<Range<usize>> =
         removed_runs.iter().flat_map(|run| pieces(run.clone(), |p| stock_at(removed, p))).collect();
-    let stock_words =
-        removed_runs.iter().flat_map(Clone::clone).filter(|&p| stock_at(removed, p)).count();
+    // The pieces are the runs less their stock words.
+    let run_tokens = |runs: &[Range<usize>]| runs.iter().map(ExactSizeIterator::len).sum::<usize>();
+    let stock_words = run_tokens(&removed_runs) - run_tokens(&removed_pieces);
     for piece in removed_pieces.iter().filter(|piece| piece.len() >= CONTENT_RUN) {
         for &w in &removed[piece.clone()] {
             if !named(w) && !number(w) {

@@ -325,6 +325,16 @@ const GOLDEN: &[(&str, &[&str])] = &[
              la documentazione di sviluppo della libreria.",
         ],
     ),
+    (
+        "minhash-stock-sentence-kept",
+        &[
+            "explain",
+            "The OpenAL Utility Toolkit is a portable library for loading sounds and creating \
+             contexts. This package contains the development headers and the static library.",
+            "The OpenAL Utility Toolkit is a portable library for loading sounds and creating \
+             contexts.",
+        ],
+    ),
     ("featureless", &["explain", "", "some text"]),
     ("ids-keep-longest", &["explain", "-i", "corpus.jsonl", "--keep", "longest", "d1", "7"]),
     (

@@ -150,9 +150,11 @@
 //!   too short for own content alone.
 //! - otherwise the differences are fill-ins, and the pair is [`Relation::Same`] when the
 //!   removed text's runs hold at most [`FILL_WORDS`] words (or 1% of its tokens), no name
-//!   with a number is filled in on either side, and no word is swapped for another (words
-//!   alone on both sides, past that 1%): an edited copy, a revision, the same text on
-//!   another page; and
+//!   with a number is filled in on either side, no word is swapped for another (words
+//!   alone on both sides, past that 1%), and the kept text has no stock sentence alone
+//!   ([`KEPT_STOCK_WORDS`]: a library's description against its `-dev` package's, which
+//!   adds "this package contains the development files"): an edited copy, a revision, the
+//!   same text on another page; and
 //!   [`Relation::Template`] when names, numbers, versions, words or stock phrases were
 //!   filled in differently (`u8` for `i128`, `gtk` and `v3_22` for `gdk` and `v3_16`,
 //!   `jack` for `alsa`).
@@ -236,9 +238,9 @@ pub use error::{EngineError, EngineErrorKind};
 pub use keys::{BandKeyWidth, ParseBandKeyWidthError, SPURIOUS_CANDIDATE_BYTES, band_key_bits};
 pub use masked::Masked;
 pub use relation::{
-    CONTENT_RUN, Evidence, FILL_WORDS, NEW_WORDS, OWN_WORDS, Prepared, REPLACED_PERCENT,
-    REPLACED_WORDS, Relation, Templates, UnknownRelation, evidence, pair_relation,
-    pair_relation_in, relation, relation_in,
+    CONTENT_RUN, Evidence, FILL_WORDS, KEPT_STOCK_WORDS, NEW_WORDS, OWN_WORDS, Prepared,
+    REPLACED_PERCENT, REPLACED_WORDS, Relation, Templates, UnknownRelation, evidence,
+    pair_relation, pair_relation_in, relation, relation_in,
 };
 pub use scan::{RelatedMatch, find_matches, related_matches, similarity};
 pub use sink::{MatchSink, MatchStats};

@@ -156,6 +156,11 @@ pub const REPLACED_PERCENT: usize = 3;
 /// tokens, only words added or dropped: a word swapped for another (the kept text has
 /// words alone among its fill-ins too) is a template's slot filled in differently.
 pub const FILL_WORDS: usize = 2;
+/// Stock packaging words (read as such, [`STOCK_SPAN`](super::STOCK_SPAN)) that the kept
+/// text has alone, at least, for a pair that would be [`Relation::Same`] to be
+/// [`Relation::Template`]: the kept text adds a stock sentence, as a sibling package's
+/// description does ([`Evidence::kept_stock_words`]).
+pub const KEPT_STOCK_WORDS: usize = 2;
 
 /// Why a pair is what it is: the runs of tokens each text has alone and the counts the
 /// [`Relation`] was read from (see [the module](super#relations)).
@@ -193,6 +198,12 @@ pub struct Evidence {
     /// [Stock packaging words](super::STOCK_WORDS) in the removed text's runs, read as such
     /// ([`STOCK_SPAN`](super::STOCK_SPAN)): among the words filled in, never content.
     pub stock_words: usize,
+    /// Stock packaging words, read as such, in the kept text's runs: at
+    /// [`KEPT_STOCK_WORDS`] or more, the kept text adds a stock sentence the removed one
+    /// lacks ("This package contains the development files" on a `-dev` package's
+    /// description and not on its library's), so the two are template siblings (different
+    /// packages), not the same text, though the removed text has nothing alone.
+    pub kept_stock_words: usize,
 }
 
 type Set<T> = HashSet<T, BuildHasherDefault<MixHasher>>;
@@ -466,16 +477,29 @@ impl Prepared {
         // so do words there when this text has words alone past the 1% of its tokens a long
         // revision may change (a word swapped for another).
         let kept_shared = covered.unwrap_or_else(kept_shared);
-        let (mut kept_names, mut kept_bare, mut kept_words) = (0, 0, 0);
-        for run in unshared(&kept_shared).filter(|r| r.len() < CONTENT_RUN) {
-            for &w in &kept[run] {
-                kept_names += usize::from(w & 3 == 1);
-                kept_bare += usize::from(w & 3 == 3);
-                kept_words += usize::from(is_word(w));
+        let (mut kept_names, mut kept_bare, mut kept_words, mut kept_stock) = (0, 0, 0, 0);
+        for run in unshared(&kept_shared) {
+            kept_stock += run.clone().filter(|&p| stock_at(kept, p)).count();
+            if run.len() < CONTENT_RUN {
+                for &w in &kept[run] {
+                    kept_names += usize::from(w & 3 == 1);
+                    kept_bare += usize::from(w & 3 == 3);
+                    kept_words += usize::from(is_word(w));
+                }
             }
         }
         let swapped = words > removed.len() / 100 && kept_words > 0;
-        if kept_names > 0 || (bare > 0 && kept_bare > 0) || swapped {
+        // A stock sentence alone in the kept text, not a document of which this text is a
+        // part: the kept text has less own content than would make it overlap this one.
+        let kept_stock = kept_stock >= KEPT_STOCK_WORDS && {
+            let kept_own: usize = unshared(&kept_shared)
+                .flat_map(|run| pieces(run, |p| stock_at(kept, p)))
+                .filter(|piece| piece.len() >= CONTENT_RUN)
+                .map(|piece| kept[piece].iter().map(|&w| own_weight(w)).sum::<usize>())
+                .sum();
+            kept_own / 3 < OWN_WORDS
+        };
+        if kept_names > 0 || (bare > 0 && kept_bare > 0) || swapped || kept_stock {
             Relation::Template
         } else {
             Relation::Same
@@ -707,6 +731,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
             swapped: 0,
             replaced: 0,
             stock_words: 0,
+            kept_stock_words: 0,
         };
     }
     let removed_runs = runs(removed, &windows(kept));
@@ -763,6 +788,15 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
     let swapped = if kept_words > 0 && words > removed.len() / 100 { words } else { 0 };
     let kept_pieces: Vec<Range<usize>> =
         kept_runs.iter().flat_map(|run| pieces(run.clone(), |p| stock_at(kept, p))).collect();
+    // Stock words alone in the kept text count when it has less own content than would
+    // make it overlap the removed one (a stock sentence added, not a larger document).
+    let kept_own = kept_pieces.iter().filter(|piece| piece.len() >= CONTENT_RUN);
+    let kept_own = kept_own.flat_map(|piece| &kept[piece.clone()]).map(|&w| own_weight(w));
+    let kept_stock_words = if kept_own.sum::<usize>() / 3 < OWN_WORDS {
+        run_tokens(&kept_runs) - run_tokens(&kept_pieces)
+    } else {
+        0
+    };
     let mine = most_unused_in_a_run(removed, &removed_pieces, kept);
     let theirs = most_unused_in_a_run(kept, &kept_pieces, removed);
     let replaced = if replaces(mine, removed.len()) && theirs >= REPLACED_WORDS { mine } else { 0 };
@@ -770,7 +804,11 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
     let (own_words, filled_words) = (own_words / 3, filled_words.div_ceil(3));
     let relation = if own_words >= OWN_WORDS || new_words >= NEW_WORDS || replaced > 0 {
         Relation::Overlap
-    } else if numbers == 0 && swapped == 0 && filled_words <= FILL_WORDS.max(removed.len() / 100) {
+    } else if numbers == 0
+        && swapped == 0
+        && kept_stock_words < KEPT_STOCK_WORDS
+        && filled_words <= FILL_WORDS.max(removed.len() / 100)
+    {
         Relation::Same
     } else {
         Relation::Template
@@ -786,6 +824,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
         swapped,
         replaced,
         stock_words,
+        kept_stock_words,
     }
 }
 
@@ -956,6 +995,40 @@ mod tests {
              management console using pre-made unattended scripts."
         );
         assert_eq!(rel(&own, BOILER), Relation::Overlap);
+    }
+
+    /// A library's description against its `-dev` package's, which adds the stock sentence:
+    /// the removed text has nothing alone, but the kept one's stock sentence says it is
+    /// another package: template siblings, in either direction. A stock word alone in the
+    /// kept text, or a sentence of its own there, leaves the removed text the same.
+    #[test]
+    fn a_stock_sentence_on_the_kept_side_makes_siblings() {
+        for sentence in [
+            "This package contains the development headers.",
+            "Questo pacchetto contiene la documentazione.",
+            "Dieses Paket enthält die Übersetzungen.",
+            "This package is a dependency package which depends on the default version.",
+        ] {
+            let dev = format!("{BOILER}\n\n{sentence}");
+            let e = evidence(&words(BOILER), &words(&dev));
+            assert_eq!(e.relation, Relation::Template, "{sentence}: {e:?}");
+            assert!(e.kept_stock_words >= KEPT_STOCK_WORDS, "{sentence}: {e:?}");
+            assert_eq!(rel(BOILER, &dev), Relation::Template, "{sentence}");
+            assert_eq!(rel(&dev, BOILER), Relation::Template, "{sentence}");
+        }
+        // One stock word alone in the kept text is a word of its text.
+        let lone = format!("{BOILER}\n\nElfedit rewrites one ELF header field.");
+        let e = evidence(&words(BOILER), &words(&lone));
+        assert_eq!((e.relation, e.kept_stock_words), (Relation::Same, 0), "{e:?}");
+        assert_eq!(rel(BOILER, &lone), Relation::Same);
+        // A revision that adds a section of its own: the base is the same text.
+        let revised = format!("{BOILER}\n\nThe 2.0 library checks every length field first.");
+        assert_eq!(rel(BOILER, &revised), Relation::Same);
+        // Both have the stock sentence: no stock word alone, the same text.
+        let dev = format!("{BOILER}\n\nThis package contains the development headers.");
+        let edited = dev.replacen("various ", "", 1);
+        let e = evidence(&words(&edited), &words(&dev));
+        assert_eq!((e.relation, e.kept_stock_words), (Relation::Same, 0), "{e:?}");
     }
 
     #[test]

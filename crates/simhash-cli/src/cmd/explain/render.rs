@@ -261,6 +261,7 @@ pub fn json(report: &Report<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
             "swapped": e.swapped,
             "replaced": e.replaced,
             "stock_words": e.stock_words,
+            "other_stock_words": e.kept_stock_words,
             "alone": r.removed_alone,
             "other_alone": r.kept_alone,
         })
@@ -391,10 +392,16 @@ fn relation_lines(
     } else {
         String::new()
     };
+    // A stock sentence the other has alone makes the pair siblings, not the same text.
+    let other_stock = if e.kept_stock_words > 0 {
+        format!("; {} stock packaging words alone in {other}", e.kept_stock_words)
+    } else {
+        String::new()
+    };
     writeln!(
         out,
         "{} {side} to {other}: {} ({} words of its own, {} new to {other}; {} words alone in \
-         all{stock}, {} names or numbers, {} words swapped{replaced})",
+         all{stock}, {} names or numbers, {} words swapped{other_stock}{replaced})",
         paint.label("relation"),
         e.relation,
         e.own_words,

@@ -1,8 +1,8 @@
 //! The relation of each pair of the judged real-text sets (`benches/judged/pairs.jsonl`,
 //! `debian.jsonl`, `debian2.jsonl`: removals of the old default read by judges, labels of
-//! `JUDGING.md`; `fresh*.jsonl`, `debian3.jsonl`: removals of the default with relations) against the
-//! judges' labels, with floors: the scorer of the sets, as a test that fails when the
-//! relation gets worse. `cargo test -p simhash-index --test judged -- --nocapture` prints
+//! `JUDGING.md`; `fresh*.jsonl`, `debian3.jsonl`: removals of the default with relations)
+//! against the judges' labels, with floors: the scorer of the sets, as a test that fails
+//! when the relation gets worse. `cargo test -p simhash-index --test judged -- --nocapture` prints
 //! the confusion matrix per similarity bucket, as `docs/accuracy.md` shows it.
 
 #![allow(clippy::print_stdout, reason = "the scorer prints the confusion matrix with --nocapture")]

@@ -343,3 +343,46 @@ fn a_second_reading_of_the_contested_pairs_holds_their_labels() {
     assert_eq!(pairs, 117);
     assert!(share(agree) >= 0.95 && share(all_three) >= 0.90, "{agree} and {all_three} of {pairs}");
 }
+
+/// The second reading of the one-line-synopsis shape (`benches/judged/rejudge-synopsis.jsonl`:
+/// two more judges a pair, blind to the first label): each entry names a pair of its set
+/// with that pair's label, and the readings hold the fresh Debian sample's DISTINCT labels
+/// and its random TEMPLATE ones as `docs/accuracy.md` reports, while they overturn most of
+/// the TEMPLATE labels one judge gave a crate's or module's own synopsis.
+#[test]
+fn a_second_reading_of_the_synopsis_shape() {
+    let dir = format!("{}/../../benches/judged", env!("CARGO_MANIFEST_DIR"));
+    let read = |name: &str| {
+        let path = format!("{dir}/{name}");
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    };
+    let json =
+        |line: &str| -> serde_json::Value { serde_json::from_str(line).expect("a JSON line") };
+    let mut held: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for line in read("rejudge-synopsis.jsonl").lines() {
+        let r = json(line);
+        let set = r["set"].as_str().expect("a set");
+        let label = r["label"].as_str().expect("a label");
+        let found = read(set).lines().map(json).any(|p| {
+            p["removed_id"] == r["removed_id"]
+                && p["kept_id"] == r["kept_id"]
+                && p["label"] == label
+        });
+        assert!(
+            found,
+            "{set} has no pair {} <- {} labelled {label}",
+            r["removed_id"], r["kept_id"]
+        );
+        let second: Vec<&str> =
+            r["second"].as_array().expect("readings").iter().filter_map(|l| l.as_str()).collect();
+        assert!(second.len() == 2 && second.iter().all(|l| LABELS.contains(l)), "{second:?}");
+        let c = held.entry(r["category"].as_str().expect("a category").to_string()).or_default();
+        (c.0, c.1) = (c.0 + 1, c.1 + usize::from(second.iter().all(|&l| l == label)));
+    }
+    for (category, (n, kept)) in &held {
+        println!("synopsis reading, {category}: {kept} of {n} labels held by both readings");
+    }
+    assert_eq!(held.get("d3-distinct"), Some(&(15, 14)));
+    assert_eq!(held.get("control"), Some(&(7, 7)));
+    assert_eq!(held.get("nk-template"), Some(&(8, 2)));
+}

@@ -12,7 +12,8 @@
 //!
 //! Columns: set, line (0-based), bucket, label, relation, removed id, kept id, and the
 //! evidence's counts (own words, new words, words alone, names and numbers, words swapped,
-//! words of a replaced phrase; see `simhash_index::lsh::Evidence`). Texts are read as the
+//! words of a replaced phrase, stock packaging words alone in the removed text and in the
+//! kept one; see `simhash_index::lsh::Evidence`). Texts are read as the
 //! judged test reads them (`default-v1` token words).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -56,7 +57,7 @@ fn run() -> Result<(), String> {
             let e = evidence(&words(&fp, field("removed")?), &words(&fp, field("kept")?));
             writeln!(
                 out,
-                "{set}\t{line}\t{bucket}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                "{set}\t{line}\t{bucket}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
                 field("label")?,
                 e.relation,
                 field("removed_id")?,
@@ -67,6 +68,8 @@ fn run() -> Result<(), String> {
                 e.numbers,
                 e.swapped,
                 e.replaced,
+                e.stock_words,
+                e.kept_stock_words,
             )
             .map_err(write_err)?;
         }

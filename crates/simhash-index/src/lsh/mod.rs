@@ -153,8 +153,9 @@
 //!   with a number is filled in on either side, no word is swapped for another (words
 //!   alone on both sides, past that 1%), and the kept text has no stock sentence alone
 //!   ([`KEPT_STOCK_WORDS`]: a library's description against its `-dev` package's, which
-//!   adds "this package contains the development files"): an edited copy, a revision, the
-//!   same text on another page; and
+//!   adds "this package contains the development files"; unless the kept text also has
+//!   [`OWN_WORDS`] words of its own, a larger document the removed one is a part of): an
+//!   edited copy, a revision, the same text on another page; and
 //!   [`Relation::Template`] when names, numbers, versions, words or stock phrases were
 //!   filled in differently (`u8` for `i128`, `gtk` and `v3_22` for `gdk` and `v3_16`,
 //!   `jack` for `alsa`).

@@ -156,10 +156,11 @@ pub const REPLACED_PERCENT: usize = 3;
 /// tokens, only words added or dropped: a word swapped for another (the kept text has
 /// words alone among its fill-ins too) is a template's slot filled in differently.
 pub const FILL_WORDS: usize = 2;
-/// Stock packaging words (read as such, [`STOCK_SPAN`](super::STOCK_SPAN)) that the kept
-/// text has alone, at least, for a pair that would be [`Relation::Same`] to be
-/// [`Relation::Template`]: the kept text adds a stock sentence, as a sibling package's
-/// description does ([`Evidence::kept_stock_words`]).
+/// A pair that would be [`Relation::Same`] is [`Relation::Template`] when the kept text
+/// has this many stock packaging words alone, at least (read as such,
+/// [`STOCK_SPAN`](super::STOCK_SPAN)): it adds a stock sentence, as a sibling package's
+/// description does. Not when the kept text also has [`OWN_WORDS`] words of its own content:
+/// the removed text is then a part of a larger document ([`Evidence::kept_stock_words`]).
 pub const KEPT_STOCK_WORDS: usize = 2;
 
 /// Why a pair is what it is: the runs of tokens each text has alone and the counts the
@@ -198,11 +199,12 @@ pub struct Evidence {
     /// [Stock packaging words](super::STOCK_WORDS) in the removed text's runs, read as such
     /// ([`STOCK_SPAN`](super::STOCK_SPAN)): among the words filled in, never content.
     pub stock_words: usize,
-    /// Stock packaging words, read as such, in the kept text's runs: at
-    /// [`KEPT_STOCK_WORDS`] or more, the kept text adds a stock sentence the removed one
-    /// lacks ("This package contains the development files" on a `-dev` package's
-    /// description and not on its library's), so the two are template siblings (different
-    /// packages), not the same text, though the removed text has nothing alone.
+    /// Stock packaging words, read as such, in the kept text's runs; 0 when the kept text
+    /// has [`OWN_WORDS`] words of its own content (it is then a larger document of which
+    /// the removed text may be a part). At [`KEPT_STOCK_WORDS`] or more the kept text adds
+    /// a stock sentence the removed one lacks ("This package contains the development
+    /// files" on a `-dev` package's description and not on its library's), so a pair that
+    /// would be [`Relation::Same`] is [`Relation::Template`]: different packages.
     pub kept_stock_words: usize,
 }
 
@@ -1024,6 +1026,16 @@ mod tests {
         // A revision that adds a section of its own: the base is the same text.
         let revised = format!("{BOILER}\n\nThe 2.0 library checks every length field first.");
         assert_eq!(rel(BOILER, &revised), Relation::Same);
+        // The kept text has a stock sentence and a paragraph of its own: the removed one is
+        // a part of a larger document, the same text.
+        let larger = format!(
+            "{BOILER}\n\nThis package contains the development headers. Since version two \
+             the library checks every length field before it copies a message, and callers \
+             must now free the buffers it returns."
+        );
+        let e = evidence(&words(BOILER), &words(&larger));
+        assert_eq!((e.relation, e.kept_stock_words), (Relation::Same, 0), "{e:?}");
+        assert_eq!(rel(BOILER, &larger), Relation::Same);
         // Both have the stock sentence: no stock word alone, the same text.
         let dev = format!("{BOILER}\n\nThis package contains the development headers.");
         let edited = dev.replacen("various ", "", 1);
@@ -1089,10 +1101,11 @@ mod tests {
         // Then with rarer words too, and longer cuts, so that a phrase replaces another.
         let common =
             ["a", "b", "c", "d", "e", "f", "g", "h", "u8", "v3", "12", "7", "頭", "头", "package"];
-        let rare = ["i", "j", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t", "w", "x", "y"];
+        let rare =
+            ["i", "j", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t", "w", "x", "provides"];
         let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
         let mut next = move |n: usize| rng.index(n);
-        let mut replaced = 0;
+        let (mut replaced, mut by_kept_stock) = (0, 0);
         for (words, cuts) in [(&common[..], 3), (&[&common[..], &rare[..]].concat()[..], 9)] {
             let vocab: Vec<u32> = words.iter().map(|t| simhash_core::token_word(t)).collect();
             for case in 0..3000 {
@@ -1110,10 +1123,19 @@ mod tests {
                     assert_eq!(relation(a, b), e.relation, "case {case}");
                     let by_phrase = e.own_words < OWN_WORDS && e.new_words < NEW_WORDS;
                     replaced += usize::from(by_phrase && e.replaced > 0);
+                    // Template only for the kept text's stock sentence.
+                    let alone = e.numbers == 0 && e.swapped == 0;
+                    let few = e.filled_words <= FILL_WORDS.max(a.len() / 100);
+                    let sibling = e.relation == Relation::Template && alone && few;
+                    by_kept_stock += usize::from(sibling && e.kept_stock_words > 0);
                 }
             }
         }
         assert!(replaced >= 20, "only {replaced} pairs overlap by a phrase replaced");
+        assert!(
+            by_kept_stock >= 20,
+            "only {by_kept_stock} pairs template by a kept stock sentence"
+        );
     }
 
     /// A text with content of its own that no kept text has is known to overlap each of

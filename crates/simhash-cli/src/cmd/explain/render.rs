@@ -393,7 +393,7 @@ fn relation_lines(
         String::new()
     };
     // A stock sentence the other has alone makes the pair siblings, not the same text.
-    let other_stock = if e.kept_stock_words > 0 {
+    let other_stock = if e.kept_stock_words >= lsh::KEPT_STOCK_WORDS {
         format!("; {} stock packaging words alone in {other}", e.kept_stock_words)
     } else {
         String::new()

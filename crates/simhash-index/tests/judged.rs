@@ -27,10 +27,15 @@ fn words(fp: &Fingerprinter, text: &str) -> Vec<u32> {
     out
 }
 
+/// A file of `benches/judged`, whole.
+fn judged_file(name: &str) -> String {
+    let path = format!("{}/../../benches/judged/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 /// A judged set of `benches/judged`.
 fn judged_set(name: &str) -> Vec<Pair> {
-    let path = format!("{}/../../benches/judged/{name}", env!("CARGO_MANIFEST_DIR"));
-    let data = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let data = judged_file(name);
     let fp = Fingerprinter::new();
     data.lines()
         .map(|line| {
@@ -190,8 +195,7 @@ fn the_relation_on_a_second_debian_sample() {
 
 /// Each bucket's weight in a set: its share of the run's removals (`*-buckets.tsv`).
 fn weights(name: &str) -> Vec<f64> {
-    let path = format!("{}/../../benches/judged/{name}", env!("CARGO_MANIFEST_DIR"));
-    let data = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let data = judged_file(name);
     let counts: Vec<f64> = data
         .lines()
         .map(|l| l.split('\t').nth(3).and_then(|n| n.trim().parse().ok()).expect("a count"))
@@ -288,11 +292,7 @@ fn a_fresh_sample_of_the_defaults_removals_on_debian() {
 /// `docs/accuracy.md` reports (a re-merge that shifted the pairs would not).
 #[test]
 fn a_second_reading_of_the_contested_pairs_holds_their_labels() {
-    let dir = format!("{}/../../benches/judged", env!("CARGO_MANIFEST_DIR"));
-    let read = |name: &str| {
-        let path = format!("{dir}/{name}");
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-    };
+    let read = judged_file;
     let sets: BTreeMap<&str, Vec<serde_json::Value>> =
         ["pairs.jsonl", "fresh.jsonl", "fresh2.jsonl"]
             .into_iter()
@@ -351,11 +351,7 @@ fn a_second_reading_of_the_contested_pairs_holds_their_labels() {
 /// the TEMPLATE labels one judge gave a crate's or module's own synopsis.
 #[test]
 fn a_second_reading_of_the_synopsis_shape() {
-    let dir = format!("{}/../../benches/judged", env!("CARGO_MANIFEST_DIR"));
-    let read = |name: &str| {
-        let path = format!("{dir}/{name}");
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-    };
+    let read = judged_file;
     let json =
         |line: &str| -> serde_json::Value { serde_json::from_str(line).expect("a JSON line") };
     let mut held: BTreeMap<String, (usize, usize)> = BTreeMap::new();

@@ -464,9 +464,7 @@ impl Prepared {
                 unshared(shared).flat_map(|run| self.pieces(run)).collect();
             if replaces(most_unused_in_a_run(removed, &mine, kept), removed.len()) {
                 let kept_covered = covered.insert(kept_shared());
-                let theirs: Vec<Range<usize>> = unshared(kept_covered)
-                    .flat_map(|run| pieces(run, |p| stock_at(kept, p)))
-                    .collect();
+                let theirs = stock_pieces(kept, unshared(kept_covered));
                 if most_unused_in_a_run(kept, &theirs, removed) >= REPLACED_WORDS {
                     return Relation::Overlap;
                 }
@@ -479,29 +477,22 @@ impl Prepared {
         // so do words there when this text has words alone past the 1% of its tokens a long
         // revision may change (a word swapped for another).
         let kept_shared = covered.unwrap_or_else(kept_shared);
-        let (mut kept_names, mut kept_bare, mut kept_words, mut kept_stock) = (0, 0, 0, 0);
-        for run in unshared(&kept_shared) {
-            kept_stock += run.clone().filter(|&p| stock_at(kept, p)).count();
-            if run.len() < CONTENT_RUN {
-                for &w in &kept[run] {
-                    kept_names += usize::from(w & 3 == 1);
-                    kept_bare += usize::from(w & 3 == 3);
-                    kept_words += usize::from(is_word(w));
-                }
+        let kept_runs: Vec<Range<usize>> = unshared(&kept_shared).collect();
+        let (mut kept_names, mut kept_bare, mut kept_words) = (0, 0, 0);
+        for run in kept_runs.iter().filter(|r| r.len() < CONTENT_RUN) {
+            for &w in &kept[run.clone()] {
+                kept_names += usize::from(w & 3 == 1);
+                kept_bare += usize::from(w & 3 == 3);
+                kept_words += usize::from(is_word(w));
             }
         }
         let swapped = words > removed.len() / 100 && kept_words > 0;
-        // A stock sentence alone in the kept text, not a document of which this text is a
-        // part: the kept text has less own content than would make it overlap this one.
-        let kept_stock = kept_stock >= KEPT_STOCK_WORDS && {
-            let kept_own: usize = unshared(&kept_shared)
-                .flat_map(|run| pieces(run, |p| stock_at(kept, p)))
-                .filter(|piece| piece.len() >= CONTENT_RUN)
-                .map(|piece| kept[piece].iter().map(|&w| own_weight(w)).sum::<usize>())
-                .sum();
-            kept_own / 3 < OWN_WORDS
-        };
-        if kept_names > 0 || (bare > 0 && kept_bare > 0) || swapped || kept_stock {
+        if kept_names > 0 || (bare > 0 && kept_bare > 0) || swapped {
+            return Relation::Template;
+        }
+        // A stock sentence alone in the kept text (read only when nothing else decided).
+        let kept_pieces = stock_pieces(kept, kept_runs.iter().cloned());
+        if stock_words_added(kept, &kept_runs, &kept_pieces) >= KEPT_STOCK_WORDS {
             Relation::Template
         } else {
             Relation::Same
@@ -584,6 +575,26 @@ fn pieces(run: Range<usize>, stock: impl Fn(usize) -> bool) -> impl Iterator<Ite
         }
         None
     })
+}
+
+/// The [`pieces`] of `runs` of `tokens` between their stock words ([`stock_at`]).
+fn stock_pieces(tokens: &[u32], runs: impl Iterator<Item = Range<usize>>) -> Vec<Range<usize>> {
+    runs.flat_map(|run| pieces(run, |p| stock_at(tokens, p))).collect()
+}
+
+/// Tokens in all of `runs`.
+fn run_tokens(runs: &[Range<usize>]) -> usize {
+    runs.iter().map(ExactSizeIterator::len).sum()
+}
+
+/// The stock words a kept text adds ([`Evidence::kept_stock_words`]): those of its `runs`
+/// (tokens in no window of the removed text; `pieces`, the runs between their stock words),
+/// when it has less own content there than would make it overlap the removed text (a
+/// stock sentence added, not a larger document the removed text is a part of); else 0.
+fn stock_words_added(kept: &[u32], runs: &[Range<usize>], pieces: &[Range<usize>]) -> usize {
+    let own = pieces.iter().filter(|piece| piece.len() >= CONTENT_RUN);
+    let own: usize = own.flat_map(|piece| &kept[piece.clone()]).map(|&w| own_weight(w)).sum();
+    if own / 3 < OWN_WORDS { run_tokens(runs) - run_tokens(pieces) } else { 0 }
 }
 
 /// Distinct words of `content` (usually a few dozen tokens) that `kept` never uses, a CJK
@@ -763,10 +774,8 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
         }
     }
     // Content: the pieces of the runs between stock words, of CONTENT_RUN tokens or more.
-    let removed_pieces: Vec<Range<usize>> =
-        removed_runs.iter().flat_map(|run| pieces(run.clone(), |p| stock_at(removed, p))).collect();
+    let removed_pieces = stock_pieces(removed, removed_runs.iter().cloned());
     // The pieces are the runs less their stock words.
-    let run_tokens = |runs: &[Range<usize>]| runs.iter().map(ExactSizeIterator::len).sum::<usize>();
     let stock_words = run_tokens(&removed_runs) - run_tokens(&removed_pieces);
     for piece in removed_pieces.iter().filter(|piece| piece.len() >= CONTENT_RUN) {
         for &w in &removed[piece.clone()] {
@@ -788,17 +797,8 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
         numbers += bare + kept_bare;
     }
     let swapped = if kept_words > 0 && words > removed.len() / 100 { words } else { 0 };
-    let kept_pieces: Vec<Range<usize>> =
-        kept_runs.iter().flat_map(|run| pieces(run.clone(), |p| stock_at(kept, p))).collect();
-    // Stock words alone in the kept text count when it has less own content than would
-    // make it overlap the removed one (a stock sentence added, not a larger document).
-    let kept_own = kept_pieces.iter().filter(|piece| piece.len() >= CONTENT_RUN);
-    let kept_own = kept_own.flat_map(|piece| &kept[piece.clone()]).map(|&w| own_weight(w));
-    let kept_stock_words = if kept_own.sum::<usize>() / 3 < OWN_WORDS {
-        run_tokens(&kept_runs) - run_tokens(&kept_pieces)
-    } else {
-        0
-    };
+    let kept_pieces = stock_pieces(kept, kept_runs.iter().cloned());
+    let kept_stock_words = stock_words_added(kept, &kept_runs, &kept_pieces);
     let mine = most_unused_in_a_run(removed, &removed_pieces, kept);
     let theirs = most_unused_in_a_run(kept, &kept_pieces, removed);
     let replaced = if replaces(mine, removed.len()) && theirs >= REPLACED_WORDS { mine } else { 0 };

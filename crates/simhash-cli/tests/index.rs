@@ -374,6 +374,23 @@ fn killed_writers_leave_the_last_commit() {
     assert!(!held.is_empty(), "no add finished: the test did not test");
 }
 
+/// `index add` stores every document and the index keeps no `--templates` policy, so the
+/// flag would be accepted and do nothing: it is refused before the index is made.
+#[test]
+fn add_refuses_templates() {
+    let dir = Dir::new();
+    dir.write("A.jsonl", hard_corpus("a", 3));
+    for policy in ["keep", "remove"] {
+        let run = dir.run(&["index", "add", "ix", "A.jsonl", "--templates", policy]);
+        run.code(2);
+        assert!(run.stderr.contains("give --templates to dedup --against"), "{}", run.stderr);
+        assert!(!dir.path("ix").exists(), "a refused add made the index");
+    }
+    dir.run(&["index", "add", "ix", "A.jsonl", "-q"]).code(0);
+    let run = dir.run(&["index", "add", "ix", "A.jsonl", "--templates", "keep"]);
+    run.code(2);
+}
+
 /// `index query` lists every match whatever its relation, so `--templates` would be accepted
 /// and do nothing: it is refused, naming where it applies.
 #[test]

@@ -1249,7 +1249,7 @@ fn minhash_pairs_are_exact_and_agree_with_brute_force() {
             let f: Vec<&str> = line.split('\t').collect();
             let (a, b) = (index(f[0]), index(f[1]));
             assert!(a < b, "{line}");
-            // The relation of the later text to the earlier, read from their tokens.
+            // The pair's relation read from their tokens: the lesser of its two directions.
             assert_eq!(f[3], relation_of(&texts[b], &texts[a]).name(), "{line}");
             assert!(found.insert((a, b), f[2].parse::<f64>().unwrap()).is_none(), "twice: {line}");
         }
@@ -1624,6 +1624,40 @@ fn letters(mut n: usize) -> String {
             return String::from_utf8(out).unwrap();
         }
     }
+}
+
+/// `--mode components` keeps one record of each component of pairs either record could go
+/// for: a record with a paragraph of its own, joined to the boilerplate it extends, is
+/// removed there, and its `--removed` line and the report say `overlap`; star mode keeps it.
+#[test]
+fn components_mode_says_overlap_where_it_removes_own_content() {
+    let dir = Dir::new();
+    let boiler = "libosmocore is a library with various utility functions that were \
+        originally developed as part of the OpenBSC project but which are of a more generic \
+        nature and thus useful to other programs in the sphere of mobile communications.";
+    let own = (0..16).map(letters).collect::<Vec<_>>().join(" ");
+    let jsonl = format!(
+        "{}\n{}\n",
+        serde_json::json!({"id": "boiler", "text": boiler}),
+        serde_json::json!({"id": "own", "text": format!("{boiler} {own}")})
+    );
+    dir.write("c.jsonl", &jsonl);
+    let base = ["dedup", "c.jsonl", "-q", "-o", "k.jsonl", "--removed", "rm.jsonl"];
+    dir.run(&[&base[..], &["--mode", "components", "--report", "r.html"]].concat()).code(0);
+    let removed = dir.read("rm.jsonl");
+    assert!(
+        removed.contains("\"id\":\"own\"") && removed.contains("\"relation\":\"overlap\""),
+        "{removed}"
+    );
+    let page = dir.read("r.html");
+    assert!(page.contains("content of its own joined through a component"), "no overlap title");
+    dir.run(&base).code(0);
+    assert_eq!(dir.read("rm.jsonl"), "", "star mode removed a record with content of its own");
+    let page = {
+        dir.run(&[&base[..], &["--report", "r2.html"]].concat()).code(0);
+        dir.read("r2.html")
+    };
+    assert!(!page.contains("joined through a component"), "the overlap title without overlap");
 }
 
 /// Every removal says what it is, the same at any thread count; a record that shares only

@@ -129,7 +129,8 @@ pub(crate) struct DedupArgs {
 }
 
 const REMOVED: &str = "Also write one JSON line per dropped record: {\"id\", \"duplicate_of\", \
-    \"jaccard\"} (or \"distance\" with simhash). Written whole by process 0, with the output";
+    \"jaccard\", \"relation\"} (or \"distance\" for \"jaccard\" and \"relation\" with \
+    simhash). Written whole by process 0, with the output";
 const KEEP: &str = "Which record of a group of near-duplicates is kept: first (in input order), \
     longest text, lowest id (numeric if both are numbers, else bytewise)";
 const PARQUET_COMPRESSION: &str = "Codec of the Parquet parts: mirror (each input's), zstd, \

@@ -74,8 +74,8 @@ pub struct OutputDir {
 /// `--removed`: dedup's list of what it dropped.
 #[derive(Clone, Debug, Default, Args)]
 pub struct Removed {
-    /// Also write one JSON line per dropped record: {"id", "duplicate_of", "jaccard"} (or
-    /// "distance" with simhash).
+    /// Also write one JSON line per dropped record: {"id", "duplicate_of", "jaccard",
+    /// "relation"} (or {"id", "duplicate_of", "distance"} with simhash).
     #[arg(long, value_name = "FILE")]
     pub removed: Option<PathBuf>,
 }

@@ -139,8 +139,12 @@ impl IndexAddSettings<'_> {
     }
 
     /// The input, read as the index's documents are (`index`: its settings, none for a
-    /// new index).
+    /// new index). `--templates` is refused: adding decides nothing and the index stores
+    /// no policy (it would otherwise be accepted and do nothing).
     pub fn input(&self, index: Option<&StoredSettings>) -> Result<IndexInput, SettingsError> {
+        if self.args.matching.flags.templates.is_some() {
+            return Err(SettingsError::AddTemplates);
+        }
         index_input(&self.args.input, &self.args.fingerprint, &self.args.matching, index)
     }
 }

@@ -44,6 +44,8 @@ pub enum SettingsError {
     ParquetCompression(&'static str),
     /// `index query --templates`: a query lists every match, whatever its relation.
     QueryTemplates,
+    /// `index add --templates`: adding decides nothing, and the index stores no policy.
+    AddTemplates,
 }
 
 impl fmt::Display for SettingsError {
@@ -68,6 +70,10 @@ impl fmt::Display for SettingsError {
                 write!(f, "--parquet-compression applies to Parquet output only: {why}")
             }
             SettingsError::MixedFormats(e) => e.fmt(f),
+            SettingsError::AddTemplates => f.write_str(
+                "index add stores every document, whatever its relations, and the index keeps \
+                 no --templates policy: give --templates to dedup --against",
+            ),
             SettingsError::QueryTemplates => f.write_str(
                 "index query lists every indexed document within the threshold, whatever the \
                  pair's relation: --templates applies to dedup --against (and dedup, pairs, \

@@ -633,7 +633,13 @@ fn charts(page: &mut String, data: &Data) {
         );
     }
     if !data.relations.is_empty() {
-        let title = format!("{what} by relation (same text, template siblings)");
+        // `overlap` only in components mode: a record joined through others.
+        let kinds = if data.relations.iter().any(|(name, _)| name == "overlap") {
+            "same text, template siblings, content of its own joined through a component"
+        } else {
+            "same text, template siblings"
+        };
+        let title = format!("{what} by relation ({kinds})");
         bars(page, &title, &data.relations, false);
     }
     if !data.size_classes.is_empty() {

@@ -152,7 +152,9 @@ pub fn analyse(
         }
         sets
     });
-    let relations = sketcher.map(|_| (related(fingerprinter, b, a), related(fingerprinter, a, b)));
+    // A record without features matches no other: no relation is read for it.
+    let both = pair.as_ref().filter(|(sa, sb)| sa.is_some() && sb.is_some());
+    let relations = both.map(|_| (related(fingerprinter, b, a), related(fingerprinter, a, b)));
     Analysis { a: side_a, b: side_b, distance, sets, relations }
 }
 

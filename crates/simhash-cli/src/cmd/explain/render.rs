@@ -320,7 +320,12 @@ pub fn text(report: &Report<'_>, color: bool, out: &mut dyn Write) -> anyhow::Re
         };
         let _ = write!(line, "{} bytes", side.bytes);
         if let Some(shingles) = &side.shingles {
-            let _ = write!(line, ", {} shingles", shingles.len());
+            let _ = write!(
+                line,
+                ", {} shingle{}",
+                shingles.len(),
+                if shingles.len() == 1 { "" } else { "s" }
+            );
         }
         match side.fingerprint {
             Some(fp) => {

@@ -12,7 +12,7 @@ from typing import Any, Hashable, Iterable, Iterator, List, Optional, Sequence, 
 import numpy as np
 
 from . import _native
-from ._results import AddResult, DedupResult
+from ._results import RELATIONS, AddResult, DedupResult
 from ._texts import chunks, lowest_id_ranks, positions_or
 
 
@@ -236,10 +236,13 @@ class Index:
         n = len(d)
         labels = positions_or(labels, n)
         rank = lowest_id_ranks(labels) if keep == "lowest-id" else None
-        of, similarity, indexed = d.finish("first" if keep == "lowest-id" else keep, rank)
+        of, similarity, indexed, relation = d.finish("first" if keep == "lowest-id" else keep, rank)
         kept = (of < 0) & np.array([i is None for i in indexed], dtype=bool)
         method = self.settings()["method"]
-        result = DedupResult(keep=kept, duplicate_of=of, similarity=similarity, method=method, indexed=indexed)
+        names = [RELATIONS.get(r) for r in relation.tolist()] if method == "minhash" else None
+        result = DedupResult(
+            keep=kept, duplicate_of=of, similarity=similarity, method=method, indexed=indexed, relation=names
+        )
         if writer is None:
             return result
         kept_docs = np.flatnonzero(kept).tolist()

@@ -12,7 +12,7 @@ from typing import Any, Hashable, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _native
-from ._results import DedupResult, PageSource, reusable
+from ._results import RELATIONS, DedupResult, PageSource, reusable
 from ._texts import chunks, lowest_id_ranks, positions_or
 
 
@@ -124,14 +124,11 @@ def dedup(
     of, similarity, relation, run = m.dedup(keep if keep != "lowest-id" else "first", rank)
     names = None
     if m.method == "minhash":
-        names = [_RELATIONS.get(r) for r in relation.tolist()]
+        names = [RELATIONS.get(r) for r in relation.tolist()]
     page = PageSource(run, ids, texts if reusable(texts) else None)
     return DedupResult(
         keep=of < 0, duplicate_of=of, similarity=similarity, method=m.method, relation=names, _page=page
     )
-
-
-_RELATIONS = {0: "same", 1: "template"}
 
 
 def clusters(

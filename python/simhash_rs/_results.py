@@ -10,6 +10,9 @@ from typing import Any, Hashable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+#: The relations of removals by their codes (the native module's; -1 when kept).
+RELATIONS = {0: "same", 1: "template"}
+
 
 @dataclass(frozen=True)
 class DedupResult:
@@ -33,9 +36,10 @@ class DedupResult:
     indexed: Optional[List[Optional[str]]] = None
     #: :meth:`Index.dedup` with ``update=True``: what was added to the index.
     added: Optional["AddResult"] = None
-    #: minhash (:func:`dedup`): per text, what its removal is: ``"same"`` (a copy, version
-    #: or revision) or ``"template"`` (a sibling filled into the same template); None when
-    #: kept. The ``"relation"`` of ``simhash dedup --removed``.
+    #: minhash (:func:`dedup`, :meth:`Index.dedup`): per text, what its removal is:
+    #: ``"same"`` (a copy, version or revision) or ``"template"`` (a sibling filled into the
+    #: same template); None when kept. The ``"relation"`` of ``simhash dedup --removed``
+    #: (and ``--against``: a match in the index read from the tokens it stores).
     relation: Optional[List[Optional[str]]] = None
     #: :func:`dedup`: what :meth:`report` needs of the run (not part of the result's value).
     _page: Optional["PageSource"] = field(default=None, repr=False, compare=False)

@@ -202,7 +202,7 @@ def removed_lines(path):
     with open(path, encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
-            out[str(r["id"])] = (str(r["duplicate_of"]), r.get("jaccard", r.get("distance")))
+            out[str(r["id"])] = (str(r["duplicate_of"]), r.get("jaccard", r.get("distance")), r.get("relation"))
     return out
 
 
@@ -223,12 +223,20 @@ def test_dedup_against_equals_the_cli(cli, devset, tmp_path, method, keep):
     got = {}
     for d in result.removed.tolist():
         of = result.indexed[d] if result.indexed[d] is not None else new_ids[int(result.duplicate_of[d])]
-        got[new_ids[d]] = (of, float(result.similarity[d]))
+        relation = None if result.relation is None else result.relation[d]
+        got[new_ids[d]] = (of, float(result.similarity[d]), relation)
     assert sum(i is not None for i in result.indexed) > 200
     assert sorted(got) == sorted(expected)
-    for d, (of, score) in got.items():
+    for d, (of, score, relation) in got.items():
         assert of == expected[d][0], d
         assert abs(score - expected[d][1]) <= 0.5e-4 + 1e-6, d
+        # The relation of each removal, against the index or among the texts, as the CLI's.
+        assert relation == expected[d][2], d
+    if method == "minhash":
+        assert {got[d][2] for d in got} == {"same", "template"}
+        assert all(result.relation[d] is None for d in result.kept.tolist())
+    else:
+        assert result.relation is None
 
 
 @pytest.mark.parametrize("method", ["minhash", "simhash"])
@@ -282,12 +290,13 @@ def test_dedup_templates_equal_the_cli(cli, devset, tmp_path, templates):
 
 
 def same_decisions(a, b):
-    """Two DedupResults decide the same: keep, duplicate_of, similarity (NaN alike) and
-    indexed."""
+    """Two DedupResults decide the same: keep, duplicate_of, similarity (NaN alike),
+    indexed and relation."""
     assert a.keep.tolist() == b.keep.tolist()
     assert a.duplicate_of.tolist() == b.duplicate_of.tolist()
     assert np.array_equal(a.similarity, b.similarity, equal_nan=True)
     assert a.indexed == b.indexed
+    assert a.relation == b.relation
 
 
 @pytest.mark.parametrize("method", ["minhash", "simhash"])
@@ -368,7 +377,7 @@ def test_dedup_update_of_indexed_texts_and_their_near_duplicates(cli, tmp_path, 
         with open(out, encoding="utf-8") as f:
             assert [json.loads(line)["id"] for line in f] == [ids[d] for d in r.kept.tolist()]
         got = {ids[d]: r.indexed[d] or ids[int(r.duplicate_of[d])] for d in r.removed.tolist()}
-        assert {k: v for k, (v, _) in removed_lines(rm).items()} == got
+        assert {k: v for k, (v, _, _) in removed_lines(rm).items()} == got
         summary = json.loads(stats.read_text())
         assert (summary["index_added"], summary["index_already"]) == ((1, 2) if run == 0 else (0, 3))
 
@@ -401,11 +410,12 @@ def test_dedup_update_rerun_equals_the_cli(cli, devset, tmp_path, method, keep):
         got = {}
         for d in r.removed.tolist():
             of = r.indexed[d] if r.indexed[d] is not None else new_ids[int(r.duplicate_of[d])]
-            got[new_ids[d]] = (of, float(r.similarity[d]))
+            got[new_ids[d]] = (of, float(r.similarity[d]), None if r.relation is None else r.relation[d])
         assert sorted(got) == sorted(expected)
-        for d, (of, score) in got.items():
+        for d, (of, score, relation) in got.items():
             assert of == expected[d][0], d
             assert abs(score - expected[d][1]) <= 0.5e-4 + 1e-6, d
+            assert relation == expected[d][2], d
         summary = json.loads(stats.read_text())
         assert (summary["index_added"], summary["index_already"]) == (r.added.added, r.added.already)
         assert summary["index_documents"] == len(ix) - r.added.added

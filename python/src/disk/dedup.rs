@@ -7,7 +7,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use simhash_index::disk::{DiskIndex, Settings};
-use simhash_index::lsh::Templates;
+use simhash_index::lsh::{Relation, Templates};
 use simhash_jobs::matching;
 
 use simhash_jobs::JobError;
@@ -54,17 +54,24 @@ impl NativeDedup {
     }
 }
 
-/// A text's first match in the index: the indexed document, its id, and the score.
+/// A text's first match in the index: the indexed document, its id, the score, and
+/// (MinHash) the relation the text is in to it.
 struct Matched {
     doc: u64,
     id: String,
     score: f64,
+    relation: Option<Relation>,
 }
 
 /// Per text, the kept text it duplicates (-1 when kept or removed against the index), the
-/// similarity, and the indexed id it duplicates.
-type Decided<'py> =
-    (Bound<'py, numpy::PyArray1<i64>>, Bound<'py, numpy::PyArray1<f32>>, Vec<Option<String>>);
+/// similarity, the indexed id it duplicates, and the relation's code (-1 when kept, or with
+/// simhash).
+type Decided<'py> = (
+    Bound<'py, numpy::PyArray1<i64>>,
+    Bound<'py, numpy::PyArray1<f32>>,
+    Vec<Option<String>>,
+    Bound<'py, numpy::PyArray1<i8>>,
+);
 
 /// What a chunk's search found: each text's first match and its own copy.
 type Searched = (Vec<Option<Matched>>, Vec<Option<u64>>);
@@ -108,7 +115,8 @@ impl NativeDedup {
                     let matched = match first_match(&index, doc, own, templates)? {
                         Some(m) => {
                             let id = index.id(m.doc)?.to_owned();
-                            Some(Matched { doc: m.doc, id, score: crate::matcher::score(m.score) })
+                            let score = crate::matcher::score(m.score);
+                            Some(Matched { doc: m.doc, id, score, relation: m.relation })
                         }
                         None => None,
                     };
@@ -148,7 +156,7 @@ impl NativeDedup {
         })?;
         self.docs = docs;
         self.rank = Some(rank);
-        let (mut of, mut similarity) = walked?;
+        let (mut of, mut similarity, mut relation) = walked?;
         // The indexed documents that are texts kept here: the first such text of each.
         let mut kept_copies = std::collections::HashMap::new();
         for (d, own) in self.own.iter().enumerate() {
@@ -163,6 +171,7 @@ impl NativeDedup {
         for (d, m) in self.matched.iter().enumerate() {
             if let Some(m) = m {
                 similarity[d] = m.score as f32;
+                relation[d] = m.relation.map_or(-1, |r| r.code() as i8);
                 if let Some(&kept) = kept_copies.get(&m.doc) {
                     of[d] = kept as i64;
                 } else {
@@ -175,6 +184,7 @@ impl NativeDedup {
             numpy::IntoPyArray::into_pyarray(of, py),
             numpy::IntoPyArray::into_pyarray(similarity, py),
             indexed,
+            numpy::IntoPyArray::into_pyarray(relation, py),
         ))
     }
 
@@ -221,15 +231,15 @@ impl NativeDedup {
 
 /// The dedup walk over the documents not `hidden` (those that matched the index), with
 /// the index's method and threshold, as `simhash dedup --against` runs it
-/// ([`simhash_jobs::matching::walk`]): each document's kept document (-1: itself) and
-/// similarity (NaN when kept).
+/// ([`simhash_jobs::matching::walk`]): each document's kept document (-1: itself),
+/// similarity (NaN when kept) and relation's code (-1 when kept, or with simhash).
 fn walk_unmatched(
     settings: &Settings,
     docs: &[Doc],
     hidden: &[bool],
     rank: &[u32],
     templates: Templates,
-) -> PyResult<(Vec<i64>, Vec<f32>)> {
+) -> PyResult<(Vec<i64>, Vec<f32>, Vec<i8>)> {
     let matching = simhash_index::settings::Matching::of_stored(settings, templates);
     let mut summary = simhash_jobs::Summary::default();
     let steps = &mut simhash_jobs::matching::Steps::new(&mut summary);
@@ -237,6 +247,5 @@ fn walk_unmatched(
     let stored = StoredFeatures::of(docs, bands).map_err(crate::errors::job)?;
     let walked = matching::walk(steps, stored.features(), &matching, rank, Some(hidden))
         .map_err(crate::errors::job)?;
-    let (of, similarity, _) = crate::matcher::decisions(&walked, stored.features());
-    Ok((of, similarity))
+    Ok(crate::matcher::decisions(&walked, stored.features()))
 }

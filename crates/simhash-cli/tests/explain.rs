@@ -70,6 +70,16 @@ fn pairs() -> Vec<(String, String)> {
         out.push((base.join(" "), other.join(" ")));
     }
     let text = words(&mut rng, 20).join(" ");
+    // A paragraph of its own added: `overlap` one way and `same` the other, so the pair
+    // (`pairs`, `cluster`) reads `same` where the record that would go reads `overlap`.
+    let longer = format!(
+        "{text} the committee approved proposals concerning irrigation canals bridges schools \
+         hospitals libraries museums parks roads tunnels airports railways and their stations"
+    );
+    // Three times, so that whichever of them the input order swaps, one has it later.
+    out.push((text.clone(), longer.clone()));
+    out.push((longer.clone(), text.clone()));
+    out.push((text.clone(), longer));
     for (a, b) in [
         (text.clone(), text.clone()),
         (text.clone(), text.to_uppercase() + "!"),
@@ -149,6 +159,8 @@ fn explain_decides_as_dedup_on_random_and_adversarial_pairs() {
         "featureless",
         "within_distance",
         "beyond_distance",
+        "overlap",
+        "pair_differs",
     ] {
         assert!(cases.contains(case), "no pair gave {case}: {cases:?}");
     }
@@ -180,8 +192,37 @@ fn agree_on_pairs(pairs: &[(String, String)], settings: &[&str]) -> HashSet<Stri
         assert_eq!(decision["removed"], want.unwrap_or(Value::Null), "{settings:?} {a:?} {b:?}");
         cases.insert(decision["case"].as_str().unwrap().to_string());
         check_figures(&report, a, b, settings);
+        if !settings.iter().any(|s| ["--method", "--keep"].contains(s))
+            && check_pair(&dir, &report, settings)
+        {
+            cases.insert("pair_differs".into());
+        }
     }
     cases
+}
+
+/// `pairs` lists the pair exactly when it verifies and its relation as a pair (explain's
+/// `pair`, the lesser of both directions) is one it acts on, with that relation; true when
+/// it lists a pair whose relation differs from the directed one explain reads.
+fn check_pair(dir: &Dir, report: &Value, settings: &[&str]) -> bool {
+    let mut args = vec!["pairs", "pair.jsonl", "-q"];
+    args.extend(settings);
+    let run = dir.run(&args);
+    run.code(0);
+    let listed: Vec<&str> = run.stdout.lines().skip(1).collect();
+    let m = &report["minhash"];
+    let verified = !m["bands_met"].as_array().unwrap().is_empty()
+        && m["jaccard"].as_f64().unwrap() >= report["settings"]["jaccard"].as_f64().unwrap()
+        && report["decision"]["case"] != "featureless";
+    let pair = report["relation"]["pair"].as_str();
+    if verified && pair != Some("overlap") {
+        assert_eq!(listed.len(), 1, "{report}");
+        assert_eq!(listed[0].split('\t').nth(3), pair, "{report}");
+        pair != report["relation"]["relation"].as_str()
+    } else {
+        assert!(listed.is_empty(), "{listed:?}: {report}");
+        false
+    }
 }
 
 /// The report's figures are brute force's, and its case agrees with them.
@@ -201,7 +242,11 @@ fn check_figures(report: &Value, a: &str, b: &str, settings: &[&str]) {
     assert!((reported - exact).abs() < 1e-12, "{reported} against {exact}: {a:?} {b:?}");
     let met = !m["bands_met"].as_array().unwrap().is_empty();
     let featureless = jaccard(a, b).is_none();
-    assert_eq!(removed, !featureless && met && exact >= threshold, "{case} {a:?} {b:?}");
+    let verified = !featureless && met && exact >= threshold;
+    // A verified pair is kept only when the record that would go has content of its own.
+    let overlap = case == "overlap";
+    assert!(!overlap || report["relation"]["relation"] == "overlap", "{case} {a:?} {b:?}");
+    assert_eq!(removed, verified && !overlap, "{case} {a:?} {b:?}");
     if let Some((shared, union)) = jaccard(a, b) {
         let counts = m["shared"].as_u64().unwrap()
             + m["only_a"].as_u64().unwrap()

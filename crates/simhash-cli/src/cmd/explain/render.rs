@@ -264,6 +264,7 @@ pub fn json(report: &Report<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
             "other_stock_words": e.kept_stock_words,
             "alone": r.removed_alone,
             "other_alone": r.kept_alone,
+            "pair": pair_relation(report).map(lsh::Relation::name),
         })
     });
     let why = why(report);
@@ -344,7 +345,7 @@ pub fn text(report: &Report<'_>, color: bool, out: &mut dyn Write) -> anyhow::Re
         sets_lines(sets, &paint, out)?;
     }
     if let Some((side, r)) = candidate(report) {
-        relation_lines(side, r, &paint, out)?;
+        relation_lines(side, r, pair_relation(report), &paint, out)?;
     }
     let why = why(report);
     let (verdict, code) = match decision.outcome {
@@ -377,11 +378,19 @@ fn own_content(e: &lsh::Evidence) -> String {
     }
 }
 
+/// The pair's relation with no removed side, as `pairs`, `cluster` and `--mode components`
+/// read it: the lesser of its two directions ([`lsh::pair_relation`]).
+fn pair_relation(report: &Report<'_>) -> Option<lsh::Relation> {
+    let (as_b, as_a) = report.analysis.relations.as_ref()?;
+    Some(as_b.evidence.relation.min(as_a.evidence.relation))
+}
+
 /// The relation of `side` (the record the walk would consider removing) to the other, and
-/// what each has alone.
+/// what each has alone; the pair's (`pair`) when it differs.
 fn relation_lines(
     side: &str,
     r: &Related,
+    pair: Option<lsh::Relation>,
     paint: &Paint,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
@@ -403,10 +412,15 @@ fn relation_lines(
     } else {
         String::new()
     };
+    // `pairs` and `cluster` read the pair both ways: say so where that differs.
+    let as_pair = match pair.filter(|&p| p != e.relation) {
+        Some(p) => format!("; as a pair (pairs, cluster): {p}"),
+        None => String::new(),
+    };
     writeln!(
         out,
         "{} {side} to {other}: {} ({} words of its own, {} new to {other}; {} words alone in \
-         all{stock}, {} names or numbers, {} words swapped{other_stock}{replaced})",
+         all{stock}, {} names or numbers, {} words swapped{other_stock}{replaced}){as_pair}",
         paint.label("relation"),
         e.relation,
         e.own_words,

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _native
 from ._results import RELATIONS, AddResult, DedupResult
-from ._texts import chunks, lowest_id_ranks, positions_or
+from ._texts import chunks, lowest_id_ranks, positions_or, templates_arg
 
 
 class Index:
@@ -223,7 +223,7 @@ class Index:
         """The dedup against the index's current state; with a ``writer``, the kept texts
         are added to it (not committed) and the result comes with the positions added, in
         the order added, and how many the index already held."""
-        d = self._native.deduper(templates)
+        d = self._native.deduper(templates_arg(templates))
         labels = None if ids is None else list(ids)
         for start, chunk in chunks(texts):
             if labels is None:

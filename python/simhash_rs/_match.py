@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _native
 from ._results import RELATIONS, DedupResult, PageSource, reusable
-from ._texts import chunks, lowest_id_ranks, positions_or
+from ._texts import chunks, lowest_id_ranks, positions_or, templates_arg
 
 
 def _matcher(
@@ -31,7 +31,9 @@ def _matcher(
 ) -> Any:
     """The native matcher of ``texts``, made with the arguments as given: it resolves
     them (``m.method``, ``m.settings()``) and refuses what the command refuses."""
-    m = _native.Matcher(method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, bool(spill), templates)
+    m = _native.Matcher(
+        method, preset, window, jaccard, lsh_threshold, num_perm, k, blocks, bool(spill), templates_arg(templates)
+    )
     for start, chunk in chunks(texts):
         m.add(chunk, start)
     return m

@@ -103,3 +103,12 @@ def lowest_id_ranks(ids: Sequence[Hashable]) -> List[int]:
     for rank, i in enumerate(order):
         ranks[i] = rank
     return ranks
+
+
+def templates_arg(templates: Any) -> Optional[str]:
+    """``templates`` as the native code takes it: ``None`` or a string (its values are
+    checked there, as the command checks ``--templates``); another type is refused by
+    name, not as a bare conversion error."""
+    if templates is not None and not isinstance(templates, str):
+        raise TypeError(f"templates must be 'remove', 'keep' or None, not {templates!r}")
+    return templates

@@ -127,6 +127,8 @@ def test_minhasher():
         (lambda: simhash_rs.dedup(["a"], keep="last"), ValueError, "keep"),
         (lambda: simhash_rs.dedup(["a", "b"], ids=[1], keep="lowest-id"), ValueError, "1 ids"),
         (lambda: simhash_rs.hamming(-1, 0), OverflowError, "negative"),
+        (lambda: simhash_rs.dedup(["a"], templates=1), TypeError, "templates must be 'remove', 'keep' or None, not 1"),
+        (lambda: simhash_rs.pairs(["a"], templates="kep"), ValueError, "templates"),
     ],
 )
 def test_errors(call, error, message):

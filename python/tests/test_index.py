@@ -287,6 +287,8 @@ def test_dedup_templates_equal_the_cli(cli, devset, tmp_path, templates):
     assert kept == want
     with pytest.raises(ValueError, match="templates"):
         ix.dedup(texts[:3], templates="sometimes")
+    with pytest.raises(TypeError, match="templates must be"):
+        ix.dedup(texts[:3], templates=True)
 
 
 def same_decisions(a, b):

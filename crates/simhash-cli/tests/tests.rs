@@ -1626,15 +1626,18 @@ fn letters(mut n: usize) -> String {
     }
 }
 
+/// A package family's boilerplate, which records extend with content of their own.
+const BOILER: &str = "libosmocore is a library with various utility functions that were \
+    originally developed as part of the OpenBSC project but which are of a more generic nature \
+    and thus useful to other programs in the sphere of mobile communications.";
+
 /// `--mode components` keeps one record of each component of pairs either record could go
 /// for: a record with a paragraph of its own, joined to the boilerplate it extends, is
 /// removed there, and its `--removed` line and the report say `overlap`; star mode keeps it.
 #[test]
 fn components_mode_says_overlap_where_it_removes_own_content() {
     let dir = Dir::new();
-    let boiler = "libosmocore is a library with various utility functions that were \
-        originally developed as part of the OpenBSC project but which are of a more generic \
-        nature and thus useful to other programs in the sphere of mobile communications.";
+    let boiler = BOILER;
     let own = (0..16).map(letters).collect::<Vec<_>>().join(" ");
     let jsonl = format!(
         "{}\n{}\n",
@@ -1665,9 +1668,7 @@ fn components_mode_says_overlap_where_it_removes_own_content() {
 #[test]
 fn relations_are_written_and_decide_alike_at_any_thread_count() {
     let dir = Dir::new();
-    let boiler = "libosmocore is a library with various utility functions that were \
-        originally developed as part of the OpenBSC project but which are of a more generic \
-        nature and thus useful to other programs in the sphere of mobile communications.";
+    let boiler = BOILER;
     // First the boilerplate alone: contained in the records after it, which are kept for
     // their own content (a rerun against an index holding those must not remove it).
     let mut jsonl = format!("{}\n", serde_json::json!({"id": "b", "text": boiler}));

@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 # Each step with the time it starts, so a slow CI run shows which step took the time.
 step() { printf '\n==> [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
-# The Python tests' packages (maturin, numpy, pytest, pyarrow, polars: a minute of
-# downloading in a fresh clone) install in the background while cargo compiles; the Python
-# step waits for them.
+# The Python tests' packages (maturin, numpy, pytest, pytest-xdist, pyarrow, polars: a
+# minute of downloading in a fresh clone) install in the background while cargo compiles,
+# and the dev set the tests compare on is built there too (half a minute); the Python step
+# waits for them.
 pydeps_log=$(mktemp)
 bash scripts/check/python_tests.sh --deps >"$pydeps_log" 2>&1 &
 pydeps=$!

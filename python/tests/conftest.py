@@ -6,6 +6,7 @@ built once into ``target/python-tests/devset`` by the project's copies of the de
 ``python/tests/devset``: a clone tests on its own, with no ``../shared`` beside it).
 """
 
+import fcntl
 import json
 import os
 import signal
@@ -49,23 +50,7 @@ def cli(simhash_bin):
 @pytest.fixture(scope="session")
 def devset():
     """(path of devset.jsonl, ids, texts)."""
-    path = os.environ.get("SIMHASH_DEVSET")
-    if not path:
-        out = os.path.join(ROOT, "target", "python-tests", "devset")
-        path = os.path.join(out, "devset.jsonl")
-        if not os.path.exists(os.path.join(out, "devset.pairs.tsv")):
-            os.makedirs(out, exist_ok=True)
-            subprocess.run([sys.executable, os.path.join(DEVSET_BUILDERS, "make_pool.py"), "--out", out], check=True)
-            subprocess.run(
-                [
-                    sys.executable,
-                    os.path.join(DEVSET_BUILDERS, "make_devset.py"),
-                    "--real", os.path.join(out, "pool.jsonl"),
-                    "--meta", os.path.join(out, "pool.meta.jsonl"),
-                    "--out-prefix", os.path.join(out, "devset"),
-                ],
-                check=True,
-            )
+    path = os.environ.get("SIMHASH_DEVSET") or ensure_devset()
     ids, texts = [], []
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -73,6 +58,36 @@ def devset():
             ids.append(record["id"])
             texts.append(record["text"])
     return path, ids, texts
+
+
+def ensure_devset():
+    """The path of the dev set built into ``target/python-tests/devset``, built there first
+    when missing. By one process: others (the test workers of pytest-xdist, or
+    ``scripts/check/python_tests.sh --deps`` building it while cargo compiles) wait for it,
+    then find it built."""
+    out = os.path.join(ROOT, "target", "python-tests", "devset")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "build.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        # The builder's last file: a build cut short is made again.
+        if not os.path.exists(os.path.join(out, "devset.params.json")):
+            build_devset(out)
+    return os.path.join(out, "devset.jsonl")
+
+
+def build_devset(out):
+    """The dev set into ``out``, by the project's copies of its builders."""
+    subprocess.run([sys.executable, os.path.join(DEVSET_BUILDERS, "make_pool.py"), "--out", out], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            os.path.join(DEVSET_BUILDERS, "make_devset.py"),
+            "--real", os.path.join(out, "pool.jsonl"),
+            "--meta", os.path.join(out, "pool.meta.jsonl"),
+            "--out-prefix", os.path.join(out, "devset"),
+        ],
+        check=True,
+    )
 
 
 def write_jsonl(path, ids, texts):

@@ -14,8 +14,8 @@
 #   bash scripts/check/python_tests.sh            # venv in target/python-venv (kept between runs)
 #   SIMHASH_PY_VENV=DIR bash scripts/check/python_tests.sh
 #   SIMHASH_PY_PROFILE=release bash scripts/check/python_tests.sh
-#   bash scripts/check/python_tests.sh --deps     # only the venv and its packages (scripts/check.sh
-#                                           # downloads them while cargo compiles)
+#   bash scripts/check/python_tests.sh --deps     # only the venv, its packages and the dev set
+#                                           # (scripts/check.sh makes them while cargo compiles)
 set -euo pipefail
 shopt -s inherit_errexit 2>/dev/null || true
 cd "$(dirname "$0")/../.."
@@ -27,7 +27,12 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
   "maturin>=1.9,<2" "numpy>=1.21" "pytest>=7" "pytest-xdist>=3" "pyarrow>=12" "polars>=1"
-[ "${1:-}" = "--deps" ] && exit 0
+if [ "${1:-}" = "--deps" ]; then
+  # The dev set the tests compare on (python/tests/conftest.py builds it once, under a lock:
+  # the tests wait for it if it is still being built).
+  "$venv/bin/python" -c 'import sys; sys.path.insert(0, "python/tests"); import conftest; conftest.ensure_devset()'
+  exit 0
+fi
 # What a user runs: pip builds the extension with maturin and installs it.
 MATURIN_PEP517_ARGS="--profile ${SIMHASH_PY_PROFILE:-dev}" \
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python

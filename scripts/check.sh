@@ -61,7 +61,7 @@ cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
 step "python: pip install ./python into a venv the script makes, doctests, pytest python/tests"
 if ! wait "$pydeps"; then
   cat "$pydeps_log" >&2
-  echo "scripts/check.sh: installing the Python tests' packages failed" >&2
+  echo "scripts/check.sh: installing the Python tests' packages or building their dev set failed" >&2
   exit 1
 fi
 bash scripts/check/python_tests.sh 2>&1 | tee -a "$log"

@@ -195,6 +195,7 @@ class Index:
         (``"remove"``, the default: the same text and template siblings; ``"keep"``: the
         same text only); a text with content of its own is never removed.
         """
+        templates = templates_arg(templates)  # before the writer's lock is taken
         if keep not in ("first", "longest", "lowest-id"):
             raise ValueError(f"keep must be 'first', 'longest' or 'lowest-id', not {keep!r}")
         if update and ids is None:
@@ -223,7 +224,7 @@ class Index:
         """The dedup against the index's current state; with a ``writer``, the kept texts
         are added to it (not committed) and the result comes with the positions added, in
         the order added, and how many the index already held."""
-        d = self._native.deduper(templates_arg(templates))
+        d = self._native.deduper(templates)
         labels = None if ids is None else list(ids)
         for start, chunk in chunks(texts):
             if labels is None:

@@ -6,7 +6,7 @@ built once into ``target/python-tests/devset`` by the project's copies of the de
 ``python/tests/devset``: a clone tests on its own, with no ``../shared`` beside it).
 """
 
-import fcntl
+import fcntl  # the tests are POSIX's: they send signals, and the dev set is built under a lock
 import json
 import os
 import signal

@@ -26,7 +26,7 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-  "maturin>=1.9,<2" "numpy>=1.21" "pytest>=7" "pytest-xdist>=3" "pyarrow>=12" "polars>=1"
+  "maturin>=1.9,<2" "numpy>=1.21" "pytest>=7" "pytest-xdist>=3.6.1" "pyarrow>=12" "polars>=1"
 if [ "${1:-}" = "--deps" ]; then
   # The dev set the tests compare on (python/tests/conftest.py builds it once, under a lock:
   # the tests wait for it if it is still being built).

@@ -61,6 +61,7 @@ use crate::plan::{End, Mode};
 use crate::share::Reading;
 
 fn main() -> ExitCode {
+    simhash_io::give_back_large_buffers();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

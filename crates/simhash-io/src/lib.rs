@@ -133,7 +133,7 @@ pub use crate::parquet::{
 pub use crate::parquet_compression::{ParquetCompression, UnknownParquetCompression};
 pub use crate::paths::{WritePlan, check_paths, resolve};
 pub use crate::problem::{Located, Problem, Reason, printable};
-pub use crate::process::peak_memory;
+pub use crate::process::{give_back_large_buffers, peak_memory};
 pub use crate::record::{
     Body, Columns, Id, IdValue, Parser, Record, check_id, is_hash_header, json_fields, json_id,
     line_hash, parse_cpp_hash, parse_hash, parse_json,

@@ -2,6 +2,7 @@
 """rejudge.py: a second reading of judged pairs, to measure how far the labels can be trusted.
 
     rejudge.py select VERDICTS OUTDIR [--seed 2026]
+    rejudge.py select-templates VERDICTS OUTDIR [--seed 2026]
     rejudge.py merge OUTDIR/key.tsv OUT.jsonl LABELS_A_1 LABELS_A_2 LABELS_B_1 LABELS_B_2
     rejudge.py score rejudge.jsonl
 
@@ -17,11 +18,16 @@ texts cut at 1,500 characters, the ids, the word runs each side has alone; never
 verdict, the first label or the category) and `key.tsv` (packet pair, set, line, category, first
 label). Each packet goes to two judges who see nothing else. `merge` joins their `PAIR<TAB>LABEL<TAB>
 reason` files into one line per pair; `score` prints how often the readings agree, per category.
+`select-templates` picks, from the two Debian sets (`debian.jsonl`, `debian2.jsonl`), every TEMPLATE
+pair the relation names `overlap` (a template sibling the default keeps: "missed-template") and, as
+controls drawn at random, 24 TEMPLATE pairs it names `template` ("template-control") and 12 DISTINCT
+pairs it names `overlap` ("distinct-control"), and writes the packets the same way.
 Standard library only; the word runs are computed as `judge_sample.py` computes them."""
 import collections, difflib, json, os, random, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SETS = ["pairs.jsonl", "fresh.jsonl", "fresh2.jsonl"]
+DEBIAN_SETS = ["debian.jsonl", "debian2.jsonl"]
 LABELS = ("DUP", "TEMPLATE", "DISTINCT")
 
 
@@ -34,9 +40,9 @@ def own_runs(a, b, cap=60):
     return only_a[:cap], only_b[:cap]
 
 
-def judged():
+def judged(sets=SETS):
     data = {}
-    for s in SETS:
+    for s in sets:
         with open(os.path.join(HERE, s), encoding="utf-8") as f:
             for i, line in enumerate(f):
                 data[(s, str(i))] = json.loads(line)
@@ -59,7 +65,27 @@ def select(verdicts, outdir, seed=2026):
     rng.shuffle(rest)
     for r in rest[:24]:
         sel.setdefault((r[0], r[1]), "control")
-    data = judged()
+    write_packets(sel, judged(), outdir, rng)
+
+
+def select_templates(verdicts, outdir, seed=2026):
+    rows = [l.rstrip("\n").split("\t") for l in open(verdicts, encoding="utf-8")]
+    rows = [r for r in rows if r[0] in DEBIAN_SETS]
+    sel, rng = {}, random.Random(seed)
+    for r in rows:
+        if r[3] == "TEMPLATE" and r[4] == "overlap":
+            sel[(r[0], r[1])] = "missed-template"
+    for label, relation, n, cat in [("TEMPLATE", "template", 24, "template-control"),
+                                    ("DISTINCT", "overlap", 12, "distinct-control")]:
+        pool = [r for r in rows if r[3] == label and r[4] == relation]
+        rng.shuffle(pool)
+        for r in pool[:n]:
+            sel.setdefault((r[0], r[1]), cat)
+    write_packets(sel, judged(DEBIAN_SETS), outdir, rng)
+
+
+def write_packets(sel, data, outdir, rng):
+    """Two packets of the selected pairs, shuffled, and the key."""
     keys = sorted(sel)
     rng.shuffle(keys)
     cut = lambda t: t if len(t) <= 1500 else t[:1500] + f" [... {len(t) - 1500} more characters]"
@@ -96,7 +122,8 @@ def merge(key, out, labels):
 def score(path):
     rows = [json.loads(l) for l in open(path, encoding="utf-8")]
     print("category        pairs  second readings agree  each agrees with the label  all three agree")
-    for cat in ["contested", "simd-template", "control", "all"]:
+    cats = list(dict.fromkeys(r["category"] for r in rows))
+    for cat in sorted(cats) + ["all"]:
         rs = [r for r in rows if cat in ("all", r["category"])]
         n = len(rs)
         agree = sum(r["second"][0] == r["second"][1] for r in rs) / n
@@ -110,8 +137,9 @@ def score(path):
 
 if __name__ == "__main__":
     cmd = sys.argv[1:2]
-    if cmd == ["select"] and len(sys.argv) >= 4:
-        select(sys.argv[2], sys.argv[3], int(sys.argv[5]) if sys.argv[4:5] == ["--seed"] else 2026)
+    if cmd in (["select"], ["select-templates"]) and len(sys.argv) >= 4:
+        pick = select if cmd == ["select"] else select_templates
+        pick(sys.argv[2], sys.argv[3], int(sys.argv[5]) if sys.argv[4:5] == ["--seed"] else 2026)
     elif cmd == ["merge"] and len(sys.argv) == 8:
         merge(sys.argv[2], sys.argv[3], sys.argv[4:])
     elif cmd == ["score"] and len(sys.argv) == 3:

@@ -344,6 +344,30 @@ fn a_second_reading_of_the_contested_pairs_holds_their_labels() {
     assert!(share(agree) >= 0.95 && share(all_three) >= 0.90, "{agree} and {all_three} of {pairs}");
 }
 
+/// Per category of a second reading's file (`rejudge*.jsonl`): its pairs and how many of
+/// their labels both new readings hold. `check(entry, label)` asserts that the entry names a
+/// pair of its set with that label; each reading must be one of the labels.
+fn held_by_category(
+    file: &str,
+    mut check: impl FnMut(&serde_json::Value, &str),
+) -> BTreeMap<String, (usize, usize)> {
+    let mut held: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for line in judged_file(file).lines() {
+        let r: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        let label = r["label"].as_str().expect("a label");
+        check(&r, label);
+        let second: Vec<&str> =
+            r["second"].as_array().expect("readings").iter().filter_map(|l| l.as_str()).collect();
+        assert!(second.len() == 2 && second.iter().all(|l| LABELS.contains(l)), "{second:?}");
+        let c = held.entry(r["category"].as_str().expect("a category").to_string()).or_default();
+        (c.0, c.1) = (c.0 + 1, c.1 + usize::from(second.iter().all(|&l| l == label)));
+    }
+    for (category, (n, kept)) in &held {
+        println!("{file}, {category}: {kept} of {n} labels held by both readings");
+    }
+    held
+}
+
 /// The second reading of the one-line-synopsis shape (`benches/judged/rejudge-synopsis.jsonl`:
 /// two more judges a pair, blind to the first label): each entry names a pair of its set
 /// with that pair's label, and the readings hold the fresh Debian sample's DISTINCT labels
@@ -351,18 +375,15 @@ fn a_second_reading_of_the_contested_pairs_holds_their_labels() {
 /// the TEMPLATE labels one judge gave a crate's or module's own synopsis.
 #[test]
 fn a_second_reading_of_the_synopsis_shape() {
-    let read = judged_file;
     let json =
         |line: &str| -> serde_json::Value { serde_json::from_str(line).expect("a JSON line") };
-    let mut held: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     // Each set named, read once.
     let mut sets: BTreeMap<String, Vec<serde_json::Value>> = BTreeMap::new();
-    for line in read("rejudge-synopsis.jsonl").lines() {
-        let r = json(line);
+    let held = held_by_category("rejudge-synopsis.jsonl", |r, label| {
         let set = r["set"].as_str().expect("a set");
-        let label = r["label"].as_str().expect("a label");
-        let pairs =
-            sets.entry(set.to_string()).or_insert_with(|| read(set).lines().map(json).collect());
+        let pairs = sets
+            .entry(set.to_string())
+            .or_insert_with(|| judged_file(set).lines().map(json).collect());
         let found = pairs.iter().any(|p| {
             p["removed_id"] == r["removed_id"]
                 && p["kept_id"] == r["kept_id"]
@@ -373,15 +394,7 @@ fn a_second_reading_of_the_synopsis_shape() {
             "{set} has no pair {} <- {} labelled {label}",
             r["removed_id"], r["kept_id"]
         );
-        let second: Vec<&str> =
-            r["second"].as_array().expect("readings").iter().filter_map(|l| l.as_str()).collect();
-        assert!(second.len() == 2 && second.iter().all(|l| LABELS.contains(l)), "{second:?}");
-        let c = held.entry(r["category"].as_str().expect("a category").to_string()).or_default();
-        (c.0, c.1) = (c.0 + 1, c.1 + usize::from(second.iter().all(|&l| l == label)));
-    }
-    for (category, (n, kept)) in &held {
-        println!("synopsis reading, {category}: {kept} of {n} labels held by both readings");
-    }
+    });
     assert_eq!(held.get("d3-distinct"), Some(&(15, 14)));
     assert_eq!(held.get("control"), Some(&(7, 7)));
     assert_eq!(held.get("nk-template"), Some(&(8, 2)));
@@ -398,30 +411,18 @@ fn a_second_reading_of_the_synopsis_shape() {
 /// synopsis), so they are the relation's misses, not the labels'.
 #[test]
 fn a_second_reading_of_the_templates_the_default_keeps() {
-    let read = judged_file;
     let json =
         |line: &str| -> serde_json::Value { serde_json::from_str(line).expect("a JSON line") };
     let sets: BTreeMap<&str, Vec<serde_json::Value>> = ["debian.jsonl", "debian2.jsonl"]
         .into_iter()
-        .map(|s| (s, read(s).lines().map(json).collect()))
+        .map(|s| (s, judged_file(s).lines().map(json).collect()))
         .collect();
-    let mut held: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for line in read("rejudge-templates.jsonl").lines() {
-        let r = json(line);
+    let held = held_by_category("rejudge-templates.jsonl", |r, label| {
         let set = r["set"].as_str().expect("a set");
         let at = r["line"].as_u64().expect("a line") as usize;
-        let label = r["label"].as_str().expect("a label");
         let judged = &sets.get(set).unwrap_or_else(|| panic!("no set {set}"))[at];
         assert_eq!(judged["label"].as_str(), Some(label), "{set}:{at}");
-        let second: Vec<&str> =
-            r["second"].as_array().expect("readings").iter().filter_map(|l| l.as_str()).collect();
-        assert!(second.len() == 2 && second.iter().all(|l| LABELS.contains(l)), "{second:?}");
-        let c = held.entry(r["category"].as_str().expect("a category").to_string()).or_default();
-        (c.0, c.1) = (c.0 + 1, c.1 + usize::from(second.iter().all(|&l| l == label)));
-    }
-    for (category, (n, kept)) in &held {
-        println!("templates reading, {category}: {kept} of {n} labels held by both readings");
-    }
+    });
     assert_eq!(held.get("missed-template"), Some(&(48, 44)));
     assert_eq!(held.get("template-control"), Some(&(24, 23)));
     assert_eq!(held.get("distinct-control"), Some(&(12, 7)));

@@ -1,4 +1,4 @@
-//! Facts about this process that the tools report.
+//! Facts about this process that the tools report, and its allocator's one setting.
 
 /// The peak resident memory of this process in bytes (`VmHWM` in `/proc/self/status`);
 /// `None` where that is not available (systems other than Linux).
@@ -19,8 +19,8 @@ pub fn peak_memory() -> Option<u64> {
 /// binary calls it first thing, before any thread starts. Where it matters (glibc's
 /// `malloc`), a buffer of 1 MiB or more gets its own mapping, given back when freed. By
 /// default glibc raises that threshold each time such a buffer is freed, up to 32 MiB, so
-/// that the large buffers of a later phase (the dedup walk's kept sets and filters, freed
-/// as each candidate component is done) come from its heap and stay held after they are
+/// that the large buffers of a later phase (such as the dedup walk's, freed as each
+/// candidate component is done) come from its heap and stay resident after they are
 /// freed: on 500 MB of real text, `simhash dedup -j2` peaked at 174 MiB with the default
 /// and 158 MiB with the threshold fixed, in about the same time (`docs/performance.md`).
 /// Elsewhere it does nothing.

@@ -12,7 +12,7 @@ from typing import Any, Hashable, Iterable, Iterator, List, Optional, Sequence, 
 import numpy as np
 
 from . import _native
-from ._results import RELATIONS, AddResult, DedupResult
+from ._results import AddResult, DedupResult, relation_names
 from ._texts import chunks, lowest_id_ranks, positions_or, templates_arg
 
 
@@ -240,9 +240,13 @@ class Index:
         of, similarity, indexed, relation = d.finish("first" if keep == "lowest-id" else keep, rank)
         kept = (of < 0) & np.array([i is None for i in indexed], dtype=bool)
         method = self.settings()["method"]
-        names = [RELATIONS.get(r) for r in relation.tolist()] if method == "minhash" else None
         result = DedupResult(
-            keep=kept, duplicate_of=of, similarity=similarity, method=method, indexed=indexed, relation=names
+            keep=kept,
+            duplicate_of=of,
+            similarity=similarity,
+            method=method,
+            indexed=indexed,
+            relation=relation_names(relation, method),
         )
         if writer is None:
             return result

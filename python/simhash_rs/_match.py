@@ -12,7 +12,7 @@ from typing import Any, Hashable, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _native
-from ._results import RELATIONS, DedupResult, PageSource, reusable
+from ._results import DedupResult, PageSource, relation_names, reusable
 from ._texts import chunks, lowest_id_ranks, positions_or, templates_arg
 
 
@@ -124,12 +124,14 @@ def dedup(
     if keep == "lowest-id":
         rank = lowest_id_ranks(positions_or(ids, len(m)))
     of, similarity, relation, run = m.dedup(keep if keep != "lowest-id" else "first", rank)
-    names = None
-    if m.method == "minhash":
-        names = [RELATIONS.get(r) for r in relation.tolist()]
     page = PageSource(run, ids, texts if reusable(texts) else None)
     return DedupResult(
-        keep=of < 0, duplicate_of=of, similarity=similarity, method=m.method, relation=names, _page=page
+        keep=of < 0,
+        duplicate_of=of,
+        similarity=similarity,
+        method=m.method,
+        relation=relation_names(relation, m.method),
+        _page=page,
     )
 
 

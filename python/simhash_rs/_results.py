@@ -14,6 +14,12 @@ import numpy as np
 RELATIONS = {0: "same", 1: "template"}
 
 
+def relation_names(codes: np.ndarray, method: str) -> Optional[List[Optional[str]]]:
+    """Per text, the relation of its removal named from the native module's ``codes`` (None
+    when kept); None with simhash, which reads no relation."""
+    return [RELATIONS.get(r) for r in codes.tolist()] if method == "minhash" else None
+
+
 @dataclass(frozen=True)
 class DedupResult:
     """What :func:`dedup` decided, one entry per text in input order.

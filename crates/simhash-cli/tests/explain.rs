@@ -380,6 +380,17 @@ const GOLDEN: &[(&str, &[&str])] = &[
              contexts.",
         ],
     ),
+    (
+        "minhash-sentence-added",
+        &[
+            "explain",
+            "GNU Emacs is the extensible self-documenting text editor. This package contains \
+             the editor with its full set of features and the manuals.",
+            "GNU Emacs is the extensible self-documenting text editor. This package contains \
+             the editor with its full set of features and the manuals. This variant is for \
+             working without an X server.",
+        ],
+    ),
     ("featureless", &["explain", "", "some text"]),
     ("ids-keep-longest", &["explain", "-i", "corpus.jsonl", "--keep", "longest", "d1", "7"]),
     (

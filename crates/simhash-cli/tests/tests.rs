@@ -1638,7 +1638,9 @@ const BOILER: &str = "libosmocore is a library with various utility functions th
 fn components_mode_says_overlap_where_it_removes_own_content() {
     let dir = Dir::new();
     let boiler = BOILER;
-    let own = (0..16).map(letters).collect::<Vec<_>>().join(" ");
+    // A paragraph of 24 words: from 20 on, own content whatever the kept record has (a
+    // shorter sentence added to the whole of it would be a variant's).
+    let own = (0..24).map(letters).collect::<Vec<_>>().join(" ");
     let jsonl = format!(
         "{}\n{}\n",
         serde_json::json!({"id": "boiler", "text": boiler}),
@@ -1679,10 +1681,10 @@ fn relations_are_written_and_decide_alike_at_any_thread_count() {
                  enables feature v3_{i} for the Rust crate{i} crate, by pulling in any \
                  additional dependencies needed by that feature."
             ),
-            // A paragraph of its own: 16 words (of letters) no other record has.
+            // A paragraph of its own: 24 words (of letters) no other record has.
             format!(
                 "{boiler} {}",
-                (0..16).map(|k| letters(i * 16 + k)).collect::<Vec<_>>().join(" ")
+                (0..24).map(|k| letters(i * 24 + k)).collect::<Vec<_>>().join(" ")
             ),
             format!("{boiler} This package holds the documentation of the library."),
         ];

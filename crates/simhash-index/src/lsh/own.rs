@@ -3,8 +3,10 @@
 //! them shares is kept, without reading its [relation](super::Relation) to each of them.
 //!
 //! A record's relation to a kept one is [`Overlap`](super::Relation::Overlap) as soon as
-//! its runs of tokens in no window of the kept text hold [`OWN_WORDS`](super::OWN_WORDS)
-//! words (runs of [`CONTENT_RUN`](super::CONTENT_RUN) tokens or more). A token in no
+//! its runs of tokens in no window of the kept text hold [`ADDED_WORDS`](super::ADDED_WORDS)
+//! words (runs of [`CONTENT_RUN`](super::CONTENT_RUN) tokens or more; from
+//! [`OWN_WORDS`](super::OWN_WORDS) on, only when the kept text has something alone, which
+//! a filter cannot tell). A token in no
 //! window of *any* kept text is in no window of each one, so when the runs of tokens in no
 //! kept window already hold that many words, every relation to a kept record is `Overlap`
 //! and the record is kept, whatever the comparisons would find. The filter may answer

@@ -1,4 +1,4 @@
-//! Documents that share a boilerplate, each with a sentence of its own: the flood of
+//! Documents that share a boilerplate, each with a paragraph of its own: the flood of
 //! records kept for content of their own, for the tests of the walk, the components and
 //! the on-disk index, and for `bench_flood --shape own` (each includes this file).
 
@@ -39,9 +39,11 @@ impl OwnFlood {
         (0..n).map(|_| self.word()).collect::<Vec<_>>().join(" ")
     }
 
-    /// The next document: the boilerplate and 20 words of its own.
+    /// The next document: the boilerplate and 28 words of its own (from
+    /// `simhash_index::lsh::ADDED_WORDS`, 20, on, content of its own against any kept
+    /// text, even one that is the boilerplate alone).
     pub(crate) fn document(&mut self) -> String {
-        let own = self.sentence(20);
+        let own = self.sentence(28);
         format!("{}. {own}.", self.boilerplate)
     }
 }

@@ -262,6 +262,7 @@ pub fn json(report: &Report<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
             "replaced": e.replaced,
             "stock_words": e.stock_words,
             "other_stock_words": e.kept_stock_words,
+            "sentence_added": e.sentence_added(),
             "alone": r.removed_alone,
             "other_alone": r.kept_alone,
             "pair": pair_relation(report).map(lsh::Relation::name),
@@ -412,6 +413,15 @@ fn relation_lines(
     } else {
         String::new()
     };
+    // A sentence added to the whole of the other text, too short to be content of its own.
+    let added = if e.sentence_added() && e.relation != lsh::Relation::Overlap {
+        format!(
+            "; a sentence added to the whole of {other}, under {} words: a variant's",
+            lsh::ADDED_WORDS
+        )
+    } else {
+        String::new()
+    };
     // `pairs` and `cluster` read the pair both ways: say so where that differs.
     let as_pair = match pair.filter(|&p| p != e.relation) {
         Some(p) => format!("; as a pair (pairs, cluster): {p}"),
@@ -420,7 +430,7 @@ fn relation_lines(
     writeln!(
         out,
         "{} {side} to {other}: {} ({} words of its own, {} new to {other}; {} words alone in \
-         all{stock}, {} names or numbers, {} words swapped{other_stock}{replaced}){as_pair}",
+         all{stock}, {} names or numbers, {} words swapped{other_stock}{replaced}{added}){as_pair}",
         paint.label("relation"),
         e.relation,
         e.own_words,

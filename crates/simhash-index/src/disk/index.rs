@@ -11,7 +11,7 @@ use super::manifest::{self, Contents, MANIFEST, Manifest};
 use super::segment::{KIND_MINHASH, KIND_SIMHASH, Segment, Shape, Source};
 use super::{DiskError, DiskErrorKind, Settings};
 use crate::lsh::JaccardHit;
-use crate::lsh::own::KeptWindows;
+use crate::lsh::own::{KeptEnds, KeptWindows};
 use crate::lsh::small::{PROBE_MAX, SmallSets};
 use crate::lsh::{DocSketch, Prepared, Relation, Templates};
 use crate::{Hit, Tables};
@@ -33,11 +33,12 @@ pub struct DiskIndex {
     /// would meet a flood in the band buckets ([`SmallDocs`]); none when the index has too
     /// few small documents to need one.
     small: OnceLock<Option<SmallDocs>>,
-    /// The windows of every document's tokens ([`KeptWindows`]), made once
+    /// The windows of every document's tokens ([`KeptWindows`]) and their ends
+    /// ([`KeptEnds`]), made once
     /// [`first_sketch_acted`](DiskIndex::first_sketch_acted) has met [`SPARED_BEFORE_OWN`]
     /// matches it did not act on; none when the index stores no tokens or holds more than
     /// [`OWN_MAX_WINDOWS`] windows.
-    own: OnceLock<Option<KeptWindows>>,
+    own: OnceLock<Option<(KeptWindows, KeptEnds)>>,
     /// Those matches so far.
     spared: AtomicU64,
 }
@@ -379,8 +380,8 @@ impl DiskIndex {
         let mine = Prepared::new(sketch.tokens().to_vec());
         // Content of its own in no indexed document: every relation is an overlap (the
         // filter only errs towards "held", so the answer is that of comparing them all).
-        if let Some(all) = self.own_windows()?
-            && mine.own_beyond(all)
+        if let Some((all, ends)) = self.own_windows()?
+            && mine.known_to_overlap(all, ends)
         {
             return Ok(None);
         }
@@ -407,7 +408,7 @@ impl DiskIndex {
 
     /// The filter of the index's windows ([`DiskIndex::own`]), made at the first call
     /// after the queries have met enough matches not acted on.
-    fn own_windows(&self) -> Result<Option<&KeptWindows>, DiskError> {
+    fn own_windows(&self) -> Result<Option<&(KeptWindows, KeptEnds)>, DiskError> {
         if let Some(own) = self.own.get() {
             return Ok(own.as_ref());
         }
@@ -420,8 +421,9 @@ impl DiskIndex {
     }
 
     /// Reads every document's tokens twice: to count their windows, then into a filter of
-    /// 16 bits a window (none past [`OWN_MAX_WINDOWS`]).
-    fn make_own_windows(&self) -> Result<Option<KeptWindows>, DiskError> {
+    /// 16 bits a window (none past [`OWN_MAX_WINDOWS`]), with each one's first and last
+    /// window ([`KeptEnds`]).
+    fn make_own_windows(&self) -> Result<Option<(KeptWindows, KeptEnds)>, DiskError> {
         let (mut payload, mut tokens) = (Vec::new(), Vec::new());
         let mut each = |f: &mut dyn FnMut(&[u32]) -> bool| -> Result<bool, DiskError> {
             for part in &self.parts {
@@ -447,12 +449,13 @@ impl DiskIndex {
         })? {
             return Ok(None);
         }
-        let mut all = KeptWindows::sized(windows, 16);
+        let (mut all, mut ends) = (KeptWindows::sized(windows, 16), KeptEnds::default());
         each(&mut |t| {
             all.insert_text(t);
+            ends.insert_text(t);
             true
         })?;
-        Ok(Some(all))
+        Ok(Some((all, ends)))
     }
 
     /// Whether the documents' payloads carry their tokens.
@@ -464,7 +467,7 @@ impl DiskIndex {
     /// a sketch and no tokens; for tests).
     #[cfg(test)]
     pub(crate) fn made_own_windows(&self) -> bool {
-        self.own.get().is_some_and(|own| own.as_ref().is_some_and(|all| !all.has_empty()))
+        self.own.get().is_some_and(|own| own.as_ref().is_some_and(|(all, _)| !all.has_empty()))
     }
 
     /// Whether short queries have been answered from the prefix index of the small

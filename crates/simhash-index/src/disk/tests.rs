@@ -950,14 +950,17 @@ fn queries_with_content_of_their_own_against_a_flood_equal_brute_force() {
     let mut queries: Vec<(String, Option<u64>)> = Vec::new();
     for i in 0..60 {
         let other = &texts[rng.below(texts.len() as u64) as usize];
-        let query = match i % 4 {
+        // A document of its own, a copy, a copy with a word changed, a copy with a paragraph
+        // added (content of its own) and one with a sentence added (a variant's).
+        let query = match i % 5 {
             0 => flood.document(),
             1 => other.clone(),
             2 => other.replacen(&boilerplate, &boilerplate.replacen(' ', " zzq ", 1), 1),
-            _ => format!("{other} {}.", flood.sentence(25)),
+            3 => format!("{other} {}.", flood.sentence(25)),
+            _ => format!("{other} {}.", flood.sentence(12)),
         };
         // A copy of an indexed document passes over itself when it is that document.
-        let own = (i % 8 == 1).then(|| texts.iter().position(|x| *x == query)).flatten();
+        let own = (i % 10 == 1).then(|| texts.iter().position(|x| *x == query)).flatten();
         queries.push((query, own.map(|d| d as u64)));
     }
     let mut kinds = std::collections::BTreeSet::new();

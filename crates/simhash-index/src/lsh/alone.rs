@@ -3,7 +3,7 @@
 
 use super::own::KeptWindows;
 use super::relation::Prepared;
-use super::{EngineError, SketchStore};
+use super::{EngineError, OWN_WORDS, SketchStore};
 
 /// Records of a candidate component past which [`alone`] reads its records' windows.
 /// Small in tests, so that they cover both.
@@ -52,7 +52,9 @@ pub(super) fn alone<S: SketchStore + ?Sized>(
     }
     let mut alone = Vec::with_capacity(docs.len());
     for &doc in docs {
-        alone.push(prepared(doc)?.own_beyond_by(|h| again.may_hold(h)));
+        // Two such records overlap both ways: each has tokens the other lacks, so neither
+        // lies wholly within the other, and OWN_WORDS make content of its own.
+        alone.push(prepared(doc)?.own_beyond_by(|h| again.may_hold(h)) >= OWN_WORDS);
     }
     Ok(alone)
 }

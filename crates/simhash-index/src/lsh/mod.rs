@@ -204,11 +204,16 @@
 //! for each pair that verifies and overlaps. Once a component has spared 64 pairs, the walk
 //! keeps a filter of its kept records' windows (a Bloom filter of at most 1 MiB): a record
 //! whose tokens in no kept window already make [`ADDED_WORDS`] words of own content overlaps
-//! every kept record, so after its first overlap it is compared no further
+//! every kept record, and so does one with [`OWN_WORDS`] such words when no kept record may
+//! lie wholly within it (a sentence added to the whole of one is a variant's below
+//! `ADDED_WORDS`; such a record's first and last windows, the only ones over its first and
+//! last tokens, would be among the record's, and the walk keeps each kept record's two,
+//! indexed by the first), so after its first overlap it is compared no further
 //! ([`MatchStats::known_kept`]). Otherwise the runs of its own content against that first
 //! kept record are kept, and each kept record has a filter of its own windows (8 bits a
 //! window, at most 8 MiB a component): a later kept record whose filter cannot hold enough
-//! of those runs for the record to have fewer than [`ADDED_WORDS`] words of its own is not
+//! of those runs for the record to have fewer than [`OWN_WORDS`] words of its own (or
+//! [`ADDED_WORDS`], when that kept record's first and last windows are the record's) is not
 //! compared ([`MatchStats::own_skipped`]; those runs' tokens are in no window of it, so its
 //! relation would be [`Relation::Overlap`] too). A record whose bands' buckets hold more
 //! than 4,096 kept records is asked first, before they are listed, and kept at once when

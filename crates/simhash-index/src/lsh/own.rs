@@ -4,11 +4,13 @@
 //!
 //! A record's relation to a kept one is [`Overlap`](super::Relation::Overlap) as soon as
 //! its runs of tokens in no window of the kept text hold [`ADDED_WORDS`](super::ADDED_WORDS)
-//! words (runs of [`CONTENT_RUN`](super::CONTENT_RUN) tokens or more; from
-//! [`OWN_WORDS`](super::OWN_WORDS) on, only when the kept text has something alone, which
-//! a filter cannot tell). A token in no
+//! words (runs of [`CONTENT_RUN`](super::CONTENT_RUN) tokens or more), or
+//! [`OWN_WORDS`](super::OWN_WORDS) when the kept text has a token alone: certainly when its
+//! first or last window, the only one over its first or last token, is not one of the
+//! record's ([`KeptEnds::may_lie_within`] asks that of every kept record at once). A token in no
 //! window of *any* kept text is in no window of each one, so when the runs of tokens in no
-//! kept window already hold that many words, every relation to a kept record is `Overlap`
+//! kept window already hold that many words (`OWN_WORDS` only when no kept record may lie
+//! wholly within the record), every relation to a kept record is `Overlap`
 //! and the record is kept, whatever the comparisons would find. The filter may answer
 //! "held" for a window no kept text has (a Bloom filter's false positive: a run is cut
 //! short, and the record is compared as before), never the other way round, so the
@@ -19,6 +21,10 @@
 //! `cluster` and `pairs`, the records of a candidate component whose content of their own
 //! no other record of it has (two of them never pair).
 
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
+
+use super::small::MixHasher;
 use super::versions::without_versions;
 use super::windows::for_each_window_hash;
 
@@ -30,14 +36,72 @@ pub(super) struct Owned {
     pub(super) all: KeptWindows,
     /// The windows of each kept record, by kept ordinal.
     pub(super) each: RecordWindows,
+    /// The first and last windows of every kept record.
+    pub(super) ends: KeptEnds,
+    /// Each kept record's first and last window, by kept ordinal (`None` without tokens).
+    ends_of: Vec<Option<(u64, u64)>>,
     /// The window hashes of the record being kept, reused.
     hashes: Vec<u64>,
+}
+
+/// The first and last windows of kept texts, indexed by the first: a kept text with no
+/// token alone against a record (every one in a window of the record's) has both among the
+/// record's windows, as they are the only windows over its first and last tokens.
+#[derive(Debug, Default)]
+pub(crate) struct KeptEnds {
+    /// Last windows by first window, and both together.
+    lasts: HashMap<u64, Vec<u64>, BuildHasherDefault<MixHasher>>,
+    pairs: HashSet<(u64, u64), BuildHasherDefault<MixHasher>>,
+}
+
+impl KeptEnds {
+    /// Adds a kept text's ends, from its window hashes in text order (none for a text
+    /// without tokens); returns them.
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Option<(u64, u64)> {
+        let ends = hashes.first().zip(hashes.last()).map(|(&f, &l)| (f, l));
+        if let Some((first, last)) = ends
+            && self.pairs.insert((first, last))
+        {
+            self.lasts.entry(first).or_default().push(last);
+        }
+        ends
+    }
+
+    /// Adds a kept text's ends (`tokens`: its token words, as the store keeps them).
+    pub(crate) fn insert_text(&mut self, tokens: &[u32]) {
+        let mut hashes = Vec::new();
+        window_hashes(tokens, &mut hashes);
+        self.insert_hashes(&hashes);
+    }
+
+    /// Whether a kept text may lie wholly within a record whose distinct windows are
+    /// `windows` (`has(h)`: whether `h` is one of them): every one of the kept text's tokens
+    /// in a window of the record's, so that a sentence the record adds is a variant's below
+    /// [`ADDED_WORDS`](super::ADDED_WORDS). Its first and last windows are then among the
+    /// record's. False when none may.
+    pub(crate) fn may_lie_within(&self, windows: &[u64], has: impl Fn(u64) -> bool) -> bool {
+        windows.iter().any(|first| {
+            self.lasts.get(first).is_some_and(|lasts| {
+                if lasts.len() <= windows.len() {
+                    lasts.iter().any(|&last| has(last))
+                } else {
+                    windows.iter().any(|&last| self.pairs.contains(&(*first, last)))
+                }
+            })
+        })
+    }
 }
 
 impl Owned {
     /// Filters sized for a component of about `windows` windows, empty.
     pub(super) fn new(windows: usize) -> Owned {
-        Owned { all: KeptWindows::new(windows), each: RecordWindows::default(), hashes: Vec::new() }
+        Owned {
+            all: KeptWindows::new(windows),
+            each: RecordWindows::default(),
+            ends: KeptEnds::default(),
+            ends_of: Vec::new(),
+            hashes: Vec::new(),
+        }
     }
 
     /// Adds the next kept record's windows (`tokens`: its token words, as the store keeps
@@ -47,6 +111,18 @@ impl Owned {
         window_hashes(tokens, &mut self.hashes);
         self.all.insert_hashes(&self.hashes);
         self.each.push_hashes(&self.hashes);
+        let ends = self.ends.insert_hashes(&self.hashes);
+        self.ends_of.push(ends);
+    }
+
+    /// Whether kept ordinal `k` may lie wholly within a record (`has(h)`: whether `h` is
+    /// one of its windows; see [`KeptEnds::may_lie_within`]); true for a record without
+    /// tokens or not known here.
+    pub(super) fn may_lie_within_one(&self, k: usize, has: impl Fn(u64) -> bool) -> bool {
+        match self.ends_of.get(k) {
+            Some(Some((first, last))) => has(*first) && has(*last),
+            _ => true,
+        }
     }
 }
 

@@ -7,7 +7,9 @@ use std::hash::BuildHasherDefault;
 use std::ops::Range;
 use std::str::FromStr;
 
-use super::own::{KeptWindows, RecordFilter};
+#[cfg(test)]
+use super::own::Owned;
+use super::own::{KeptEnds, KeptWindows, RecordFilter};
 use super::small::MixHasher;
 use super::stock::stock_at;
 use super::versions::{TopBytes, version_tokens, without_versions};
@@ -280,15 +282,32 @@ impl Prepared {
     /// `kept` holds (see [`KeptWindows`]): its runs of tokens in no window `kept` may hold
     /// hold [`ADDED_WORDS`] words, as [`Prepared::relation`] counts them, so its relation to
     /// each of those texts is [`Relation::Overlap`].
+    #[cfg(test)]
     pub(crate) fn own_beyond(&self, kept: &KeptWindows) -> bool {
-        !kept.has_empty() && self.own_beyond_by(|h| kept.may_hold(h))
+        !kept.has_empty() && self.own_beyond_by(|h| kept.may_hold(h)) >= ADDED_WORDS
     }
 
-    /// [`Prepared::own_beyond`] of the texts whose windows `held` may hold (false only for
-    /// a window none of them has).
-    pub(super) fn own_beyond_by(&self, held: impl Fn(u64) -> bool) -> bool {
-        if self.tokens.len() < WINDOW {
+    /// Whether this text, removed, is known to be [`Relation::Overlap`] to every kept text
+    /// whose windows `all` holds and whose ends `ends` holds: its runs of tokens in no kept
+    /// window hold [`ADDED_WORDS`] words, or [`OWN_WORDS`] when no kept text may lie wholly
+    /// within this one ([`KeptEnds::may_lie_within`]: below `ADDED_WORDS`, a sentence added
+    /// to the whole of a kept text is a variant's, not content of its own).
+    pub(crate) fn known_to_overlap(&self, all: &KeptWindows, ends: &KeptEnds) -> bool {
+        if all.has_empty() {
             return false;
+        }
+        let words = self.own_beyond_by(|h| all.may_hold(h));
+        words >= ADDED_WORDS
+            || (words >= OWN_WORDS && !ends.may_lie_within(&self.hashes, |h| self.has_window(h)))
+    }
+
+    /// The words of this text's own content (in runs of [`CONTENT_RUN`] tokens or more,
+    /// between stock words, as [`Prepared::relation`] counts them) in no window `held`
+    /// may hold (false only for a window none of the texts has), counted up to
+    /// [`ADDED_WORDS`].
+    pub(super) fn own_beyond_by(&self, held: impl Fn(u64) -> bool) -> usize {
+        if self.tokens.len() < WINDOW {
+            return 0;
         }
         let held: Vec<bool> = self.hashes.iter().map(|&h| held(h)).collect();
         let mut shared = vec![false; self.tokens.len()];
@@ -302,10 +321,15 @@ impl Prepared {
         for run in content.filter(|run| run.len() >= CONTENT_RUN) {
             own += self.tokens[run].iter().map(|&w| own_weight(w)).sum::<usize>();
             if own / 3 >= ADDED_WORDS {
-                return true;
+                return ADDED_WORDS;
             }
         }
-        false
+        own / 3
+    }
+
+    /// Whether `h` is the hash of one of this text's windows.
+    pub(super) fn has_window(&self, h: u64) -> bool {
+        self.ids.get(h).is_some()
     }
 
     /// The [`relation`] of this text, removed, to `kept`.
@@ -315,7 +339,7 @@ impl Prepared {
 
     /// [`Prepared::relation`], and when it is [`Relation::Overlap`] for the words of this
     /// text's own runs, those runs (token positions, runs of [`CONTENT_RUN`] tokens or more
-    /// in no window of `kept`, which hold [`ADDED_WORDS`] words) into `runs`; otherwise
+    /// in no window of `kept`, which hold [`OWN_WORDS`] words) into `runs`; otherwise
     /// `runs` is left empty. See [`Prepared::overlaps`].
     pub(super) fn relation_runs(&self, kept: &[u32], runs: &mut Vec<Range<usize>>) -> Relation {
         runs.clear();
@@ -325,10 +349,16 @@ impl Prepared {
     /// Whether this text, removed, is [`Relation::Overlap`] to a kept text whose windows
     /// `filter` holds, from `runs` (its own runs against another text, from
     /// [`Prepared::relation_runs`]): the tokens of those runs in no window `filter` may
-    /// hold make runs of [`CONTENT_RUN`] tokens or more with [`ADDED_WORDS`] words. Each such
-    /// run lies within a run of tokens in no window of the kept text, so its words count in
-    /// the relation as well; false when unsure.
-    pub(super) fn overlaps(&self, runs: &[Range<usize>], filter: RecordFilter<'_>) -> bool {
+    /// hold make runs of [`CONTENT_RUN`] tokens or more with `words` words: [`ADDED_WORDS`],
+    /// or [`OWN_WORDS`] when the kept text has a token alone (its first or last window is
+    /// not one of this text's). Each such run lies within a run of tokens in no window of
+    /// the kept text, so its words count in the relation as well; false when unsure.
+    pub(super) fn overlaps(
+        &self,
+        runs: &[Range<usize>],
+        filter: RecordFilter<'_>,
+        words: usize,
+    ) -> bool {
         let n = self.tokens.len();
         if n < WINDOW {
             return false;
@@ -356,7 +386,7 @@ impl Prepared {
                 } else {
                     len += 1;
                     weight += own_weight(self.tokens[p]);
-                    if len >= CONTENT_RUN && (own + weight) / 3 >= ADDED_WORDS {
+                    if len >= CONTENT_RUN && (own + weight) / 3 >= words {
                         return true;
                     }
                 }
@@ -365,7 +395,7 @@ impl Prepared {
                 own += weight;
             }
         }
-        own / 3 >= ADDED_WORDS
+        own / 3 >= words
     }
 
     /// Whether the token at `p` is a stock word read as one ([`stock_at`]).
@@ -473,14 +503,14 @@ impl Prepared {
             }
             phrase = phrase.max(words - words_before);
         }
+        // Own content, unless the kept text has nothing alone and it is a sentence added.
+        if kept_alone && own / 3 >= OWN_WORDS {
+            return Relation::Overlap;
+        }
         if let Some(runs) = runs {
             runs.clear();
         }
-        // Own content, unless the kept text has nothing alone and it is a sentence added.
-        if kept_alone
-            && (own / 3 >= OWN_WORDS
-                || (content.len() >= NEW_WORDS && new_words(&mut content, kept) >= NEW_WORDS))
-        {
+        if kept_alone && content.len() >= NEW_WORDS && new_words(&mut content, kept) >= NEW_WORDS {
             return Relation::Overlap;
         }
         // Which of the kept text's tokens this text's windows cover.
@@ -1279,7 +1309,7 @@ mod tests {
             .collect();
         let mut rng = crate::test_rng::Rng(0x2545_f491_4f6c_dd1d);
         let mut next = move |n: usize| rng.index(n);
-        let (mut known, mut cases) = (0, 0);
+        let (mut known, mut known_to_overlap, mut cases) = (0, 0, 0);
         for _ in 0..400 {
             let texts: Vec<Vec<u32>> = (0..6)
                 .map(|_| (0..20 + next(60)).map(|_| vocab[next(vocab.len())]).collect())
@@ -1298,6 +1328,12 @@ mod tests {
             for _ in 0..next(3) {
                 let (to, own) = (next(mine.len() + 1), next(33).min(texts[0].len()));
                 mine.splice(to..to, texts[0][..own].iter().copied());
+            }
+            let mut kept_texts = texts[1..].to_vec();
+            if next(3) == 0 {
+                let a = next(mine.len());
+                let b = a + 1 + next(mine.len() - a);
+                kept_texts.push([&mine[..a], &mine[b..]].concat());
             }
             for windows in [1, 1000] {
                 let mut kept = KeptWindows::new(windows);
@@ -1318,9 +1354,30 @@ mod tests {
                         assert_eq!(relation(&mine, other), Relation::Overlap);
                     }
                 }
+                // The walk's reading: from OWN_WORDS on when no kept text may lie wholly
+                // within the record (one of them sometimes does: the record less a passage).
+                let mut owned = Owned::new(windows);
+                for other in &kept_texts {
+                    owned.keep(other);
+                }
+                while owned.all.crowded() {
+                    owned.all = owned.all.grown();
+                    for other in &kept_texts {
+                        owned.all.insert_text(other);
+                    }
+                }
+                let prepared = Prepared::new(mine.clone());
+                let by_added = prepared.own_beyond(&owned.all);
+                if prepared.known_to_overlap(&owned.all, &owned.ends) {
+                    known_to_overlap += usize::from(!by_added);
+                    for other in &kept_texts {
+                        assert_eq!(relation(&mine, other), Relation::Overlap);
+                    }
+                }
             }
         }
         assert!(known > cases / 4 && known < cases, "{known} of {cases} known");
+        assert!(known_to_overlap > cases / 100, "{known_to_overlap} of {cases} from OWN_WORDS");
     }
 
     /// A record's own runs against one kept text, and another kept text's filter: when
@@ -1364,6 +1421,11 @@ mod tests {
             }
             if next(20) == 0 {
                 k2 = mine.clone();
+            } else if next(6) == 0 {
+                // The record less a passage: a kept text that may lie wholly within it.
+                let a = next(mine.len());
+                let b = a + 1 + next(mine.len() - a);
+                k2 = [&mine[..a], &mine[b..]].concat();
             }
             let mine = Prepared::new(mine);
             let mut runs = Vec::new();
@@ -1372,11 +1434,15 @@ mod tests {
             if runs.is_empty() {
                 continue;
             }
-            let mut each = super::super::own::RecordWindows::default();
-            each.push(&k2);
-            let filter = each.get(0).expect("a filter");
+            let mut owned = Owned::new(1000);
+            owned.keep(&k2);
+            let Some(filter) = owned.each.get(0) else {
+                continue;
+            };
+            let within = owned.may_lie_within_one(0, |h| mine.has_window(h));
+            let words = if within { ADDED_WORDS } else { OWN_WORDS };
             cases += 1;
-            if mine.overlaps(&runs, filter) {
+            if mine.overlaps(&runs, filter, words) {
                 skipped += 1;
                 assert_eq!(mine.relation(&k2), Relation::Overlap);
             } else {

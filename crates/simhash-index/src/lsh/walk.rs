@@ -11,7 +11,10 @@ use super::scan::{
     Collapsed, FirstByKey, SETS, candidate_components, collapse_identical, component_rows,
 };
 use super::small::{Lookup, MixHasher, PROBE_MAX, SmallSets, is_flood};
-use super::{EngineError, EngineErrorKind, MatchStats, Prepared, Relation, SketchStore, Templates};
+use super::{
+    ADDED_WORDS, EngineError, EngineErrorKind, MatchStats, OWN_WORDS, Prepared, Relation,
+    SketchStore, Templates,
+};
 
 /// A removed document, the kept one it duplicates, their Jaccard similarity and relation.
 type Removal = (u32, u32, f64, Relation);
@@ -585,7 +588,9 @@ impl Kept<'_> {
                         stats.spared += 1;
                         if std::mem::take(&mut first_spared)
                             && let Some(own) = own
-                            && tokens.as_ref().is_some_and(|mine| mine.own_beyond(&own.all))
+                            && tokens
+                                .as_ref()
+                                .is_some_and(|mine| mine.known_to_overlap(&own.all, &own.ends))
                         {
                             stats.known_kept += 1;
                             break;
@@ -812,7 +817,8 @@ fn walk_component<S: SketchStore + ?Sized>(
                 let known_within = match &own {
                     Some(own) if unlisted => {
                         c.sketches.read_tokens(c.docs[i] as usize, &mut tokens)?;
-                        mine.insert(Prepared::new(std::mem::take(&mut tokens))).own_beyond(&own.all)
+                        mine.insert(Prepared::new(std::mem::take(&mut tokens)))
+                            .known_to_overlap(&own.all, &own.ends)
                     }
                     _ => false,
                 };
@@ -897,9 +903,13 @@ fn own_overlaps(
     let Some(filter) = own.each.get(k) else {
         return false;
     };
+    // OWN_WORDS make content of its own against a kept text with a token alone; one that may
+    // lie wholly within this record needs ADDED_WORDS (a shorter sentence added is a variant's).
+    let within = own.may_lie_within_one(k, |h| mine.has_window(h));
+    let words = if within { ADDED_WORDS } else { OWN_WORDS };
     let all = 0..mine.len();
-    (!runs.is_empty() && mine.overlaps(runs, filter))
-        || mine.overlaps(std::slice::from_ref(&all), filter)
+    (!runs.is_empty() && mine.overlaps(runs, filter, words))
+        || mine.overlaps(std::slice::from_ref(&all), filter, words)
 }
 
 /// Links of a record's band buckets (kept records, once in each bucket they share with
@@ -989,7 +999,7 @@ fn early<S: SketchStore + ?Sized>(
                 let mut tokens = Vec::new();
                 c.sketches.read_tokens(c.docs[i] as usize, &mut tokens)?;
                 let prepared = mine.insert(Prepared::new(tokens));
-                prepared.own_beyond(&own.all)
+                prepared.known_to_overlap(&own.all, &own.ends)
             }
             _ => false,
         };

@@ -1,4 +1,4 @@
-//! Documents that share a boilerplate, each with a paragraph of its own: the flood of
+//! Documents that share a boilerplate, each with a sentence of its own: the flood of
 //! records kept for content of their own, for the tests of the walk, the components and
 //! the on-disk index, and for `bench_flood --shape own` (each includes this file).
 
@@ -39,11 +39,12 @@ impl OwnFlood {
         (0..n).map(|_| self.word()).collect::<Vec<_>>().join(" ")
     }
 
-    /// The next document: the boilerplate and 28 words of its own (from
-    /// `simhash_index::lsh::ADDED_WORDS`, 20, on, content of its own against any kept
-    /// text, even one that is the boilerplate alone).
+    /// The next document: the boilerplate and 17 words of its own: content of its own
+    /// against another such document, which has a sentence of its own too, but below
+    /// `simhash_index::lsh::ADDED_WORDS` (20) a variant's against a text that lies wholly
+    /// within it (the boilerplate alone), so the walk's shortcuts must tell the two apart.
     pub(crate) fn document(&mut self) -> String {
-        let own = self.sentence(28);
+        let own = self.sentence(17);
         format!("{}. {own}.", self.boilerplate)
     }
 }

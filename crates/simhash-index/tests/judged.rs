@@ -285,7 +285,7 @@ fn the_three_judged_sets_as_one_meet_the_targets() {
 /// 40 of the 501 records it newly removes on the Debian corpus and 40 of the 67 on the
 /// 500 MB real corpus that no other set had judged; two judges each): the relation still
 /// removes them, and at most 8% are distinct documents (6 of the 80: about the default's
-/// share, and under the 0.5% the issue asks of all removals; see docs/accuracy.md).
+/// share, and far above the 0.5% the issue asks of all removals; see docs/accuracy.md).
 ///
 /// [`ADDED_WORDS`]: simhash_index::lsh::ADDED_WORDS
 #[test]

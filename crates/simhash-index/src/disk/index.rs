@@ -11,7 +11,7 @@ use super::manifest::{self, Contents, MANIFEST, Manifest};
 use super::segment::{KIND_MINHASH, KIND_SIMHASH, Segment, Shape, Source};
 use super::{DiskError, DiskErrorKind, Settings};
 use crate::lsh::JaccardHit;
-use crate::lsh::own::{KeptEnds, KeptWindows};
+use crate::lsh::own::{KeptEnds, KeptWindows, window_hashes};
 use crate::lsh::small::{PROBE_MAX, SmallSets};
 use crate::lsh::{DocSketch, Prepared, Relation, Templates};
 use crate::{Hit, Tables};
@@ -450,9 +450,11 @@ impl DiskIndex {
             return Ok(None);
         }
         let (mut all, mut ends) = (KeptWindows::sized(windows, 16), KeptEnds::default());
+        let mut hashes = Vec::new();
         each(&mut |t| {
-            all.insert_text(t);
-            ends.insert_text(t);
+            window_hashes(t, &mut hashes);
+            all.insert_hashes(&hashes);
+            ends.insert_hashes(&hashes);
             true
         })?;
         Ok(Some((all, ends)))

@@ -49,29 +49,19 @@ pub(super) struct Owned {
 /// record's windows, as they are the only windows over its first and last tokens.
 #[derive(Debug, Default)]
 pub(crate) struct KeptEnds {
-    /// Last windows by first window, and both together.
-    lasts: HashMap<u64, Vec<u64>, BuildHasherDefault<MixHasher>>,
-    pairs: HashSet<(u64, u64), BuildHasherDefault<MixHasher>>,
+    /// Last windows by first window.
+    lasts: HashMap<u64, HashSet<u64, BuildHasherDefault<MixHasher>>, BuildHasherDefault<MixHasher>>,
 }
 
 impl KeptEnds {
-    /// Adds a kept text's ends, from its window hashes in text order (none for a text
-    /// without tokens); returns them.
-    fn insert_hashes(&mut self, hashes: &[u64]) -> Option<(u64, u64)> {
+    /// Adds a kept text's ends, from its window hashes in text order ([`window_hashes`];
+    /// none for a text without tokens); returns them.
+    pub(crate) fn insert_hashes(&mut self, hashes: &[u64]) -> Option<(u64, u64)> {
         let ends = hashes.first().zip(hashes.last()).map(|(&f, &l)| (f, l));
-        if let Some((first, last)) = ends
-            && self.pairs.insert((first, last))
-        {
-            self.lasts.entry(first).or_default().push(last);
+        if let Some((first, last)) = ends {
+            self.lasts.entry(first).or_default().insert(last);
         }
         ends
-    }
-
-    /// Adds a kept text's ends (`tokens`: its token words, as the store keeps them).
-    pub(crate) fn insert_text(&mut self, tokens: &[u32]) {
-        let mut hashes = Vec::new();
-        window_hashes(tokens, &mut hashes);
-        self.insert_hashes(&hashes);
     }
 
     /// Whether a kept text may lie wholly within a record whose distinct windows are
@@ -85,7 +75,7 @@ impl KeptEnds {
                 if lasts.len() <= windows.len() {
                     lasts.iter().any(|&last| has(last))
                 } else {
-                    windows.iter().any(|&last| self.pairs.contains(&(*first, last)))
+                    windows.iter().any(|last| lasts.contains(last))
                 }
             })
         })
@@ -129,7 +119,7 @@ impl Owned {
 /// The hashes of a kept text's windows (`tokens`: its token words, as the store keeps
 /// them; version markers dropped first, as every relation reads past them) into
 /// `out`, in text order: what both filters take.
-fn window_hashes(tokens: &[u32], out: &mut Vec<u64>) {
+pub(crate) fn window_hashes(tokens: &[u32], out: &mut Vec<u64>) {
     out.clear();
     for_each_window_hash(&without_versions(tokens), |h| out.push(h));
 }
@@ -238,7 +228,7 @@ impl KeptWindows {
 
     /// Adds a kept text's windows by their hashes ([`for_each_window_hash`] of its tokens
     /// without version markers; none for a text with no tokens).
-    fn insert_hashes(&mut self, hashes: &[u64]) {
+    pub(crate) fn insert_hashes(&mut self, hashes: &[u64]) {
         if hashes.is_empty() {
             self.empty = true;
         }

@@ -413,8 +413,9 @@ fn relation_lines(
     } else {
         String::new()
     };
-    // A sentence added to the whole of the other text, too short to be content of its own.
-    let added = if e.sentence_added() && e.relation != lsh::Relation::Overlap {
+    // A sentence added to the whole of the other text, too short to be content of its own
+    // (such a pair is never an overlap).
+    let added = if e.sentence_added() {
         format!(
             "; a sentence added to the whole of {other}, under {} words: a variant's",
             lsh::ADDED_WORDS

@@ -43,8 +43,8 @@ class DedupResult:
     #: :meth:`Index.dedup` with ``update=True``: what was added to the index.
     added: Optional["AddResult"] = None
     #: minhash (:func:`dedup`, :meth:`Index.dedup`): per text, what its removal is:
-    #: ``"same"`` (a copy, version or revision) or ``"template"`` (a sibling filled into the
-    #: same template); None when kept. The ``"relation"`` of ``simhash dedup --removed``
+    #: ``"same"`` (a copy, version, revision or edition) or ``"template"`` (a sibling
+    #: filled into the same template); None when kept. The ``"relation"`` of ``simhash dedup --removed``
     #: (and ``--against``: a match in the index read from the tokens it stores).
     relation: Optional[List[Optional[str]]] = None
     #: :func:`dedup`: what :meth:`report` needs of the run (not part of the result's value).

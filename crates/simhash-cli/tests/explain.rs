@@ -391,6 +391,8 @@ const GOLDEN: &[(&str, &[&str])] = &[
              working without an X server.",
         ],
     ),
+    // A notice added to a long page: the same document (an edition), not a variant.
+    ("minhash-edition", &["explain", "-i", "edition.jsonl", "ga", "beta"]),
     ("featureless", &["explain", "", "some text"]),
     ("ids-keep-longest", &["explain", "-i", "corpus.jsonl", "--keep", "longest", "d1", "7"]),
     (
@@ -404,7 +406,9 @@ fn explain_output_matches_the_golden_files() {
     let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     let bless = std::env::var_os("SIMHASH_BLESS").is_some();
     let dir = Dir::new();
-    std::fs::copy(golden.join("corpus.jsonl"), dir.path("corpus.jsonl")).unwrap();
+    for corpus in ["corpus.jsonl", "edition.jsonl"] {
+        std::fs::copy(golden.join(corpus), dir.path(corpus)).unwrap();
+    }
     let mut failed = Vec::new();
     for (name, args) in GOLDEN {
         for (ext, extra) in [("txt", &["--color", "never"][..]), ("json", &["--json"])] {

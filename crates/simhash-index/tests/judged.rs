@@ -302,6 +302,30 @@ fn what_a_sentence_added_to_the_kept_text_removes() {
     }
 }
 
+/// What an edition's allowance (`simhash_index::lsh::EDITION_PERCENT`: words added to the
+/// whole of a long kept text) names `same`, which `--templates keep` then removes: on the
+/// 500 MB real corpus mostly one page's release tracks and changelog entries, the same
+/// document (30 of 37), and on the Debian corpus, where descriptions are short, almost
+/// nothing (1 of 40).
+#[test]
+fn what_an_editions_allowance_names_the_same() {
+    for (set, most_named, least_dup) in
+        [("words-added-real.jsonl", 40, 0.75), ("words-added-debian.jsonl", 2, 0.0)]
+    {
+        let pairs = judged_set(set);
+        assert_eq!(pairs.len(), 40, "{set}");
+        let same: Vec<&Pair> = pairs.iter().filter(|p| p.relation == Relation::Same).collect();
+        let dup = same.iter().filter(|p| p.label == "DUP").count();
+        println!("{set}: {} of 40 named same, {dup} of them the same document", same.len());
+        assert!(same.len() <= most_named, "{set}: {} named same", same.len());
+        assert!(dup as f64 >= least_dup * same.len() as f64, "{set}: {dup} of {}", same.len());
+    }
+    // Every same document of the real sample whose text is long is named same.
+    let real = judged_set("words-added-real.jsonl");
+    let missed = real.iter().filter(|p| p.label == "DUP" && p.relation != Relation::Same).count();
+    assert!(missed <= 3, "{missed} same documents of the real sample not named same");
+}
+
 /// A fresh sample's floors: today's figures (the targets are stricter: see
 /// docs/accuracy.md), with at most `distinct` distinct documents among the removals and at
 /// least `template_named` of the template siblings named `template`.

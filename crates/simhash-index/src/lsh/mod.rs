@@ -157,7 +157,10 @@
 //!   application's one-line summary, a function's description under a shared template),
 //!   too short for own content alone.
 //! - otherwise the differences are fill-ins, and the pair is [`Relation::Same`] when the
-//!   removed text's runs hold at most [`FILL_WORDS`] words (or 1% of its tokens), no name
+//!   removed text's runs hold at most [`FILL_WORDS`] words (or 1% of its tokens; or, in a
+//!   text of [`EDITION_TOKENS`] or more, [`EDITION_PERCENT`]% when all are added to the
+//!   whole of the kept text and none is a stock word: an edition's notice, heading or
+//!   changelog entry, [`Evidence::edition`]), no name
 //!   with a number is filled in on either side, no word is swapped for another (words
 //!   alone on both sides, past that 1%), and the kept text has no stock sentence alone
 //!   ([`KEPT_STOCK_WORDS`]: a library's description against its `-dev` package's, which
@@ -257,9 +260,9 @@ pub use error::{EngineError, EngineErrorKind};
 pub use keys::{BandKeyWidth, ParseBandKeyWidthError, SPURIOUS_CANDIDATE_BYTES, band_key_bits};
 pub use masked::Masked;
 pub use relation::{
-    ADDED_WORDS, CONTENT_RUN, Evidence, FILL_WORDS, KEPT_STOCK_WORDS, NEW_WORDS, OWN_WORDS,
-    Prepared, REPLACED_PERCENT, REPLACED_WORDS, Relation, Templates, UnknownRelation, evidence,
-    pair_relation, pair_relation_in, relation, relation_in,
+    ADDED_WORDS, CONTENT_RUN, EDITION_PERCENT, EDITION_TOKENS, Evidence, FILL_WORDS,
+    KEPT_STOCK_WORDS, NEW_WORDS, OWN_WORDS, Prepared, REPLACED_PERCENT, REPLACED_WORDS, Relation,
+    Templates, UnknownRelation, evidence, pair_relation, pair_relation_in, relation, relation_in,
 };
 pub use scan::{RelatedMatch, find_matches, related_matches, similarity};
 pub use sink::{MatchSink, MatchStats};

@@ -167,6 +167,18 @@ pub const REPLACED_PERCENT: usize = 3;
 /// tokens, only words added or dropped: a word swapped for another (the kept text has
 /// words alone among its fill-ins too) is a template's slot filled in differently.
 pub const FILL_WORDS: usize = 2;
+/// Percent of a long removed text's tokens ([`EDITION_TOKENS`] or more) that may be words
+/// added to the whole of the kept text (it has no token alone) and the pair still be
+/// [`Relation::Same`], when none of them is a stock packaging word: an edition's notice,
+/// heading or entry ("This command is currently in beta and might change without notice"
+/// on a 400-token manual page, a changelog's line). Past [`FILL_WORDS`] and 1%, other words
+/// alone make a template, and so does a stock sentence added (a `-doc` or `-prof`
+/// package's) at any length.
+pub const EDITION_PERCENT: usize = 4;
+/// Tokens of the removed text, at least, for [`EDITION_PERCENT`]: in a shorter text (a
+/// package's description) a phrase added names a variant ("compiled for profiling",
+/// "(3.x version)"), a template's slot.
+pub const EDITION_TOKENS: usize = 300;
 /// A pair that would be [`Relation::Same`] is [`Relation::Template`] when the kept text
 /// has this many stock packaging words alone, at least (read as such,
 /// [`STOCK_SPAN`](super::STOCK_SPAN)): it adds a stock sentence, as a sibling package's
@@ -217,6 +229,11 @@ pub struct Evidence {
     /// files" on a `-dev` package's description and not on its library's), so a pair that
     /// would be [`Relation::Same`] is [`Relation::Template`]: different packages.
     pub kept_stock_words: usize,
+    /// Whether the pair is [`Relation::Same`] for an edition's allowance
+    /// ([`EDITION_PERCENT`]): the removed text has more words alone than [`FILL_WORDS`] and
+    /// 1% of its tokens, all added to the whole of the kept text, in a text of
+    /// [`EDITION_TOKENS`] tokens or more (a notice, a heading, a changelog's entry).
+    pub edition: bool,
 }
 
 impl Evidence {
@@ -473,8 +490,11 @@ impl Prepared {
         // The most words in one run (a phrase that may replace one of the kept text's).
         let mut phrase = 0;
         let mut content: Vec<u32> = Vec::new();
+        // Stock packaging words in the runs (the tokens between their pieces).
+        let mut stock = 0;
         for run in unshared(shared) {
             let words_before = words;
+            stock += run.len();
             for &w in &removed[run.clone()] {
                 match w & 3 {
                     1 => names += 1,
@@ -486,7 +506,11 @@ impl Prepared {
                 }
             }
             // Its content: the pieces of CONTENT_RUN tokens or more between stock words.
-            for piece in self.pieces(run).filter(|piece| piece.len() >= CONTENT_RUN) {
+            for piece in self.pieces(run) {
+                stock -= piece.len();
+                if piece.len() < CONTENT_RUN {
+                    continue;
+                }
                 if let Some(runs) = runs.as_deref_mut() {
                     runs.push(piece.clone());
                 }
@@ -535,7 +559,8 @@ impl Prepared {
                 }
             }
         }
-        if names > 0 || filled.div_ceil(3) > FILL_WORDS.max(removed.len() / 100) {
+        if names > 0 || filled.div_ceil(3) > fill_allowed(removed.len(), !kept_alone && stock == 0)
+        {
             return Relation::Template;
         }
         // The kept text's fill-ins: a name or a number filled in there makes a template, and
@@ -645,6 +670,15 @@ fn pieces(run: Range<usize>, stock: impl Fn(usize) -> bool) -> impl Iterator<Ite
 /// The [`pieces`] of `runs` of `tokens` between their stock words ([`stock_at`]).
 fn stock_pieces(tokens: &[u32], runs: impl Iterator<Item = Range<usize>>) -> Vec<Range<usize>> {
     runs.flat_map(|run| pieces(run, |p| stock_at(tokens, p))).collect()
+}
+
+/// Words a text of `len` tokens may have alone and still be the [`Relation::Same`]
+/// document: [`FILL_WORDS`] or 1% of its tokens, or [`EDITION_PERCENT`]% in a text of
+/// [`EDITION_TOKENS`] or more when they are `added` (added to the whole of the other text,
+/// none a stock packaging word).
+fn fill_allowed(len: usize, added: bool) -> usize {
+    let percent = if added && len >= EDITION_TOKENS { EDITION_PERCENT } else { 1 };
+    FILL_WORDS.max(len * percent / 100)
 }
 
 /// Tokens in all of `runs`.
@@ -811,6 +845,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
             replaced: 0,
             stock_words: 0,
             kept_stock_words: 0,
+            edition: false,
         };
     }
     let removed_runs = runs(removed, &windows(kept));
@@ -881,7 +916,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
     } else if numbers == 0
         && swapped == 0
         && kept_stock_words < KEPT_STOCK_WORDS
-        && filled_words <= FILL_WORDS.max(removed.len() / 100)
+        && filled_words <= fill_allowed(removed.len(), kept_runs.is_empty() && stock_words == 0)
     {
         Relation::Same
     } else {
@@ -899,6 +934,7 @@ fn evidence_of(removed: &[u32], kept: &[u32]) -> Evidence {
         replaced,
         stock_words,
         kept_stock_words,
+        edition: relation == Relation::Same && filled_words > fill_allowed(removed.len(), false),
     }
 }
 
@@ -979,6 +1015,43 @@ mod tests {
             e.removed_runs.iter().flat_map(|r| &tokens[r.clone()]).copied().collect();
         assert!(alone.contains(&"persistent") && !alone.contains(&"gcloud"), "{alone:?}");
         assert_eq!(e.relation, relation(&words(&other), &words(beta)));
+    }
+
+    /// A notice added to a long page (its beta track) is an edition's: the same document,
+    /// where words changed, the same sentence on a short description, or a stock
+    /// packaging sentence on the long page make a template.
+    #[test]
+    fn a_notice_added_to_a_long_page_is_an_edition() {
+        let flag = |i: usize| {
+            format!(
+                "--flag-{i} sets option number {i} of the command, which the service reads \
+                 when the request arrives and keeps until the resource goes away."
+            )
+        };
+        let page = |flags: usize| (0..flags).map(flag).collect::<Vec<_>>().join("\n");
+        let notice = "This command is currently in beta and might change without notice.";
+        // About 23 tokens a flag: 14 flags make 322 tokens, 5 make 115.
+        let (long, short) = (page(14), page(5));
+        assert!(words(&long).len() >= EDITION_TOKENS && words(&short).len() < EDITION_TOKENS);
+        let beta = format!("{notice}\n{long}");
+        let e = evidence(&words(&beta), &words(&long));
+        assert!(e.filled_words > FILL_WORDS.max(words(&beta).len() / 100), "{e:?}");
+        assert!(e.filled_words * 100 <= EDITION_PERCENT * words(&beta).len(), "{e:?}");
+        assert!(e.edition, "{e:?}");
+        assert!(!evidence(&words(&long), &words(&long)).edition);
+        assert_eq!(rel(&beta, &long), Relation::Same);
+        // Not on a short text, where the same words are a variant's phrase.
+        assert_eq!(rel(&format!("{notice}\n{short}"), &short), Relation::Template);
+        // Not when the kept text has words alone too (words changed, not only added): the
+        // notice's new words are then content of its own.
+        let changed = long.replacen("keeps until", "holds until", 1);
+        assert_eq!(rel(&beta, &changed), Relation::Overlap);
+        // Not a stock packaging sentence, at any length.
+        let stock = "This package contains the documentation and the development files.";
+        assert_eq!(rel(&format!("{stock}\n{long}"), &long), Relation::Template);
+        for (a, b) in [(&beta, &long), (&beta, &changed)] {
+            assert_eq!(relation(&words(a), &words(b)), evidence(&words(a), &words(b)).relation);
+        }
     }
 
     #[test]
@@ -1236,11 +1309,16 @@ mod tests {
             ["i", "j", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t", "w", "x", "provides"];
         let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
         let mut next = move |n: usize| rng.index(n);
-        let (mut replaced, mut by_kept_stock) = (0, 0);
-        for (words, cuts) in [(&common[..], 3), (&[&common[..], &rare[..]].concat()[..], 9)] {
+        let (mut replaced, mut by_kept_stock, mut editions) = (0, 0, 0);
+        let both = [&common[..], &rare[..]].concat();
+        // Vocabulary, the most tokens a cut takes out, the shortest text and the span of
+        // lengths: the third, long texts with words only added (an edition's allowance).
+        for (words, cuts, shortest, span) in
+            [(&common[..], 3, 1, 60), (&both[..], 9, 1, 60), (&both[..], 1, 250, 300)]
+        {
             let vocab: Vec<u32> = words.iter().map(|t| simhash_core::token_word(t)).collect();
             for case in 0..3000 {
-                let len = 1 + next(60);
+                let len = shortest + next(span);
                 let base: Vec<u32> = (0..len).map(|_| vocab[next(vocab.len())]).collect();
                 let mut other = base.clone();
                 for _ in 0..next(4) {
@@ -1256,9 +1334,12 @@ mod tests {
                     replaced += usize::from(by_phrase && e.replaced > 0);
                     // Template only for the kept text's stock sentence.
                     let alone = e.numbers == 0 && e.swapped == 0;
-                    let few = e.filled_words <= FILL_WORDS.max(a.len() / 100);
+                    let added = e.kept_runs.is_empty() && e.stock_words == 0;
+                    let few = e.filled_words <= fill_allowed(a.len(), added);
                     let sibling = e.relation == Relation::Template && alone && few;
                     by_kept_stock += usize::from(sibling && e.kept_stock_words > 0);
+                    let past_one = e.filled_words > FILL_WORDS.max(a.len() / 100);
+                    editions += usize::from(e.relation == Relation::Same && past_one);
                 }
             }
         }
@@ -1267,6 +1348,7 @@ mod tests {
             by_kept_stock >= 20,
             "only {by_kept_stock} pairs template by a kept stock sentence"
         );
+        assert!(editions >= 20, "only {editions} pairs the same past 1% by words added");
     }
 
     /// A text with content of its own that no kept text has is known to overlap each of

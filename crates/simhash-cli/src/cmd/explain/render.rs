@@ -263,6 +263,7 @@ pub fn json(report: &Report<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
             "stock_words": e.stock_words,
             "other_stock_words": e.kept_stock_words,
             "sentence_added": e.sentence_added(),
+            "edition": e.edition,
             "alone": r.removed_alone,
             "other_alone": r.kept_alone,
             "pair": pair_relation(report).map(lsh::Relation::name),
@@ -423,6 +424,17 @@ fn relation_lines(
     } else {
         String::new()
     };
+    // Words added to the whole of a long other text, past 1%: an edition's.
+    let edition = if e.edition {
+        format!(
+            "; words added to the whole of {other}, at most {}% of a text of {} tokens or \
+             more: an edition's",
+            lsh::EDITION_PERCENT,
+            lsh::EDITION_TOKENS
+        )
+    } else {
+        String::new()
+    };
     // `pairs` and `cluster` read the pair both ways: say so where that differs.
     let as_pair = match pair.filter(|&p| p != e.relation) {
         Some(p) => format!("; as a pair (pairs, cluster): {p}"),
@@ -431,7 +443,7 @@ fn relation_lines(
     writeln!(
         out,
         "{} {side} to {other}: {} ({} words of its own, {} new to {other}; {} words alone in \
-         all{stock}, {} names or numbers, {} words swapped{other_stock}{replaced}{added}){as_pair}",
+         all{stock}, {} names or numbers, {} words swapped{other_stock}{replaced}{added}{edition}){as_pair}",
         paint.label("relation"),
         e.relation,
         e.own_words,

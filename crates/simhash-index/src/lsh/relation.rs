@@ -1017,9 +1017,9 @@ mod tests {
         assert_eq!(e.relation, relation(&words(&other), &words(beta)));
     }
 
-    /// A notice added to a long page (its beta track) is an edition's: the same document,
-    /// where words changed, the same sentence on a short description, or a stock
-    /// packaging sentence on the long page make a template.
+    /// A notice added to a long page (its beta track) is an edition's: the same document.
+    /// The same sentence on a short description, or a stock packaging sentence on the long
+    /// page, make a template; with words changed too, the notice is content of its own.
     #[test]
     fn a_notice_added_to_a_long_page_is_an_edition() {
         let flag = |i: usize| {
@@ -1311,8 +1311,9 @@ mod tests {
         let mut next = move |n: usize| rng.index(n);
         let (mut replaced, mut by_kept_stock, mut editions) = (0, 0, 0);
         let both = [&common[..], &rare[..]].concat();
-        // Vocabulary, the most tokens a cut takes out, the shortest text and the span of
-        // lengths: the third, long texts with words only added (an edition's allowance).
+        // Vocabulary, tokens a cut takes out (fewer than this), the shortest text and the
+        // span of lengths: the third, long texts with words only added (an edition's
+        // allowance).
         for (words, cuts, shortest, span) in
             [(&common[..], 3, 1, 60), (&both[..], 9, 1, 60), (&both[..], 1, 250, 300)]
         {

@@ -194,15 +194,45 @@ fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(ToString::to_string).collect()
 }
 
-/// A hostfile of `n` loopback addresses on ports free now.
+/// Ports the tests' processes listen on: below Linux's ephemeral range (32768 on), so that
+/// no connection's own port takes one, and handed out once each in this test binary, so
+/// that two tests running at once never share one (a port the system picked, `:0`, then
+/// released, could be picked again for the next test while the first still needed it: two
+/// tests' processes once met that way). Each test binary starts at its own place.
+const PORTS: std::ops::Range<u32> = 20_000..32_000;
+
+/// The next `n` ports of [`PORTS`] free now.
+fn free_ports(n: usize) -> Vec<u16> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    let span = PORTS.end - PORTS.start;
+    // The first call picks this binary's start from its process id.
+    let _ = NEXT.compare_exchange(
+        u32::MAX,
+        std::process::id().wrapping_mul(2_654_435_761) % span,
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
+    let mut ports = Vec::with_capacity(n);
+    for _ in 0..span {
+        if ports.len() == n {
+            break;
+        }
+        let port = PORTS.start + NEXT.fetch_add(1, Ordering::SeqCst) % span;
+        let port = u16::try_from(port).expect("ports below 32000");
+        // In use by another program: the next one.
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            ports.push(port);
+        }
+    }
+    assert_eq!(ports.len(), n, "no {n} free ports in {PORTS:?}");
+    ports
+}
+
+/// A hostfile of `n` loopback addresses on ports free now, none another test uses.
 fn hostfile(dir: &Dir, n: usize) -> PathBuf {
-    let listeners: Vec<TcpListener> =
-        (0..n).map(|_| TcpListener::bind("127.0.0.1:0").expect("free port")).collect();
-    let hosts: Vec<String> = listeners
-        .iter()
-        .map(|l| format!("127.0.0.1:{}", l.local_addr().expect("addr").port()))
-        .collect();
-    drop(listeners);
+    let hosts: Vec<String> =
+        free_ports(n).into_iter().map(|port| format!("127.0.0.1:{port}")).collect();
     dir.write("hosts.txt", &(hosts.join("\n") + "\n"))
 }
 

@@ -309,18 +309,19 @@ fn what_a_sentence_added_to_the_kept_text_removes() {
 /// nothing (1 of 40).
 #[test]
 fn what_an_editions_allowance_names_the_same() {
-    for (set, most_named, least_dup) in
-        [("words-added-real.jsonl", 40, 0.75), ("words-added-debian.jsonl", 2, 0.0)]
-    {
+    let named = |set: &str| {
         let pairs = judged_set(set);
         assert_eq!(pairs.len(), 40, "{set}");
-        let same: Vec<&Pair> = pairs.iter().filter(|p| p.relation == Relation::Same).collect();
+        let same: Vec<Pair> = pairs.into_iter().filter(|p| p.relation == Relation::Same).collect();
         let dup = same.iter().filter(|p| p.label == "DUP").count();
         println!("{set}: {} of 40 named same, {dup} of them the same document", same.len());
-        assert!(same.len() <= most_named, "{set}: {} named same", same.len());
-        assert!(dup as f64 >= least_dup * same.len() as f64, "{set}: {dup} of {}", same.len());
-    }
-    // Every same document of the real sample whose text is long is named same.
+        (same.len(), dup)
+    };
+    let (same, dup) = named("words-added-real.jsonl");
+    assert!(same >= 35 && dup * 4 >= same * 3, "real: {dup} of {same} named same are the same");
+    let (same, _) = named("words-added-debian.jsonl");
+    assert!(same <= 2, "Debian: {same} named same");
+    // Of the real sample's 33 same documents, 3 are not named same: pages under 300 tokens.
     let real = judged_set("words-added-real.jsonl");
     let missed = real.iter().filter(|p| p.label == "DUP" && p.relation != Relation::Same).count();
     assert!(missed <= 3, "{missed} same documents of the real sample not named same");

@@ -393,6 +393,9 @@ const GOLDEN: &[(&str, &[&str])] = &[
     ),
     // A notice added to a long page: the same document (an edition), not a variant.
     ("minhash-edition", &["explain", "-i", "edition.jsonl", "ga", "beta"]),
+    // A longer notice, with new words enough to be a sentence added: still an edition's,
+    // never also called a variant's.
+    ("minhash-edition-sentence", &["explain", "-i", "edition.jsonl", "ga", "beta-warning"]),
     ("featureless", &["explain", "", "some text"]),
     ("ids-keep-longest", &["explain", "-i", "corpus.jsonl", "--keep", "longest", "d1", "7"]),
     (

@@ -415,10 +415,12 @@ fn relation_lines(
         String::new()
     };
     // A sentence added to the whole of the other text, too short to be content of its own
-    // (such a pair is never an overlap).
-    let added = if e.sentence_added() {
+    // (such a pair is never an overlap): a variant's, or in a long text a revision's (an
+    // edition's says so below).
+    let added = if e.sentence_added() && !e.edition {
+        let whose = if e.relation == lsh::Relation::Same { "a revision's" } else { "a variant's" };
         format!(
-            "; a sentence added to the whole of {other}, under {} words: a variant's",
+            "; a sentence added to the whole of {other}, under {} words: {whose}",
             lsh::ADDED_WORDS
         )
     } else {

@@ -146,10 +146,10 @@
 //!   of the kept text lies in a window of the removed one) with fewer than [`ADDED_WORDS`]
 //!   words of its own, those words are a variant's added sentence ("This package is for
 //!   working without an X server", a release notice), not own content: the pair is read on
-//!   as below, a template sibling (or, under 1% of a long text, the same document). This
-//!   trades some distinct documents for many siblings: in samples of what it removes, 5 of
-//!   78 pairs were distinct documents (a sentence of what the package does), 73 siblings or
-//!   copies (`docs/accuracy.md`). [`Evidence::sentence_added`] says when it applied.
+//!   as below, a template sibling (or the same document, under 1% of a long text or within
+//!   an edition's [`EDITION_PERCENT`]). This trades some distinct documents for many
+//!   siblings: in samples of what it removes, 5 of 78 pairs were distinct documents (a
+//!   sentence of what the package does), 73 siblings or copies (`docs/accuracy.md`). [`Evidence::sentence_added`] says when it applied.
 //! - **a phrase replaced**: the pair is [`Relation::Overlap`] too when one run of the
 //!   removed text holds [`REPLACED_WORDS`] words the kept text never uses (more than
 //!   [`REPLACED_PERCENT`]% of its tokens) and one of the kept text's holds as many the

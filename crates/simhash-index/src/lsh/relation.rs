@@ -151,7 +151,8 @@ pub const NEW_WORDS: usize = 6;
 /// text) is not [`Relation::Overlap`] for its [`OWN_WORDS`] or [`NEW_WORDS`]: a variant's
 /// added phrase ("This package is for working without an X server", "The files to run the
 /// tests"), read as filled in. The pair is then [`Relation::Template`] (or, in a text long
-/// enough that the sentence is under 1% of it, [`Relation::Same`]: a revision). From
+/// enough that the sentence is under 1% of it, or within [`EDITION_PERCENT`],
+/// [`Relation::Same`]: a revision, an edition). From
 /// this many words on, a paragraph of its own makes it [`Relation::Overlap`] whatever the
 /// kept text has.
 pub const ADDED_WORDS: usize = 20;

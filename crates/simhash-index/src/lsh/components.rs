@@ -27,7 +27,7 @@ type Edge = (u32, u32);
 /// [`Relation`](super::Relation) (the lesser of its two directions,
 /// [`pair_relation_in`](super::pair_relation_in)) `templates` acts on join (never two that
 /// overlap; two records whose content of their own no other record of the component has
-/// are not compared). Documents with identical shingle sets are joined to
+/// are not compared). Documents with identical shingle sets and tokens are joined to
 /// the first of them without a comparison (those edges come first, as `(first, doc)`).
 /// The edges do not depend on the thread count.
 ///

@@ -38,8 +38,9 @@
 //! - [`components`](fn@components): the connected components of the verified pairs, as
 //!   spanning edges.
 //!
-//! All three first collapse documents with identical shingle sets (compared whole, never by
-//! a hash), and the last two work per *candidate component* (documents linked by shared
+//! All three first collapse documents with identical shingle sets and tokens (compared
+//! whole, never by a hash: with a short window a text in another order can share a set),
+//! and the last two work per *candidate component* (documents linked by shared
 //! band hashes, found with one union per band group, so never a pair per group member
 //! pair): a flood of `N` near-identical documents costs about `N × kept`, not `N²`.
 //! Candidates are verified by their exact Jaccard similarity ([`similarity`]), so there are

@@ -2,6 +2,7 @@
 //! band hashes (each pair once), each verified by its exact Jaccard similarity.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
@@ -23,11 +24,14 @@ thread_local! {
 /// Candidate pairs verified together.
 const VERIFY_CHUNK: usize = 4096;
 
-/// Documents with identical shingle sets, collapsed: `reps` (ascending) stand for every
-/// document with a sketch, and `duplicates` lists `(doc, rep)` for the others, in document
-/// order. Each group's representative is its member of lowest `rank` (lowest position
-/// without ranks, or among equal ranks). Equal set hashes are only a hint: sets are
-/// compared whole.
+/// Documents with identical shingle sets and tokens, collapsed: `reps` (ascending) stand
+/// for every document with a sketch, and `duplicates` lists `(doc, rep)` for the others, in
+/// document order. Each group's representative is its member of lowest `rank` (lowest
+/// position without ranks, or among equal ranks). Equal set hashes are only a hint: sets
+/// and tokens are compared whole. The tokens too: with a short window two texts can have
+/// one set and still differ ("Alice pays Bob" and "Bob pays Alice" at `--window 1`, a text
+/// and its words shuffled), and a duplicate is decided as its representative is, the same
+/// text, without a relation read.
 pub(crate) struct Collapsed {
     pub(crate) reps: Vec<u32>,
     pub(crate) duplicates: Vec<(u32, u32)>,
@@ -61,15 +65,24 @@ pub(crate) fn collapse_identical<S: SketchStore + ?Sized>(
     let settled: Vec<Result<Run, EngineError>> = runs
         .par_iter()
         .map(|run| {
-            let mut reps: Vec<u32> = vec![run[0].2];
+            // The representatives so far by a hash of their tokens: a flood of one text
+            // is compared with its first copy, and a flood of texts that share a set but
+            // not their order (one per representative) costs one lookup each, not one
+            // comparison per representative.
+            let mut reps: Vec<u32> = Vec::new();
+            let mut by_tokens: HashMap<u64, Vec<u32>> = HashMap::new();
             let mut duplicates = Vec::new();
             let (mut set, mut other) = (Vec::new(), Vec::new());
-            for &(_, _, doc) in &run[1..] {
+            let (mut tokens, mut other_tokens) = (Vec::new(), Vec::new());
+            for &(_, _, doc) in *run {
                 sketches.read_set(doc as usize, &mut set)?;
+                sketches.read_tokens(doc as usize, &mut tokens)?;
+                let same_tokens = by_tokens.entry(tokens_hash(&tokens)).or_default();
                 let mut found = None;
-                for &rep in &reps {
+                for &rep in same_tokens.iter() {
                     sketches.read_set(rep as usize, &mut other)?;
-                    if set == other {
+                    sketches.read_tokens(rep as usize, &mut other_tokens)?;
+                    if set == other && tokens == other_tokens {
                         found = Some(rep);
                         break;
                     }
@@ -78,6 +91,7 @@ pub(crate) fn collapse_identical<S: SketchStore + ?Sized>(
                     duplicates.push((doc, rep));
                 } else {
                     reps.push(doc);
+                    same_tokens.push(doc);
                 }
             }
             Ok((reps, duplicates))
@@ -98,11 +112,19 @@ pub(crate) fn collapse_identical<S: SketchStore + ?Sized>(
     Ok(Collapsed { reps, duplicates })
 }
 
+/// A hash of a text's tokens (a hint: equal tokens have equal hashes).
+pub(crate) fn tokens_hash(tokens: &[u32]) -> u64 {
+    tokens.iter().fold(tokens.len() as u64, |h, &w| {
+        (h ^ u64::from(w)).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
+    })
+}
+
 /// A verified pair of [`related_matches`]: `a < b`, their Jaccard similarity and relation.
 pub type RelatedMatch = (u32, u32, f64, Relation);
 
 /// [`find_matches`] with each pair's relation ([`pair_relation_in`]: the lesser of its two
-/// directions; a document with the shingle set of an earlier one is the same text), only
+/// directions; a document with the shingle set and tokens of an earlier one is the same
+/// text), only
 /// the pairs `templates` acts on, in the order found; the stats count the others as
 /// [`spared`](MatchStats::spared) (not among the `pairs`). The relations are read in
 /// parallel on rayon's current pool. What `simhash pairs` and `MinHashDedup::pairs` list.

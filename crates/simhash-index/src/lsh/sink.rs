@@ -14,7 +14,7 @@ pub trait MatchSink: Send {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MatchStats {
-    /// Documents whose shingle set equals an earlier (or higher-priority) one's.
+    /// Documents whose shingle set and tokens equal an earlier (or higher-priority) one's.
     pub duplicates: u64,
     /// Candidate pairs considered (sharing a band hash, not already decided).
     pub candidates: u64,

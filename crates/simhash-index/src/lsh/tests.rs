@@ -272,3 +272,62 @@ fn band_owns_is_the_first_common_band() {
     }
     assert_eq!(owned, brute(&m, bands).len());
 }
+
+/// Texts with one shingle set are copies only when their tokens are the same too: at
+/// `--window 1` "Alice pays Bob" and "Bob pays Alice" share a set, and so does a text with
+/// its words shuffled at any window of 1. They once followed the first of them as copies
+/// (`same`, removed even with template siblings kept, a text of its own removed); now their
+/// relation is read, in `dedup`, `pairs` and `clusters` alike, in memory and spilled. A
+/// copy with the same tokens (another case) is still one.
+#[test]
+fn one_set_in_another_order_is_not_a_copy() {
+    let words = "the quick brown fox jumps over the lazy dog while a slow red hen watches from \
+                 the old barn near the river bank and the farmer counts his sheep in the morning \
+                 light before breakfast";
+    let mut shuffled: Vec<&str> = words.split(' ').collect();
+    shuffled.reverse();
+    let texts = [
+        "Alice pays Bob five dollars for the old bicycle".to_string(),
+        "Bob pays Alice five dollars for the old bicycle".to_string(),
+        "ALICE PAYS BOB FIVE DOLLARS FOR THE OLD BICYCLE!".to_string(),
+        words.to_string(),
+        shuffled.join(" "),
+    ];
+    for spill in [false, true] {
+        let fp = simhash_core::Fingerprinter::builder().window(1).build();
+        let build = |templates| {
+            let mut d = MinHashDedup::builder()
+                .fingerprinter(fp.clone())
+                .templates(templates)
+                .spill_to_disk(spill)
+                .build()
+                .expect("engine");
+            d.extend_texts(&texts).expect("texts");
+            d
+        };
+        let mut keep = build(Templates::Keep);
+        let got = keep.dedup().expect("dedup");
+        // The names swapped are template siblings: kept with them; the copy in capitals is
+        // the same text; the shuffled text has an order of its own: kept.
+        assert_eq!(got[1], Decision::Keep, "spill {spill}");
+        assert!(
+            matches!(got[2], Decision::Duplicate { of: 0, relation: Relation::Same, .. }),
+            "{:?}",
+            got[2]
+        );
+        assert_eq!(got[4], Decision::Keep, "spill {spill}");
+        let mut remove = build(Templates::Remove);
+        let got = remove.dedup().expect("dedup");
+        assert!(
+            matches!(got[1], Decision::Duplicate { of: 0, relation: Relation::Template, .. }),
+            "{:?}",
+            got[1]
+        );
+        assert_eq!(got[4], Decision::Keep, "spill {spill}");
+        let pairs = build(Templates::Keep).pairs().expect("pairs");
+        let listed: Vec<(usize, usize)> = pairs.iter().map(|p| (p.a, p.b)).collect();
+        assert_eq!(listed, [(0, 2)], "spill {spill}");
+        let clusters = build(Templates::Keep).clusters().expect("clusters");
+        assert_eq!(clusters, [vec![0, 2], vec![1], vec![3], vec![4]], "spill {spill}");
+    }
+}

@@ -49,8 +49,8 @@ const NO_LINK: u32 = u32::MAX;
 /// has a Jaccard similarity of at least `threshold` to it, and is in a [`Relation`] to it
 /// that `templates` acts on ([`Templates::acts_on`]: never [`Relation::Overlap`], a
 /// document with content of its own); then it is removed as a duplicate of the first such
-/// kept document in priority order. Documents with identical shingle sets follow the
-/// first of them in priority order (they would be decided alike). No two kept documents
+/// kept document in priority order. Documents with identical shingle sets and tokens
+/// follow the first of them in priority order (they would be decided alike). No two kept documents
 /// that share a band hash verify in a relation acted on, and every removed document
 /// verifies against its kept one. Documents without a sketch are kept.
 ///

@@ -454,7 +454,7 @@ fn relation_lines(
         e.numbers,
         e.swapped
     )?;
-    let quoted = |runs: &[String]| runs.iter().map(|r| format!("{r:?}")).collect::<Vec<_>>();
+    let quoted = |runs: &[String]| runs.iter().map(|r| quote(r)).collect::<Vec<_>>();
     for (who, runs) in [(side, &r.removed_alone), (other, &r.kept_alone)] {
         if !runs.is_empty() {
             writeln!(out, "{} {}", paint.label(&format!("{who} alone")), quoted(runs).join(" | "))?;
@@ -505,7 +505,7 @@ fn sets_lines(sets: &Sets, paint: &Paint, out: &mut dyn Write) -> anyhow::Result
         [("  shared", &sets.shared), ("  only A", &sets.only_a), ("  only B", &sets.only_b)]
     {
         if !list.is_empty() {
-            let texts: Vec<String> = list.iter().map(|s| format!("{:?}", s.text)).collect();
+            let texts: Vec<String> = list.iter().map(|s| quote(&s.text)).collect();
             writeln!(out, "{} {}", paint.label(label), texts.join(" "))?;
         }
     }
@@ -523,4 +523,37 @@ fn sets_lines(sets: &Sets, paint: &Paint, out: &mut dyn Write) -> anyhow::Result
     let list = if met.is_empty() { String::new() } else { format!(": {}", met.join(" ")) };
     writeln!(out, "{} {} of {} meet{list}", paint.label("bands"), met.len(), sets.bands)?;
     Ok(())
+}
+
+/// `text` in double quotes as the record wrote it: only a quote, a backslash and control
+/// characters escaped (Rust's `{:?}` also escapes combining marks, `"cafe\u{301}"`, and
+/// the vowel signs of Devanagari or Thai).
+fn quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.extend(c.escape_default()),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote;
+
+    /// Text is quoted as written, combining marks and vowel signs too; only what would
+    /// break the quoting or the line is escaped, as `{:?}` escapes it.
+    #[test]
+    fn quoted_as_written() {
+        assert_eq!(quote("cafe\u{301} au lait"), "\"cafe\u{301} au lait\"");
+        assert_eq!(quote("मैं आज बाज़ार"), "\"मैं आज बाज़ार\"");
+        let awkward = "a \"b\" \\ c\td\n\u{1b}";
+        assert_eq!(quote(awkward), format!("{awkward:?}"));
+    }
 }

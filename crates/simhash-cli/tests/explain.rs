@@ -121,14 +121,15 @@ fn pairs() -> Vec<(String, String)> {
     out
 }
 
-/// The id dedup removes of the two records of `pair.jsonl` (none: both kept).
+/// The `--removed` line of the record dedup removes of the two of `pair.jsonl` (none: both
+/// kept).
 fn dedup_removes(dir: &Dir, settings: &[&str]) -> Option<Value> {
     let mut args = vec!["dedup", "pair.jsonl", "-q", "-o", "kept.jsonl", "--removed", "r.jsonl"];
     args.extend(settings);
     dir.run(&args).code(0);
     let removed = dir.read("r.jsonl");
     let mut lines = removed.lines();
-    let first = lines.next().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone());
+    let first = lines.next().map(|l| serde_json::from_str::<Value>(l).unwrap());
     assert!(lines.next().is_none());
     first
 }
@@ -188,8 +189,16 @@ fn agree_on_pairs(pairs: &[(String, String)], settings: &[&str]) -> HashSet<Stri
         run.code(0);
         let report: Value = serde_json::from_str(&run.stdout).unwrap();
         let decision = &report["decision"];
-        let want = dedup_removes(&dir, settings);
-        assert_eq!(decision["removed"], want.unwrap_or(Value::Null), "{settings:?} {a:?} {b:?}");
+        let line = dedup_removes(&dir, settings);
+        let want = line.as_ref().map_or(Value::Null, |l| l["id"].clone());
+        assert_eq!(decision["removed"], want, "{settings:?} {a:?} {b:?}");
+        // The removal's relation and Jaccard as `--removed` writes them, in every mode.
+        if let Some(line) = line.as_ref().filter(|_| !settings.contains(&"simhash")) {
+            assert_eq!(decision["relation"], line["relation"], "{settings:?} {a:?} {b:?}");
+            let j = decision["verified_jaccard"].as_f64().expect("a Jaccard");
+            let written = line["jaccard"].as_f64().expect("a Jaccard");
+            assert!((j - written).abs() < 6e-5, "{j} and {written}: {settings:?} {a:?} {b:?}");
+        }
         cases.insert(decision["case"].as_str().unwrap().to_string());
         check_figures(&report, a, b, settings);
         if !settings.iter().any(|s| ["--method", "--keep"].contains(s))

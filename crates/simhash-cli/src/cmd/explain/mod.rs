@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use simhash_io::{Columns, IdValue, Parser};
+use simhash_io::{Columns, IdValue, Parser, Score};
 use simhash_jobs::Reading;
-use simhash_jobs::matching::{Grouped, clusters};
+use simhash_jobs::matching::{Grouped, clusters, removal_relation, removal_score};
 
 use crate::settings::{ExplainSettings, Matching, Run};
 
@@ -139,14 +139,20 @@ pub fn decide(settings: &ExplainSettings, a: &Found, b: &Found) -> anyhow::Resul
         Some(_) if a_first => Outcome::RemoveA,
         Some(_) => Outcome::RemoveB,
     };
-    let verified_jaccard = match (&dedup.matching, removed, jaccard) {
-        (Matching::Minhash { .. }, Some(d), Some(j)) => j.get(d as usize).copied(),
-        _ => None,
-    };
-    let relation = match (removed, relation) {
-        (Some(d), Some(r)) => r.get(d as usize).copied(),
-        _ => None,
-    };
+    // As `--removed` writes them: the walk's, or (`--mode components`, no walk) read from
+    // the two records' sketches and tokens.
+    let (mut verified_jaccard, mut removal) = (None, None);
+    if let (Matching::Minhash { .. }, Some(d)) = (&dedup.matching, removed) {
+        let (d, rep) = (d as usize, clusters.representative(clusters.cluster_of(d)) as usize);
+        let sketches = corpus.sketches.as_ref();
+        let score = removal_score(&corpus, sketches, jaccard.as_deref(), d, rep)?;
+        verified_jaccard = match score {
+            Score::Jaccard(j) => Some(j),
+            Score::Distance(_) => None,
+        };
+        removal = removal_relation(sketches, relation.as_deref(), d, rep)?;
+    }
+    let relation = removal;
     // The keep order: the rank of each record; the later one is the walk's candidate.
     let rank = simhash_jobs::matching::priority(&corpus, dedup.grouping.keep)?;
     let second_later = rank[1] >= rank[0];

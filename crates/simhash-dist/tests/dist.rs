@@ -1913,6 +1913,71 @@ fn relations_decide_alike_at_every_shape() {
     assert!(!removed.contains("\"id\":\"r1\""), "{removed}");
 }
 
+/// Records with one shingle set but their words in another order (`--window 1`: "Alice
+/// pays Bob" and "Bob pays Alice"; a text shuffled) are not copies: their relation is read,
+/// by simhash-dist as by `simhash`, at every shape; copies with the same words in the same
+/// order still collapse.
+#[test]
+fn one_set_in_another_order_is_decided_as_simhash_decides() {
+    let dir = Dir::new();
+    let words = ["alice", "pays", "bob", "five", "dollars", "for", "the", "old", "red", "bicycle"];
+    let mut corpus = String::new();
+    let mut rng = 17u64;
+    for i in 0..60 {
+        let mut w = words.to_vec();
+        match i % 4 {
+            // The text itself (a copy of record 0).
+            0 => {}
+            // Its first and third words swapped.
+            1 => w.swap(0, 2),
+            // Shuffled.
+            2 => {
+                for k in (1..w.len()).rev() {
+                    w.swap(k, (splitmix(&mut rng) % (k as u64 + 1)) as usize);
+                }
+            }
+            // Reversed.
+            _ => w.reverse(),
+        }
+        let _ = writeln!(corpus, "{{\"id\":\"r{i}\",\"text\":\"{}\"}}", w.join(" "));
+    }
+    let input = dir.write("orders.jsonl", &corpus);
+    let (want, got) = (dir.path("want.out"), dir.path("got.out"));
+    for templates in ["remove", "keep"] {
+        for command in ["dedup", "pairs", "cluster"] {
+            let extras = vec!["--window", "1", "--templates", templates];
+            assert_eq!(simhash_into(command, &input, &extras, &want), ExitCode::SUCCESS);
+            for w in ["1", "2"] {
+                let mut a = strings(&[command, &s(&input), "-q", "-w", w, "-o", &s(&got)]);
+                a.extend(strings(&extras));
+                let out = dist(&a);
+                assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+                assert!(read(&got) == read(&want), "{command} --templates {templates} -w {w}");
+            }
+            let a = [command_line(command, &input, &got), extras.clone()].concat();
+            for (p, out) in dist_processes(&dir, 2, 1, &a).iter().enumerate() {
+                assert_eq!(out.status.code(), Some(0), "process {p}: {}", stderr(out));
+            }
+            assert!(read(&got) == read(&want), "{command} --templates {templates}: 2 processes");
+        }
+    }
+    // With template siblings kept, only copies go (the same words in the same order, as the
+    // same text): the 14 later copies of each of the three fixed orders.
+    let removed = dir.path("removed.jsonl");
+    let args = ["--window", "1", "--templates", "keep", "--removed", removed.to_str().unwrap()];
+    assert_eq!(simhash_into("dedup", &input, &args, &want), ExitCode::SUCCESS);
+    let removed = read(&removed);
+    let number = |line: &str, key: &str| -> u64 {
+        let at = line.find(&format!("\"{key}\":\"r")).expect(key) + key.len() + 5;
+        line[at..].split('"').next().and_then(|n| n.parse().ok()).expect("a number")
+    };
+    assert!(removed.lines().count() >= 42, "{removed}");
+    for line in removed.lines() {
+        assert!(line.contains("\"relation\":\"same\""), "{line}");
+        assert_eq!(number(line, "id") % 4, number(line, "duplicate_of") % 4, "{line}");
+    }
+}
+
 /// Started processes, killed (SIGKILL ends a stopped one too) if a test fails before they
 /// end, so that none is left behind.
 #[cfg(unix)]

@@ -14,9 +14,10 @@
 //! 5. simhash: [`collapse`]: identical fingerprints become one representative with a
 //!    multiplicity; 6. [`tables`]: one epoch per permutation table, pairing each prefix
 //!    group.
-//!    minhash: 5. [`sets`]: identical shingle sets and tokens become one representative; 6. [`bands`]:
-//!    one band at a time, candidates owned by their first common band, each verified by the
-//!    exact Jaccard similarity of the two sets, brought together on one worker.
+//!    minhash: 5. [`sets`]: identical shingle sets and tokens become one representative;
+//!    6. [`bands`]: one band at a time, candidates owned by their first common band, each
+//!    verified by the exact Jaccard similarity of the two sets, brought together on one
+//!    worker.
 //! 7. [`parts`](crate::rounds::parts), driven by [`output`]: the output cut into one part
 //!    per piece of the input, each written by the worker that read the piece (`dedup`:
 //!    [`mod@dedup`] and [`kept`] first): with `--output-dir` as files, with `-o` into a

@@ -33,8 +33,8 @@ const SET_TABLE: u64 = u64::MAX - 1;
 /// What the round leaves on a worker.
 #[derive(Debug, Default)]
 pub(crate) struct Sets {
-    /// `(representative, member)` for each record whose set and tokens equal an earlier record's, for
-    /// the set hashes this worker checked.
+    /// `(representative, member)` for each record whose set and tokens equal an earlier
+    /// record's, for the set hashes this worker checked.
     pub(crate) copies: Vec<(u64, u64)>,
     /// Per record this worker read: its set and tokens equal an earlier record's.
     pub(crate) is_copy: Vec<bool>,

@@ -113,7 +113,7 @@ pub(crate) fn collapse_identical<S: SketchStore + ?Sized>(
 }
 
 /// A hash of a text's tokens (a hint: equal tokens have equal hashes).
-pub(crate) fn tokens_hash(tokens: &[u32]) -> u64 {
+fn tokens_hash(tokens: &[u32]) -> u64 {
     tokens.iter().fold(tokens.len() as u64, |h, &w| {
         (h ^ u64::from(w)).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
     })
@@ -124,8 +124,7 @@ pub type RelatedMatch = (u32, u32, f64, Relation);
 
 /// [`find_matches`] with each pair's relation ([`pair_relation_in`]: the lesser of its two
 /// directions; a document with the shingle set and tokens of an earlier one is the same
-/// text), only
-/// the pairs `templates` acts on, in the order found; the stats count the others as
+/// text), only the pairs `templates` acts on, in the order found; the stats count the others as
 /// [`spared`](MatchStats::spared) (not among the `pairs`). The relations are read in
 /// parallel on rayon's current pool. What `simhash pairs` and `MinHashDedup::pairs` list.
 pub fn related_matches<S: SketchStore + ?Sized>(

@@ -65,10 +65,10 @@ def pairs(
     default). ``"auto"`` is minhash, or simhash for ``k``/``blocks`` or the moz and fork
     presets.
 
-    A text identical to an earlier one (the same shingle set, or fingerprint) is paired
-    with the first of them only, and other pairs are listed between such first texts: a
-    flood of copies gives one pair per copy, not one per pair of copies. ``ids`` default to
-    positions.
+    A text identical to an earlier one (the same shingle set and words in the same order,
+    or fingerprint) is paired with the first of them only, and other pairs are listed
+    between such first texts: a flood of copies gives one pair per copy, not one per pair
+    of copies. ``ids`` default to positions.
 
     Memory: minhash keeps each text's shingle set (8 bytes a shingle) and band hashes;
     ``spill=True`` writes them to temporary files (in ``TMPDIR``), as the ``simhash``

@@ -1845,12 +1845,12 @@ const STOCK_SIBLINGS: [&str; 2] = ["r201", "r202"];
 fn relations_decide_alike_at_every_shape() {
     let dir = Dir::new();
     let input = dir.write("relations.jsonl", &relation_corpus());
-    let (want, got) = (dir.path("want.out"), dir.path("got.out"));
+    let want = dir.path("want.out");
     let mut relations = std::collections::BTreeSet::new();
     for templates in ["remove", "keep"] {
         for command in ["dedup", "pairs", "cluster"] {
-            let extras = vec!["--templates", templates];
-            assert_eq!(simhash_into(command, &input, &extras, &want), ExitCode::SUCCESS);
+            let extras = ["--templates", templates];
+            assert_dist_as_simhash(&dir, command, &input, &extras, &["1", "2", "4"]);
             if command == "pairs" {
                 relations.extend(
                     read(&want)
@@ -1859,18 +1859,6 @@ fn relations_decide_alike_at_every_shape() {
                         .filter_map(|l| l.rsplit('\t').next().map(str::to_string)),
                 );
             }
-            for w in ["1", "2", "4"] {
-                let mut a = strings(&[command, &s(&input), "-q", "-w", w, "-o", &s(&got)]);
-                a.extend(strings(&extras));
-                let out = dist(&a);
-                assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-                assert!(read(&got) == read(&want), "{command} --templates {templates} -w {w}");
-            }
-            let a = [command_line(command, &input, &got), extras.clone()].concat();
-            for (p, out) in dist_processes(&dir, 2, 1, &a).iter().enumerate() {
-                assert_eq!(out.status.code(), Some(0), "process {p}: {}", stderr(out));
-            }
-            assert!(read(&got) == read(&want), "{command} --templates {templates}: 2 processes");
         }
     }
     // The corpus holds both relations that are listed, and records kept for their own
@@ -1913,6 +1901,31 @@ fn relations_decide_alike_at_every_shape() {
     assert!(!removed.contains("\"id\":\"r1\""), "{removed}");
 }
 
+/// `command` with `extras` on `input` gives `simhash`'s output (left in `want.out` of `dir`)
+/// from simhash-dist at each of `workers` workers in one process, and from 2 processes.
+fn assert_dist_as_simhash(
+    dir: &Dir,
+    command: &str,
+    input: &Path,
+    extras: &[&str],
+    workers: &[&str],
+) {
+    let (want, got) = (dir.path("want.out"), dir.path("got.out"));
+    assert_eq!(simhash_into(command, input, extras, &want), ExitCode::SUCCESS);
+    for w in workers {
+        let mut a = strings(&[command, &s(input), "-q", "-w", w, "-o", &s(&got)]);
+        a.extend(strings(extras));
+        let out = dist(&a);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(read(&got) == read(&want), "{command} {extras:?} -w {w}");
+    }
+    let a = [command_line(command, input, &got), extras.to_vec()].concat();
+    for (p, out) in dist_processes(dir, 2, 1, &a).iter().enumerate() {
+        assert_eq!(out.status.code(), Some(0), "process {p}: {}", stderr(out));
+    }
+    assert!(read(&got) == read(&want), "{command} {extras:?}: 2 processes");
+}
+
 /// Records with one shingle set but their words in another order (`--window 1`: "Alice
 /// pays Bob" and "Bob pays Alice"; a text shuffled) are not copies: their relation is read,
 /// by simhash-dist as by `simhash`, at every shape; copies with the same words in the same
@@ -1942,23 +1955,11 @@ fn one_set_in_another_order_is_decided_as_simhash_decides() {
         let _ = writeln!(corpus, "{{\"id\":\"r{i}\",\"text\":\"{}\"}}", w.join(" "));
     }
     let input = dir.write("orders.jsonl", &corpus);
-    let (want, got) = (dir.path("want.out"), dir.path("got.out"));
+    let want = dir.path("want.out");
     for templates in ["remove", "keep"] {
         for command in ["dedup", "pairs", "cluster"] {
-            let extras = vec!["--window", "1", "--templates", templates];
-            assert_eq!(simhash_into(command, &input, &extras, &want), ExitCode::SUCCESS);
-            for w in ["1", "2"] {
-                let mut a = strings(&[command, &s(&input), "-q", "-w", w, "-o", &s(&got)]);
-                a.extend(strings(&extras));
-                let out = dist(&a);
-                assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-                assert!(read(&got) == read(&want), "{command} --templates {templates} -w {w}");
-            }
-            let a = [command_line(command, &input, &got), extras.clone()].concat();
-            for (p, out) in dist_processes(&dir, 2, 1, &a).iter().enumerate() {
-                assert_eq!(out.status.code(), Some(0), "process {p}: {}", stderr(out));
-            }
-            assert!(read(&got) == read(&want), "{command} --templates {templates}: 2 processes");
+            let extras = ["--window", "1", "--templates", templates];
+            assert_dist_as_simhash(&dir, command, &input, &extras, &["1", "2"]);
         }
     }
     // With template siblings kept, only copies go (the same words in the same order, as the

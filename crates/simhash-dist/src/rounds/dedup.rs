@@ -17,15 +17,15 @@
 //! 3. from each reader, to the worker a well-mixed hash of the component's name picks
 //!    ([`mix`]): the record's position, its `--keep` priority ([`KeepKey`]) and what the
 //!    walk reads: the fingerprint, the sketch (band keys and shingle set), or for a record
-//!    whose set and tokens equal an earlier record's, that record's position only (so a flood of
-//!    copies sends one set);
+//!    whose set and tokens equal an earlier record's, that record's position only (so a
+//!    flood of copies sends one set);
 //! 4. to each removed record's reader, the kept record it duplicates and the score.
 //!
 //! That worker runs the engine's own walk on the component ([`DedupWalk`] per component
 //! for simhash; for minhash one [`lsh::walk`] over a [`MemoryStore`] of all the components
 //! it received, which the engine splits into them again), with ranks that keep the global
-//! priority order; records of identical sets and tokens follow the set's first record in priority
-//! order, as [`lsh::walk`] collapses them.
+//! priority order; records of identical sets and tokens follow the set's first record in
+//! priority order, as [`lsh::walk`] collapses them.
 //!
 //! The components are found by rounds over every worker's edges, and each component's walk
 //! runs on the worker its name picks: one huge component is one worker's work and memory

@@ -150,7 +150,8 @@
 //!   as below, a template sibling (or the same document, under 1% of a long text or within
 //!   an edition's [`EDITION_PERCENT`]). This trades some distinct documents for many
 //!   siblings: in samples of what it removes, 5 of 78 pairs were distinct documents (a
-//!   sentence of what the package does), 73 siblings or copies (`docs/accuracy.md`). [`Evidence::sentence_added`] says when it applied.
+//!   sentence of what the package does), 73 siblings or copies (`docs/accuracy.md`).
+//!   [`Evidence::sentence_added`] says when it applied.
 //! - **a phrase replaced**: the pair is [`Relation::Overlap`] too when one run of the
 //!   removed text holds [`REPLACED_WORDS`] words the kept text never uses (more than
 //!   [`REPLACED_PERCENT`]% of its tokens) and one of the kept text's holds as many the

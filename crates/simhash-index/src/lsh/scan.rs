@@ -124,8 +124,8 @@ pub type RelatedMatch = (u32, u32, f64, Relation);
 
 /// [`find_matches`] with each pair's relation ([`pair_relation_in`]: the lesser of its two
 /// directions; a document with the shingle set and tokens of an earlier one is the same
-/// text), only the pairs `templates` acts on, in the order found; the stats count the others as
-/// [`spared`](MatchStats::spared) (not among the `pairs`). The relations are read in
+/// text), only the pairs `templates` acts on, in the order found; the stats count the
+/// others as [`spared`](MatchStats::spared) (not among the `pairs`). The relations are read in
 /// parallel on rayon's current pool. What `simhash pairs` and `MinHashDedup::pairs` list.
 pub fn related_matches<S: SketchStore + ?Sized>(
     sketches: &S,

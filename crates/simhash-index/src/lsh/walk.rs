@@ -50,9 +50,9 @@ const NO_LINK: u32 = u32::MAX;
 /// that `templates` acts on ([`Templates::acts_on`]: never [`Relation::Overlap`], a
 /// document with content of its own); then it is removed as a duplicate of the first such
 /// kept document in priority order. Documents with identical shingle sets and tokens
-/// follow the first of them in priority order (they would be decided alike). No two kept documents
-/// that share a band hash verify in a relation acted on, and every removed document
-/// verifies against its kept one. Documents without a sketch are kept.
+/// follow the first of them in priority order (they would be decided alike). No two kept
+/// documents that share a band hash verify in a relation acted on, and every removed
+/// document verifies against its kept one. Documents without a sketch are kept.
 ///
 /// Each candidate component is walked on its own (in parallel, the largest first; the
 /// outcome does not depend on the thread count), with an index of its kept documents' band hashes: a

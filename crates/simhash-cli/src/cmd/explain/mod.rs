@@ -141,18 +141,18 @@ pub fn decide(settings: &ExplainSettings, a: &Found, b: &Found) -> anyhow::Resul
     };
     // As `--removed` writes them: the walk's, or (`--mode components`, no walk) read from
     // the two records' sketches and tokens.
-    let (mut verified_jaccard, mut removal) = (None, None);
-    if let (Matching::Minhash { .. }, Some(d)) = (&dedup.matching, removed) {
-        let (d, rep) = (d as usize, clusters.representative(clusters.cluster_of(d)) as usize);
-        let sketches = corpus.sketches.as_ref();
-        let score = removal_score(&corpus, sketches, jaccard.as_deref(), d, rep)?;
-        verified_jaccard = match score {
-            Score::Jaccard(j) => Some(j),
-            Score::Distance(_) => None,
-        };
-        removal = removal_relation(sketches, relation.as_deref(), d, rep)?;
-    }
-    let relation = removal;
+    let (verified_jaccard, relation) = match (&dedup.matching, removed) {
+        (Matching::Minhash { .. }, Some(d)) => {
+            let (d, rep) = (d as usize, clusters.representative(clusters.cluster_of(d)) as usize);
+            let sketches = corpus.sketches.as_ref();
+            let jaccard = match removal_score(&corpus, sketches, jaccard.as_deref(), d, rep)? {
+                Score::Jaccard(j) => Some(j),
+                Score::Distance(_) => None,
+            };
+            (jaccard, removal_relation(sketches, relation.as_deref(), d, rep)?)
+        }
+        _ => (None, None),
+    };
     // The keep order: the rank of each record; the later one is the walk's candidate.
     let rank = simhash_jobs::matching::priority(&corpus, dedup.grouping.keep)?;
     let second_later = rank[1] >= rank[0];

@@ -442,10 +442,11 @@ fn relation_lines(
         Some(p) => format!("; as a pair (pairs, cluster): {p}"),
         None => String::new(),
     };
+    let readings = format!("{other_stock}{replaced}{added}{edition}");
     writeln!(
         out,
         "{} {side} to {other}: {} ({} words of its own, {} new to {other}; {} words alone in \
-         all{stock}, {} names or numbers, {} words swapped{other_stock}{replaced}{added}{edition}){as_pair}",
+         all{stock}, {} names or numbers, {} words swapped{readings}){as_pair}",
         paint.label("relation"),
         e.relation,
         e.own_words,

@@ -183,8 +183,9 @@ class Index:
 
         Reruns: a text whose id the index holds with the same content (the same shingle set,
         or fingerprint) is that text, not a duplicate of itself, as ``simhash dedup
-        --against`` tells them: it is left out of its own matches, and with ``update=True``
-        it is not added again (``added.already`` counts it). A text whose first match in
+        --against`` tells them: it is left out of its own matches and kept, as the index
+        holds it (a text earlier in the batch cannot remove it), and with ``update=True`` it
+        is not added again (``added.already`` counts it). A text whose first match in
         the index is such a copy of a text kept here names that text in ``duplicate_of``.
         So rerunning a committed ``dedup(..., update=True)`` decides what it decided and
         adds nothing. A kept text whose id the index holds with other content is kept and

@@ -384,6 +384,35 @@ def test_dedup_update_of_indexed_texts_and_their_near_duplicates(cli, tmp_path, 
         assert (summary["index_added"], summary["index_already"]) == ((1, 2) if run == 0 else (0, 3))
 
 
+def test_an_indexed_text_is_kept_before_the_batchs_texts(cli, tmp_path):
+    """A text the index holds (its id, its text) counts as kept before every text of the
+    batch: a new text earlier in the batch that adds a paragraph of its own to it is kept for
+    that paragraph and does not remove it (the held text is the same document as the longer
+    one: relations are directed), as the CLI decides."""
+    base = (
+        "The quick brown fox jumps over the lazy dog near the river bank while the farmer watches "
+        "from the old wooden barn and the children play in the green meadow beyond the hills"
+    )
+    own = (
+        " Furthermore the maintainers added extensive documentation describing every configuration "
+        "option, the migration steps from older releases, and a long list of known problems"
+    )
+    ix = simhash_rs.Index.open(tmp_path / "ix", create=True)
+    ix.dedup([base], ["x"], update=True)
+    r = ix.dedup([base + own, base], ["y", "x"], update=True)
+    assert r.keep.tolist() == [True, True]
+    assert (r.added.added, r.added.already, r.added.refused) == (1, 1, [])
+    assert len(ix) == 2
+    # The CLI, on a copy of the first index state.
+    cli_ix = simhash_rs.Index.open(tmp_path / "cli-ix", create=True)
+    cli_ix.dedup([base], ["x"], update=True)
+    del cli_ix
+    batch = write_jsonl(tmp_path / "batch.jsonl", ["y", "x"], [base + own, base])
+    out, rm = tmp_path / "kept.jsonl", tmp_path / "removed.jsonl"
+    cli("dedup", batch, "-q", "--against", tmp_path / "cli-ix", "--update", "-o", out, "--removed", rm)
+    assert rm.read_text() == "" and len(out.read_text().splitlines()) == 2
+
+
 @pytest.mark.parametrize("method", ["minhash", "simhash"])
 @pytest.mark.parametrize("keep", ["first", "longest"])
 def test_dedup_update_rerun_equals_the_cli(cli, devset, tmp_path, method, keep):

@@ -124,9 +124,10 @@ fn an_indexed_id_with_other_content_is_reported_the_same_content_is_already_ther
         other.stderr
     );
     assert_eq!(documents(&dir, "ix"), docs);
-    // In a dedup, the record with the same id and other content is matched as any other.
+    // In a dedup, the record with the same id and other content is matched as any other,
+    // and reported (see `an_indexed_id_with_other_content_is_reported_when_it_is_removed`).
     let run = dir.run(&["dedup", "b.jsonl", "--against", "ix", "-o", "k", "--removed", "r", "-q"]);
-    run.code(0);
+    run.code(1);
     assert!(dir.read("r").contains("\"id\":\"d0\",\"duplicate_of\":\"d0\""), "{}", dir.read("r"));
 }
 
@@ -369,4 +370,106 @@ fn interrupted_updates_commit_all_or_nothing_and_reruns_agree() {
         seen.iter().filter(|(k, _)| !k.ends_with("finished")).map(|(_, n)| n).sum();
     assert!(interrupted >= 8, "too few runs were interrupted: {seen:?}");
     assert!(seen.keys().any(|k| k == "update finished"), "no update finished: {seen:?}");
+}
+
+/// A record the index already holds (its id, its content) counts as kept before any record
+/// of the input, as every indexed document does: a new record that adds a paragraph of its
+/// own to it, read first, is kept for that paragraph and does not remove it (the held
+/// record is `same` to the longer one: relations are directed), and the held record is
+/// counted as already in the index. Both methods.
+#[test]
+fn a_record_the_index_holds_is_kept_before_the_new_records() {
+    let base = "The quick brown fox jumps over the lazy dog near the river bank while the \
+                farmer watches from the old wooden barn and the children play in the green \
+                meadow beyond the hills where the sheep graze quietly all day long";
+    let own = "Furthermore the maintainers added extensive documentation describing every \
+               configuration option, the migration steps from older releases, and a long \
+               list of known problems with their workarounds";
+    let line = |id: &str, text: &str| serde_json::json!({"id": id, "text": text}).to_string();
+    for method in ["minhash", "simhash"] {
+        let dir = Dir::new();
+        dir.write("a.jsonl", line("x", base) + "\n");
+        let longer = format!("{base} {own}");
+        dir.write("b.jsonl", [line("y", &longer), line("x", base)].join("\n") + "\n");
+        let common = ["--method", method, "-q"];
+        let first = ["dedup", "a.jsonl", "--against", "ix", "--update", "-o", "k1"];
+        dir.run(&[&first[..], &common].concat()).code(0);
+        let args = ["dedup", "b.jsonl", "--against", "ix", "--update", "-o", "k2"];
+        let more = ["--removed", "r2", "--stats", "s2"];
+        dir.run(&[&args[..], &more, &common].concat()).code(0);
+        let removed = dir.read("r2");
+        let v = stats(&dir, "s2");
+        if method == "minhash" {
+            // y has content of its own: both stay.
+            assert_eq!(removed, "", "{method}");
+            assert_eq!(dir.read("k2").lines().count(), 2, "{method}");
+            assert_eq!(
+                (v["index_added"].as_u64(), v["index_already"].as_u64()),
+                (Some(1), Some(1))
+            );
+        } else {
+            // simhash has no relations: y is near x, held in the index, and goes for it.
+            assert!(!removed.contains("\"id\":\"x\""), "{method}: {removed}");
+            assert_eq!(v["index_already"].as_u64(), Some(1), "{method}");
+        }
+        assert_eq!(documents(&dir, "ix"), 1 + v["index_added"].as_u64().expect("added"));
+    }
+}
+
+/// A record whose id the index holds with other content is reported (exit 1) whether it is
+/// kept or goes for an indexed document (here its own earlier version), and `--strict`
+/// stops the run before anything is committed; without `--update` too.
+#[test]
+fn an_indexed_id_with_other_content_is_reported_when_it_is_removed() {
+    let text = "The quick brown fox jumps over the lazy dog near the river bank while the \
+                farmer watches from the old wooden barn";
+    let line = |id: &str, text: &str| serde_json::json!({"id": id, "text": text}).to_string();
+    let dir = Dir::new();
+    dir.write("old.jsonl", line("a", text) + "\n");
+    dir.run(&["dedup", "old.jsonl", "--against", "ix", "--update", "-o", "k1", "-q"]).code(0);
+    dir.write("new.jsonl", line("a", &format!("{text} indeed")) + "\n");
+    let want = "new.jsonl:1: id \"a\" is already in the index (its document 0) with other content";
+    for update in [true, false] {
+        let mut args = vec!["dedup", "new.jsonl", "--against", "ix"];
+        if update {
+            args.push("--update");
+        }
+        let run = dir.run(&[&args[..], &["-o", "k2", "--removed", "r2"]].concat());
+        run.code(1);
+        assert!(run.stderr.contains(want), "update {update}: {}", run.stderr);
+        assert_eq!(run.stderr.matches(want).count(), 1, "update {update}: {}", run.stderr);
+        assert!(dir.read("r2").contains("\"id\":\"a\",\"duplicate_of\":\"a\""), "update {update}");
+        assert_eq!(documents(&dir, "ix"), 1, "update {update}");
+        let strict = dir.run(&[&args[..], &["--strict", "-o", "k3", "--removed", "r3"]].concat());
+        strict.code(2);
+        assert!(strict.stderr.contains(want), "update {update}: {}", strict.stderr);
+        let files = dir.files();
+        assert!(!files.iter().any(|f| f == "k3" || f == "r3"), "update {update}: {files:?}");
+    }
+}
+
+/// `--stats`'s `removed_by_relation` counts the records removed for an indexed document
+/// whether or not `--removed` is written.
+#[test]
+fn removals_by_relation_count_the_index_matches_without_removed() {
+    let dir = Dir::new();
+    let all = hard_corpus("d", 5);
+    let lines: Vec<&str> = all.lines().collect();
+    let half = lines.len() / 2;
+    dir.write("old.jsonl", lines[..half].join("\n") + "\n");
+    dir.write("new.jsonl", lines[half..].join("\n") + "\n");
+    dir.run(&["dedup", "old.jsonl", "--against", "ix", "--update", "-o", "k1", "-q"]).code(0);
+    let args = ["dedup", "new.jsonl", "--against", "ix", "-q"];
+    dir.run(&[&args[..], &["-o", "ka", "--stats", "sa"]].concat()).code(0);
+    dir.run(&[&args[..], &["-o", "kb", "--stats", "sb", "--removed", "rb"]].concat()).code(0);
+    let (a, b) = (stats(&dir, "sa"), stats(&dir, "sb"));
+    assert!(b["index_matched"].as_u64().unwrap_or(0) > 0, "no test: nothing matched the index");
+    let total: u64 = b["removed_by_relation"]
+        .as_object()
+        .expect("counts")
+        .values()
+        .map(|n| n.as_u64().expect("count"))
+        .sum();
+    assert_eq!(total, b["removed"].as_u64().expect("removed"));
+    assert_eq!(a["removed_by_relation"], b["removed_by_relation"]);
 }

@@ -50,6 +50,19 @@ fn shards(dir: &Dir) {
 
 /// Runs `args`, which must be refused with a message naming each of `names`, leaving `in/`
 /// and (if any) `IDX/` as they were and `od/` with only what it had.
+/// A corpus for the index, its ids apart from the inputs' (an indexed id with other content
+/// is reported, exit 1).
+fn other_corpus() -> String {
+    corpus(10, 3)
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).expect("json");
+            v["id"] = serde_json::json!(format!("other-{}", v["id"].as_str().expect("id")));
+            v.to_string() + "\n"
+        })
+        .collect()
+}
+
 fn refused(dir: &Dir, args: &[&str], names: &[&str]) {
     let before: Vec<_> = ["in", "IDX", "od"]
         .iter()
@@ -133,7 +146,7 @@ fn removed_and_stats_may_not_be_an_output_dir_entry() {
 fn no_output_may_be_in_the_index() {
     let dir = Dir::new();
     shards(&dir);
-    dir.write("other.jsonl", corpus(10, 3));
+    dir.write("other.jsonl", other_corpus());
     dir.run(&["index", "add", "IDX", "other.jsonl", "-q"]).code(0);
     let segment = tree(&dir.path("IDX"))
         .into_iter()
@@ -184,7 +197,7 @@ fn no_output_may_be_in_the_index() {
 fn no_input_may_be_in_an_index_the_run_writes() {
     let dir = Dir::new();
     shards(&dir);
-    dir.write("other.jsonl", corpus(10, 3));
+    dir.write("other.jsonl", other_corpus());
     dir.run(&["index", "add", "IDX", "other.jsonl", "-q"]).code(0);
     dir.write("IDX/stray.jsonl", corpus(5, 4));
     std::fs::hard_link(dir.path("IDX/MANIFEST"), dir.path("manifest-link")).unwrap();

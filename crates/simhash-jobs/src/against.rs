@@ -131,15 +131,46 @@ pub fn stored(corpus: &Corpus, doc: usize) -> Result<Stored> {
 /// counts). Such a record is not a duplicate of itself: a rerun of a committed run finds
 /// its kept records there.
 pub fn held_copy(index: &DiskIndex, id: &str, doc: &Stored) -> Result<Option<u64>> {
+    Ok(match held_id(index, id, doc)? {
+        HeldId::Copy(held) => Some(held),
+        HeldId::Not | HeldId::Other(_) => None,
+    })
+}
+
+/// What an index holds under a record's id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeldId {
+    /// Nothing.
+    Not,
+    /// This very record ([`held_copy`]): its indexed document.
+    Copy(u64),
+    /// A document with other content (its number): the record's id is taken.
+    Other(u64),
+}
+
+/// What `index` holds under `id`, of the record `doc` ([`HeldId`]).
+pub fn held_id(index: &DiskIndex, id: &str, doc: &Stored) -> Result<HeldId> {
     // Most records' ids are not indexed: no payload is made for them.
-    if index.find_id(id)?.is_none() {
-        return Ok(None);
-    }
+    let Some(held) = index.find_id(id)? else {
+        return Ok(HeldId::Not);
+    };
     let payload = match doc {
         Stored::Sketch(s) => s.as_ref().map(|s| s.set().to_vec()).unwrap_or_default(),
         Stored::Fingerprint(fp) => fp.map(|fp| vec![fp.get()]).unwrap_or_default(),
     };
-    Ok(index.find_copy(id, &payload)?)
+    Ok(match index.find_copy(id, &payload)? {
+        Some(copy) => HeldId::Copy(copy),
+        None => HeldId::Other(held),
+    })
+}
+
+/// The problem of a record whose id `index` holds with other content (its document
+/// `held`), as `FILE:LINE` reports it: `what` is done with it.
+fn other_content(id: &str, held: u64, what: &str) -> Problem {
+    Problem::new(
+        Reason::DuplicateId,
+        format!("id {id:?} is already in the index (its document {held}) with other content{what}"),
+    )
 }
 
 /// The earliest-added indexed document that `doc` matches (exact Jaccard at least the
@@ -171,38 +202,37 @@ pub fn first_match(
 
 /// Adds `docs` of the corpus to the index, in order. A document that the index already
 /// holds ([`held_copy`]: same id, same content) is counted and not added again. A document
-/// whose id the index holds with other content is reported as `FILE:LINE` (with `what`
-/// said of it) and not added; with --strict that ends the run before anything is
-/// committed.
+/// whose id the index holds with other content is not added, and reported as `FILE:LINE`
+/// (with `what` said of it; not when `what` is none: reported already); with --strict that
+/// ends the run before anything is committed.
 pub fn add_documents(
     writer: &mut Writer,
     corpus: &Corpus,
     reporter: &mut Reporter,
     names: &[String],
     docs: impl IntoIterator<Item = usize>,
-    what: &str,
+    what: Option<&str>,
 ) -> Result<Added> {
     let mut counts = Added::default();
     for doc in docs {
         let id = corpus.id(doc);
         let document = stored(corpus, doc)?;
-        if let Some(index) = writer.index()
-            && let Some(held) = index.find_id(&id)?
-        {
-            if held_copy(index, &id, &document)?.is_some() {
-                counts.already += 1;
-                continue;
+        if let Some(index) = writer.index() {
+            match held_id(index, &id, &document)? {
+                HeldId::Not => {}
+                HeldId::Copy(_) => {
+                    counts.already += 1;
+                    continue;
+                }
+                HeldId::Other(held) => {
+                    if let Some(what) = what {
+                        let problem = other_content(&id, held, &format!(": {what}"));
+                        let (file, line) = locate(corpus, names, doc);
+                        reporter.problem(file, line, &problem)?;
+                    }
+                    continue;
+                }
             }
-            let problem = Problem::new(
-                Reason::DuplicateId,
-                format!(
-                    "id {id:?} is already in the index (its document {held}) with other content: \
-                     {what}"
-                ),
-            );
-            let (file, line) = locate(corpus, names, doc);
-            reporter.problem(file, line, &problem)?;
-            continue;
         }
         document.add_to(writer, &id)?;
         counts.added += 1;
@@ -228,9 +258,26 @@ pub struct IndexMatches {
     pub first: Vec<Option<IndexMatch>>,
     /// The indexed document that is this record ([`held_copy`]).
     pub own: Vec<Option<u64>>,
+    /// The indexed document that has this record's id with other content
+    /// ([`HeldId::Other`]).
+    pub other: Vec<Option<u64>>,
 }
 
 impl IndexMatches {
+    /// No document matched or held (a new index's).
+    fn none(len: usize) -> IndexMatches {
+        IndexMatches { first: vec![None; len], own: vec![None; len], other: vec![None; len] }
+    }
+
+    /// The records the dedup walk passes over (each stays its own cluster): those removed
+    /// for their [`first`](IndexMatches::first) match, and the records the index holds
+    /// ([`own`](IndexMatches::own)), kept: an indexed document counts as kept before any
+    /// record of the input, so a later-read record cannot remove it in the walk (the index
+    /// has already compared every record with it).
+    pub fn passed_over(&self) -> Vec<bool> {
+        passed_over(&self.first, &self.own)
+    }
+
     /// The corpus document that an indexed document is, where a record of this run is one
     /// ([`held_copy`]): a removed record names it with the id as this run read it.
     pub fn own_docs(&self) -> std::collections::HashMap<u64, usize> {
@@ -246,18 +293,42 @@ pub fn first_matches(
     index: &DiskIndex,
     templates: Templates,
 ) -> Result<IndexMatches> {
-    let found: Result<Vec<(Option<IndexMatch>, Option<u64>)>> = pool.install(|| {
+    let found: Result<Vec<(Option<IndexMatch>, HeldId)>> = pool.install(|| {
         (0..corpus.len())
             .into_par_iter()
-            .map(|doc| -> Result<(Option<IndexMatch>, Option<u64>)> {
+            .map(|doc| -> Result<(Option<IndexMatch>, HeldId)> {
                 let document = stored(corpus, doc)?;
-                let own = held_copy(index, &corpus.id(doc), &document)?;
-                Ok((first_match(index, &document, own, templates)?, own))
+                let held = held_id(index, &corpus.id(doc), &document)?;
+                let own = match held {
+                    HeldId::Copy(own) => Some(own),
+                    HeldId::Not | HeldId::Other(_) => None,
+                };
+                Ok((first_match(index, &document, own, templates)?, held))
             })
             .collect()
     });
-    let (first, own) = found.context("cannot search the index")?.into_iter().unzip();
-    Ok(IndexMatches { first, own })
+    let found = found.context("cannot search the index")?;
+    let mut matches = IndexMatches::none(0);
+    for (first, held) in found {
+        matches.first.push(first);
+        matches.own.push(match held {
+            HeldId::Copy(own) => Some(own),
+            HeldId::Not | HeldId::Other(_) => None,
+        });
+        matches.other.push(match held {
+            HeldId::Other(other) => Some(other),
+            HeldId::Not | HeldId::Copy(_) => None,
+        });
+    }
+    Ok(matches)
+}
+
+/// Which records the dedup walk passes over, from each record's first match in the index
+/// (`first`: removed for it) and its own indexed copy (`own`: kept before the input's
+/// records); see [`IndexMatches::passed_over`]. A front end that keeps these apart (Python's
+/// texts) decides as the CLI does.
+pub fn passed_over<M, H>(first: &[Option<M>], own: &[Option<H>]) -> Vec<bool> {
+    first.iter().zip(own).map(|(first, own)| first.is_some() || own.is_some()).collect()
 }
 
 /// `dedup --against INDEX [--update]`: the index read, or (with --update) held by its one
@@ -295,17 +366,32 @@ impl Against {
     }
 
     /// Each document's first match in the index ([`first_matches`]); counted in the summary.
+    /// A record whose id the index holds with other content is reported as `FILE:LINE`
+    /// (`names`: the input files' names), kept or removed (exit 1; with --strict an error
+    /// before anything is committed), and never added.
     pub fn matches(
         &self,
         session: &mut Session,
         corpus: &Corpus,
+        names: &[String],
         templates: Templates,
     ) -> Result<IndexMatches> {
         session.reporter.phase("matching the index", None);
         let matched = match self.index() {
             Some(index) => first_matches(&session.pool, corpus, index, templates)?,
-            None => IndexMatches { first: vec![None; corpus.len()], own: vec![None; corpus.len()] },
+            None => IndexMatches::none(corpus.len()),
         };
+        let what = match self {
+            Against::Writing(_) => ": not added to the index",
+            Against::Reading(_) => "",
+        };
+        for (doc, held) in matched.other.iter().enumerate() {
+            if let Some(held) = *held {
+                let (file, line) = locate(corpus, names, doc);
+                let problem = other_content(&corpus.id(doc), held, what);
+                session.reporter.problem(file, line, &problem)?;
+            }
+        }
         session.summary.index_documents = Some(self.index().map_or(0, DiskIndex::len));
         session.summary.index_matched =
             Some(matched.first.iter().filter(|m| m.is_some()).count() as u64);
@@ -313,7 +399,8 @@ impl Against {
     }
 
     /// With --update, adds the kept `docs` to the index (not yet committed); a kept record
-    /// whose id the index holds with other content stays in the output and is reported.
+    /// whose id the index holds with other content stays in the output, not added (reported
+    /// by [`Against::matches`]).
     pub fn add_kept(
         &mut self,
         session: &mut Session,
@@ -323,8 +410,7 @@ impl Against {
     ) -> Result<()> {
         if let Against::Writing(writer) = self {
             session.reporter.phase("indexing", None);
-            let what = "kept in the output, not added to the index";
-            let counts = add_documents(writer, corpus, &mut session.reporter, names, docs, what)?;
+            let counts = add_documents(writer, corpus, &mut session.reporter, names, docs, None)?;
             session.summary.index_added = Some(counts.added);
             session.summary.index_already = Some(counts.already);
         }

@@ -11,7 +11,7 @@ use simhash_index::lsh::{Relation, Templates};
 use simhash_jobs::matching;
 
 use simhash_jobs::JobError;
-use simhash_jobs::against::{StoredFeatures, first_match, held_copy};
+use simhash_jobs::against::{StoredFeatures, first_match, held_copy, passed_over};
 
 use super::{Doc, Making, NativeWriter, add_unless_held};
 use crate::interrupt::{detached, run};
@@ -146,7 +146,8 @@ impl NativeDedup {
         rank: Option<Vec<u32>>,
     ) -> PyResult<Decided<'py>> {
         let rank = crate::matcher::rank_of(&self.lens, keep, rank)?;
-        let hidden: Vec<bool> = self.matched.iter().map(Option::is_some).collect();
+        // Texts that matched the index go for it; texts it holds are kept before the others.
+        let hidden = passed_over(&self.matched, &self.own);
         let docs = std::mem::take(&mut self.docs);
         let (settings, templates) = (self.index.settings().clone(), self.templates);
         let walk_rank = rank.clone();
@@ -229,9 +230,9 @@ impl NativeDedup {
     }
 }
 
-/// The dedup walk over the documents not `hidden` (those that matched the index), with
-/// the index's method and threshold, as `simhash dedup --against` runs it
-/// ([`simhash_jobs::matching::walk`]): each document's kept document (-1: itself),
+/// The dedup walk over the documents not `hidden` (those that matched the index, and those
+/// it holds: kept), with the index's method and threshold, as `simhash dedup --against`
+/// runs it ([`simhash_jobs::matching::walk`]): each document's kept document (-1: itself),
 /// similarity (NaN when kept) and relation's code (-1 when kept, or with simhash).
 fn walk_unmatched(
     settings: &Settings,

@@ -53,7 +53,7 @@ pub fn run(settings: &DedupSettings) -> anyhow::Result<ExitCode> {
         corpus.tag_line_ids(&input.inputs.paths());
     }
     let (Grouped { clusters, jaccard, relation }, matched) =
-        decide(&mut session, &corpus, settings, against.as_ref())?;
+        decide(&mut session, &corpus, &sources, settings, against.as_ref())?;
     let kept = |d: usize| {
         clusters.is_representative(d as u32)
             && matched.as_ref().is_none_or(|m| m.first[d].is_none())
@@ -222,10 +222,12 @@ fn open_output(
 }
 
 /// The clusters of the walk, and with `--against` each record's first match in the index
-/// (those records are removed, and passed over by the walk).
+/// (those records are removed, and passed over by the walk, as are the records the index
+/// holds: kept before the others).
 fn decide(
     session: &mut Session,
     corpus: &Corpus,
+    sources: &[simhash_io::Source],
     settings: &DedupSettings,
     against: Option<&Against>,
 ) -> anyhow::Result<(Grouped, Option<IndexMatches>)> {
@@ -233,8 +235,9 @@ fn decide(
     let Some(against) = against else {
         return Ok((clusters(session, corpus, m, g)?, None));
     };
-    let matched = against.matches(session, corpus, settings.matching.templates())?;
-    let hidden: Vec<bool> = matched.first.iter().map(Option::is_some).collect();
+    let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
+    let matched = against.matches(session, corpus, &names, settings.matching.templates())?;
+    let hidden = matched.passed_over();
     Ok((star_clusters_without(session, corpus, m, g, &hidden)?, Some(matched)))
 }
 
@@ -281,15 +284,15 @@ fn write_removed<'a>(
             && let Some(m) = matched.first[doc]
         {
             removed_count += 1;
+            if let (Some(r), Some(counts)) = (m.relation, &mut by_relation) {
+                *counts.entry(r.name().to_string()).or_default() += 1;
+            }
             if removed.is_some() || dups.is_some() {
                 // The index keeps ids as text; a record of this run, as it was read.
                 let kept = match own.get(&m.doc) {
                     Some(&rep) => corpus.id_value(rep),
                     None => IdValue { text: index.id(m.doc)?.to_owned().into(), number: false },
                 };
-                if let (Some(r), Some(counts)) = (m.relation, &mut by_relation) {
-                    *counts.entry(r.name().to_string()).or_default() += 1;
-                }
                 if let Some(out) = removed.as_deref_mut() {
                     let relation = m.relation.map(Relation::name);
                     simhash_io::write_removed(

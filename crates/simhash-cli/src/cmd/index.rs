@@ -65,8 +65,14 @@ fn add(args: &IndexAddArgs) -> anyhow::Result<ExitCode> {
     session.reporter.phase("indexing", None);
     let names = names(&sources);
     let docs = 0..corpus.len();
-    let added =
-        add_documents(&mut writer, &corpus, &mut session.reporter, &names, docs, "not added")?;
+    let added = add_documents(
+        &mut writer,
+        &corpus,
+        &mut session.reporter,
+        &names,
+        docs,
+        Some("not added"),
+    )?;
     session.reporter.phase("committing", None);
     // Signals held off from just before the manifest is replaced: interrupted, the add is
     // either not committed (exit 128 + the signal) or committed and reported as usual.

@@ -131,10 +131,7 @@ pub fn stored(corpus: &Corpus, doc: usize) -> Result<Stored> {
 /// counts). Such a record is not a duplicate of itself: a rerun of a committed run finds
 /// its kept records there.
 pub fn held_copy(index: &DiskIndex, id: &str, doc: &Stored) -> Result<Option<u64>> {
-    Ok(match held_id(index, id, doc)? {
-        HeldId::Copy(held) => Some(held),
-        HeldId::Not | HeldId::Other(_) => None,
-    })
+    Ok(held_id(index, id, doc)?.copy())
 }
 
 /// What an index holds under a record's id.
@@ -146,6 +143,24 @@ pub enum HeldId {
     Copy(u64),
     /// A document with other content (its number): the record's id is taken.
     Other(u64),
+}
+
+impl HeldId {
+    /// The indexed document that is this record.
+    pub fn copy(self) -> Option<u64> {
+        match self {
+            HeldId::Copy(doc) => Some(doc),
+            HeldId::Not | HeldId::Other(_) => None,
+        }
+    }
+
+    /// The indexed document that has this record's id with other content.
+    pub fn other(self) -> Option<u64> {
+        match self {
+            HeldId::Other(doc) => Some(doc),
+            HeldId::Not | HeldId::Copy(_) => None,
+        }
+    }
 }
 
 /// What `index` holds under `id`, of the record `doc` ([`HeldId`]).
@@ -299,11 +314,7 @@ pub fn first_matches(
             .map(|doc| -> Result<(Option<IndexMatch>, HeldId)> {
                 let document = stored(corpus, doc)?;
                 let held = held_id(index, &corpus.id(doc), &document)?;
-                let own = match held {
-                    HeldId::Copy(own) => Some(own),
-                    HeldId::Not | HeldId::Other(_) => None,
-                };
-                Ok((first_match(index, &document, own, templates)?, held))
+                Ok((first_match(index, &document, held.copy(), templates)?, held))
             })
             .collect()
     });
@@ -311,14 +322,8 @@ pub fn first_matches(
     let mut matches = IndexMatches::none(0);
     for (first, held) in found {
         matches.first.push(first);
-        matches.own.push(match held {
-            HeldId::Copy(own) => Some(own),
-            HeldId::Not | HeldId::Other(_) => None,
-        });
-        matches.other.push(match held {
-            HeldId::Other(other) => Some(other),
-            HeldId::Not | HeldId::Copy(_) => None,
-        });
+        matches.own.push(held.copy());
+        matches.other.push(held.other());
     }
     Ok(matches)
 }

@@ -188,18 +188,21 @@ def run(browser, page, downloads, outdir, problems):
         problems.append(f"after the reload the labelled pairs are {shown}, not {sorted(want)}")
 
     js("document.getElementById('export').click()")
+    # The download is named before its bytes are all there (an empty file for a moment, on a
+    # busy machine): read until it holds a line per label given, or the time is up.
     deadline = time.monotonic() + TIMEOUT
-    files = []
+    files, text = [], ""
     while time.monotonic() < deadline:
         files = [f for f in os.listdir(downloads) if f.endswith(".jsonl")]
         if files:
-            break
+            with open(os.path.join(downloads, files[0]), encoding="utf-8") as f:
+                text = f.read()
+            if text.endswith("\n") and len(text.splitlines()) >= len(KEYS):
+                break
         time.sleep(0.1)
     if not files:
         problems.append("export: no labels file was downloaded")
         return
-    with open(os.path.join(downloads, files[0]), encoding="utf-8") as f:
-        text = f.read()
     with open(os.path.join(outdir, "labels.jsonl"), "w", encoding="utf-8") as f:
         f.write(text)
     lines = [json.loads(line) for line in text.splitlines() if line.strip()]

@@ -5,7 +5,8 @@
 # DOM (scripts/check/report_check.py) that every removed record appears with its kept record and
 # that nothing was loaded from the network (CSP meta, no src/href but data: and #, and
 # chromium's net log); then labels 5 pairs with the keyboard, reloads and exports the labels
-# (scripts/check/report_labels.py, over the DevTools protocol). Leaves the page, the DOM, a
+# (scripts/check/report_labels.py, over the DevTools protocol); and that the relation filter
+# shows each relation's pairs (scripts/check/report_filters.py). Leaves the page, the DOM, a
 # screenshot and the labels file in $OUT (default: a temporary directory, printed).
 #
 #   bash scripts/check/report_tests.sh
@@ -68,6 +69,25 @@ python3 scripts/check/report_check.py "$out/dom.html" "$out/removed.jsonl" "$out
 # Labelling, driven over the DevTools protocol: 5 pairs labelled with the keyboard, kept
 # across a reload, exported as a labels file (in $out), no request made.
 timeout 120 python3 scripts/check/report_labels.py "$out/report.html" "$out"
+# The relation filter: on this page (star mode), and on a components-mode page whose chain
+# of template siblings reaches a record with content of its own against the kept one
+# (`overlap`, which the filter must offer there).
+timeout 120 python3 scripts/check/report_filters.py "$out/report.html"
+python3 - "$work/chain.jsonl" <<'PY'
+import json, random, sys
+rng = random.Random(5)
+words = ("alpha beta gamma delta epsilon zeta theta iota kappa lambda mu nu xi omicron pi rho "
+         "sigma tau upsilon phi chi psi omega river stone cloud field house tree light water night").split()
+text = [rng.choice(words) for _ in range(120)]
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    for step in range(8):
+        out.write(json.dumps({"id": f"c{step}", "text": " ".join(text)}) + "\n")
+        for _ in range(6):  # six words swapped each step: the next sibling
+            text[rng.randrange(len(text))] = f"w{rng.randrange(1000)}"
+PY
+"$SIMHASH_BIN" dedup "$work/chain.jsonl" --mode components -o "$work/chain-kept.jsonl" \
+  --report "$out/components.html" -q
+timeout 120 python3 scripts/check/report_filters.py "$out/components.html" template overlap
 # ... and `simhash audit` reads them back with the page.
 "$SIMHASH_BIN" audit "$out/report.html" "$out/labels.jsonl" >"$out/audit.txt"
 grep -q ": 5 labels from " "$out/audit.txt" || { cat "$out/audit.txt" >&2; echo "FAIL: simhash audit did not read the 5 labels" >&2; exit 1; }

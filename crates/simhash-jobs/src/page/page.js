@@ -88,9 +88,12 @@
   var idBox = el("input"); idBox.type = "text"; idBox.placeholder = "id contains…"; idBox.id = "filter-id";
   var lo = el("input"); lo.type = "number"; lo.step = jaccard ? "0.01" : "1"; lo.id = "filter-min";
   var hi = el("input"); hi.type = "number"; hi.step = jaccard ? "0.01" : "1"; hi.id = "filter-max";
-  // Minhash: the relation of each pair, and a filter by it.
+  // Minhash: the relation of each pair, and a filter by it: one option per relation the
+  // sampled pairs have (`overlap` too, in components mode), in the relations' order.
   var relBox = el("select"); relBox.id = "filter-relation";
-  ["", "same", "template"].forEach(function (r) {
+  var seen = {};
+  data.pairs.forEach(function (p) { if (p[3]) seen[p[3]] = true; });
+  [""].concat(["same", "template", "overlap"].filter(function (r) { return seen[r]; })).forEach(function (r) {
     var o = el("option", null, r === "" ? "any" : r); o.value = r; relBox.appendChild(o);
   });
   var count = el("span", "count");

@@ -16,7 +16,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_labels import TIMEOUT, Browser  # noqa: E402
+from report_labels import TIMEOUT, Browser, new_tab  # noqa: E402
 
 ORDER = ["same", "template", "overlap"]
 
@@ -38,16 +38,7 @@ def main():
 
 
 def run(browser, page, wanted, problems):
-    target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-    session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-
-    def js(expression):
-        result = browser.call("Runtime.evaluate", {"expression": expression, "returnByValue": True},
-                              session)
-        if "exceptionDetails" in result:
-            raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
+    session, js = new_tab(browser)
     browser.call("Page.navigate", {"url": "file://" + page}, session)
     deadline = time.monotonic() + TIMEOUT
     while not js("document.readyState === 'complete' && !!document.getElementById('filter-relation')"):

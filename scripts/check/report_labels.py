@@ -122,8 +122,8 @@ def main():
     sys.exit(1 if problems else 0)
 
 
-def run(browser, page, downloads, outdir, problems):
-    browser.call("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+def new_tab(browser):
+    """A new tab: its DevTools session, and `js(expression)`, the expression's value there."""
     target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
 
@@ -133,6 +133,13 @@ def run(browser, page, downloads, outdir, problems):
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
         return result["result"].get("value")
+
+    return session, js
+
+
+def run(browser, page, downloads, outdir, problems):
+    browser.call("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+    session, js = new_tab(browser)
 
     def loaded():
         deadline = time.monotonic() + TIMEOUT

@@ -20,6 +20,14 @@ fn documents(dir: &Dir, index: &str) -> u64 {
     v["documents"].as_u64().expect("documents")
 }
 
+/// Writes the first `1/parts` of `all`'s lines to `old.jsonl`, the others to `new.jsonl`.
+fn write_old_and_new(dir: &Dir, all: &str, parts: usize) {
+    let lines: Vec<&str> = all.lines().collect();
+    let cut = lines.len() / parts;
+    dir.write("old.jsonl", lines[..cut].join("\n") + "\n");
+    dir.write("new.jsonl", lines[cut..].join("\n") + "\n");
+}
+
 /// The same `dedup --against ix --update` run twice (and a third time): the same kept and
 /// removed records each time, nothing added after the first, and the rerun's records
 /// counted as already indexed. On both methods, with `--keep first` and `longest` (whose
@@ -43,10 +51,7 @@ fn rerunning_a_committed_update_writes_the_first_runs_outputs() {
                 } else {
                     all
                 };
-                let lines: Vec<&str> = all.lines().collect();
-                let half = lines.len() / 2;
-                dir.write("old.jsonl", lines[..half].join("\n") + "\n");
-                dir.write("new.jsonl", lines[half..].join("\n") + "\n");
+                write_old_and_new(&dir, &all, 2);
                 let common = ["--method", method, "--keep", keep, "-q"];
                 dir.run(
                     &[
@@ -241,11 +246,7 @@ fn read_opt(path: &std::path::Path) -> Option<String> {
 #[test]
 fn interrupted_updates_commit_all_or_nothing_and_reruns_agree() {
     let dir = Dir::new();
-    let all = hard_corpus("d", 21);
-    let lines: Vec<&str> = all.lines().collect();
-    let third = lines.len() / 3;
-    dir.write("old.jsonl", lines[..third].join("\n") + "\n");
-    dir.write("new.jsonl", lines[third..].join("\n") + "\n");
+    write_old_and_new(&dir, &hard_corpus("d", 21), 3);
     dir.run(&["index", "add", "base", "old.jsonl", "-q"]).code(0);
     let (base, reference) = (dir.path("base"), dir.path("reference"));
     let base_docs = documents(&dir, "base");
@@ -453,11 +454,7 @@ fn an_indexed_id_with_other_content_is_reported_when_it_is_removed() {
 #[test]
 fn removals_by_relation_count_the_index_matches_without_removed() {
     let dir = Dir::new();
-    let all = hard_corpus("d", 5);
-    let lines: Vec<&str> = all.lines().collect();
-    let half = lines.len() / 2;
-    dir.write("old.jsonl", lines[..half].join("\n") + "\n");
-    dir.write("new.jsonl", lines[half..].join("\n") + "\n");
+    write_old_and_new(&dir, &hard_corpus("d", 5), 2);
     dir.run(&["dedup", "old.jsonl", "--against", "ix", "--update", "-o", "k1", "-q"]).code(0);
     let args = ["dedup", "new.jsonl", "--against", "ix", "-q"];
     dir.run(&[&args[..], &["-o", "ka", "--stats", "sa"]].concat()).code(0);

@@ -440,3 +440,41 @@ fn explain_output_matches_the_golden_files() {
         failed.join("\n")
     );
 }
+
+/// Numeric ids past a 64-bit integer, or written with a fraction's zeros: `explain -i`
+/// orders them as `dedup --keep lowest-id` does (integers first, in their order, then other
+/// ids as text) and shows them as the input wrote them (the text report as written; `--json`
+/// as a string where a JSON number would round them).
+#[test]
+fn explain_keeps_numeric_ids_as_written() {
+    let dir = Dir::new();
+    let text = "alpha beta gamma delta epsilon zeta eta";
+    // The two records' ids, and the one `dedup --keep lowest-id` removes.
+    for (first, second, removed) in [
+        ("-20000000000000000000", "3", "3"),
+        ("2", "30000000000000000000", "30000000000000000000"),
+        ("1.50", "7", "1.50"),
+    ] {
+        dir.write(
+            "in.jsonl",
+            format!(
+                "{{\"id\":{first},\"text\":\"{text}\"}}\n{{\"id\":{second},\"text\":\"{text} theta\"}}\n"
+            ),
+        );
+        let args = ["dedup", "in.jsonl", "--keep", "lowest-id", "-q", "-o", "k"];
+        dir.run(&[&args[..], &["--removed", "r"]].concat()).code(0);
+        let line = dir.read("r");
+        assert!(line.starts_with(&format!("{{\"id\":{removed},")), "{line}");
+        for (a, b) in [(first, second), (second, first)] {
+            let common = ["explain", "-i", "in.jsonl", "--keep", "lowest-id"];
+            let run = dir.run(&[&common[..], &["--json", "--", a, b]].concat());
+            let json: Value = serde_json::from_str(&run.code(0).stdout).expect("json");
+            let id = &json["decision"]["removed"];
+            let shown = id.as_str().map_or_else(|| id.to_string(), str::to_string);
+            assert_eq!(shown, removed, "{first} {second}: {json}");
+            let text = dir.run(&[&common[..], &["--color", "never", "--", a, b]].concat());
+            let stdout = &text.code(0).stdout;
+            assert!(stdout.contains(&format!("id {first} (in.jsonl:1)")), "{stdout}");
+        }
+    }
+}

@@ -106,13 +106,15 @@ pub fn decide(settings: &ExplainSettings, a: &Found, b: &Found) -> anyhow::Resul
     let path = dir.0.join("pair.jsonl");
     let mut jsonl = Vec::new();
     for record in [first, second] {
-        let id = if record.id.number {
-            serde_json::Value::Number(id_number(&record.id.text)?)
+        jsonl.extend_from_slice(b"{\"id\":");
+        if record.id.number {
+            jsonl.extend_from_slice(id_number(&record.id.text)?.as_bytes());
         } else {
-            serde_json::Value::String(record.id.text.to_string())
-        };
-        serde_json::to_writer(&mut jsonl, &serde_json::json!({"id": id, "text": record.text}))?;
-        jsonl.push(b'\n');
+            serde_json::to_writer(&mut jsonl, &record.id.text)?;
+        }
+        jsonl.extend_from_slice(b",\"text\":");
+        serde_json::to_writer(&mut jsonl, &record.text)?;
+        jsonl.extend_from_slice(b"}\n");
     }
     std::fs::write(&path, &jsonl).with_context(|| format!("{}: cannot write", path.display()))?;
 
@@ -160,9 +162,13 @@ pub fn decide(settings: &ExplainSettings, a: &Found, b: &Found) -> anyhow::Resul
     Ok(Decision { outcome, verified_jaccard, relation, b_later })
 }
 
-/// A JSON number from an id's text as the input wrote it (integers, from Parquet or JSONL).
-fn id_number(text: &str) -> anyhow::Result<serde_json::Number> {
-    serde_json::from_str(text)
+/// A numeric id's text as the input wrote it (`-20000000000000000000`, `1.50`; integers
+/// from Parquet), checked to be one JSON number: written as it is, so that the run reads,
+/// orders (`--keep lowest-id`) and shows it as `dedup` did, where a [`serde_json::Number`]
+/// would make an integer past 64 bits a float (`-2e19`) and drop a fraction's zeros.
+fn id_number(text: &str) -> anyhow::Result<&str> {
+    serde_json::from_str::<serde_json::Number>(text)
+        .map(|_| text.trim())
         .with_context(|| format!("internal error: id {text:?} is not a number"))
 }
 

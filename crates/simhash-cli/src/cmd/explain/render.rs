@@ -183,14 +183,27 @@ fn hex(hash: u64) -> String {
     format!("{hash:016x}")
 }
 
-/// An id as the input wrote it: a number stays a number.
+/// An id as the input wrote it: a number stays a number, where a JSON number of this
+/// report holds it exactly (an integer of 64 bits, a decimal written as it prints); a number
+/// past that (`-20000000000000000000`, `1.50`) is its text as written, a string, not a
+/// rounded float.
 fn id_value(found: &Found) -> Value {
     if found.id.number
         && let Ok(n) = serde_json::from_str::<serde_json::Number>(&found.id.text)
+        && n.to_string() == *found.id.text
     {
         return Value::Number(n);
     }
     Value::String(found.id.text.to_string())
+}
+
+/// An id as the text report shows it: a number as the input wrote it, a string quoted.
+fn id_text(found: &Found) -> String {
+    if found.id.number {
+        found.id.text.to_string()
+    } else {
+        Value::from(&*found.id.text).to_string()
+    }
 }
 
 /// The settings as one JSON object.
@@ -317,7 +330,7 @@ pub fn text(report: &Report<'_>, color: bool, out: &mut dyn Write) -> anyhow::Re
     writeln!(out, "{} {}", paint.label("settings"), settings_line(report))?;
     for (name, found, side) in [("A", a, &analysis.a), ("B", b, &analysis.b)] {
         let mut line = if settings.by_id {
-            format!("id {} ({}), ", id_value(found), found.place)
+            format!("id {} ({}), ", id_text(found), found.place)
         } else {
             String::new()
         };

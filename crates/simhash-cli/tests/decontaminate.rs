@@ -588,3 +588,29 @@ fn parquet_and_standard_input_give_the_hits_of_jsonl() {
     refused.code(2);
     assert!(refused.stderr.contains("--cut rewrites JSONL records only"), "{}", refused.stderr);
 }
+
+/// A bad record of an eval set alone (the corpus clean) ends the run with exit 1, as a bad
+/// corpus record does, and `--strict` stops at it (exit 2, nothing written).
+#[test]
+fn a_bad_eval_record_alone_exits_1() {
+    let dir = Dir::new();
+    dir.write(
+        "corpus.jsonl",
+        "{\"id\":\"d1\",\"text\":\"Which planet is known as the Red Planet? Mars.\"}\n",
+    );
+    dir.write(
+        "quiz.jsonl",
+        "{\"id\":\"q1\",\"text\":\"Which planet is known as the Red Planet?\"}\nnot json\n",
+    );
+    let args = ["decontaminate", "corpus.jsonl", "--eval", "quiz.jsonl", "--ngram", "4"];
+    let run = dir.run(&[&args[..], &["--hits", "hits.jsonl", "--stats", "s.json"]].concat());
+    run.code(1);
+    assert!(run.stderr.contains("quiz.jsonl:2: invalid JSON"), "{}", run.stderr);
+    let stats: Value = serde_json::from_str(&dir.read("s.json")).unwrap();
+    assert_eq!(stats["records_skipped"].as_u64(), Some(0));
+    assert_eq!(stats["decontamination"]["eval_records_skipped"].as_u64(), Some(1));
+    assert!(dir.read("hits.jsonl").contains("\"item\":\"q1\""));
+    let strict = dir.run(&[&args[..], &["--hits", "strict.jsonl", "--strict"]].concat());
+    strict.code(2);
+    assert!(!dir.path("strict.jsonl").exists());
+}

@@ -2290,6 +2290,25 @@ fn decontaminate_matches_simhash_at_any_split() {
     assert!(String::from_utf8_lossy(&out.stdout) == read(Path::new(&want_hits)));
 }
 
+/// A bad record of an eval set alone (the corpus clean) ends `decontaminate` with exit 1,
+/// as `simhash`'s, on every worker and process.
+#[test]
+fn decontaminate_exits_1_for_a_bad_eval_record_alone() {
+    let dir = Dir::new();
+    let corpus = s(&dir.write("corpus.jsonl", &jsonl_corpus(50, 5)));
+    let quiz = s(&dir.write("quiz.jsonl", "{\"id\":\"q\",\"text\":\"a b c d e\"}\nnot json\n"));
+    let args = ["decontaminate", &corpus, "--eval", &quiz, "-q"];
+    let hits = s(&dir.path("hits.jsonl"));
+    assert_eq!(simhash(&[&args[..], &["--hits", &hits]].concat()), ExitCode::from(1));
+    let got = [&args[..], &["--hits", &hits]].concat();
+    let mut outs = vec![dist(&strings(&[&got[..], &["-w", "2"]].concat()))];
+    outs.extend(dist_processes(&dir, 2, 1, &got));
+    for (p, out) in outs.iter().enumerate() {
+        assert_eq!(out.status.code(), Some(1), "{p}: {}", stderr(out));
+    }
+    assert!(stderr(&outs[0]).contains("quiz.jsonl:2: invalid JSON"), "{}", stderr(&outs[0]));
+}
+
 /// `decontaminate` refuses what it does not write and outputs over an input, and a failed
 /// worker leaves every output as it was.
 #[test]

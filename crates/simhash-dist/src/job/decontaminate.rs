@@ -68,7 +68,8 @@ pub(super) fn write(
             None
         }
     });
-    let code = u8::from(census.skipped > 0);
+    // Bad records of the corpus or of an eval set: exit 1.
+    let code = u8::from(census.skipped > 0 || dec.eval_skipped > 0);
     crate::rounds::label("records");
     let (written, removed) = if dec.output.is_some() {
         let parser = &job.reading.parser;

@@ -81,7 +81,8 @@ class DedupResult:
 
         The page is written to a temporary file beside ``path`` and renamed over it, so
         ``path`` holds the whole page or is left as it was. Raises ``ValueError`` for
-        missing or different texts, a bad ``sample`` or not one ``group`` value per text,
+        missing or different texts, a bad ``sample``, not one ``group`` value per text, or
+        ids that repeat (as text: the page's labels name each pair by its two ids),
         ``OSError`` when the page cannot be written, and ``TypeError`` for a value that is
         not a ``str`` or when this result did not come from :func:`dedup`.
 
@@ -170,6 +171,16 @@ class PageSource:
         if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
             raise ValueError(f"sample must be a positive int, not {sample!r}")
         ids = None if self._ids is None else [str(i) for i in self._ids]
+        if ids is not None:
+            # The page's labels (and `simhash audit`) name each sampled pair by its two ids.
+            first = {}
+            for i, id_ in enumerate(ids):
+                if first.setdefault(id_, i) != i:
+                    raise ValueError(
+                        f"the report needs distinct ids, as its labels name each pair by its ids: "
+                        f"texts {first[id_]} and {i} both have the id {id_!r}; pass distinct ids "
+                        f"to dedup, or none (the texts' positions)"
+                    )
         grouped = None
         if group is not None:
             if not reusable(group):

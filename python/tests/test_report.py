@@ -109,6 +109,20 @@ def test_report_of_arrow_texts_can_be_audited(tmp_path):
     assert estimate["labels_read"] == len(data["pairs"]) > 0
 
 
+def test_report_refuses_ids_that_repeat(tmp_path):
+    """Ids are labels to dedup and may repeat; the page's labels (and `simhash audit`) name
+    each pair by its two ids, so its report refuses them, as ints and strs alike (1, "1")."""
+    texts = ["the quick brown fox jumps over the lazy dog by the river %d" % (i % 2) for i in range(4)]
+    page = tmp_path / "page.html"
+    for ids in (["x", "y", "x", "y"], [1, "a", "1", "b"]):
+        result = simhash_rs.dedup(texts, ids=ids)
+        with pytest.raises(ValueError, match="texts 0 and 2 both have the id"):
+            result.report(page)
+        assert not page.exists()
+    simhash_rs.dedup(texts, ids=["a", "b", "c", "d"]).report(page)
+    assert page.exists()
+
+
 def group_table(path, name):
     text = open(path, encoding="utf-8").read()
     start = text.index(f"<caption>per value of {name}</caption>")

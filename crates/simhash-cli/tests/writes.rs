@@ -213,3 +213,28 @@ fn no_input_may_be_in_an_index_the_run_writes() {
     // Without --update the index is only read: an input beside its files may be read.
     dir.run(&["dedup", "IDX/stray.jsonl", "--against", "IDX", "-q", "-o", "out.jsonl"]).code(0);
 }
+
+/// An output named as compressed is refused before anything is read or written (exit 2),
+/// by every flag that names a file; `--output-dir` entries are compressed as named.
+#[test]
+fn an_output_named_as_compressed_is_refused() {
+    let dir = Dir::new();
+    dir.write("in.jsonl", corpus(10, 3));
+    for (args, flag) in [
+        (vec!["dedup", "in.jsonl", "-o", "kept.jsonl.gz"], "--output kept.jsonl.gz"),
+        (vec!["dedup", "in.jsonl", "-o", "k", "--removed", "r.jsonl.zst"], "--removed r.jsonl.zst"),
+        (vec!["pairs", "in.jsonl", "-o", "pairs.tsv.GZ"], "--output pairs.tsv.GZ"),
+        (vec!["dedup", "in.jsonl", "-o", "k", "--stats", "s.json.gz"], "--stats s.json.gz"),
+    ] {
+        let run = dir.run(&args);
+        run.code(2);
+        assert!(run.stderr.contains(&format!("{flag}: named as compressed")), "{}", run.stderr);
+        assert_eq!(dir.files(), ["in.jsonl"], "{args:?}");
+    }
+    std::fs::create_dir(dir.path("in")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, corpus(10, 3).as_bytes()).unwrap();
+    dir.write("in/a.jsonl.gz", gz.finish().unwrap());
+    dir.run(&["dedup", "in", "--output-dir", "od", "-q"]).code(0);
+    dir.run(&["dedup", "od/a.jsonl.gz", "-o", "again.jsonl", "-q"]).code(0);
+}

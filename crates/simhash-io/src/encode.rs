@@ -17,7 +17,8 @@ use crate::source::{Compression, compression};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("out.jsonl.zst");
-/// let mut out = simhash_io::Encoded::new(simhash_io::Output::create(&path)?, &path)?;
+/// let out = simhash_io::Output::create_encoded_for("--output-dir", &path)?;
+/// let mut out = simhash_io::Encoded::new(out, &path)?;
 /// out.write_all(b"{\"text\":\"a\"}\n")?;
 /// out.finish()?.commit()?;
 /// assert_eq!(zstd::decode_all(std::fs::File::open(&path)?)?, b"{\"text\":\"a\"}\n");

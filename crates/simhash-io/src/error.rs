@@ -53,6 +53,10 @@ pub enum ErrorKind {
     /// An existing output file that the user may not write (the shell's `>` would refuse
     /// it; renaming over it would not).
     ReadOnly,
+    /// An output file named as compressed (`.gz`, `.zst`) that is written as it is: only
+    /// the files of an output directory are compressed as their names say
+    /// ([`crate::Output::create_encoded_for`]).
+    CompressedName,
 }
 
 impl Error {

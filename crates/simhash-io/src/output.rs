@@ -226,7 +226,33 @@ impl Output {
     /// is removed and the target is left as it was); anything else is written directly.
     /// Fails, creating nothing, when the output is an input registered so far or an output
     /// created before (see [`crate::check_paths`] for the rule).
+    /// A file named as compressed (`.gz`, `.zst`) is refused: this output is written as it
+    /// is, and a reader (`simhash` itself) would take it for compressed data
+    /// ([`Output::create_encoded_for`] makes the files that [`crate::Encoded`] compresses).
     pub fn create_for(flag: &str, path: &Path) -> Result<Output, Error> {
+        if let Some(compression) = crate::compression(path)
+            && path != Path::new("-")
+        {
+            let ext = match compression {
+                crate::Compression::Gzip => ".gz",
+                crate::Compression::Zstd => ".zst",
+            };
+            let label = if flag.is_empty() { String::new() } else { format!("{flag} ") };
+            return Err(Error::msg(
+                ErrorKind::CompressedName,
+                format!(
+                    "{label}{}: named as compressed ({ext}), but written uncompressed: give it \
+                     a name without {ext} (and compress it afterwards if you like)",
+                    path.display()
+                ),
+            ));
+        }
+        Output::create_encoded_for(flag, path)
+    }
+
+    /// [`Output::create_for`] of a file that [`crate::Encoded`] compresses as its name says
+    /// (`.gz`, `.zst`): an output directory's files, which mirror their inputs'.
+    pub fn create_encoded_for(flag: &str, path: &Path) -> Result<Output, Error> {
         let shown = path.display();
         let location =
             locate(path).map_err(|e| Error::io(format!("{shown}: cannot resolve"), e))?;
@@ -723,5 +749,32 @@ mod tests {
         let _first = Output::create(&new).unwrap();
         assert!(Output::create(&spelled).is_err());
         assert_eq!(fs::read_to_string(&input).unwrap(), "x\n");
+    }
+
+    /// A file named as compressed is refused, creating nothing, unless it is made for
+    /// [`crate::Encoded`], which compresses it as its name says.
+    #[test]
+    fn a_compressed_name_is_refused_unless_encoded() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["kept.jsonl.gz", "kept.JSONL.GZ", "pairs.tsv.zst"] {
+            let path = dir.path().join(name);
+            let err = Output::create_for("--output", &path).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::CompressedName, "{name}");
+            let message = err.to_string();
+            assert!(
+                message.starts_with(&format!("--output {}: named as", path.display())),
+                "{message}"
+            );
+            assert!(names(dir.path()).is_empty(), "{name}: {:?}", names(dir.path()));
+        }
+        let path = dir.path().join("part.jsonl.gz");
+        let mut out =
+            crate::Encoded::new(Output::create_encoded_for("--output-dir", &path).unwrap(), &path)
+                .unwrap();
+        out.write_all(b"x\n").unwrap();
+        out.finish().unwrap().commit().unwrap();
+        assert_eq!(names(dir.path()), ["part.jsonl.gz"]);
+        // Standard output and plain names are as before.
+        Output::create_for("--output", &dir.path().join("kept.jsonl")).unwrap();
     }
 }

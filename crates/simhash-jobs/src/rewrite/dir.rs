@@ -80,7 +80,7 @@ fn shard_output(
         Ok((Some(copy.finish()?.close()?), written))
     } else {
         let mut copy = Copy::new(pass, true, progress);
-        let mut out = Encoded::new(Output::create_for("--output-dir", &path)?, &path)?;
+        let mut out = Encoded::new(Output::create_encoded_for("--output-dir", &path)?, &path)?;
         copy.shard(source, base, lines, &mut &shard.wanted[..], &mut out)?;
         let out = out.finish().with_context(|| format!("{}: cannot write", path.display()))?;
         Ok((Some(out.close()?), copy.written))

@@ -3,6 +3,7 @@ exactly, with where it is written (the library's ``simhash_index::contamination`
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
@@ -38,8 +39,8 @@ def _max_df(max_df: Union[int, float, str, None]) -> Optional[str]:
         return max_df
     if isinstance(max_df, bool):
         raise TypeError("max_df is a count (int), a share (float) or 'none', not a bool")
-    if isinstance(max_df, int):
-        return str(max_df)
+    if isinstance(max_df, numbers.Integral):  # int, numpy's integers
+        return str(int(max_df))
     return repr(float(max_df))
 
 
@@ -56,7 +57,8 @@ def decontaminate(
     document, each verified word by word, so no hash collision is reported.
 
     ``evals`` maps each eval set's name to its items: ``(id, text)`` pairs, or texts (their
-    ids are their positions). ``ngram`` (10 by default) is the n-gram's length in words; an
+    ids are their positions); names are read as ``str``, so two that read the same (``1``
+    and ``"1"``) are refused. ``ngram`` (10 by default) is the n-gram's length in words; an
     item shorter than that matches only whole. A document is contaminated by an item when
     the share of the item's n-grams it holds reaches ``min_overlap`` (0.2). N-grams found in
     more than ``max_df`` documents (1000; an ``int`` count, a ``float`` share of the
@@ -75,7 +77,16 @@ def decontaminate(
     'WHICH planet is known as\\nthe red planet -- mars'
     """
     native = _native.Contamination(ngram, min_overlap, _max_df(max_df))
+    names: Dict[str, Any] = {}
     for name, items in evals.items():
+        if isinstance(items, (str, bytes)):
+            raise TypeError(
+                f"evals[{name!r}] is one {type(items).__name__}, not its items: give a list of "
+                f"texts or (id, text) pairs, e.g. {{{name!r}: [text]}}"
+            )
+        if str(name) in names:
+            raise ValueError(f"eval sets {names[str(name)]!r} and {name!r} have one name, {str(name)!r}")
+        names[str(name)] = name
         for position, item in enumerate(items):
             item_id, text = (str(position), item) if isinstance(item, str) else item
             native.add_item(str(name), str(item_id), text)

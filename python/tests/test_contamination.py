@@ -123,3 +123,14 @@ def test_defaults_and_refusals():
         simhash_rs.decontaminate(["x"], {"quiz": [("a", "one two"), ("a", "three four")]})
     with pytest.raises(TypeError):
         simhash_rs.decontaminate(["x"], {"quiz": ["a b c"]}, max_df=True)
+    # One text given as a set's items is not read a character at a time.
+    with pytest.raises(TypeError, match="evals\\['quiz'\\] is one str"):
+        simhash_rs.decontaminate(["a b c"], {"quiz": "a b c"})
+    # Names are read as text: 1 and "1" would be one set.
+    with pytest.raises(ValueError, match="have one name"):
+        simhash_rs.decontaminate(["a b c"], {1: ["a b c"], "1": ["d e f"]})
+    # A numpy integer is a count, as an int is.
+    np = pytest.importorskip("numpy")
+    docs = ["the same words here"] * 6
+    assert simhash_rs.decontaminate(docs, {"q": ["the same words here"]}, ngram=2, max_df=np.int64(5)).hits == []
+    assert len(simhash_rs.decontaminate(docs, {"q": ["the same words here"]}, ngram=2, max_df=6).hits) == 6

@@ -277,13 +277,19 @@ fn explain_errors_exit_2_with_a_message() {
         "{\"id\":\"x\",\"text\":\"a\"}\nnot json\n{\"id\":\"y\",\"text\":\"c\"}\n",
     );
     dir.write("h.tsv", "id\thash\nx\t1\ny\t2\n");
-    let cases: [(&[&str], &str); 6] = [
+    // An id after records without: dedup skips it as a bad record.
+    dir.write("mixed.jsonl", "{\"text\":\"a b c d\"}\n{\"id\":\"x\",\"text\":\"a b c d\"}\n");
+    let cases: [(&[&str], &str); 7] = [
         (&["explain", "-i", "c.jsonl", "x", "z"], "no record has the id \"z\" in the input"),
         (
             &["explain", "-i", "twice.jsonl", "x", "y"],
             "duplicate id \"x\": at twice.jsonl:1 and at twice.jsonl:2",
         ),
         (&["explain", "-i", "bad.jsonl", "x", "y"], "bad.jsonl:2: bad record"),
+        (
+            &["explain", "-i", "mixed.jsonl", "0", "x"],
+            "mixed.jsonl:2: bad record: has an id, but earlier records have none",
+        ),
         (&["explain", "-i", "c.jsonl", "x", "x"], "A and B are the same id"),
         (&["explain", "-i", "h.tsv", "x", "y"], "explain needs the records' text"),
         (&["explain", "a b", "a c", "--jaccard", "2"], "--jaccard must be"),

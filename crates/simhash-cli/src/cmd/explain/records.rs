@@ -24,6 +24,9 @@ struct Search<'a> {
     found: [Option<Found>; 2],
     /// Lines (and Parquet rows) read before the current file.
     position: u64,
+    /// Whether the first record had an id: a record that differs is a bad record, as in
+    /// `dedup` ([`simhash_io::Problem::mixed_ids`]).
+    ids: Option<bool>,
 }
 
 impl Search<'_> {
@@ -35,6 +38,10 @@ impl Search<'_> {
         text: &str,
         place: impl Fn() -> String,
     ) -> anyhow::Result<()> {
+        if *self.ids.get_or_insert(id.is_some()) != id.is_some() {
+            let problem = simhash_io::Problem::mixed_ids(id.is_some());
+            anyhow::bail!("{}: bad record: {}", place(), problem.message);
+        }
         let id = id.map_or_else(
             || IdValue { text: self.position.to_string().into(), number: true },
             |id| IdValue { text: id.text.into_owned().into(), number: id.number },
@@ -67,7 +74,7 @@ pub fn find(
     b: &str,
 ) -> anyhow::Result<[Found; 2]> {
     anyhow::ensure!(a != b, "A and B are the same id ({a:?}): give two records");
-    let mut search = Search { wanted: [a, b], found: [None, None], position: 0 };
+    let mut search = Search { wanted: [a, b], found: [None, None], position: 0, ids: None };
     for mut source in inputs.sources() {
         match source.path().filter(|p| simhash_io::is_parquet(p)).map(Path::to_path_buf) {
             Some(path) => parquet(&path, columns, &mut search)?,

@@ -223,7 +223,10 @@ pub fn parse_page(html: &str) -> Result<Page> {
     // Counts that agree with each other and with the pairs held, so that the estimate's
     // weights and sums are what they say (a page edited by hand is refused, not believed).
     let mut all = 0u64;
-    for b in &buckets {
+    for (i, b) in buckets.iter().enumerate() {
+        if buckets[..i].iter().any(|earlier| earlier.bucket == b.bucket) {
+            return Err(bad(&format!("the page's data: bucket {} listed twice", b.bucket)));
+        }
         let held = pairs.iter().filter(|p| p.bucket == b.bucket).count() as u64;
         let population = b.total.checked_sub(b.unsampled);
         if population.is_none_or(|n| b.sampled > n) || b.sampled != held {

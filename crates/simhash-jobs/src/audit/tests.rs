@@ -210,3 +210,21 @@ fn pages_without_labelling_are_named() {
     );
     assert!(parse_page(&old).expect_err("old").to_string().contains("no run id"));
 }
+
+/// A page whose bucket list names one bucket twice (edited by hand) is refused: its pairs
+/// would be weighted twice.
+#[test]
+fn a_bucket_listed_twice_is_refused() {
+    let bucket = serde_json::json!({"bucket": 8, "label": "0.40–0.45", "total": 1, "unsampled": 0, "sampled": 1});
+    let json = serde_json::json!({
+        "run_id": RUN, "command": "dedup", "measure": "jaccard", "what": "removals",
+        "pairs": [[0, 1, "0.5000", "same", 8]], "order": [], "clusters": [],
+        "docs": [{"id": "r0"}, {"id": "k0"}], "text_chars": 1500,
+        "buckets": [bucket.clone(), bucket.clone()],
+    });
+    let html = format!("{DATA_OPEN}{json}</script>");
+    let err = parse_page(&html).expect_err("refused");
+    assert!(err.to_string().contains("bucket 8 listed twice"), "{err}");
+    let once = json.to_string().replacen(&format!(",{bucket}"), "", 1);
+    parse_page(&format!("{DATA_OPEN}{once}</script>")).expect("one bucket");
+}

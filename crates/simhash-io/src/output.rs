@@ -226,13 +226,12 @@ impl Output {
     /// is removed and the target is left as it was); anything else is written directly.
     /// Fails, creating nothing, when the output is an input registered so far or an output
     /// created before (see [`crate::check_paths`] for the rule).
+    ///
     /// A file named as compressed (`.gz`, `.zst`) is refused: this output is written as it
     /// is, and a reader (`simhash` itself) would take it for compressed data
     /// ([`Output::create_encoded_for`] makes the files that [`crate::Encoded`] compresses).
     pub fn create_for(flag: &str, path: &Path) -> Result<Output, Error> {
-        if let Some(compression) = crate::compression(path)
-            && path != Path::new("-")
-        {
+        if let Some(compression) = crate::compression(path) {
             let ext = match compression {
                 crate::Compression::Gzip => ".gz",
                 crate::Compression::Zstd => ".zst",

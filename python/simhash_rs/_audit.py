@@ -26,7 +26,8 @@ def audit(report_path: Union[str, "os.PathLike[str]"], labels_path: Union[str, "
     page's pairs are left out and listed in ``bad_lines`` (``FILE:LINE: what``).
 
     Raises ``ValueError`` when the labels are of another run (the message names both run
-    ids), ``OSError`` when a file cannot be read or the report is not a page with labelling.
+    ids), ``OSError`` when a file cannot be read (``FileNotFoundError`` when it is not there)
+    or the report is not a page with labelling.
     See docs/audit.md.
     """
     return json.loads(_native.audit(os.fspath(report_path), os.fspath(labels_path)))

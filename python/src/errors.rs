@@ -79,7 +79,8 @@ pub(crate) fn value(e: impl std::error::Error) -> PyErr {
 /// An application-layer error ([`simhash_jobs::JobError`]): the engine's or the index's
 /// error behind it mapped as [`engine`] and [`disk`] map them (so a step run through
 /// `simhash_jobs` raises what the engine's own call raised), a settings refusal as a
-/// `ValueError`, an input or output as an `OSError`, anything else a `RuntimeError`.
+/// `ValueError`, an input or output as an `OSError` (`FileNotFoundError` for a missing
+/// file), anything else a `RuntimeError`.
 #[allow(clippy::needless_pass_by_value)] // a `map_err` adapter
 pub(crate) fn job(e: simhash_jobs::JobError) -> PyErr {
     use simhash_jobs::ErrorKind;
@@ -92,6 +93,13 @@ pub(crate) fn job(e: simhash_jobs::JobError) -> PyErr {
     }
     match e.kind() {
         ErrorKind::Settings => PyValueError::new_err(text),
+        // A file that is not there: `FileNotFoundError` (an `OSError`), as Python's own.
+        ErrorKind::Input | ErrorKind::Output | ErrorKind::Io
+            if e.find::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) =>
+        {
+            PyFileNotFoundError::new_err(text)
+        }
         ErrorKind::Input | ErrorKind::Output | ErrorKind::Io => PyOSError::new_err(text),
         _ => PyRuntimeError::new_err(text),
     }

@@ -57,5 +57,13 @@ def test_audit_refuses_another_runs_labels(page, tmp_path):
     write_labels(labels, data, "0123456789abcdef")
     with pytest.raises(ValueError, match=f"0123456789abcdef.*{data['run_id']}"):
         simhash_rs.audit(str(report), str(labels))
-    with pytest.raises(OSError):
+    with pytest.raises(FileNotFoundError):
         simhash_rs.audit(str(tmp_path / "missing.html"), str(labels))
+    with pytest.raises(FileNotFoundError):
+        simhash_rs.audit(str(report), str(tmp_path / "missing.jsonl"))
+    # Not a page: an OSError still, not a missing file.
+    not_a_page = tmp_path / "not-a-page.html"
+    not_a_page.write_text("<html></html>", encoding="utf-8")
+    with pytest.raises(OSError) as refused:
+        simhash_rs.audit(str(not_a_page), str(labels))
+    assert not isinstance(refused.value, FileNotFoundError)

@@ -61,14 +61,16 @@ pub fn hash_tsv(data: &[u8]) {
 
 /// The input as `simhash-find-all` input (one decimal or `0x` hex hash per line, spaces
 /// around allowed): each line gives the hash a hand-written reading gives or is skipped as a
-/// bad hash, and a parsed hash written back in decimal parses to the same hash.
+/// bad hash (a line of spaces alone as a blank line), and a parsed hash written back in
+/// decimal parses to the same hash.
 pub fn find_all_input(data: &[u8]) {
     for line in lines(data) {
         let got = record::parse_cpp_hash(&line);
         let want = std::str::from_utf8(line.strip_prefix(BOM).unwrap_or(&line))
             .map_err(|_| Reason::InvalidUtf8)
-            .and_then(|s| {
-                expected_hash(s.trim_matches(char::is_whitespace)).ok_or(Reason::BadHash)
+            .and_then(|s| match s.trim_matches(char::is_whitespace) {
+                "" => Err(Reason::BlankLine),
+                hash => expected_hash(hash).ok_or(Reason::BadHash),
             });
         match (&got, want) {
             (Ok(fp), Ok(want)) => {

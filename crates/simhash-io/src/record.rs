@@ -190,13 +190,16 @@ pub fn parse_hash(line: &[u8]) -> Result<(Id<'_>, Option<Fingerprint>), Problem>
 }
 
 /// Reads a line of simhash-cpp's input: one decimal (or `0x` hex) hash, spaces around
-/// allowed.
+/// allowed. A line of spaces alone is a blank line ([`Reason::BlankLine`]), not a record.
 pub fn parse_cpp_hash(line: &[u8]) -> Result<Fingerprint, Problem> {
     // A line of digits alone, the common case, reads the same through the fast reader.
     if let Some(v) = crate::parse_u64_fast(line) {
         return Ok(Fingerprint(v));
     }
     let line = utf8(line)?;
+    if line.trim().is_empty() {
+        return Err(Problem::new(Reason::BlankLine, "blank line"));
+    }
     Fingerprint::from_decimal(line.trim())
         .map_err(|e| Problem::new(Reason::BadHash, format!("bad hash: {e}")))
 }
@@ -846,6 +849,9 @@ mod tests {
     /// answer, messages included.
     fn cpp_slow(line: &[u8]) -> Result<Fingerprint, Problem> {
         let line = utf8(line)?;
+        if line.trim().is_empty() {
+            return Err(Problem::new(Reason::BlankLine, "blank line"));
+        }
         Fingerprint::from_decimal(line.trim())
             .map_err(|e| Problem::new(Reason::BadHash, format!("bad hash: {e}")))
     }

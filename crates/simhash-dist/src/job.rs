@@ -387,7 +387,7 @@ fn rounds(worker: &mut Worker, job: &Job) -> Result<Outcome, Vec<String>> {
         return output::dedup(worker, job, &d, matched, outputs, &summary);
     }
     // Every worker knows the census, so every worker knows the exit code.
-    let code = u8::from(census.skipped > 0);
+    let code = u8::from(census.exits_1());
     let parts = match &job.output_dir {
         Some(dir) => Ok(Parts::new(dir, &plan, "tsv")),
         None => Parts::spooled(&plan),

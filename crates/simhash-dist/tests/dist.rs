@@ -1443,6 +1443,48 @@ fn output_dir_fails_whole_and_never_mixes_two_outputs() {
     assert_eq!(concatenated(&empty_dir), read(&want));
 }
 
+/// One empty shard among others is no problem, as in `simhash` (exit 0, nothing skipped,
+/// not stopped by `--strict`); only an input whose every file is empty is reported, once,
+/// named as `simhash` names it (exit 1; exit 2 with `--strict`). At -w 1/2 and 2 processes.
+#[test]
+fn an_empty_shard_is_no_problem_an_empty_input_is() {
+    let dir = Dir::new();
+    let full = s(&dir.write("full.jsonl", &jsonl_corpus(30, 4)));
+    let (empty, blank) = (s(&dir.write("empty.jsonl", "")), s(&dir.write("blank.jsonl", "\n\n")));
+    for (inputs, want, strict_want) in
+        [(vec![&full, &empty, &blank], 0, 0), (vec![&empty, &blank], 1, 2)]
+    {
+        for command in ["pairs", "dedup"] {
+            for strict in [false, true] {
+                let out_path = s(&dir.path(&format!("{command}-{strict}.out")));
+                let mut args: Vec<&str> = vec![command];
+                args.extend(inputs.iter().map(|i| i.as_str()));
+                args.extend(["-q", "-o", &out_path]);
+                if strict {
+                    args.push("--strict");
+                }
+                let code = if strict { strict_want } else { want };
+                assert_eq!(simhash(&args), ExitCode::from(code), "simhash {args:?}");
+                let mut runs = vec![dist(&strings(&[&args[..], &["-w", "2"]].concat()))];
+                runs.extend(dist_processes(&dir, 2, 1, &args));
+                for (n, out) in runs.iter().enumerate() {
+                    let said = stderr(out);
+                    assert_eq!(out.status.code(), Some(i32::from(code)), "{args:?}: {said}");
+                    // Process 0 of the 2 reports, as does the one process of -w 2.
+                    if n > 1 {
+                        continue;
+                    }
+                    let empties = said.matches("empty input, no records").count();
+                    assert_eq!(empties, usize::from(want == 1), "{args:?}: {said}");
+                    if want == 1 {
+                        assert!(said.contains("2 files, "), "{said}");
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Writes `(id, text)` rows to a Parquet file with an extra column (which dedup keeps), in
 /// row groups of 50 rows, zstd-compressed or not.
 fn write_parquet(path: &Path, rows: &[(String, String)], zstd: bool) {

@@ -81,6 +81,6 @@ mod summary;
 pub use crate::corpus::{Corpus, Reading};
 pub use crate::error::{Context, ErrorKind, JobError};
 pub use crate::reporter::{Progress, Reporter, Silent};
-pub use crate::session::{Finished, Finisher, Session};
+pub use crate::session::{Finished, Finisher, Session, inputs_label_of};
 pub use crate::settings::{DEFAULT_BIG_CLUSTER, Grouping, Input, Run};
 pub use crate::summary::{BigCluster, Decontamination, EvalFigures, Summary};

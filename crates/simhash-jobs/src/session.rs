@@ -196,9 +196,16 @@ pub struct Finished {
 
 /// The inputs as the summary names them: the file, or how many and the first and last.
 fn inputs_label(sources: &[Source]) -> String {
-    match sources {
+    let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
+    inputs_label_of(&names)
+}
+
+/// The inputs named `names` as a summary names them (and an empty input's message): the
+/// file, or how many and the first and last.
+pub fn inputs_label_of(names: &[&str]) -> String {
+    match names {
         [] => String::new(),
-        [one] => one.name.clone(),
-        [first, .., last] => format!("{} files, {} to {}", sources.len(), first.name, last.name),
+        [one] => (*one).to_string(),
+        [first, .., last] => format!("{} files, {first} to {last}", names.len()),
     }
 }

@@ -69,7 +69,7 @@ pub(super) fn write(
         }
     });
     // Bad records of the corpus or of an eval set: exit 1.
-    let code = u8::from(census.skipped > 0 || dec.eval_skipped > 0);
+    let code = u8::from(census.exits_1() || dec.eval_skipped > 0);
     crate::rounds::label("records");
     let (written, removed) = if dec.output.is_some() {
         let parser = &job.reading.parser;

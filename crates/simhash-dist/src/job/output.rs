@@ -237,7 +237,7 @@ pub(super) fn dedup(
         KeptLines { plan: d.plan, me, share: d.share, removed: &removed, parser, max, header };
     // Parquet rows are copied into the parts by their readers (only with --output-dir).
     let parquet = d.plan.files.iter().any(|f| f.parquet);
-    let code = u8::from(d.census.skipped > 0);
+    let code = u8::from(d.census.exits_1());
     // Every worker's records written and removed, summed for the summary (a round).
     let totals = |worker: &mut Worker, written: u64| {
         let counts = all_gather(worker, &(written, decisions.len() as u64));

@@ -28,13 +28,23 @@ pub(crate) struct Census {
     pub(crate) documents: u64,
     /// Documents without a fingerprint.
     pub(crate) featureless: u64,
-    /// Bad records and empty input files, each reported: the job exits 1 when there are any.
+    /// Bad records, each reported.
     pub(crate) skipped: u64,
+    /// Whether every input file is empty (no record at all), reported as `simhash` reports
+    /// it; one empty file among others is not a problem.
+    pub(crate) empty: bool,
 }
 
-/// Counts the records, and has worker 0 report the bad ones and the empty input files.
-/// With `strict`, a bad record or an empty file fails the job: worker 0 returns the
-/// message, the others no message.
+impl Census {
+    /// Whether the job exits 1: bad records, or an empty input.
+    pub(crate) fn exits_1(&self) -> bool {
+        self.skipped > 0 || self.empty
+    }
+}
+
+/// Counts the records, and has worker 0 report the bad ones and an input whose every file
+/// is empty. With `strict`, a bad record or an empty input fails the job: worker 0 returns
+/// the message, the others no message.
 pub(crate) fn run(
     worker: &mut Worker,
     plan: &InputPlan,
@@ -59,8 +69,12 @@ pub(crate) fn run(
         documents: acc.documents + c.documents,
         featureless: acc.featureless + c.featureless,
     });
-    let empty = empty_files(plan, all_chunks);
-    if strict && (total.bad > 0 || !empty.is_empty()) {
+    // Every file empty: the input named as `simhash` names it.
+    let empty = all_chunks.iter().all(|c| c.records == 0).then(|| {
+        let names: Vec<&str> = plan.files.iter().map(|f| f.name.as_str()).collect();
+        format!("{}: empty input, no records", simhash_jobs::inputs_label_of(&names))
+    });
+    if strict && (total.bad > 0 || empty.is_some()) {
         if me != 0 {
             return Err(Vec::new());
         }
@@ -68,7 +82,7 @@ pub(crate) fn run(
             Some((pos, line, message)) => {
                 format!("{} (stopped by --strict)", located(plan, *pos, *line, message))
             }
-            None => format!("{}: empty input, no records (stopped by --strict)", empty[0]),
+            None => format!("{} (stopped by --strict)", empty.unwrap_or_default()),
         };
         return Err(vec![message]);
     }
@@ -78,30 +92,16 @@ pub(crate) fn run(
             let message = located(plan, *pos, *line, message);
             let _ = writeln!(err, "simhash-dist: {}", simhash_io::printable(&message));
         }
-        for name in &empty {
-            let message = format!("{name}: empty input, no records");
-            let _ = writeln!(err, "simhash-dist: {}", simhash_io::printable(&message));
+        if let Some(message) = &empty {
+            let _ = writeln!(err, "simhash-dist: {}", simhash_io::printable(message));
         }
     }
     Ok(Census {
         documents: total.documents,
         featureless: total.featureless,
-        skipped: total.bad + empty.len() as u64,
+        skipped: total.bad,
+        empty: empty.is_some(),
     })
-}
-
-/// The names of the input files without a record, in input order.
-fn empty_files<'p>(plan: &'p InputPlan, all_chunks: &[Chunk]) -> Vec<&'p str> {
-    let mut per_file = vec![0u64; plan.files.len()];
-    for c in all_chunks {
-        per_file[c.file] += c.records;
-    }
-    per_file
-        .iter()
-        .zip(&plan.files)
-        .filter(|(n, _)| **n == 0)
-        .map(|(_, f)| f.name.as_str())
-        .collect()
 }
 
 /// A bad record's message, `FILE:LINE: what`; a bad file's (line 0: a Parquet file that

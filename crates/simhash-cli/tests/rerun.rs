@@ -119,8 +119,14 @@ fn an_indexed_id_with_other_content_is_reported_the_same_content_is_already_ther
         })
         .collect();
     dir.write("b.jsonl", &changed);
-    let other = dir.run(&["index", "add", "ix", "b.jsonl"]);
+    let other = dir.run(&["index", "add", "ix", "b.jsonl", "--stats", "sb.json"]);
     other.code(1);
+    // Reported and counted apart: documents, not skipped records.
+    let v = stats(&dir, "sb.json");
+    let read = v["records_read"].as_u64();
+    assert_eq!((v["records_skipped"].as_u64(), v["documents"].as_u64()), (Some(0), read));
+    assert_eq!(v["index_ids_taken"].as_u64(), read);
+    assert_eq!(v["index_added"].as_u64(), Some(0));
     assert!(
         other.stderr.contains(
             "b.jsonl:1: id \"d0\" is already in the index (its document 0) with other content"
@@ -435,8 +441,11 @@ fn an_indexed_id_with_other_content_is_reported_when_it_is_removed() {
         if update {
             args.push("--update");
         }
-        let run = dir.run(&[&args[..], &["-o", "k2", "--removed", "r2"]].concat());
+        let run = dir.run(&[&args[..], &["-o", "k2", "--removed", "r2", "--stats", "s2"]].concat());
         run.code(1);
+        let v = stats(&dir, "s2");
+        assert_eq!((v["records_skipped"].as_u64(), v["removed"].as_u64()), (Some(0), Some(1)));
+        assert_eq!(v["index_ids_taken"].as_u64(), Some(1), "update {update}");
         assert!(run.stderr.contains(want), "update {update}: {}", run.stderr);
         assert_eq!(run.stderr.matches(want).count(), 1, "update {update}: {}", run.stderr);
         assert!(dir.read("r2").contains("\"id\":\"a\",\"duplicate_of\":\"a\""), "update {update}");

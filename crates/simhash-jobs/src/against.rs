@@ -243,7 +243,7 @@ pub fn add_documents(
                     if let Some(what) = what {
                         let problem = other_content(&id, held, &format!(": {what}"));
                         let (file, line) = locate(corpus, names, doc);
-                        reporter.problem(file, line, &problem)?;
+                        reporter.id_taken(file, line, &problem)?;
                     }
                     continue;
                 }
@@ -394,7 +394,7 @@ impl Against {
             if let Some(held) = *held {
                 let (file, line) = locate(corpus, names, doc);
                 let problem = other_content(&corpus.id(doc), held, what);
-                session.reporter.problem(file, line, &problem)?;
+                session.reporter.id_taken(file, line, &problem)?;
             }
         }
         session.summary.index_documents = Some(self.index().map_or(0, DiskIndex::len));

@@ -61,6 +61,8 @@ pub struct Reporter {
     progress: Box<dyn Progress>,
     skipped: BTreeMap<Reason, u64>,
     empty: u64,
+    /// Records reported for an id an index holds with other content, not skipped.
+    ids_taken: u64,
     phases: Vec<(&'static str, f64)>,
     phase_start: Option<(&'static str, Instant)>,
 }
@@ -72,6 +74,7 @@ impl std::fmt::Debug for Reporter {
             .field("quiet", &self.quiet)
             .field("skipped", &self.skipped)
             .field("empty", &self.empty)
+            .field("ids_taken", &self.ids_taken)
             .field("phases", &self.phases)
             .finish_non_exhaustive()
     }
@@ -87,9 +90,29 @@ impl Reporter {
             progress,
             skipped: BTreeMap::new(),
             empty: 0,
+            ids_taken: 0,
             phases: Vec::new(),
             phase_start: None,
         }
+    }
+
+    /// Reports a record whose id an index holds with other content (`problem` says so): not
+    /// a bad record, as it is still decided (kept or removed) and counted as a document, but
+    /// reported and counted apart ([`Reporter::ids_taken`]; a command line exits 1). With
+    /// --strict it is an error that ends the run.
+    pub fn id_taken(&mut self, file: &str, line: u64, problem: &Problem) -> Result<(), JobError> {
+        let message = problem.at(file, line).to_string();
+        if self.strict {
+            bail!(Input, "{message} (stopped by --strict)");
+        }
+        self.ids_taken += 1;
+        self.progress.note(&message);
+        Ok(())
+    }
+
+    /// The records reported by [`Reporter::id_taken`].
+    pub fn ids_taken(&self) -> u64 {
+        self.ids_taken
     }
 
     /// Reports a bad record. With --strict it is an error that ends the run.
@@ -196,6 +219,9 @@ impl Reporter {
         self.end_phase();
         summary.skipped = self.skipped.iter().map(|(r, n)| (r.key().to_string(), *n)).collect();
         summary.records_skipped = self.skipped_total();
+        if self.ids_taken > 0 {
+            summary.index_ids_taken = Some(self.ids_taken);
+        }
         summary.seconds = self.phases.iter().map(|(n, s)| ((*n).to_string(), round3(*s))).collect();
         summary.seconds_total = round3(self.phases.iter().map(|(_, s)| s).sum());
         summary.peak_memory_bytes = simhash_io::peak_memory();

@@ -160,14 +160,17 @@ impl Session {
 
     /// Ends the run: puts `outputs` and the --stats file in place together (all or none;
     /// see [`simhash_io::commit_all`]); returns the summary and how many inputs or records
-    /// were skipped (a command line prints the summary unless quiet, and exits 1 when some
-    /// were).
+    /// were skipped or reported (a command line prints the summary unless quiet, and exits 1
+    /// when some were).
     pub fn finish(mut self, outputs: Vec<Output>) -> Result<Finished> {
         // An eval set's bad records are counted apart from the input's, and end in exit 1
         // all the same.
         let eval_skipped =
             self.summary.decontamination.as_ref().map_or(0, |d| d.eval_records_skipped);
-        let skipped = self.reporter.skipped_total() + self.reporter.empty_inputs() + eval_skipped;
+        let skipped = self.reporter.skipped_total()
+            + self.reporter.empty_inputs()
+            + self.reporter.ids_taken()
+            + eval_skipped;
         let summary = self.reporter.finish(std::mem::take(&mut self.summary));
         let mut outputs = outputs;
         if let Some(mut out) = self.stats.take() {

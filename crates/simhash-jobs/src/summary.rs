@@ -120,6 +120,11 @@ pub struct Summary {
     /// The records the index already held.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_already: Option<u64>,
+    /// The records whose id the index holds with other content: reported (`FILE:LINE`),
+    /// never added, and otherwise decided as the others; counted among the documents, not
+    /// the skipped records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_ids_taken: Option<u64>,
     /// Seconds of each phase, by name.
     pub seconds: BTreeMap<String, f64>,
     /// Seconds of the whole run.
@@ -226,6 +231,9 @@ impl Summary {
         }
         if let Some(n) = self.index_already.filter(|&n| n > 0) {
             let _ = write!(s, ", {n} already in it");
+        }
+        if let Some(n) = self.index_ids_taken {
+            let _ = write!(s, ", {n} with an id it holds with other content");
         }
         if let Some(d) = &self.decontamination {
             let _ = write!(

@@ -461,12 +461,8 @@ fn explain_keeps_numeric_ids_as_written() {
         ("2", "30000000000000000000", "30000000000000000000"),
         ("1.50", "7", "1.50"),
     ] {
-        dir.write(
-            "in.jsonl",
-            format!(
-                "{{\"id\":{first},\"text\":\"{text}\"}}\n{{\"id\":{second},\"text\":\"{text} theta\"}}\n"
-            ),
-        );
+        let record = |id: &str, text: &str| format!("{{\"id\":{id},\"text\":\"{text}\"}}\n");
+        dir.write("in.jsonl", record(first, text) + &record(second, &format!("{text} theta")));
         let args = ["dedup", "in.jsonl", "--keep", "lowest-id", "-q", "-o", "k"];
         dir.run(&[&args[..], &["--removed", "r"]].concat()).code(0);
         let line = dir.read("r");

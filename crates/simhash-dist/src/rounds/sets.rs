@@ -20,8 +20,8 @@
 //! [`DocSketch::set_hash`]: simhash_index::lsh::DocSketch::set_hash
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 
+use simhash_index::lsh;
 use timely::worker::Worker;
 
 use super::{exchange, mix};
@@ -44,14 +44,6 @@ pub(crate) struct Sets {
 
 /// A record's shingle set and tokens, as a worker that read it sends them.
 type SetAndTokens = (Vec<u64>, Vec<u32>);
-
-/// A hash of a text's tokens, to find the records with the same ones in a run of equal set
-/// hashes (a hint: they are compared whole).
-fn tokens_hash(tokens: &[u32]) -> u64 {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    tokens.hash(&mut hasher);
-    hasher.finish()
-}
 
 /// The sketched records of `docs` that take part in the matching.
 pub(crate) fn sketched(docs: &Docs) -> impl Iterator<Item = usize> + '_ {
@@ -92,7 +84,7 @@ pub(crate) fn run(worker: &mut Worker, plan: &InputPlan, docs: &Docs) -> Sets {
         let mut reps: HashMap<u64, Vec<u64>> = HashMap::new();
         for &(_, pos) in run {
             let (set, tokens) = copy_of(pos);
-            let same_tokens = reps.entry(tokens_hash(tokens)).or_default();
+            let same_tokens = reps.entry(lsh::tokens_hash(tokens)).or_default();
             if let Some(&rep) = same_tokens.iter().find(|&&rep| copy_of(rep) == (set, tokens)) {
                 out.copies.push((rep, pos));
             } else {

@@ -317,9 +317,10 @@ impl MinHashDedup {
 
     /// The verified pairs, sorted: each document whose shingle set and tokens equal an
     /// earlier one's is paired with the first of them (Jaccard 1), and the other pairs are
-    /// between such first documents only (the pairs they imply for the copies are not repeated, so a
-    /// flood of identical documents gives one pair per document, not one per pair). Only
-    /// the pairs whose relation the engine's [`Templates`] acts on (never two that overlap).
+    /// between such first documents only (the pairs they imply for the copies are not
+    /// repeated, so a flood of identical documents gives one pair per document, not one per
+    /// pair). Only the pairs whose relation the engine's [`Templates`] acts on (never two
+    /// that overlap).
     pub fn pairs(&mut self) -> Result<Vec<SimilarPair>, EngineError> {
         self.store.finish()?;
         let (found, stats) = super::related_matches(&*self.store, self.jaccard, self.templates)?;

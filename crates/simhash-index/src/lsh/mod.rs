@@ -266,7 +266,7 @@ pub use relation::{
     KEPT_STOCK_WORDS, NEW_WORDS, OWN_WORDS, Prepared, REPLACED_PERCENT, REPLACED_WORDS, Relation,
     Templates, UnknownRelation, evidence, pair_relation, pair_relation_in, relation, relation_in,
 };
-pub use scan::{RelatedMatch, find_matches, related_matches, similarity};
+pub use scan::{RelatedMatch, find_matches, related_matches, similarity, tokens_hash};
 pub use sink::{MatchSink, MatchStats};
 pub use sketch::{DocSketch, Sketcher};
 pub use stock::{STOCK_SPAN, STOCK_WORDS};

@@ -112,8 +112,11 @@ pub(crate) fn collapse_identical<S: SketchStore + ?Sized>(
     Ok(Collapsed { reps, duplicates })
 }
 
-/// A hash of a text's tokens (a hint: equal tokens have equal hashes).
-fn tokens_hash(tokens: &[u32]) -> u64 {
+/// A hash of a text's tokens ([`DocSketch::tokens`](super::DocSketch::tokens)): a hint to
+/// group texts that may be the same (equal tokens have equal hashes; they are compared
+/// whole), as the engine's collapse of identical sets and tokens groups them, and
+/// `simhash-dist`'s.
+pub fn tokens_hash(tokens: &[u32]) -> u64 {
     tokens.iter().fold(tokens.len() as u64, |h, &w| {
         (h ^ u64::from(w)).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
     })

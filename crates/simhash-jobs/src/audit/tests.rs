@@ -215,7 +215,9 @@ fn pages_without_labelling_are_named() {
 /// would be weighted twice.
 #[test]
 fn a_bucket_listed_twice_is_refused() {
-    let bucket = serde_json::json!({"bucket": 8, "label": "0.40–0.45", "total": 1, "unsampled": 0, "sampled": 1});
+    let bucket = serde_json::json!(
+        {"bucket": 8, "label": "0.40–0.45", "total": 1, "unsampled": 0, "sampled": 1}
+    );
     let json = serde_json::json!({
         "run_id": RUN, "command": "dedup", "measure": "jaccard", "what": "removals",
         "pairs": [[0, 1, "0.5000", "same", 8]], "order": [], "clusters": [],
